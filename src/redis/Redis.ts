@@ -1,0 +1,216 @@
+import { Cluster, Redis as IORedis } from "ioredis"
+import { Config, Context, Effect, Layer, Option, Redacted, type Scope } from "effect"
+import { RedisConnectionError, RedisError, errorMessage } from "./errors.js"
+import { describeTarget, type RedisOptions } from "./options.js"
+import { type LuaName, luaScript } from "./scripts.js"
+
+export type RedisClient = IORedis | Cluster
+export type ScriptArg = string | number | Buffer | Uint8Array
+
+/** One script call inside a pipelined batch. */
+export interface ScriptCall {
+  readonly script: LuaName
+  readonly keys: ReadonlyArray<string>
+  readonly args: ReadonlyArray<ScriptArg>
+}
+
+/** A script call's outcome inside a batch: its reply, or the error Redis gave for that call alone. */
+export type BatchReply = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: RedisError }
+
+export interface RedisShape {
+  /** The ioredis client (single node, Sentinel-managed or Cluster). */
+  readonly client: RedisClient
+  readonly isCluster: boolean
+  /** The address, password removed, for messages. */
+  readonly target: string
+  /** Runs any ioredis call, turning a rejection into a RedisError named `op`. */
+  readonly use: <A>(op: string, f: (client: RedisClient) => Promise<A>) => Effect.Effect<A, RedisError>
+  /** EVALSHA a script from lua/ (loading it on NOSCRIPT). Bulk replies come back as strings. */
+  readonly script: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => Effect.Effect<unknown, RedisError>
+  /** Same as `script`, bulk replies as Buffers (for protobuf payloads). */
+  readonly scriptBuffer: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => Effect.Effect<unknown, RedisError>
+  /** Sends many script calls in one round trip (all keys of a batch must share a cluster slot). */
+  readonly scriptBatch: (calls: ReadonlyArray<ScriptCall>, opts?: { readonly buffers?: boolean }) => Effect.Effect<ReadonlyArray<BatchReply>, RedisError>
+  /** A second connection with the same settings (for blocking commands and pub/sub), closed with the scope. */
+  readonly duplicate: Effect.Effect<RedisClient, RedisConnectionError, Scope.Scope>
+}
+
+// ioredis's option types do not accept exactOptionalPropertyTypes; we build plain objects.
+type IORedisOptions = Record<string, unknown>
+
+const isNoScript = (e: unknown) => errorMessage(e).startsWith("NOSCRIPT")
+
+const toIORedisOptions = (o: RedisOptions): { url: string | undefined; opts: IORedisOptions } => {
+  const opts: IORedisOptions = {
+    lazyConnect: true,
+    connectTimeout: o.connectTimeoutMs ?? 5000,
+    maxRetriesPerRequest: o.maxRetriesPerRequest ?? 3,
+    enableAutoPipelining: false
+  }
+  if (o.username !== undefined) opts.username = o.username
+  if (o.password !== undefined) opts.password = o.password
+  if (o.db !== undefined) opts.db = o.db
+  if (o.tls) opts.tls = o.tls === true ? {} : o.tls
+  return { url: o.url, opts }
+}
+
+const credentialsFromUrl = (url: string | undefined): IORedisOptions => {
+  if (!url) return {}
+  const u = new URL(url)
+  const o: IORedisOptions = {}
+  if (u.username) o.username = decodeURIComponent(u.username)
+  if (u.password) o.password = decodeURIComponent(u.password)
+  if (u.protocol === "rediss:") o.tls = {}
+  return o
+}
+
+/** Opens a connection and waits until it answers; on failure the reconnect loop is stopped. */
+const connect = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionError> => {
+  const target = describeTarget(o)
+  return Effect.tryPromise({
+    try: async () => {
+      const { url, opts } = toIORedisOptions(o)
+      let c: RedisClient
+      if (o.cluster) {
+        c = new Cluster(o.cluster.map((n) => ({ host: n.host, port: n.port })), {
+          lazyConnect: true,
+          enableOfflineQueue: true,
+          redisOptions: { ...credentialsFromUrl(url), ...opts } as never,
+          clusterRetryStrategy: (times: number) => (times > 3 ? null : 100 * times)
+        })
+      } else if (o.sentinel) {
+        c = new IORedis({
+          ...credentialsFromUrl(url),
+          ...opts,
+          sentinels: o.sentinel.sentinels.map((n) => ({ host: n.host, port: n.port })),
+          name: o.sentinel.name
+        } as never)
+      } else {
+        c = url ? new IORedis(url, opts as never) : new IORedis({ host: "127.0.0.1", port: 6379, ...opts } as never)
+      }
+      c.on("error", () => {}) // errors surface through the commands that fail; keep Node from printing them
+      const timeout = o.connectTimeoutMs ?? 5000
+      let timer: NodeJS.Timeout | undefined
+      try {
+        await Promise.race([
+          c.connect(),
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`no answer within ${timeout} ms`)), timeout)
+          })
+        ])
+        await c.ping()
+      } catch (e) {
+        c.disconnect()
+        throw e
+      } finally {
+        if (timer) clearTimeout(timer)
+      }
+      return c
+    },
+    catch: (cause) =>
+      new RedisConnectionError({
+        target,
+        message: `cannot connect to Redis at ${target}: ${errorMessage(cause)}. Is redis-server running, and is REDIS_URL right?`,
+        cause
+      })
+  })
+}
+
+/** Closes a connection: QUIT, then a hard disconnect if the server does not answer within 2 s. */
+const close = (c: RedisClient) =>
+  Effect.callback<void>((resume) => {
+    if (c.status === "end") return resume(Effect.void)
+    c.once("end", () => resume(Effect.void))
+    c.quit().catch(() => c.disconnect())
+  }).pipe(Effect.timeoutOption("2 seconds"), Effect.ensuring(Effect.sync(() => c.disconnect())), Effect.asVoid)
+
+/** Opens a scoped connection: it is closed when the scope closes. */
+export const acquireClient = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionError, Scope.Scope> =>
+  Effect.acquireRelease(connect(o), close)
+
+/** Loads a script on every master (all of them for a cluster, so any slot can run it). */
+const loadEverywhere = async (c: RedisClient, source: string) => {
+  if (c instanceof Cluster) await Promise.all(c.nodes("master").map((n) => n.script("LOAD", source)))
+  else await c.script("LOAD", source)
+}
+
+/** Builds the service around an already-open client (the caller owns its lifetime). */
+export const makeRedis = (client: RedisClient, options: RedisOptions): RedisShape => {
+  const target = describeTarget(options)
+  const use = <A>(op: string, f: (c: RedisClient) => Promise<A>) =>
+    Effect.tryPromise({ try: () => f(client), catch: (cause) => new RedisError({ op, message: errorMessage(cause), cause }) })
+
+  const run = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
+    use(`script ${name}`, async (c) => {
+      const s = luaScript(name)
+      const call = (cmd: string, first: string) =>
+        buffers
+          ? c.callBuffer(cmd, first, keys.length, ...keys, ...(args as Array<string | number | Buffer>))
+          : c.call(cmd, first, keys.length, ...keys, ...(args as Array<string | number | Buffer>))
+      try {
+        return await call("EVALSHA", s.sha)
+      } catch (e) {
+        if (!isNoScript(e)) throw e
+        return await call("EVAL", s.source)
+      }
+    })
+
+  const scriptBatch = (calls: ReadonlyArray<ScriptCall>, opts?: { readonly buffers?: boolean }) =>
+    use("script batch", async (c) => {
+      const send = async (batch: ReadonlyArray<ScriptCall>) => {
+        const p = c.pipeline()
+        for (const call of batch) {
+          const s = luaScript(call.script)
+          const argv = [s.sha, call.keys.length, ...call.keys, ...(call.args as Array<string | number | Buffer>)]
+          if (opts?.buffers) p.callBuffer("EVALSHA", ...argv)
+          else p.call("EVALSHA", ...argv)
+        }
+        return (await p.exec()) ?? []
+      }
+      const replies: Array<BatchReply> = new Array(calls.length)
+      let pending = calls.map((_, i) => i)
+      for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
+        const res = await send(pending.map((i) => calls[i]!))
+        const again: Array<number> = []
+        res.forEach(([err, value], j) => {
+          const i = pending[j]!
+          if (err && isNoScript(err) && attempt === 0) again.push(i)
+          else if (err) replies[i] = { ok: false, error: new RedisError({ op: `script ${calls[i]!.script}`, message: errorMessage(err), cause: err }) }
+          else replies[i] = { ok: true, value }
+        })
+        // A NOSCRIPT reply means that call did nothing, so only those calls are sent again.
+        if (again.length > 0) for (const name of new Set(again.map((i) => calls[i]!.script))) await loadEverywhere(c, luaScript(name).source)
+        pending = again
+      }
+      return replies
+    })
+
+  return {
+    client,
+    isCluster: client instanceof Cluster,
+    target,
+    use,
+    script: (name, keys, args) => run(name, keys, args, false),
+    scriptBuffer: (name, keys, args) => run(name, keys, args, true),
+    scriptBatch,
+    duplicate: acquireClient(options)
+  }
+}
+
+/** The Redis service: one shared connection plus the script runner. */
+export class Redis extends Context.Service<Redis, RedisShape>()("effect-asynq/Redis") {
+  /** A Layer that connects with the given options and quits when its scope closes. */
+  static readonly layer = (options: RedisOptions = {}): Layer.Layer<Redis, RedisConnectionError> =>
+    Layer.effect(Redis, Effect.map(acquireClient(options), (c) => makeRedis(c, options)))
+
+  /** A Layer configured from the environment: `REDIS_URL` (default redis://127.0.0.1:6379). */
+  static readonly layerConfig: Layer.Layer<Redis, RedisConnectionError | Config.ConfigError> = Layer.effect(
+    Redis,
+    Effect.gen(function* () {
+      const url = yield* Config.option(Config.Redacted("REDIS_URL"))
+      const options: RedisOptions = { url: Option.match(url, { onNone: () => "redis://127.0.0.1:6379", onSome: Redacted.value }) }
+      const c = yield* acquireClient(options)
+      return makeRedis(c, options)
+    })
+  )
+}

@@ -1,0 +1,18 @@
+import { Data } from "effect"
+
+/** A Redis command or script failed (network error, server error reply, timeout). */
+export class RedisError extends Data.TaggedError("RedisError")<{
+  readonly op: string
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
+/** No Redis server could be reached when the connection was opened. */
+export class RedisConnectionError extends Data.TaggedError("RedisConnectionError")<{
+  /** The address tried, with any password removed. */
+  readonly target: string
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
+export const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : String(e))

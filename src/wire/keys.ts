@@ -1,0 +1,82 @@
+/**
+ * asynq's Redis key names (internal/base in Go). Every per-queue key carries the queue name in
+ * braces, `asynq:{<queue>}:…`, so that all keys of one queue hash to one Redis Cluster slot.
+ */
+
+export const allServers = "asynq:servers"
+export const allWorkers = "asynq:workers"
+export const allSchedulers = "asynq:schedulers"
+export const allQueues = "asynq:queues"
+export const cancelChannel = "asynq:cancel"
+
+export const serverInfoKey = (host: string, pid: number, serverId: string) => `asynq:servers:{${host}:${pid}:${serverId}}`
+export const workersKey = (host: string, pid: number, serverId: string) => `asynq:workers:{${host}:${pid}:${serverId}}`
+export const schedulerEntriesKey = (schedulerId: string) => `asynq:schedulers:{${schedulerId}}`
+export const schedulerHistoryKey = (entryId: string) => `asynq:scheduler_history:${entryId}`
+
+/** `YYYY-MM-DD` of a unix-ms time, in UTC (asynq names daily stat keys by the UTC date). */
+export const utcDate = (unixMs: number): string => new Date(unixMs).toISOString().slice(0, 10)
+
+/** All key names of one queue. */
+export interface QueueKeys {
+  readonly queue: string
+  readonly prefix: string
+  readonly taskPrefix: string
+  readonly pending: string
+  readonly active: string
+  readonly scheduled: string
+  readonly retry: string
+  readonly archived: string
+  readonly lease: string
+  readonly completed: string
+  readonly paused: string
+  readonly processedTotal: string
+  readonly failedTotal: string
+  readonly groupPrefix: string
+  readonly allGroups: string
+  readonly allAggregationSets: string
+  readonly task: (id: string) => string
+  readonly processed: (unixMs: number) => string
+  readonly failed: (unixMs: number) => string
+  readonly group: (group: string) => string
+  readonly aggregationSet: (group: string, setId: string) => string
+  readonly uniquePrefix: string
+}
+
+const cache = new Map<string, QueueKeys>()
+
+export const queueKeys = (queue: string): QueueKeys => {
+  let k = cache.get(queue)
+  if (k) return k
+  const prefix = `asynq:{${queue}}:`
+  k = {
+    queue,
+    prefix,
+    taskPrefix: `${prefix}t:`,
+    pending: `${prefix}pending`,
+    active: `${prefix}active`,
+    scheduled: `${prefix}scheduled`,
+    retry: `${prefix}retry`,
+    archived: `${prefix}archived`,
+    lease: `${prefix}lease`,
+    completed: `${prefix}completed`,
+    paused: `${prefix}paused`,
+    processedTotal: `${prefix}processed`,
+    failedTotal: `${prefix}failed`,
+    groupPrefix: `${prefix}g:`,
+    allGroups: `${prefix}groups`,
+    allAggregationSets: `${prefix}aggregation_sets`,
+    uniquePrefix: `${prefix}unique:`,
+    task: (id) => `${prefix}t:${id}`,
+    processed: (ms) => `${prefix}processed:${utcDate(ms)}`,
+    failed: (ms) => `${prefix}failed:${utcDate(ms)}`,
+    group: (g) => `${prefix}g:${g}`,
+    aggregationSet: (g, setId) => `${prefix}g:${g}:${setId}`
+  }
+  if (cache.size < 10_000) cache.set(queue, k)
+  return k
+}
+
+/** asynq's TaskState names, as stored in the task hash's `state` field. */
+export type TaskState = "pending" | "active" | "scheduled" | "retry" | "archived" | "completed" | "aggregating"
+export const taskStates: ReadonlyArray<TaskState> = ["active", "pending", "aggregating", "scheduled", "retry", "archived", "completed"]
