@@ -1,0 +1,48 @@
+import { Data } from "effect"
+
+/** A task with the same uniqueness key (queue + type + payload) is still locked. */
+export class DuplicateTask extends Data.TaggedError("DuplicateTask")<{
+  readonly queue: string
+  readonly type: string
+  readonly uniqueKey: string
+  readonly message: string
+}> {}
+
+/** A task with this id already exists in the queue. */
+export class TaskIdConflict extends Data.TaggedError("TaskIdConflict")<{
+  readonly queue: string
+  readonly id: string
+  readonly message: string
+}> {}
+
+/** No task with this id in this queue. */
+export class TaskNotFound extends Data.TaggedError("TaskNotFound")<{
+  readonly queue: string
+  readonly id: string
+  readonly message: string
+}> {}
+
+/** The queue does not exist (it is not in `asynq:queues`). */
+export class QueueNotFound extends Data.TaggedError("QueueNotFound")<{
+  readonly queue: string
+  readonly message: string
+}> {}
+
+/** An option or argument was rejected before anything was written. */
+export class InvalidArgument extends Data.TaggedError("InvalidArgument")<{
+  /** The option or argument at fault, e.g. `queue`, `maxRetry`. */
+  readonly field: string
+  readonly message: string
+}> {}
+
+/** The operation does not fit the task's or queue's current state (e.g. pausing a paused queue). */
+export class InvalidState extends Data.TaggedError("InvalidState")<{
+  readonly message: string
+}> {}
+
+/** The task lost its lease (a recoverer took it back, or it was deleted) while we held it. */
+export class LeaseLost extends Data.TaggedError("LeaseLost")<{
+  readonly queue: string
+  readonly id: string
+  readonly message: string
+}> {}
