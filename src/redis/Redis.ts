@@ -88,7 +88,13 @@ const connect = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionErr
       } else {
         c = url ? new IORedis(url, opts as never) : new IORedis({ host: "127.0.0.1", port: 6379, ...opts } as never)
       }
-      c.on("error", () => {}) // errors surface through the commands that fail; keep Node from printing them
+      // Errors surface through the commands that fail; keep Node from printing them. The last one
+      // seen while connecting says why (e.g. WRONGPASS), where connect() itself only says "closed".
+      let lastError: unknown
+      const onError = (e: unknown) => {
+        lastError = e
+      }
+      c.on("error", onError)
       const timeout = o.connectTimeoutMs ?? 5000
       let timer: NodeJS.Timeout | undefined
       try {
@@ -101,16 +107,18 @@ const connect = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionErr
         await c.ping()
       } catch (e) {
         c.disconnect()
-        throw e
+        throw lastError ?? e
       } finally {
         if (timer) clearTimeout(timer)
       }
+      c.off("error", onError)
+      c.on("error", () => {})
       return c
     },
     catch: (cause) =>
       new RedisConnectionError({
         target,
-        message: `cannot connect to Redis at ${target}: ${errorMessage(cause)}. Is redis-server running, and is REDIS_URL right?`,
+        message: `cannot connect to Redis at ${target}: ${errorMessage(cause).replace(/\.+$/, "")}. Is redis-server running, and are REDIS_URL and the credentials right?`,
         cause
       })
   })
