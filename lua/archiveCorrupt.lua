@@ -1,0 +1,33 @@
+-- archiveCorrupt: a task whose msg cannot be decoded leaves its source (active + lease, or an
+-- aggregation set) for the archive, its bytes untouched, state "archived", and the reason in the
+-- hash field "error" (asynq ignores unknown hash fields). A task hash with no msg at all is only
+-- removed from the source (there is nothing to archive).
+-- KEYS[1] asynq:{q}:t:          (task key prefix)
+-- KEYS[2] asynq:{q}:archived
+-- KEYS[3] source: asynq:{q}:active (ARGV[4] = "active") or asynq:{q}:g:<group>:<setId> ("set")
+-- KEYS[4] asynq:{q}:lease       (only when ARGV[4] = "active")
+-- ARGV[1] task id
+-- ARGV[2] error text
+-- ARGV[3] now, unix seconds
+-- ARGV[4] "active" | "set"
+-- Returns: 1 archived; 2 dropped (no msg); 0 the id was not in the source (nothing was changed).
+local id = ARGV[1]
+local removed
+if ARGV[4] == "active" then
+  removed = redis.call("LREM", KEYS[3], 0, id)
+  redis.call("ZREM", KEYS[4], id)
+else
+  removed = redis.call("ZREM", KEYS[3], id)
+end
+if removed == 0 then
+  return 0
+end
+local key = KEYS[1] .. id
+if redis.call("HEXISTS", key, "msg") == 0 then
+  redis.call("DEL", key)
+  return 2
+end
+redis.call("ZADD", KEYS[2], ARGV[3], id)
+redis.call("HSET", key, "state", "archived", "error", ARGV[2])
+redis.call("HDEL", key, "pending_since")
+return 1

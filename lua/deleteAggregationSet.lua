@@ -1,0 +1,13 @@
+-- deleteAggregationSet: after its tasks were aggregated into one, deletes an aggregation set,
+-- the task hashes of its members, and its entry in aggregation_sets.
+-- KEYS[1] asynq:{q}:g:<group>:<setId>
+-- KEYS[2] asynq:{q}:aggregation_sets
+-- KEYS[3] asynq:{q}:t:   (task key prefix)
+-- Returns: the number of member tasks deleted.
+local ids = redis.call("ZRANGE", KEYS[1], 0, -1)
+for _, id in ipairs(ids) do
+  redis.call("DEL", KEYS[3] .. id)
+end
+redis.call("DEL", KEYS[1])
+redis.call("ZREM", KEYS[2], KEYS[1])
+return #ids

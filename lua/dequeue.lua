@@ -1,0 +1,36 @@
+-- dequeue: pending -> active, up to ARGV[2] tasks of one queue (nothing when the queue is paused).
+-- Each popped task gets a lease (score = ARGV[1]), state "active", and loses pending_since.
+-- A popped id whose task hash has no msg (dangling id) is removed from active/lease again and
+-- returned with msg = false, so the caller can report it; it cannot block the queue.
+-- KEYS[1] asynq:{q}:pending
+-- KEYS[2] asynq:{q}:paused
+-- KEYS[3] asynq:{q}:active
+-- KEYS[4] asynq:{q}:lease
+-- KEYS[5] asynq:{q}:t:            (task key prefix; task keys are KEYS[5] .. id)
+-- ARGV[1] lease expiry, unix seconds
+-- ARGV[2] maximum number of tasks to pop (>= 1)
+-- Returns: a flat array id1, msg1, id2, msg2, ... (msg false for a dangling id); empty when
+-- paused or empty.
+local out = {}
+if redis.call("EXISTS", KEYS[2]) == 1 then
+  return out
+end
+local n = tonumber(ARGV[2])
+for _ = 1, n do
+  local id = redis.call("RPOPLPUSH", KEYS[1], KEYS[3])
+  if not id then
+    break
+  end
+  local key = KEYS[5] .. id
+  local msg = redis.call("HGET", key, "msg")
+  if msg then
+    redis.call("HSET", key, "state", "active")
+    redis.call("HDEL", key, "pending_since")
+    redis.call("ZADD", KEYS[4], ARGV[1], id)
+  else
+    redis.call("LREM", KEYS[3], 1, id)
+  end
+  table.insert(out, id)
+  table.insert(out, msg)
+end
+return out

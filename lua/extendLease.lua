@@ -1,0 +1,19 @@
+-- extendLease: moves the lease expiry of held tasks forward (never backward).
+-- Only ids still in the lease set are touched (a recovered or finished task is not re-leased).
+-- KEYS[1] asynq:{q}:lease
+-- ARGV[1] new lease expiry, unix seconds
+-- ARGV[2..] task ids
+-- Returns: the ids that are still held (in the lease set), in argument order.
+local held = {}
+local expiry = tonumber(ARGV[1])
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  local score = redis.call("ZSCORE", KEYS[1], id)
+  if score then
+    if tonumber(score) < expiry then
+      redis.call("ZADD", KEYS[1], "XX", expiry, id)
+    end
+    table.insert(held, id)
+  end
+end
+return held

@@ -1,0 +1,4 @@
+-- unpause: resumes a paused queue.
+-- KEYS[1] asynq:{q}:paused
+-- Returns: 1 resumed; 0 it was not paused.
+return redis.call("DEL", KEYS[1])
