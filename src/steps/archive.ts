@@ -1,0 +1,39 @@
+import { Clock, Effect } from "effect"
+import { archiveActive } from "../broker/archive.js"
+import { leaseLost } from "../broker/leaseLost.js"
+import { unixSeconds } from "../broker/time.js"
+import type { TaskMessage } from "../wire/TaskMessage.js"
+
+export { archiveMaxAgeMs, archiveMaxSize } from "../broker/archive.js"
+
+export interface ArchiveOptions {
+  readonly errorMsg: string
+  /** Archived tasks older than this are deleted (default 90 days). */
+  readonly maxAgeMs?: number
+  /** At most this many archived tasks are kept, the newest (default 10,000). */
+  readonly maxSize?: number
+}
+
+/** The message as asynq stores it on archive: error and time set, retried unchanged. */
+export const archivedMessage = (msg: TaskMessage, errorMsg: string, nowMs: number): TaskMessage => ({
+  ...msg,
+  errorMsg,
+  lastFailedAt: unixSeconds(nowMs)
+})
+
+/**
+ * Moves an active task that failed for good (no retries left, or SkipRetry) to the archive,
+ * counted as processed and failed, then trims the archive. Returns how many old archived tasks
+ * were deleted. Fails with LeaseLost when the task is no longer active.
+ */
+export const archive = Effect.fn("Steps.archive")(function* (msg: TaskMessage, options: ArchiveOptions) {
+  const now = yield* Clock.currentTimeMillis
+  const r = yield* archiveActive({
+    updated: archivedMessage(msg, options.errorMsg, now),
+    nowMs: now,
+    ...(options.maxAgeMs !== undefined ? { maxAgeMs: options.maxAgeMs } : {}),
+    ...(options.maxSize !== undefined ? { maxSize: options.maxSize } : {})
+  })
+  if (!r.moved) return yield* Effect.fail(leaseLost(msg.queue, msg.id, "archive"))
+  return { trimmed: r.trimmed }
+})

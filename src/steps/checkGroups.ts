@@ -1,0 +1,50 @@
+import { randomUUID } from "node:crypto"
+import { Clock, Effect } from "effect"
+import { checkGroupsAggregation, listGroups } from "../broker/aggregation.js"
+import { unixSeconds } from "../broker/time.js"
+import { durationAtLeast, wholeAtLeast } from "./validate.js"
+
+export interface CheckGroupsOptions {
+  readonly queue: string
+  /** A group is ready when its newest task is at least this old. */
+  readonly gracePeriodMs: number
+  /** ... or its oldest task is at least this old (0 = no limit). */
+  readonly maxDelayMs: number
+  /** ... or it holds this many tasks (0 = no limit); a set takes at most this many. */
+  readonly maxSize: number
+  /** The aggregating process must finish (read + delete the set) within this, or the set is reclaimed (default 2 min, asynq's). */
+  readonly aggregationTimeoutMs?: number
+}
+
+export interface AggregationSetRef {
+  readonly group: string
+  readonly setId: string
+  /** Tasks moved into the set. */
+  readonly size: number
+}
+
+/**
+ * asynq's aggregation check over every group of a queue (one round trip for all groups): each
+ * ready group's oldest tasks (up to maxSize) move into a new aggregation set to be read,
+ * aggregated into one task, and deleted.
+ */
+export const checkGroups = Effect.fn("Steps.checkGroups")(function* (options: CheckGroupsOptions) {
+  const grace = yield* durationAtLeast("gracePeriodMs", options.gracePeriodMs, 0)
+  const maxDelay = yield* durationAtLeast("maxDelayMs", options.maxDelayMs, 0)
+  const maxSize = yield* wholeAtLeast("maxSize", options.maxSize, 0)
+  const timeout = yield* durationAtLeast("aggregationTimeoutMs", options.aggregationTimeoutMs ?? 120_000, 1000)
+  const now = yield* Clock.currentTimeMillis
+  const groups = yield* listGroups(options.queue)
+  const checks = groups.map((group) => ({ group, setId: randomUUID() }))
+  const sizes = yield* checkGroupsAggregation(
+    options.queue,
+    checks,
+    { maxSize, maxDelaySec: unixSeconds(maxDelay), gracePeriodSec: unixSeconds(grace), deadlineSec: unixSeconds(now + timeout) },
+    now
+  )
+  const sets: Array<AggregationSetRef> = []
+  checks.forEach((c, i) => {
+    if (sizes[i]! > 0) sets.push({ ...c, size: sizes[i]! })
+  })
+  return { sets } as { readonly sets: ReadonlyArray<AggregationSetRef> }
+})

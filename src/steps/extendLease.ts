@@ -1,0 +1,29 @@
+import { Clock, Effect } from "effect"
+import { extendLeases } from "../broker/extendLease.js"
+import { unixSeconds } from "../broker/time.js"
+import { durationAtLeast } from "./validate.js"
+
+export interface ExtendLeaseOptions {
+  readonly queue: string
+  readonly ids: ReadonlyArray<string>
+  /** New lease length from now (default 30000 ms). */
+  readonly leaseMs?: number
+}
+
+export interface ExtendLeaseResult {
+  /** The ids still held: their lease now runs until `expiresAtMs` (or later). */
+  readonly extended: ReadonlyArray<string>
+  /** Ids no longer held (recovered, finished or deleted): stop working on them. */
+  readonly lost: ReadonlyArray<string>
+  readonly expiresAtMs: number
+}
+
+/** Extends the leases of tasks this worker holds; reports which ones it still holds. */
+export const extendLease = Effect.fn("Steps.extendLease")(function* (options: ExtendLeaseOptions) {
+  const leaseMs = yield* durationAtLeast("leaseMs", options.leaseMs ?? 30_000, 1000)
+  const now = yield* Clock.currentTimeMillis
+  const expiresSec = unixSeconds(now + leaseMs)
+  const extended = yield* extendLeases(options.queue, options.ids, expiresSec)
+  const held = new Set(extended)
+  return { extended, lost: options.ids.filter((id) => !held.has(id)), expiresAtMs: expiresSec * 1000 } satisfies ExtendLeaseResult as ExtendLeaseResult
+})

@@ -1,0 +1,17 @@
+import { Clock, Effect } from "effect"
+import { reclaimStaleSets } from "../broker/aggregation.js"
+import { wholeAtLeast } from "./validate.js"
+
+export interface ReclaimOptions {
+  readonly queue: string
+  /** At most this many sets per call (default 100). */
+  readonly batch?: number
+}
+
+/** Aggregation sets past their deadline (the aggregating process died) go back into their groups. */
+export const reclaimStaleAggregationSets = Effect.fn("Steps.reclaimStaleAggregationSets")(function* (options: ReclaimOptions) {
+  const batch = yield* wholeAtLeast("batch", options.batch ?? 100, 1)
+  const now = yield* Clock.currentTimeMillis
+  const r = yield* reclaimStaleSets(options.queue, now, batch)
+  return { reclaimed: r.sets, tasks: r.tasks }
+})

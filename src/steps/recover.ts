@@ -1,0 +1,74 @@
+import { Clock, Effect } from "effect"
+import { archiveActive } from "../broker/archive.js"
+import { listLeaseExpired } from "../broker/listLeaseExpired.js"
+import { retryActive } from "../broker/retry.js"
+import { unixSeconds } from "../broker/time.js"
+import type { TaskMessage } from "../wire/TaskMessage.js"
+import { archivedMessage } from "./archive.js"
+import { type CorruptTask, decodeStored, setAsideCorrupt } from "./corrupt.js"
+import { retriedMessage } from "./retry.js"
+import { defaultRetryDelayMs } from "./retryDelay.js"
+import { durationAtLeast, wholeAtLeast } from "./validate.js"
+
+/** The error recorded on a task whose lease ran out (asynq's ErrLeaseExpired). */
+export const leaseExpiredError = "asynq: task lease expired"
+
+export interface RecoverOptions {
+  readonly queues: ReadonlyArray<string>
+  /** At most this many expired tasks per queue per call (default 100). */
+  readonly batch?: number
+  /** Delay before the retry (default asynq's n^4 + 15 + rand(30)·(n+1) seconds). */
+  readonly retryDelayMs?: (msg: TaskMessage) => number
+  /** A lease counts as expired this long after its expiry, for clock skew between hosts (default 30000, asynq's). */
+  readonly graceMs?: number
+}
+
+export interface RecoverResult {
+  /** Tasks moved to retry (counted as failures: retried + 1). */
+  readonly retried: number
+  /** Tasks archived because they had no retries left. */
+  readonly archived: number
+  /** Expired tasks whose message was unusable, archived or dropped. */
+  readonly corrupt: ReadonlyArray<CorruptTask>
+}
+
+/**
+ * Takes back tasks whose lease expired (their worker died or stalled): retry with a delay, or
+ * archive when retried >= retry, with the error "asynq: task lease expired". Safe to run from
+ * several processes at once: a task moves only while its lease is still the expired one.
+ */
+export const recover = Effect.fn("Steps.recover")(function* (options: RecoverOptions) {
+  const batch = yield* wholeAtLeast("batch", options.batch ?? 100, 1)
+  const graceMs = yield* durationAtLeast("graceMs", options.graceMs ?? 30_000, 0)
+  const now = yield* Clock.currentTimeMillis
+  const cutoffSec = unixSeconds(now - graceMs)
+  let retried = 0
+  let archived = 0
+  const corrupt: Array<CorruptTask> = []
+  for (const queue of options.queues) {
+    for (const { id, bytes } of yield* listLeaseExpired(queue, cutoffSec, batch)) {
+      const decoded = decodeStored(queue, id, bytes)
+      if (!("msg" in decoded)) {
+        const c = yield* setAsideCorrupt(queue, id, decoded.error, { kind: "active" }, now)
+        if (c) corrupt.push(c)
+        continue
+      }
+      const msg = decoded.msg
+      if (msg.retried >= msg.retry) {
+        const r = yield* archiveActive({ updated: archivedMessage(msg, leaseExpiredError, now), nowMs: now, leaseCutoffSec: cutoffSec })
+        if (r.moved) archived++
+      } else {
+        const delay = options.retryDelayMs ? options.retryDelayMs(msg) : yield* defaultRetryDelayMs(msg.retried)
+        const moved = yield* retryActive({
+          updated: retriedMessage(msg, leaseExpiredError, true, now),
+          retryAtMs: now + delay,
+          isFailure: true,
+          nowMs: now,
+          leaseCutoffSec: cutoffSec
+        })
+        if (moved) retried++
+      }
+    }
+  }
+  return { retried, archived, corrupt } satisfies RecoverResult as RecoverResult
+})

@@ -1,0 +1,28 @@
+import { Clock, Effect } from "effect"
+import { leaseLost } from "../broker/leaseLost.js"
+import { retryActive } from "../broker/retry.js"
+import { unixSeconds } from "../broker/time.js"
+import type { TaskMessage } from "../wire/TaskMessage.js"
+
+export interface RetryOptions {
+  /** When the task becomes due again (ms). */
+  readonly retryAtMs: number
+  readonly errorMsg: string
+  /** asynq's IsFailure: true counts the attempt (retried + 1, processed and failed counters). */
+  readonly isFailure: boolean
+}
+
+/** The message as asynq stores it on retry: retried + 1 only for a failure; error and time always. */
+export const retriedMessage = (msg: TaskMessage, errorMsg: string, isFailure: boolean, nowMs: number): TaskMessage => ({
+  ...msg,
+  retried: isFailure ? msg.retried + 1 : msg.retried,
+  errorMsg,
+  lastFailedAt: unixSeconds(nowMs)
+})
+
+/** Moves an active task that failed to the retry set, due at `retryAtMs`. Fails with LeaseLost when it is no longer active. */
+export const retry = Effect.fn("Steps.retry")(function* (msg: TaskMessage, options: RetryOptions) {
+  const now = yield* Clock.currentTimeMillis
+  const moved = yield* retryActive({ updated: retriedMessage(msg, options.errorMsg, options.isFailure, now), retryAtMs: options.retryAtMs, isFailure: options.isFailure, nowMs: now })
+  if (!moved) return yield* Effect.fail(leaseLost(msg.queue, msg.id, "retry"))
+})
