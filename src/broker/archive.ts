@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { queueKeys } from "../wire/keys.js"
+import { bytesArg } from "./args.js"
 import { Broker } from "./Broker.js"
 import { asIntegers } from "./replies.js"
 import { statsExpireAt, unixSeconds } from "./time.js"
@@ -30,7 +31,7 @@ export const archiveActive = Effect.fn("Broker.archive")(function* (a: ArchiveAr
   const keys = [k.taskPrefix, k.active, k.lease, k.archived, k.processed(a.nowMs), k.failed(a.nowMs), k.processedTotal, k.failedTotal]
   const args = [
     m.id,
-    encodeTaskMessage(m),
+    bytesArg(encodeTaskMessage(m)),
     unixSeconds(a.nowMs),
     unixSeconds(a.nowMs - (a.maxAgeMs ?? archiveMaxAgeMs)),
     Math.max(1, Math.floor(a.maxSize ?? archiveMaxSize)),

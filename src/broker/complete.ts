@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { queueKeys } from "../wire/keys.js"
+import { bytesArg } from "./args.js"
 import { Broker } from "./Broker.js"
 import { leaseLost, ownUniqueKey } from "./leaseLost.js"
 import { asInteger } from "./replies.js"
@@ -16,7 +17,7 @@ export const completeActive = Effect.fn("Broker.complete")(function* (msg: TaskM
   const nowSec = unixSeconds(nowMs)
   const keep = msg.retention > 0
   const args = keep
-    ? [msg.id, statsExpireAt(nowMs), "keep", nowSec + msg.retention, encodeTaskMessage({ ...msg, completedAt: nowSec })]
+    ? [msg.id, statsExpireAt(nowMs), "keep", nowSec + msg.retention, bytesArg(encodeTaskMessage({ ...msg, completedAt: nowSec }))]
     : [msg.id, statsExpireAt(nowMs), "delete", 0, ""]
   const keys = [k.active, k.lease, k.completed, k.taskPrefix, k.processed(nowMs), k.processedTotal, ...ownUniqueKey(k.prefix, msg.uniqueKey)]
   const n = yield* asInteger("complete", yield* redis.script("complete", keys, args))

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { queueKeys } from "../wire/keys.js"
+import { bytesArg } from "./args.js"
 import { Broker } from "./Broker.js"
 import { asInteger } from "./replies.js"
 import { statsExpireAt, unixSeconds } from "./time.js"
@@ -21,6 +22,6 @@ export const retryActive = Effect.fn("Broker.retry")(function* (a: RetryArgs) {
   const m = a.updated
   const k = queueKeys(m.queue)
   const keys = [k.taskPrefix, k.active, k.lease, k.retry, k.processed(a.nowMs), k.failed(a.nowMs), k.processedTotal, k.failedTotal]
-  const args = [m.id, encodeTaskMessage(m), unixSeconds(a.retryAtMs), statsExpireAt(a.nowMs), a.isFailure ? "1" : "0", a.leaseCutoffSec ?? ""]
+  const args = [m.id, bytesArg(encodeTaskMessage(m)), unixSeconds(a.retryAtMs), statsExpireAt(a.nowMs), a.isFailure ? "1" : "0", a.leaseCutoffSec ?? ""]
   return (yield* asInteger("retry", yield* redis.script("retry", keys, args))) === 1
 })
