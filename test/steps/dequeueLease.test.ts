@@ -1,0 +1,121 @@
+import { expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
+import type { Redis as IORedis } from "ioredis"
+import { afterAll, beforeAll } from "vitest"
+import { dequeueLease } from "../../src/steps/dequeueLease.js"
+import { queueKeys } from "../../src/wire/keys.js"
+import { baseNowMs, makeMsg, putPending, putPendingBytes, readTask, testBrokerLayer, zsetOf } from "../support/arrange.js"
+import { flushTestDb, rawClient } from "../support/redis.js"
+
+let c: IORedis
+beforeAll(async () => {
+  await flushTestDb()
+  c = rawClient()
+})
+afterAll(() => c.disconnect())
+const io = <A>(f: () => Promise<A>) => Effect.promise(f)
+
+layer(testBrokerLayer())("dequeueLease (real Redis)", (it) => {
+  it.effect("takes queues in the given order, oldest task first, and leaves asynq's active/lease layout (state h)", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(baseNowMs)
+      yield* io(async () => {
+        await putPending(c, makeMsg("d1-low", "l1"), baseNowMs)
+        await putPending(c, makeMsg("d1-crit", "c1"), baseNowMs)
+        await putPending(c, makeMsg("d1-crit", "c2"), baseNowMs)
+      })
+      const first = yield* dequeueLease({ queues: ["d1-crit", "d1-low"] })
+      expect(first.tasks.map((t) => t.msg.id)).toEqual(["c1"])
+      expect(first.tasks[0]!.leaseExpiresAtMs).toBe(baseNowMs + 30_000)
+      const k = queueKeys("d1-crit")
+      const t = yield* io(() => readTask(c, "d1-crit", "c1"))
+      expect(t.fields).toEqual({ state: "active" })
+      expect(t.msg?.type).toBe("test:job")
+      expect(yield* io(() => c.lrange(k.active, 0, -1))).toEqual(["c1"])
+      expect(yield* io(() => zsetOf(c, k.lease))).toEqual([["c1", baseNowMs / 1000 + 30]])
+      expect(yield* io(() => c.lrange(k.pending, 0, -1))).toEqual(["c2"])
+
+      const rest = yield* dequeueLease({ queues: ["d1-crit", "d1-low"], count: 5, leaseMs: 60_000 })
+      expect(rest.tasks.map((x) => x.msg.id)).toEqual(["c2", "l1"])
+      expect(rest.tasks.every((x) => x.leaseExpiresAtMs === baseNowMs + 60_000)).toBe(true)
+      expect(rest.corrupt).toEqual([])
+      const empty = yield* dequeueLease({ queues: ["d1-crit", "d1-low"], count: 5 })
+      expect(empty.tasks).toEqual([])
+    })
+  )
+
+  it.effect("skips a paused queue and leaves its tasks pending", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(baseNowMs)
+      yield* io(async () => {
+        await putPending(c, makeMsg("d2-a", "a1"), baseNowMs)
+        await putPending(c, makeMsg("d2-b", "b1"), baseNowMs)
+        await c.set(queueKeys("d2-a").paused, String(baseNowMs / 1000))
+      })
+      const r = yield* dequeueLease({ queues: ["d2-a", "d2-b"], count: 2 })
+      expect(r.tasks.map((t) => t.msg.id)).toEqual(["b1"])
+      expect(yield* io(() => c.lrange(queueKeys("d2-a").pending, 0, -1))).toEqual(["a1"])
+      expect((yield* io(() => readTask(c, "d2-a", "a1"))).fields.state).toBe("pending")
+    })
+  )
+
+  it.effect("takes at most `count` tasks per call", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(baseNowMs)
+      yield* io(async () => {
+        for (let i = 1; i <= 5; i++) await putPending(c, makeMsg("d3", `t${i}`), baseNowMs)
+      })
+      const r = yield* dequeueLease({ queues: ["d3"], count: 3 })
+      expect(r.tasks.map((t) => t.msg.id)).toEqual(["t1", "t2", "t3"])
+      expect(yield* io(() => c.lrange(queueKeys("d3").pending, 0, -1))).toEqual(["t5", "t4"])
+      expect(yield* io(() => c.zcard(queueKeys("d3").lease))).toBe(3)
+    })
+  )
+
+  it.effect("archives a task whose msg is corrupt with a clear error, reports it, and still hands out the others", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(baseNowMs)
+      const bad = Buffer.from([0x0a, 0xff, 0xff, 0xff])
+      yield* io(async () => {
+        await putPending(c, makeMsg("d4", "good1"), baseNowMs)
+        await putPendingBytes(c, "d4", "bad", bad)
+        await putPending(c, makeMsg("d4", "good2"), baseNowMs)
+        await putPending(c, makeMsg("d4", "other-id"), baseNowMs)
+        // a hash whose msg names another task id
+        await c.hset(queueKeys("d4").task("other-id"), "msg", Buffer.from(await c.hgetBuffer(queueKeys("d4").task("good1"), "msg") as Buffer))
+        await c.lpush(queueKeys("d4").pending, "dangling")
+      })
+      const r = yield* dequeueLease({ queues: ["d4"], count: 10 })
+      expect(r.tasks.map((t) => t.msg.id)).toEqual(["good1", "good2"])
+      expect(r.corrupt.map((x) => [x.id, x.outcome])).toEqual([
+        ["bad", "archived"],
+        ["other-id", "archived"],
+        ["dangling", "dropped"]
+      ])
+      for (const x of r.corrupt) expect(x.error.startsWith("asynq: task message is corrupt: ")).toBe(true)
+      expect(r.corrupt[0]!.error).toContain("asynq:{d4}:t:bad")
+      expect(r.corrupt[1]!.error).toContain(`has id "good1", not "other-id"`)
+      const k = queueKeys("d4")
+      expect((yield* io(() => zsetOf(c, k.archived))).map(([id]) => id).sort()).toEqual(["bad", "other-id"])
+      const archived = yield* io(() => c.hgetallBuffer(k.task("bad")))
+      expect(archived.msg).toEqual(bad)
+      expect(archived.state!.toString()).toBe("archived")
+      expect(archived.error!.toString()).toBe(r.corrupt[0]!.error)
+      expect((yield* io(() => c.lrange(k.active, 0, -1))).sort()).toEqual(["good1", "good2"])
+      expect((yield* io(() => zsetOf(c, k.lease))).map(([id]) => id).sort()).toEqual(["good1", "good2"])
+      expect(yield* io(() => c.exists(k.task("dangling")))).toBe(0)
+    })
+  )
+
+  it.effect("rejects a count below 1 and a lease under a second with InvalidArgument", () =>
+    Effect.gen(function* () {
+      const e1 = yield* Effect.flip(dequeueLease({ queues: ["d5"], count: 0 }))
+      expect(e1._tag).toBe("InvalidArgument")
+      expect(e1.message).toBe("count must be a whole number >= 1, got 0")
+      const e2 = yield* Effect.flip(dequeueLease({ queues: ["d5"], leaseMs: 10 }))
+      expect(e2._tag === "InvalidArgument" && e2.field).toBe("leaseMs")
+    })
+  )
+})
+
