@@ -1,0 +1,46 @@
+/**
+ * AWS Lambda enqueue endpoint (API Gateway HTTP API v2 or function URL). Imports only the
+ * enqueue path: deep `effect/*` imports, no AWS SDK, no processor.
+ *
+ *   export const handler = createEnqueueHandler({ auth: { kind: "hmac", secret: process.env.ENQUEUE_SECRET! } })
+ */
+import type { Broker } from "../../src/broker/Broker.js"
+import type { Redis } from "../../src/redis/Redis.js"
+import type { RedisOptions } from "../../src/redis/options.js"
+import { type EnqueueEndpointConfig, handleEnqueueRequest } from "../shared/enqueueEndpoint.js"
+import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
+import type { HttpApiEvent, HttpApiResult, LambdaContext } from "./types.js"
+
+export interface EnqueueHandlerConfig extends EnqueueEndpointConfig {
+  /** Redis connection (default: REDIS_URL, else redis://127.0.0.1:6379). */
+  readonly redis?: RedisOptions
+}
+
+export interface EnqueueHandler {
+  (event: HttpApiEvent, context?: LambdaContext): Promise<HttpApiResult>
+  /** The container's services (one Redis connection reused by warm invocations). */
+  readonly runtime: WarmRuntime<Broker | Redis>
+}
+
+const serviceUnavailable = (message: string): HttpApiResult => ({
+  statusCode: 503,
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({ error: { code: "redis_unavailable", message } })
+})
+
+export const createEnqueueHandler = (config: EnqueueHandlerConfig): EnqueueHandler => {
+  const runtime = makeBrokerRuntime(config.redis)
+  const handler = async (event: HttpApiEvent): Promise<HttpApiResult> => {
+    const raw = event.body ?? ""
+    const body = event.isBase64Encoded ? Buffer.from(raw, "base64").toString("utf8") : raw
+    const req = { method: event.requestContext?.http?.method ?? "POST", headers: event.headers ?? {}, body }
+    try {
+      const res = await runtime.run(handleEnqueueRequest(config, req))
+      return { statusCode: res.status, headers: res.headers, body: res.body }
+    } catch (e) {
+      // Only the connection can fail here (the endpoint turns every other error into a response).
+      return serviceUnavailable(e instanceof Error ? e.message : String(e))
+    }
+  }
+  return Object.assign(handler, { runtime })
+}

@@ -1,0 +1,37 @@
+/**
+ * Cloud Functions (Functions Framework) enqueue endpoint, an HTTP function:
+ *
+ *   import * as functions from "@google-cloud/functions-framework"
+ *   functions.http("enqueue", createEnqueueFunction({ auth: { kind: "hmac", secret: process.env.ENQUEUE_SECRET! } }))
+ */
+import type { Broker } from "../../src/broker/Broker.js"
+import type { Redis } from "../../src/redis/Redis.js"
+import type { RedisOptions } from "../../src/redis/options.js"
+import { type EnqueueEndpointConfig, handleEnqueueRequest } from "../shared/enqueueEndpoint.js"
+import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
+import { flatHeaders, type GcfRequest, type GcfResponse, sendJson } from "./types.js"
+
+export interface EnqueueFunctionConfig extends EnqueueEndpointConfig {
+  readonly redis?: RedisOptions
+}
+
+export interface EnqueueFunction {
+  (req: GcfRequest, res: GcfResponse): Promise<void>
+  readonly runtime: WarmRuntime<Broker | Redis>
+}
+
+export const createEnqueueFunction = (config: EnqueueFunctionConfig): EnqueueFunction => {
+  const runtime = makeBrokerRuntime(config.redis)
+  const fn = async (req: GcfRequest, res: GcfResponse): Promise<void> => {
+    // The signature covers the bytes sent: use rawBody, not the parsed body.
+    const body = req.rawBody?.toString("utf8") ?? (typeof req.body === "string" ? req.body : "")
+    try {
+      const out = await runtime.run(handleEnqueueRequest(config, { method: req.method, headers: flatHeaders(req.headers), body }))
+      sendJson(res, out.status, out.headers, out.body)
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e)
+      sendJson(res, 503, { "content-type": "application/json" }, JSON.stringify({ error: { code: "redis_unavailable", message } }))
+    }
+  }
+  return Object.assign(fn, { runtime })
+}

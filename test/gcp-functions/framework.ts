@@ -1,0 +1,56 @@
+/**
+ * Starts the real Functions Framework (its CLI entry point, in a child process) serving one
+ * target of test/gcp-functions/functions.fixture.ts on a loopback port.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { freePort } from "../support/redis-server.js"
+
+export interface FrameworkHandle {
+  readonly url: string
+  readonly output: () => string
+  readonly stop: () => Promise<void>
+}
+
+const root = fileURLToPath(new URL("../../", import.meta.url))
+
+export const startFunction = async (target: string, env: Record<string, string>): Promise<FrameworkHandle> => {
+  const port = await freePort()
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "node_modules/@google-cloud/functions-framework/build/src/main.js",
+      `--target=${target}`,
+      "--source=test/gcp-functions/functions.fixture.ts",
+      `--port=${port}`
+    ],
+    { cwd: root, env: { ...process.env, ...env, NODE_ENV: "test" }, stdio: ["ignore", "pipe", "pipe"] }
+  )
+  let out = ""
+  child.stdout!.on("data", (d: Buffer) => (out += d.toString()))
+  child.stderr!.on("data", (d: Buffer) => (out += d.toString()))
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 20_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`functions-framework exited (${child.exitCode}):\n${out}`)
+    try {
+      await fetch(`${url}/__ready`, { method: "HEAD" })
+      break
+    } catch {
+      if (Date.now() > deadline) throw new Error(`functions-framework did not listen on ${port}:\n${out}`)
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+  return {
+    url,
+    output: () => out,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve()
+        child.once("exit", () => resolve())
+        child.kill("SIGTERM")
+      })
+  }
+}
