@@ -1,0 +1,42 @@
+/**
+ * AWS Lambda maintenance tick (EventBridge schedule, e.g. every minute): forward, recover,
+ * aggregate, janitor over the configured queues; returns (and logs) a JSON summary.
+ */
+import type { Broker } from "../../src/broker/Broker.js"
+import type { Redis } from "../../src/redis/Redis.js"
+import type { RedisOptions } from "../../src/redis/options.js"
+import { type MaintenanceConfig, maintenanceTick, type TickSummary } from "../shared/maintenanceTick.js"
+import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
+
+export interface TickHandlerConfig extends MaintenanceConfig {
+  readonly redis?: RedisOptions
+  /** Throw (so Lambda counts an error and EventBridge may retry) when a step failed (default true). */
+  readonly failOnError?: boolean
+  /** Where the summary line goes (default console.log). */
+  readonly log?: (line: string) => void
+}
+
+export interface TickHandler {
+  (event?: unknown): Promise<TickSummary>
+  readonly runtime: WarmRuntime<Broker | Redis>
+}
+
+/** A tick summary with failed steps. */
+export class TickFailed extends Error {
+  constructor(readonly summary: TickSummary) {
+    super(`maintenance tick: ${summary.errors.map((e) => `${e.step}: ${e.message}`).join("; ")}`)
+    this.name = "TickFailed"
+  }
+}
+
+export const createTickHandler = (config: TickHandlerConfig): TickHandler => {
+  const runtime = makeBrokerRuntime(config.redis)
+  const log = config.log ?? ((line: string) => console.log(line))
+  const handler = async (_event?: unknown): Promise<TickSummary> => {
+    const summary = await runtime.run(maintenanceTick(config))
+    log(JSON.stringify({ msg: "effect-asynq maintenance tick", ...summary }))
+    if (summary.errors.length > 0 && config.failOnError !== false) throw new TickFailed(summary)
+    return summary
+  }
+  return Object.assign(handler, { runtime })
+}
