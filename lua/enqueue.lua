@@ -1,0 +1,33 @@
+-- enqueue: a new task -> pending (asynq's enqueueCmd / enqueueUniqueCmd in one script).
+-- Writes the task hash and LPUSHes the id on the pending list (the worker pops from the tail, so
+-- the list is FIFO). With a uniqueness lock key (KEYS[3]) the lock is taken in the same step.
+-- Checks come first and nothing is written unless every check passes (asynq's unique script took
+-- the lock before the id check, leaving a lock behind on an id conflict; this one does not).
+--
+-- KEYS[1]  task key prefix              asynq:{<q>}:t:   (task key = KEYS[1] .. ARGV[1])
+-- KEYS[2]  pending list                 asynq:{<q>}:pending
+-- KEYS[3]  (optional) uniqueness lock   asynq:{<q>}:unique:<type>:<md5(payload)>
+-- ARGV[1]  task id
+-- ARGV[2]  encoded TaskMessage (protobuf bytes)
+-- ARGV[3]  pending_since: unix time in nanoseconds (decimal string)
+-- ARGV[4]  (with KEYS[3]) lock TTL in milliseconds (>= 1)
+--
+-- Returns  1  enqueued
+--          0  a task with this id already exists in the queue (nothing written)
+--         -1  the uniqueness lock is held by another task (nothing written)
+local taskKey = KEYS[1] .. ARGV[1]
+local lock = KEYS[3]
+if lock and redis.call("EXISTS", lock) == 1 then
+  return -1
+end
+if redis.call("EXISTS", taskKey) == 1 then
+  return 0
+end
+if lock then
+  redis.call("SET", lock, ARGV[1], "PX", ARGV[4])
+  redis.call("HSET", taskKey, "msg", ARGV[2], "state", "pending", "pending_since", ARGV[3], "unique_key", lock)
+else
+  redis.call("HSET", taskKey, "msg", ARGV[2], "state", "pending", "pending_since", ARGV[3])
+end
+redis.call("LPUSH", KEYS[2], ARGV[1])
+return 1

@@ -1,0 +1,34 @@
+-- schedule: a new task -> scheduled (asynq's scheduleCmd / scheduleUniqueCmd in one script).
+-- Writes the task hash (state "scheduled", no pending_since) and adds the id to the scheduled
+-- zset, scored by the process-at time; `forward` moves it to pending when that time comes.
+-- With a uniqueness lock key (KEYS[3]) the lock is taken in the same step. Checks come first and
+-- nothing is written unless every check passes.
+--
+-- KEYS[1]  task key prefix              asynq:{<q>}:t:   (task key = KEYS[1] .. ARGV[1])
+-- KEYS[2]  scheduled zset               asynq:{<q>}:scheduled
+-- KEYS[3]  (optional) uniqueness lock   asynq:{<q>}:unique:<type>:<md5(payload)>
+-- ARGV[1]  task id
+-- ARGV[2]  encoded TaskMessage (protobuf bytes)
+-- ARGV[3]  process-at time, unix seconds (the zset score)
+-- ARGV[4]  (with KEYS[3]) lock TTL in milliseconds (>= 1); asynq counts it from the process-at
+--          time, so the caller passes (processAt - now) + unique TTL
+--
+-- Returns  1  scheduled
+--          0  a task with this id already exists in the queue (nothing written)
+--         -1  the uniqueness lock is held by another task (nothing written)
+local taskKey = KEYS[1] .. ARGV[1]
+local lock = KEYS[3]
+if lock and redis.call("EXISTS", lock) == 1 then
+  return -1
+end
+if redis.call("EXISTS", taskKey) == 1 then
+  return 0
+end
+if lock then
+  redis.call("SET", lock, ARGV[1], "PX", ARGV[4])
+  redis.call("HSET", taskKey, "msg", ARGV[2], "state", "scheduled", "unique_key", lock)
+else
+  redis.call("HSET", taskKey, "msg", ARGV[2], "state", "scheduled")
+end
+redis.call("ZADD", KEYS[2], ARGV[3], ARGV[1])
+return 1
