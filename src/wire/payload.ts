@@ -1,0 +1,70 @@
+/**
+ * Task payloads: asynq carries a payload as opaque bytes (`TaskMessage.payload`). These helpers
+ * turn JS values into those bytes and back. A `Uint8Array` (or Buffer) is sent as is, a string as
+ * its UTF-8 bytes, `undefined` as no payload (Go's nil), anything else as JSON text.
+ */
+import { Data, Effect } from "effect"
+
+/** A payload value that has no byte form (a function, a symbol, a BigInt, a cycle…). */
+export class PayloadEncodeError extends Data.TaggedError("PayloadEncodeError")<{ readonly message: string }> {}
+
+/** Payload bytes that are not the JSON (or UTF-8 text) the reader expected. */
+export class PayloadDecodeError extends Data.TaggedError("PayloadDecodeError")<{ readonly message: string }> {}
+
+const utf8Encoder = new TextEncoder()
+const utf8Decoder = new TextDecoder("utf-8", { fatal: true })
+
+/**
+ * The payload bytes for a value: Uint8Array as is, other typed arrays / ArrayBuffer by their bytes,
+ * string → UTF-8, `undefined` → no payload, anything else → `JSON.stringify`.
+ * Throws PayloadEncodeError when the value has no JSON form (rather than silently sending nothing).
+ */
+export const encodePayload = (p: unknown): Uint8Array | undefined => {
+  if (p === undefined) return undefined
+  if (p instanceof Uint8Array) return p
+  if (typeof p === "string") return utf8Encoder.encode(p)
+  if (ArrayBuffer.isView(p)) return new Uint8Array(p.buffer, p.byteOffset, p.byteLength)
+  if (p instanceof ArrayBuffer) return new Uint8Array(p)
+  let text: string | undefined
+  try {
+    text = JSON.stringify(p)
+  } catch (e) {
+    throw new PayloadEncodeError({ message: `payload cannot be serialized as JSON: ${e instanceof Error ? e.message : String(e)}` })
+  }
+  if (text === undefined) {
+    throw new PayloadEncodeError({ message: `payload of type ${typeof p} has no JSON form; pass a string, a Uint8Array or a JSON value` })
+  }
+  return utf8Encoder.encode(text)
+}
+
+/** The payload as UTF-8 text ("" when there is none). Throws PayloadDecodeError on invalid UTF-8. */
+export const payloadText = (p: Uint8Array | undefined): string => {
+  if (p === undefined || p.length === 0) return ""
+  try {
+    return utf8Decoder.decode(p)
+  } catch {
+    throw new PayloadDecodeError({ message: `payload (${p.length} bytes) is not valid UTF-8 text` })
+  }
+}
+
+/**
+ * The payload parsed as JSON; `undefined` when there is none (the inverse of encodePayload for
+ * JSON values). Throws PayloadDecodeError when the bytes are not JSON.
+ */
+export const payloadJson = <A = unknown>(p: Uint8Array | undefined): A => {
+  if (p === undefined || p.length === 0) return undefined as A
+  const text = payloadText(p)
+  try {
+    return JSON.parse(text) as A
+  } catch (e) {
+    const head = text.length > 40 ? `${text.slice(0, 40)}…` : text
+    throw new PayloadDecodeError({ message: `payload is not valid JSON (${e instanceof Error ? e.message : String(e)}): ${JSON.stringify(head)}` })
+  }
+}
+
+/** `payloadJson` as an Effect: the parsed JSON, or a PayloadDecodeError. */
+export const decodePayload = <A = unknown>(p: Uint8Array | undefined): Effect.Effect<A, PayloadDecodeError> =>
+  Effect.try({
+    try: () => payloadJson<A>(p),
+    catch: (e) => (e instanceof PayloadDecodeError ? e : new PayloadDecodeError({ message: String(e) }))
+  })

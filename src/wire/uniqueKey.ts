@@ -1,0 +1,9 @@
+/**
+ * asynq's uniqueness lock key (base.UniqueKey): `asynq:{<queue>}:unique:<type>:<md5 hex of payload>`.
+ * A nil payload gives a key ending in `:`; an empty, non-nil payload gives the md5 of "" — only the
+ * client can tell the two apart, so the key is always computed where the task is created.
+ */
+import { createHash } from "node:crypto"
+
+export const uniqueKey = (queue: string, type: string, payload: Uint8Array | undefined): string =>
+  `asynq:{${queue}}:unique:${type}:${payload === undefined ? "" : createHash("md5").update(payload).digest("hex")}`
