@@ -1,0 +1,142 @@
+/**
+ * Enqueue steps: create tasks exactly as asynq's Client does (same message, same keys, same
+ * defaults). Due now → pending; due later → scheduled; with a group → aggregating. Time comes
+ * from the Effect Clock. Nothing is written when an option is invalid.
+ */
+import { Clock, Effect, Result } from "effect"
+import type { Broker } from "../broker/Broker.js"
+import { InvalidArgument, type DuplicateTask, type TaskIdConflict } from "../broker/errors.js"
+import { type TaskWrite, writeTask, writeTasks } from "../broker/enqueue.js"
+import type { RedisError } from "../redis/errors.js"
+import type { TaskState } from "../wire/keys.js"
+import { encodePayload } from "../wire/payload.js"
+import { emptyTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
+import { uniqueKey } from "../wire/uniqueKey.js"
+import { checkQueueName, type EnqueueOptions, resolveEnqueueOptions } from "./options.js"
+import { newTaskId } from "./taskId.js"
+import { type TaskInfo, taskInfoFromMessage } from "./taskInfo.js"
+
+export type EnqueueError = InvalidArgument | DuplicateTask | TaskIdConflict | RedisError
+
+/** One task for `enqueueMany`. */
+export interface EnqueueItem {
+  readonly type: string
+  readonly payload?: unknown
+  readonly options?: EnqueueOptions | undefined
+}
+
+interface Prepared {
+  readonly write: TaskWrite
+  readonly nextProcessAt: Date | undefined
+}
+
+const payloadBytes = (payload: unknown): Result.Result<Uint8Array | undefined, InvalidArgument> => {
+  try {
+    return Result.succeed(encodePayload(payload))
+  } catch (e) {
+    return Result.fail(new InvalidArgument({ field: "payload", message: e instanceof Error ? e.message : String(e) }))
+  }
+}
+
+/** Validates one task and builds its message and write (pure: no Redis, `nowMs` given). */
+const prepare = (type: string, payload: unknown, options: EnqueueOptions | undefined, nowMs: number): Result.Result<Prepared, InvalidArgument> =>
+  Result.flatMap(resolveEnqueueOptions(type, options, nowMs), (o) =>
+    Result.map(payloadBytes(payload), (bytes): Prepared => {
+      const msg: TaskMessage = {
+        ...emptyTaskMessage,
+        type,
+        payload: bytes,
+        id: o.taskId ?? newTaskId(),
+        queue: o.queue,
+        retry: o.maxRetry,
+        timeout: o.timeoutSec,
+        deadline: o.deadlineSec,
+        uniqueKey: o.uniqueMs === undefined ? "" : uniqueKey(o.queue, type, bytes),
+        retention: o.retentionSec,
+        groupKey: o.group ?? "",
+        headers: o.headers
+      }
+      if (o.processAtMs !== undefined) {
+        // asynq counts a scheduled task's uniqueness from its process-at time.
+        const lock = o.uniqueMs === undefined ? undefined : o.processAtMs - nowMs + o.uniqueMs
+        return { write: { msg, nowMs, target: { state: "scheduled", processAtMs: o.processAtMs }, uniqueLockTtlMs: lock }, nextProcessAt: new Date(o.processAtMs) }
+      }
+      if (o.group !== undefined) {
+        return { write: { msg, nowMs, target: { state: "aggregating", group: o.group }, uniqueLockTtlMs: o.uniqueMs }, nextProcessAt: undefined }
+      }
+      return { write: { msg, nowMs, target: { state: "pending" }, uniqueLockTtlMs: o.uniqueMs }, nextProcessAt: new Date(nowMs) }
+    })
+  )
+
+const info = (p: Prepared, state: TaskState): TaskInfo => taskInfoFromMessage(p.write.msg, state, { nextProcessAt: p.nextProcessAt })
+
+/**
+ * Enqueues one task: `payload` is bytes, a string (UTF-8) or a JSON value (see encodePayload).
+ * One round trip (including the first-time registration of the queue in `asynq:queues`).
+ */
+export const enqueue = Effect.fn("Steps.enqueue")(function* (
+  type: string,
+  payload: unknown,
+  options?: EnqueueOptions
+): Effect.fn.Return<TaskInfo, EnqueueError, Broker> {
+  const nowMs = yield* Clock.currentTimeMillis
+  const p = yield* Effect.fromResult(prepare(type, payload, options, nowMs))
+  const state = yield* writeTask(p.write)
+  return info(p, state)
+})
+
+/**
+ * Enqueues many tasks in one round trip (on a Redis Cluster: one per queue, all sent at once).
+ * Every item gets its own result, in input order: a rejected item (invalid options, duplicate,
+ * id conflict) does not stop the others. Items of one call are written in input order, so a
+ * second item with the same unique key or id as an earlier one gets DuplicateTask/TaskIdConflict.
+ */
+export const enqueueMany = Effect.fn("Steps.enqueueMany")(function* (
+  items: ReadonlyArray<EnqueueItem>
+): Effect.fn.Return<ReadonlyArray<Result.Result<TaskInfo, EnqueueError>>, never, Broker> {
+  const nowMs = yield* Clock.currentTimeMillis
+  const prepared = items.map((it) => prepare(it.type, it.payload, it.options, nowMs))
+  const ready = prepared.flatMap((r) => (Result.isSuccess(r) ? [r.success] : []))
+  const outcomes = yield* writeTasks(ready.map((p) => p.write))
+  let next = 0
+  return prepared.map((r): Result.Result<TaskInfo, EnqueueError> => {
+    if (Result.isFailure(r)) return Result.fail(r.failure)
+    return Result.map(outcomes[next++]!, (state) => info(r.success, state))
+  })
+})
+
+/** Options of `enqueueMessage`. */
+export interface EnqueueMessageOptions {
+  /** Process at this unix time (ms); due now or earlier (or absent) → pending (or the group). */
+  readonly processAtMs?: number | undefined
+  /** Uniqueness TTL (ms, >= 1000), counted from the process-at time for a scheduled task. The lock key is `msg.uniqueKey`, or asynq's key for the message when empty. */
+  readonly uniqueTtlMs?: number | undefined
+}
+
+/**
+ * Writes a ready-made message (from the scheduler, the aggregator or another pipeline): scheduled
+ * when `processAtMs` is after now, else aggregating when it has a group key, else pending.
+ * Returns the state it was written in.
+ */
+export const enqueueMessage = Effect.fn("Steps.enqueueMessage")(function* (
+  msg: TaskMessage,
+  opts: EnqueueMessageOptions = {}
+): Effect.fn.Return<TaskState, EnqueueError, Broker> {
+  const nowMs = yield* Clock.currentTimeMillis
+  const fail = (field: string, message: string) => Effect.fail(new InvalidArgument({ field, message }))
+  if (msg.type.trim() === "") return yield* fail("type", "task type must be a non-empty string (not only whitespace)")
+  if (msg.id.trim() === "") return yield* fail("id", "task id must be a non-empty string (not only whitespace)")
+  yield* Effect.fromResult(checkQueueName(msg.queue))
+  const ttl = opts.uniqueTtlMs
+  if (ttl !== undefined && !(Number.isFinite(ttl) && ttl >= 1000)) return yield* fail("uniqueTtlMs", `uniqueTtlMs must be a finite number of milliseconds >= 1000, got ${ttl}`)
+  const processAtMs = opts.processAtMs
+  if (processAtMs !== undefined && !Number.isFinite(processAtMs)) return yield* fail("processAtMs", `processAtMs must be a finite unix time in milliseconds, got ${processAtMs}`)
+  const m: TaskMessage = ttl !== undefined && msg.uniqueKey === "" ? { ...msg, uniqueKey: uniqueKey(msg.queue, msg.type, msg.payload) } : msg
+  const write: TaskWrite =
+    processAtMs !== undefined && processAtMs > nowMs
+      ? { msg: m, nowMs, target: { state: "scheduled", processAtMs }, uniqueLockTtlMs: ttl === undefined ? undefined : processAtMs - nowMs + ttl }
+      : m.groupKey !== ""
+        ? { msg: m, nowMs, target: { state: "aggregating", group: m.groupKey }, uniqueLockTtlMs: ttl }
+        : { msg: m, nowMs, target: { state: "pending" }, uniqueLockTtlMs: ttl }
+  return yield* writeTask(write)
+})
