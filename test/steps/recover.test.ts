@@ -101,7 +101,7 @@ layer(testBrokerLayer())("recover (real Redis)", (it) => {
         for (let i = 0; i < 5; i++) await putActive(c, makeMsg(q, `b${i}`), nowSec - 100 + i)
       })
       expect((yield* recover({ queues: [q], batch: 2, retryDelayMs: () => 0 })).retried).toBe(2)
-      expect(yield* io(() => c.zrange(queueKeys(q).lease, 0, -1))).toEqual(["b2", "b3", "b4"])
+      expect(yield* io(() => c.zrange(queueKeys(q).lease, "0", "-1"))).toEqual(["b2", "b3", "b4"])
     })
   )
 

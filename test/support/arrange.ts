@@ -91,7 +91,7 @@ export const readTask = async (c: IORedis, queue: string, id: string) => {
 
 /** A zset as [member, score] pairs, ascending. */
 export const zsetOf = async (c: IORedis, key: string): Promise<Array<[string, number]>> => {
-  const flat = await c.zrange(key, 0, -1, "WITHSCORES")
+  const flat = await c.zrange(key, "0", "-1", "WITHSCORES")
   const out: Array<[string, number]> = []
   for (let i = 0; i < flat.length; i += 2) out.push([flat[i]!, Number(flat[i + 1])])
   return out
