@@ -1,0 +1,120 @@
+import { expect, layer } from "@effect/vitest"
+import { Effect, Layer, Result } from "effect"
+import { TestClock } from "effect/testing"
+import type { Redis as IORedis } from "ioredis"
+import { afterAll, beforeAll, describe, it } from "vitest"
+import { Broker } from "../../src/broker/Broker.js"
+import { Redis } from "../../src/redis/Redis.js"
+import { enqueue, enqueueMany } from "../../src/steps/enqueue.js"
+import { queueKeys } from "../../src/wire/keys.js"
+import { baseNowMs, readTask, testBrokerLayer, zsetOf } from "../support/arrange.js"
+import { startRedisServer } from "../support/redis-server.js"
+import { flushTestDb, rawClient } from "../support/redis.js"
+
+let c: IORedis
+beforeAll(async () => {
+  await flushTestDb()
+  c = rawClient()
+})
+afterAll(() => c.disconnect())
+const io = <A>(f: () => Promise<A>) => Effect.promise(f)
+const nowSec = baseNowMs / 1000
+
+/** Counts the socket writes (round trips) the broker's connection makes while `eff` runs. */
+const countWrites = <A, E, R>(eff: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const { redis } = yield* Broker
+    const stream = (redis.client as IORedis).stream
+    const original = stream.write
+    let writes = 0
+    stream.write = function (this: typeof stream, ...args: Parameters<typeof original>) {
+      writes++
+      return original.apply(this, args)
+    } as typeof original
+    const a = yield* eff.pipe(Effect.ensuring(Effect.sync(() => (stream.write = original))))
+    return { result: a, writes }
+  })
+
+const tag = (r: Result.Result<unknown, { readonly _tag: string }>) => (Result.isSuccess(r) ? "ok" : r.failure._tag)
+
+layer(testBrokerLayer())("enqueueMany (real Redis)", (it) => {
+  it.effect("mixed batch: per-item results in input order; failures do not stop the others; one round trip", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(baseNowMs)
+      // Load every script first (a fresh server answers NOSCRIPT once, which costs a second trip).
+      yield* enqueueMany([{ type: "w", options: { queue: "mbw" } }, { type: "w", options: { queue: "mbw", processIn: 1000 } }, { type: "w", options: { queue: "mbw", group: "w" } }])
+      yield* enqueue("t", "existing", { queue: "mb1", taskId: "taken" }) // queue mb1 now known
+      const { result, writes } = yield* countWrites(
+        enqueueMany([
+          { type: "a", payload: { n: 1 }, options: { queue: "mb1", taskId: "p1" } },
+          { type: "a", payload: { n: 2 }, options: { queue: "mb2", processIn: 60_000, taskId: "s1" } },
+          { type: "a", payload: { n: 3 }, options: { queue: "mb1", group: "g", taskId: "g1" } },
+          { type: "a", payload: 1, options: { queue: "mb1", maxRetry: -1 } },
+          { type: "u", payload: "same", options: { queue: "mb2", unique: 60_000, taskId: "u1" } },
+          { type: "u", payload: "same", options: { queue: "mb2", unique: 60_000, taskId: "u2" } },
+          { type: "a", payload: null, options: { queue: "mb1", taskId: "taken" } },
+          { type: "a", payload: null, options: { queue: "mb3", taskId: "twice" } },
+          { type: "a", payload: null, options: { queue: "mb3", taskId: "twice" } },
+          { type: "", payload: null }
+        ])
+      )
+      expect(writes).toBe(1)
+      expect(result.map(tag)).toEqual(["ok", "ok", "ok", "InvalidArgument", "ok", "DuplicateTask", "TaskIdConflict", "ok", "TaskIdConflict", "InvalidArgument"])
+      const ok = result.flatMap((r) => (Result.isSuccess(r) ? [r.success] : []))
+      expect(ok.map((i) => [i.id, i.queue, i.state])).toEqual([
+        ["p1", "mb1", "pending"],
+        ["s1", "mb2", "scheduled"],
+        ["g1", "mb1", "aggregating"],
+        ["u1", "mb2", "pending"],
+        ["twice", "mb3", "pending"]
+      ])
+      expect(ok[1]!.nextProcessAt).toEqual(new Date(baseNowMs + 60_000))
+      expect(yield* io(() => c.lrange(queueKeys("mb1").pending, 0, -1))).toEqual(["p1", "taken"])
+      expect(yield* io(() => zsetOf(c, queueKeys("mb2").scheduled))).toEqual([["s1", nowSec + 60]])
+      expect(yield* io(() => zsetOf(c, queueKeys("mb1").group("g")))).toEqual([["g1", nowSec]])
+      expect(yield* io(() => c.lrange(queueKeys("mb2").pending, 0, -1))).toEqual(["u1"])
+      expect((yield* io(() => readTask(c, "mb1", "taken"))).msg!.type).toBe("t")
+      expect((yield* io(() => c.smembers("asynq:queues"))).sort()).toEqual(["mb1", "mb2", "mb3", "mbw"])
+      const broker = yield* Broker
+      expect(["mb1", "mb2", "mb3"].every((q) => broker.knownQueues.has(q))).toBe(true)
+    })
+  )
+
+  it.effect("a batch of only invalid items sends nothing; an empty batch returns []", () =>
+    Effect.gen(function* () {
+      const { result, writes } = yield* countWrites(enqueueMany([{ type: " " }, { type: "x", options: { queue: "" } }]))
+      expect(writes).toBe(0)
+      expect(result.map(tag)).toEqual(["InvalidArgument", "InvalidArgument"])
+      expect(yield* enqueueMany([])).toEqual([])
+    })
+  )
+
+  it.effect("a large batch across queues still goes out in one round trip", () =>
+    Effect.gen(function* () {
+      const items = Array.from({ length: 500 }, (_, i) => ({ type: "bulk", payload: { i }, options: { queue: `bulk${i % 5}` } }))
+      const { result, writes } = yield* countWrites(enqueueMany(items))
+      expect(writes).toBe(1)
+      expect(result.every(Result.isSuccess)).toBe(true)
+      for (let q = 0; q < 5; q++) expect(yield* io(() => c.llen(queueKeys(`bulk${q}`).pending))).toBe(100)
+    })
+  )
+})
+
+describe("enqueueMany when Redis goes away", () => {
+  it("every item of the failed round trip gets a RedisError; the effect itself does not fail", async () => {
+    const server = await startRedisServer()
+    const brokerLayer = Broker.layer.pipe(Layer.provide(Redis.layer({ url: server.url, maxRetriesPerRequest: 1, connectTimeoutMs: 1000 })))
+    try {
+      const results = await Effect.runPromise(
+        Effect.gen(function* () {
+          yield* enqueue("warm", undefined) // connect, load scripts
+          yield* Effect.promise(() => server.stop())
+          return yield* enqueueMany([{ type: "a" }, { type: "b", options: { queue: "other" } }, { type: "" }])
+        }).pipe(Effect.provide(brokerLayer))
+      )
+      expect(results.map(tag)).toEqual(["RedisError", "RedisError", "InvalidArgument"])
+    } finally {
+      await server.stop()
+    }
+  })
+})
