@@ -1,0 +1,80 @@
+/**
+ * Runs ONE scenario for ONE library in a fresh Node process (forked by bench/main.ts), so the
+ * Node CPU figure only holds that library's work and no library inherits another's heap or JIT
+ * state. A short warm-up of the same scenario runs first and is discarded.
+ * Input: argv[2] = JSON ChildJob. Output: one IPC message { ok: true, result } | { ok: false, error }.
+ */
+import { Redis } from "ioredis"
+import type { AdapterFactory, LibName } from "./libs/types.js"
+import { NotAvailable } from "./libs/types.js"
+import { enqueueBulk, enqueueConcurrent, enqueueSerial, latency, processThroughput } from "./scenarios.js"
+import { resetRedis } from "./measure.js"
+
+export type ScenarioName = "enqueueSerial" | "enqueueConcurrent" | "enqueueBulk" | "process" | "latency"
+
+export interface ChildJob {
+  readonly lib: LibName
+  readonly scenario: ScenarioName
+  readonly redisUrl: string
+  readonly tasks: number
+  readonly warmup: number
+  readonly concurrency: number
+  readonly perSecond: number
+  readonly timeoutMs: number
+}
+
+export type ChildReply = { ok: true; result: unknown; settings: string } | { ok: false; error: string; pending: boolean }
+
+const factories: Record<LibName, () => Promise<AdapterFactory>> = {
+  "effect-asynq": async () => (await import("./libs/effectAsynq.js")).make,
+  bullmq: async () => (await import("./libs/bullmq.js")).make,
+  "bee-queue": async () => (await import("./libs/beeQueue.js")).make
+}
+
+const run = async (job: ChildJob): Promise<{ result: unknown; settings: string }> => {
+  const admin = new Redis(job.redisUrl, { maxRetriesPerRequest: 1, connectionName: "bench-admin" })
+  admin.on("error", () => {})
+  const lib = await (await factories[job.lib]())({ redisUrl: job.redisUrl, queue: "bench" })
+  try {
+    const once = (n: number) => {
+      switch (job.scenario) {
+        case "enqueueSerial":
+          return enqueueSerial(lib, admin, n)
+        case "enqueueConcurrent":
+          return enqueueConcurrent(lib, admin, n)
+        case "enqueueBulk":
+          return enqueueBulk(lib, admin, n)
+        case "process":
+          return processThroughput(lib, admin, n, job.concurrency, job.timeoutMs)
+        case "latency":
+          return latency(lib, admin, n, job.perSecond, job.concurrency, job.timeoutMs)
+      }
+    }
+    if (job.warmup > 0) await once(job.warmup)
+    const result = await once(job.tasks)
+    await resetRedis(admin)
+    return { result, settings: lib.settings }
+  } finally {
+    await lib.close()
+    admin.disconnect()
+  }
+}
+
+const job = JSON.parse(process.argv[2] ?? "{}") as ChildJob
+const send = (reply: ChildReply) =>
+  new Promise<void>((resolve) => {
+    if (process.send) process.send(reply, () => resolve())
+    else {
+      console.log(JSON.stringify(reply))
+      resolve()
+    }
+  })
+
+run(job).then(
+  ({ result, settings }) => send({ ok: true, result, settings }),
+  (e: unknown) =>
+    send({ ok: false, error: e instanceof Error ? e.message : String(e), pending: e instanceof NotAvailable })
+).finally(() => {
+  // libraries may leave timers behind after close(); this process's job is done
+  process.exit(0)
+})

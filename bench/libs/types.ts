@@ -1,0 +1,47 @@
+/**
+ * The interface every benchmarked library is driven through. One adapter per library
+ * (bench/libs/<lib>.ts) maps it onto that library's recommended API, so the scenarios in
+ * bench/scenarios.ts are the same code for all of them.
+ */
+export const libNames = ["effect-asynq", "bullmq", "bee-queue"] as const
+export type LibName = (typeof libNames)[number]
+
+/** The task payload: a sequence number and the producer's clock (ms, performance.now) or 0. */
+export interface Payload {
+  readonly n: number
+  readonly t: number
+}
+
+/** A no-op-ish handler: receives the payload the library decoded; must not throw. */
+export type Handler = (payload: Payload) => void
+
+export interface WorkerHandle {
+  /** Stops fetching and resolves once in-flight tasks are acknowledged and connections closed. */
+  readonly stop: () => Promise<void>
+}
+
+export interface LibAdapter {
+  readonly name: LibName
+  /** How the library is configured here, for the report (fairness is checked by reading this). */
+  readonly settings: string
+  /** Enqueues one task (one API call, one task). */
+  readonly enqueueOne: (payload: Payload) => Promise<void>
+  /** Enqueues a batch through the library's bulk API. */
+  readonly enqueueBulk: (payloads: ReadonlyArray<Payload>) => Promise<void>
+  /** Starts processing the queue with `concurrency` handlers in flight; resolves once started. */
+  readonly startWorker: (concurrency: number, handler: Handler) => Promise<WorkerHandle>
+  /** Closes the producer side. */
+  readonly close: () => Promise<void>
+}
+
+export interface AdapterConfig {
+  readonly redisUrl: string
+  readonly queue: string
+}
+
+export type AdapterFactory = (config: AdapterConfig) => Promise<LibAdapter>
+
+/** Raised by an adapter for a capability that does not exist yet (reported as "pending"). */
+export class NotAvailable extends Error {
+  override readonly name = "NotAvailable"
+}

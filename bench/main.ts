@@ -1,0 +1,148 @@
+/**
+ * `npm run bench` — effect-asynq, BullMQ and bee-queue side by side, in one run, on one private
+ * redis-server (started here on a free loopback port, stopped at the end).
+ *
+ *   npm run bench                      20,000 tasks per scenario, latency over 5,000 tasks at 500/s
+ *   npm run bench -- --quick           2,000 tasks (latency: 500), for a sanity run
+ *   npm run bench -- --only=bullmq,bee-queue
+ *   npm run bench -- --scenarios=process100,latency   (see `scenarioList`)
+ *   npm run bench -- --port=6388       pin the private server's port
+ *
+ * Each (scenario, library) pair runs in its own fresh Node process (bench/child.ts) after a
+ * discarded warm-up; the libraries take turns scenario by scenario (the starting library rotates)
+ * so drift in machine load spreads over all of them. Between measurements Redis is emptied and
+ * its statistics zeroed. Prints a table (each figure, effect-asynq ÷ peer, the issue's targets)
+ * and writes everything to bench/results/<timestamp>.json.
+ */
+import { fork } from "node:child_process"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { cpus, loadavg, totalmem } from "node:os"
+import { fileURLToPath } from "node:url"
+import type { ChildJob, ChildReply, ScenarioName } from "./child.js"
+import { libNames, type LibName } from "./libs/types.js"
+import { startBenchRedis } from "./redisServer.js"
+import { buildRows, renderMarkdown, renderTable, type Results } from "./report.js"
+import { bulkBatch, concurrentCallers } from "./scenarios.js"
+
+interface ScenarioSpec {
+  readonly key: string
+  readonly scenario: ScenarioName
+  readonly concurrency: number
+  readonly title: string
+}
+
+const scenarioList: ReadonlyArray<ScenarioSpec> = [
+  { key: "enqueueSerial", scenario: "enqueueSerial", concurrency: 1, title: "enqueue one-by-one, awaited in turn" },
+  { key: "enqueueConcurrent", scenario: "enqueueConcurrent", concurrency: concurrentCallers, title: `enqueue one-by-one, ${concurrentCallers} callers` },
+  { key: "enqueueBulk", scenario: "enqueueBulk", concurrency: 1, title: `enqueue bulk (batches of ${bulkBatch}) + bytes per pending task` },
+  { key: "process1", scenario: "process", concurrency: 1, title: "no-op processing, concurrency 1" },
+  { key: "process10", scenario: "process", concurrency: 10, title: "no-op processing, concurrency 10" },
+  { key: "process100", scenario: "process", concurrency: 100, title: "no-op processing, concurrency 100" },
+  { key: "latency", scenario: "latency", concurrency: 10, title: "enqueue→handler latency at 500 tasks/s, concurrency 10" }
+]
+
+const arg = (name: string): string | undefined => {
+  const hit = process.argv.find((a) => a === `--${name}` || a.startsWith(`--${name}=`))
+  if (hit === undefined) return undefined
+  const i = hit.indexOf("=")
+  return i < 0 ? "" : hit.slice(i + 1)
+}
+
+const parseList = <T extends string>(raw: string | undefined, allowed: ReadonlyArray<T>, what: string): T[] | undefined => {
+  if (raw === undefined) return undefined
+  const items = raw.split(",").map((s) => s.trim()).filter((s) => s !== "")
+  for (const i of items) if (!allowed.includes(i as T)) throw new Error(`bench: unknown ${what} "${i}" (known: ${allowed.join(", ")})`)
+  return items as T[]
+}
+
+const quick = arg("quick") !== undefined
+const tasks = Number(arg("tasks") ?? (quick ? 2_000 : 20_000))
+const latencyTasks = Number(arg("latency-tasks") ?? (quick ? 500 : 5_000))
+const perSecond = 500
+const libs = parseList(arg("only"), libNames, "library") ?? [...libNames]
+const scenarioKeys = parseList(arg("scenarios"), scenarioList.map((s) => s.key), "scenario") ?? scenarioList.map((s) => s.key)
+const port = arg("port") === undefined ? undefined : Number(arg("port"))
+const timeoutMs = 180_000
+
+const childPath = fileURLToPath(new URL("./child.ts", import.meta.url))
+
+const runChild = (job: ChildJob): Promise<ChildReply> =>
+  new Promise((resolve) => {
+    const child = fork(childPath, [JSON.stringify(job)], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] })
+    let reply: ChildReply | undefined
+    const killer = setTimeout(() => child.kill("SIGKILL"), job.timeoutMs + 60_000)
+    child.on("message", (m) => (reply = m as ChildReply))
+    child.on("exit", (code, signal) => {
+      clearTimeout(killer)
+      resolve(reply ?? { ok: false, pending: false, error: `child exited (code ${code}, signal ${signal}) without a result` })
+    })
+  })
+
+const main = async () => {
+  const redis = await startBenchRedis(port)
+  const started = new Date()
+  const results: Results = {}
+  const settings: Partial<Record<LibName, string>> = {}
+  const errors: Array<{ scenario: string; lib: LibName; error: string; pending: boolean }> = []
+  console.log(
+    `bench: redis ${redis.version} on ${redis.url} (private), ${tasks.toLocaleString("en-US")} tasks per scenario, ` +
+      `latency over ${latencyTasks.toLocaleString("en-US")} tasks; libraries: ${libs.join(", ")}; load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`
+  )
+  try {
+    const chosen = scenarioList.filter((s) => scenarioKeys.includes(s.key))
+    for (const [si, spec] of chosen.entries()) {
+      const order = libs.map((_, i) => libs[(i + si) % libs.length]!)
+      results[spec.key] = {}
+      for (const lib of order) {
+        const n = spec.scenario === "latency" ? latencyTasks : tasks
+        const warmup = spec.scenario === "latency" ? Math.min(250, Math.ceil(n / 10)) : Math.min(1_000, Math.ceil(n / 10))
+        const t0 = Date.now()
+        const load1m = loadavg()[0]!
+        const reply = await runChild({ lib, scenario: spec.scenario, redisUrl: redis.url, tasks: n, warmup, concurrency: spec.concurrency, perSecond, timeoutMs })
+        const secs = ((Date.now() - t0) / 1000).toFixed(1)
+        if (reply.ok) {
+          results[spec.key]![lib] = { ...(reply.result as object), loadAvg1mBefore: Math.round(load1m * 100) / 100 }
+          settings[lib] = reply.settings
+          console.log(`  ${spec.title.padEnd(58)} ${lib.padEnd(13)} done in ${secs} s`)
+        } else {
+          results[spec.key]![lib] = reply.pending ? "pending" : "failed"
+          errors.push({ scenario: spec.key, lib, error: reply.error, pending: reply.pending })
+          console.log(`  ${spec.title.padEnd(58)} ${lib.padEnd(13)} ${reply.pending ? "PENDING" : "FAILED"}: ${reply.error}`)
+        }
+      }
+    }
+  } finally {
+    await redis.stop()
+  }
+
+  const rows = buildRows(results, libs)
+  console.log("")
+  console.log(renderTable(rows, libs))
+  console.log("\n↑ higher is better, ↓ lower is better; ÷ peer = effect-asynq's figure divided by the peer's.")
+  if (errors.length > 0) console.log(`\n${errors.length} measurement(s) missing: ${errors.map((e) => `${e.scenario}/${e.lib}${e.pending ? " (pending)" : ""}`).join(", ")}`)
+
+  const out = {
+    startedAt: started.toISOString(),
+    finishedAt: new Date().toISOString(),
+    command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(),
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, totalMemBytes: totalmem(), node: process.version, loadAvgAtEnd: loadavg() },
+    redis: { version: redis.version, private: true },
+    parameters: { tasks, latencyTasks, latencyPerSecond: perSecond, bulkBatch, concurrentCallers, warmup: "min(1000, n/10) per scenario (latency: min(250, n/10)), discarded" },
+    libraries: libs,
+    settings,
+    results,
+    errors,
+    table: rows,
+    markdown: renderMarkdown(rows, libs)
+  }
+  const dir = fileURLToPath(new URL("./results/", import.meta.url))
+  mkdirSync(dir, { recursive: true })
+  const file = `${dir}${started.toISOString().replace(/[:.]/g, "-")}.json`
+  writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`)
+  console.log(`\nresults: ${file}`)
+}
+
+main().catch((e: unknown) => {
+  console.error(e)
+  process.exitCode = 1
+})

@@ -1,0 +1,156 @@
+/**
+ * Turns the collected results into table rows (each figure, the ratio effect-asynq ÷ peer, and the
+ * issue's target where there is one) and prints them. Targets are reported, never asserted.
+ */
+import type { LibName } from "./libs/types.js"
+import type { BulkResult, LatencyResult, RateResult } from "./scenarios.js"
+
+/** results[scenarioKey][lib] = result object, or an error string when the scenario failed/was pending. */
+export type Results = Record<string, Partial<Record<LibName, unknown>>>
+
+type Better = "higher" | "lower" | "info"
+
+interface Target {
+  readonly peer: LibName
+  /** effect-asynq ÷ peer must be ≥ factor (higher is better) or ≤ factor (lower is better) */
+  readonly factor: number
+}
+
+interface RowSpec {
+  readonly label: string
+  readonly unit: string
+  readonly better: Better
+  readonly scenario: string
+  readonly pick: (r: never) => number
+  readonly targets?: ReadonlyArray<Target>
+  readonly digits?: number
+}
+
+const rate = (r: RateResult) => r.perSecond
+const rows: ReadonlyArray<RowSpec> = [
+  { label: "enqueue one-by-one (awaited in turn)", unit: "tasks/s", better: "higher", scenario: "enqueueSerial", pick: rate, targets: [{ peer: "bee-queue", factor: 1 }] },
+  { label: "enqueue one-by-one (50 callers)", unit: "tasks/s", better: "higher", scenario: "enqueueConcurrent", pick: rate },
+  { label: "enqueue bulk (batches of 1,000)", unit: "tasks/s", better: "higher", scenario: "enqueueBulk", pick: rate, targets: [{ peer: "bee-queue", factor: 1.3 }] },
+  { label: "enqueue bulk: Node CPU per task", unit: "µs", better: "lower", scenario: "enqueueBulk", pick: (r: RateResult) => r.nodeCpuUs, digits: 1 },
+  { label: "enqueue bulk: Redis CPU per task", unit: "µs", better: "lower", scenario: "enqueueBulk", pick: (r: RateResult) => r.redisCpuUs, digits: 1 },
+  { label: "enqueue one-by-one: Redis cmds per task", unit: "calls", better: "lower", scenario: "enqueueSerial", pick: (r: RateResult) => r.redisCalls, digits: 2 },
+  { label: "Redis bytes per pending task", unit: "bytes", better: "lower", scenario: "enqueueBulk", pick: (r: BulkResult) => r.bytesPerTask, targets: [{ peer: "bullmq", factor: 1 }] },
+  { label: "Redis keys per pending task", unit: "keys", better: "info", scenario: "enqueueBulk", pick: (r: BulkResult) => r.keysPerTask, digits: 3 },
+  { label: "no-op processing, concurrency 1", unit: "tasks/s", better: "higher", scenario: "process1", pick: rate },
+  { label: "no-op processing, concurrency 10", unit: "tasks/s", better: "higher", scenario: "process10", pick: rate },
+  {
+    label: "no-op processing, concurrency 100",
+    unit: "tasks/s",
+    better: "higher",
+    scenario: "process100",
+    pick: rate,
+    targets: [
+      { peer: "bee-queue", factor: 1.2 },
+      { peer: "bullmq", factor: 2 }
+    ]
+  },
+  { label: "c=100: Node CPU per processed task", unit: "µs", better: "lower", scenario: "process100", pick: (r: RateResult) => r.nodeCpuUs, digits: 1 },
+  { label: "c=100: Redis CPU per processed task", unit: "µs", better: "lower", scenario: "process100", pick: (r: RateResult) => r.redisCpuUs, digits: 1 },
+  {
+    label: "c=100: Node+Redis CPU per processed task",
+    unit: "µs",
+    better: "lower",
+    scenario: "process100",
+    pick: (r: RateResult) => r.nodeCpuUs + r.redisCpuUs,
+    targets: [{ peer: "bee-queue", factor: 1 }],
+    digits: 1
+  },
+  { label: "c=100: Redis commands per processed task", unit: "calls", better: "lower", scenario: "process100", pick: (r: RateResult) => r.redisCalls, digits: 2 },
+  { label: "c=1: Node+Redis CPU per processed task", unit: "µs", better: "lower", scenario: "process1", pick: (r: RateResult) => r.nodeCpuUs + r.redisCpuUs, digits: 1 },
+  { label: "latency p50 (500/s, concurrency 10)", unit: "ms", better: "lower", scenario: "latency", pick: (r: LatencyResult) => r.p50Ms, targets: [{ peer: "bee-queue", factor: 1 }], digits: 2 },
+  { label: "latency p95", unit: "ms", better: "lower", scenario: "latency", pick: (r: LatencyResult) => r.p95Ms, digits: 2 },
+  { label: "latency p99", unit: "ms", better: "lower", scenario: "latency", pick: (r: LatencyResult) => r.p99Ms, targets: [{ peer: "bee-queue", factor: 1 }], digits: 2 }
+]
+
+export interface TableRow {
+  readonly metric: string
+  readonly unit: string
+  readonly better: Better
+  readonly values: Partial<Record<LibName, number | string>>
+  readonly ratios: Partial<Record<LibName, number>>
+  readonly targets: ReadonlyArray<{ readonly text: string; readonly met: boolean | undefined }>
+  readonly digits: number
+}
+
+const shortName: Record<LibName, string> = { "effect-asynq": "effect-asynq", bullmq: "BullMQ", "bee-queue": "bee-queue" }
+
+export const buildRows = (results: Results, libs: ReadonlyArray<LibName>): TableRow[] =>
+  rows.map((spec) => {
+    const values: Partial<Record<LibName, number | string>> = {}
+    for (const lib of libs) {
+      const r = results[spec.scenario]?.[lib]
+      if (r === undefined) continue
+      values[lib] = typeof r === "string" ? r : (spec.pick as (x: unknown) => number)(r)
+    }
+    const own = values["effect-asynq"]
+    const ratios: Partial<Record<LibName, number>> = {}
+    for (const peer of libs) {
+      const v = values[peer]
+      if (peer === "effect-asynq" || typeof own !== "number" || typeof v !== "number" || v === 0) continue
+      ratios[peer] = own / v
+    }
+    const targets = (spec.targets ?? [])
+      .filter((t) => libs.includes(t.peer) && libs.includes("effect-asynq"))
+      .map((t) => {
+        const ratio = ratios[t.peer]
+        const sign = spec.better === "higher" ? "≥" : "≤"
+        const met = ratio === undefined ? undefined : spec.better === "higher" ? ratio >= t.factor : ratio <= t.factor
+        return { text: `${sign}${t.factor}× ${shortName[t.peer]}`, met }
+      })
+    return { metric: spec.label, unit: spec.unit, better: spec.better, values, ratios, targets, digits: spec.digits ?? 0 }
+  })
+
+const fmt = (v: number | string | undefined, digits = 0): string => {
+  if (v === undefined) return "—"
+  if (typeof v === "string") return v
+  return v.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
+}
+
+export const renderTable = (tableRows: ReadonlyArray<TableRow>, libs: ReadonlyArray<LibName>): string => {
+  const peers = libs.filter((l) => l !== "effect-asynq")
+  const header = [
+    "metric",
+    "unit",
+    ...libs.map((l) => shortName[l]),
+    ...(libs.includes("effect-asynq") ? peers.map((p) => `÷ ${shortName[p]}`) : []),
+    "target"
+  ]
+  const body = tableRows.map((r) => {
+    const digits = r.digits
+    const arrow = r.better === "higher" ? " ↑" : r.better === "lower" ? " ↓" : ""
+    const cells = libs.map((l) => {
+      const v = r.values[l]
+      return typeof v === "string" ? "pending" : fmt(v, digits)
+    })
+    const ratioCells = libs.includes("effect-asynq") ? peers.map((p) => (r.ratios[p] === undefined ? "—" : `${r.ratios[p]!.toFixed(2)}×`)) : []
+    const target = r.targets.map((t) => `${t.text} ${t.met === undefined ? "?" : t.met ? "met" : "MISSED"}`).join(", ")
+    return [r.metric + arrow, r.unit, ...cells, ...ratioCells, target]
+  })
+  const all = [header, ...body]
+  const widths = header.map((_, i) => Math.max(...all.map((row) => [...row[i]!].length)))
+  const line = (row: ReadonlyArray<string>) =>
+    row.map((c, i) => (i < 2 || i === row.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd()
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join("\n")
+}
+
+/** The same table as Markdown (for the README). */
+export const renderMarkdown = (tableRows: ReadonlyArray<TableRow>, libs: ReadonlyArray<LibName>): string => {
+  const peers = libs.filter((l) => l !== "effect-asynq")
+  const withRatios = libs.includes("effect-asynq")
+  const header = ["metric", "unit", ...libs.map((l) => shortName[l]), ...(withRatios ? peers.map((p) => `÷ ${shortName[p]}`) : []), "target"]
+  const out = [`| ${header.join(" | ")} |`, `|${header.map((_, i) => (i < 2 || i === header.length - 1 ? "---" : "---:")).join("|")}|`]
+  for (const r of tableRows) {
+    const digits = r.digits
+    const arrow = r.better === "higher" ? " ↑" : r.better === "lower" ? " ↓" : ""
+    const cells = libs.map((l) => (typeof r.values[l] === "string" ? "pending" : fmt(r.values[l], digits)))
+    const ratioCells = withRatios ? peers.map((p) => (r.ratios[p] === undefined ? "—" : `${r.ratios[p]!.toFixed(2)}×`)) : []
+    const target = r.targets.map((t) => `${t.text} ${t.met === undefined ? "?" : t.met ? "met" : "**missed**"}`).join(", ")
+    out.push(`| ${[r.metric + arrow, r.unit, ...cells, ...ratioCells, target].join(" | ")} |`)
+  }
+  return out.join("\n")
+}

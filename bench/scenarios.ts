@@ -1,0 +1,179 @@
+/**
+ * The measured scenarios, the same code for every library (driven through LibAdapter).
+ * Each one starts from an empty Redis with zeroed statistics, runs a bounded number of tasks,
+ * and returns plain numbers. Nothing here loops without a bound or a timeout.
+ */
+import type { Redis } from "ioredis"
+import { nodeCpu, nodeCpuDeltaUs, nowMs, percentile, redisDelta, redisSnapshot, resetRedis, sleep, type RedisDelta } from "./measure.js"
+import type { LibAdapter, Payload } from "./libs/types.js"
+
+export const bulkBatch = 1_000
+export const concurrentCallers = 50
+
+export interface CostPerTask {
+  /** Node CPU (user + system) of the benchmark process, µs per task */
+  readonly nodeCpuUs: number
+  /** Redis CPU (used_cpu_user + used_cpu_sys), µs per task */
+  readonly redisCpuUs: number
+  /** Redis commands (commandstats, including those run inside Lua scripts) per task */
+  readonly redisCalls: number
+  readonly byCommand: Record<string, number>
+}
+
+export interface RateResult extends CostPerTask {
+  readonly tasks: number
+  readonly seconds: number
+  readonly perSecond: number
+}
+
+export interface BulkResult extends RateResult {
+  readonly bytesPerTask: number
+  readonly keysPerTask: number
+}
+
+export interface LatencyResult {
+  readonly tasks: number
+  readonly targetPerSecond: number
+  readonly achievedPerSecond: number
+  readonly concurrency: number
+  readonly p50Ms: number
+  readonly p95Ms: number
+  readonly p99Ms: number
+  readonly maxMs: number
+  readonly meanMs: number
+}
+
+const payloads = (n: number, from = 0): Payload[] => Array.from({ length: n }, (_, i) => ({ n: from + i, t: 0 }))
+
+const cost = (tasks: number, nodeUs: number, delta: RedisDelta): CostPerTask => {
+  const byCommand: Record<string, number> = {}
+  for (const [k, v] of Object.entries(delta.byCommand).sort((a, b) => b[1] - a[1])) byCommand[k] = round(v / tasks, 3)
+  return {
+    nodeCpuUs: round(nodeUs / tasks, 2),
+    redisCpuUs: round(delta.cpuUs / tasks, 2),
+    redisCalls: round(delta.calls / tasks, 3),
+    byCommand
+  }
+}
+
+const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits
+
+const fill = async (lib: LibAdapter, n: number): Promise<void> => {
+  for (let i = 0; i < n; i += bulkBatch) await lib.enqueueBulk(payloads(Math.min(bulkBatch, n - i), i))
+}
+
+/** Runs `f` under measurement: wall time, Node CPU and Redis deltas between the two points. */
+const measured = async (admin: Redis, tasks: number, f: () => Promise<void>): Promise<RateResult> => {
+  const before = await redisSnapshot(admin)
+  const cpu0 = nodeCpu()
+  const t0 = nowMs()
+  await f()
+  const seconds = (nowMs() - t0) / 1000
+  const nodeUs = nodeCpuDeltaUs(cpu0)
+  const after = await redisSnapshot(admin)
+  return { tasks, seconds: round(seconds, 4), perSecond: Math.round(tasks / seconds), ...cost(tasks, nodeUs, redisDelta(before, after)) }
+}
+
+/** One task per call, each call awaited before the next (latency-bound, as a single caller sees it). */
+export const enqueueSerial = async (lib: LibAdapter, admin: Redis, n: number): Promise<RateResult> => {
+  await resetRedis(admin)
+  const ps = payloads(n)
+  return measured(admin, n, async () => {
+    for (const p of ps) await lib.enqueueOne(p)
+  })
+}
+
+/** One task per call, `concurrentCallers` calls in flight (many request handlers enqueueing at once). */
+export const enqueueConcurrent = async (lib: LibAdapter, admin: Redis, n: number): Promise<RateResult> => {
+  await resetRedis(admin)
+  const ps = payloads(n)
+  return measured(admin, n, async () => {
+    let next = 0
+    const caller = async () => {
+      while (next < ps.length) await lib.enqueueOne(ps[next++]!)
+    }
+    await Promise.all(Array.from({ length: concurrentCallers }, caller))
+  })
+}
+
+/** Bulk API in batches of `bulkBatch`, awaited in turn; then Redis bytes and keys per pending task. */
+export const enqueueBulk = async (lib: LibAdapter, admin: Redis, n: number): Promise<BulkResult> => {
+  await resetRedis(admin)
+  await sleep(50)
+  const mem0 = await redisSnapshot(admin)
+  const rate = await measured(admin, n, () => fill(lib, n))
+  await sleep(200) // let client buffers drain before reading used_memory
+  const mem1 = await redisSnapshot(admin)
+  const keys = await admin.dbsize()
+  return { ...rate, bytesPerTask: Math.round((mem1.usedMemory - mem0.usedMemory) / n), keysPerTask: round(keys / n, 3) }
+}
+
+/** `n` pre-filled tasks, no-op handler, from worker start to the n-th handler call; cost includes the stop. */
+export const processThroughput = async (lib: LibAdapter, admin: Redis, n: number, concurrency: number, timeoutMs: number): Promise<RateResult> => {
+  await resetRedis(admin)
+  await fill(lib, n)
+  await sleep(100)
+  const before = await redisSnapshot(admin)
+  const cpu0 = nodeCpu()
+  let seen = 0
+  let lastAt = 0
+  let resolveAll!: () => void
+  const all = new Promise<void>((r) => (resolveAll = r))
+  const t0 = nowMs()
+  const worker = await lib.startWorker(concurrency, () => {
+    if (++seen === n) {
+      lastAt = nowMs()
+      resolveAll()
+    }
+  })
+  const timer = setTimeout(() => resolveAll(), timeoutMs)
+  await all
+  clearTimeout(timer)
+  await worker.stop()
+  const nodeUs = nodeCpuDeltaUs(cpu0)
+  const after = await redisSnapshot(admin)
+  if (seen < n) throw new Error(`${lib.name}: processed ${seen} of ${n} tasks within ${timeoutMs} ms (concurrency ${concurrency})`)
+  const seconds = (lastAt - t0) / 1000
+  return { tasks: n, seconds: round(seconds, 4), perSecond: Math.round(n / seconds), ...cost(n, nodeUs, redisDelta(before, after)) }
+}
+
+/**
+ * Enqueue→handler latency: a running worker (`concurrency`), a producer in the same process
+ * enqueueing one task at a time at `perSecond` (open loop: sends are not awaited before the next,
+ * so a slow enqueue does not lower the offered rate), each stamped with the send time.
+ */
+export const latency = async (lib: LibAdapter, admin: Redis, n: number, perSecond: number, concurrency: number, timeoutMs: number): Promise<LatencyResult> => {
+  await resetRedis(admin)
+  const samples: number[] = []
+  const worker = await lib.startWorker(concurrency, (p) => {
+    samples.push(nowMs() - p.t)
+  })
+  await sleep(300) // the worker reaches its idle wait
+  const interval = 1000 / perSecond
+  const sends: Promise<void>[] = []
+  const t0 = nowMs()
+  let sent = 0
+  while (sent < n) {
+    const due = Math.min(n, Math.floor((nowMs() - t0) / interval) + 1)
+    while (sent < due) sends.push(lib.enqueueOne({ n: sent++, t: nowMs() }))
+    if (sent < n) await sleep(Math.max(0, t0 + sent * interval - nowMs()))
+  }
+  const sendSeconds = (nowMs() - t0) / 1000
+  await Promise.all(sends)
+  const deadline = nowMs() + timeoutMs
+  while (samples.length < n && nowMs() < deadline) await sleep(5)
+  await worker.stop()
+  if (samples.length < n) throw new Error(`${lib.name}: latency run received ${samples.length} of ${n} tasks within ${timeoutMs} ms`)
+  const sorted = [...samples].sort((a, b) => a - b)
+  return {
+    tasks: n,
+    targetPerSecond: perSecond,
+    achievedPerSecond: Math.round(n / sendSeconds),
+    concurrency,
+    p50Ms: round(percentile(sorted, 50), 3),
+    p95Ms: round(percentile(sorted, 95), 3),
+    p99Ms: round(percentile(sorted, 99), 3),
+    maxMs: round(sorted[sorted.length - 1]!, 3),
+    meanMs: round(sorted.reduce((a, b) => a + b, 0) / sorted.length, 3)
+  }
+}
