@@ -1,0 +1,132 @@
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import { TestClock } from "effect/testing"
+import { afterAll, beforeEach, describe, expect, it } from "vitest"
+import { createProcessorHandler } from "../../adapters/aws-lambda/processorHandler.js"
+import { drain, type DrainSummary } from "../../adapters/shared/drain.js"
+import { enqueue } from "../../src/steps/enqueue.js"
+import { queueKeys } from "../../src/wire/keys.js"
+import { startLambdaInvokeServer } from "../support/lambdaInvokeServer.js"
+import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
+import { brokerTestLayer, runNow } from "./arrange.js"
+import { invoke } from "./invoke.js"
+
+const redis = rawClient()
+const k = queueKeys("work")
+const fill = (n: number, options: { timeout?: number; maxRetry?: number } = {}) =>
+  runNow(Effect.forEach(Array.from({ length: n }, (_, i) => i), (i) => enqueue("job", { i }, { queue: "work", ...options }), { discard: true }))
+
+beforeEach(flushTestDb)
+afterAll(() => void redis.disconnect())
+
+type Handler = Parameters<typeof drain>[0]["handler"]
+
+/**
+ * Runs a drain on TestClock: deadline at 3000, margin 1000. With `step`, virtual time moves on in
+ * 50 ms steps while the drain runs (for handlers that sleep); without, only handlers move it.
+ */
+const drainOnTestClock = (handler: Handler, concurrency: number, step: boolean) =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const fiber = yield* Effect.forkChild(
+        drain({ queues: ["work"], concurrency, safetyMarginMs: 1000, retryDelayMs: () => 60_000, handler }, 3000),
+        { startImmediately: true }
+      )
+      while (fiber.pollUnsafe() === undefined) {
+        yield* Effect.promise(() => new Promise((r) => setTimeout(r, 2)))
+        if (step) yield* TestClock.adjust(50)
+      }
+      return yield* Fiber.join(fiber)
+    }).pipe(Effect.provide(Layer.merge(brokerTestLayer(), TestClock.layer()))) as Effect.Effect<DrainSummary>
+  )
+
+const sleeping = (ms: number, fail = false): Handler => () =>
+  Effect.sleep(ms).pipe(Effect.andThen(fail ? Effect.fail(new Error("boom")) : Effect.void))
+
+describe("processor drain (TestClock)", () => {
+  it("stops taking tasks under the safety margin and returns before the deadline", async () => {
+    await fill(20)
+    const starts: Array<number> = []
+    // Each task takes 400 ms of virtual time (the handler moves the clock).
+    const handler: Handler = () => Clock.currentTimeMillis.pipe(Effect.tap((t) => Effect.sync(() => void starts.push(t))), Effect.andThen(TestClock.adjust(400)))
+    const s = await drainOnTestClock(handler, 1, false)
+    expect(s.stoppedBecause).toBe("deadline")
+    // Tasks start at 0, 400, ..., 2000 (1000 left is not under the margin); at 2400 it stops.
+    expect(starts).toEqual([0, 400, 800, 1200, 1600, 2000])
+    expect(s.succeeded).toBe(6)
+    expect(s.remainingMs).toBe(600)
+    expect(await redis.llen(k.pending)).toBe(20 - s.succeeded)
+    expect(await redis.llen(k.active)).toBe(0)
+  })
+
+  it("requeues a task still running at half the margin (not counted as a failure)", async () => {
+    await fill(3)
+    const s = await drainOnTestClock(sleeping(10_000), 2, true)
+    expect(s).toMatchObject({ succeeded: 0, retried: 0, requeued: 2, stoppedBecause: "deadline" })
+    expect(s.remainingMs).toBeGreaterThan(0)
+    expect(await redis.llen(k.pending)).toBe(3)
+    expect(await redis.llen(k.active)).toBe(0)
+    const first = (await redis.lrange(k.pending, 0, -1))[0]!
+    expect(await redis.hget(k.task(first), "state")).toBe("pending")
+  })
+
+  it("sends failures to retry, or to the archive when no retry is left, and stops when the queues are empty", async () => {
+    await fill(2, { maxRetry: 3 })
+    await fill(1, { maxRetry: 0 })
+    const s = await drainOnTestClock(sleeping(100, true), 1, true)
+    expect(s).toMatchObject({ retried: 2, archived: 1, stoppedBecause: "empty" })
+    expect(await redis.zcard(k.retry)).toBe(2)
+    expect(await redis.zcard(k.archived)).toBe(1)
+  })
+
+  it("counts a task's own timeout as a failed attempt", async () => {
+    await fill(1, { timeout: 1000, maxRetry: 5 })
+    const s = await drainOnTestClock(sleeping(1500), 1, true)
+    expect(s).toMatchObject({ retried: 1, requeued: 0, succeeded: 0 })
+    const [id] = await redis.zrange(k.retry, 0, -1)
+    const msg = await redis.hget(k.task(id!), "msg")
+    expect(msg).toContain("context deadline exceeded")
+  })
+})
+
+describe("Lambda processor drain (through the Invoke API, real time)", () => {
+  it("with little remaining time: processes some, returns before the deadline, leaves the rest pending", async () => {
+    await fill(60)
+    const seen: Array<number> = []
+    const handler = createProcessorHandler({
+      queues: ["work"],
+      concurrency: 3,
+      safetyMarginMs: 800,
+      redis: { url: testRedisUrl() },
+      handler: (msg) => Effect.sleep(100).pipe(Effect.andThen(Effect.sync(() => seen.push(JSON.parse(Buffer.from(msg.payload!).toString()).i))))
+    })
+    let remainingAtReturn = -1
+    const server = await startLambdaInvokeServer({
+      processor: {
+        timeoutMs: 2000,
+        handler: async (e, ctx) => {
+          const s = await handler(e, ctx)
+          remainingAtReturn = ctx.getRemainingTimeInMillis()
+          return s
+        }
+      }
+    })
+    try {
+      const res = await invoke(server.client(), "processor", { source: "effect-asynq.dispatcher", queues: ["work"] })
+      const s = res.payload as DrainSummary
+      expect(res.functionError).toBeUndefined()
+      expect(s.stoppedBecause).toBe("deadline")
+      expect(remainingAtReturn).toBeGreaterThan(0)
+      expect(s.succeeded).toBe(seen.length)
+      expect(s.succeeded).toBeGreaterThan(0)
+      expect(s.succeeded).toBeLessThan(60)
+      expect(await redis.llen(k.pending)).toBe(60 - s.succeeded)
+      expect(await redis.llen(k.active)).toBe(0)
+    } finally {
+      await server.close()
+      await handler.runtime.dispose()
+    }
+  })
+})

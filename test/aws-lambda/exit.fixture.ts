@@ -1,0 +1,35 @@
+/**
+ * Child process for exit.test.ts: runs the handlers like a Lambda container would (two warm
+ * invocations each), prints what it saw, and then simply stops: no dispose, no process.exit.
+ */
+import * as Effect from "effect/Effect"
+import { createEnqueueHandler } from "../../adapters/aws-lambda/enqueueHandler.js"
+import { createProcessorHandler } from "../../adapters/aws-lambda/processorHandler.js"
+import { createTickHandler } from "../../adapters/aws-lambda/tickHandler.js"
+import { Redis } from "../../src/redis/Redis.js"
+
+const redis = { url: process.env.REDIS_URL! }
+const clientId = Effect.gen(function* () {
+  const r = yield* Redis
+  return yield* r.use("client id", (c) => c.call("CLIENT", "ID") as Promise<number>)
+})
+const context = { functionName: "f", awsRequestId: "r", getRemainingTimeInMillis: () => 30_000 }
+
+const enqueue = createEnqueueHandler({ auth: { kind: "shared-secret", secret: "s" }, redis })
+const tick = createTickHandler({ queues: ["exit"], redis, log: () => {} })
+const processor = createProcessorHandler({ queues: ["exit"], redis, safetyMarginMs: 1000, handler: () => Effect.void })
+
+const event = {
+  headers: { "x-asynq-secret": "s" },
+  body: JSON.stringify({ type: "exit-test", options: { queue: "exit" } }),
+  requestContext: { http: { method: "POST" } }
+}
+const statuses: Array<number> = []
+const ids: Array<number> = []
+for (let i = 0; i < 2; i++) {
+  statuses.push((await enqueue(event)).statusCode)
+  ids.push(await enqueue.runtime.run(clientId))
+}
+const ticks = [await tick({}), await tick({})].map((s) => s.errors.length)
+const drained = [await processor({}, context), await processor({}, context)].map((s) => s.succeeded)
+console.log(JSON.stringify({ statuses, sameConnection: ids[0] === ids[1], ticks, drained }))

@@ -1,0 +1,28 @@
+import { spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { beforeAll, describe, expect, it } from "vitest"
+import { flushTestDb, testRedisUrl } from "../support/redis.js"
+
+const root = fileURLToPath(new URL("../../", import.meta.url))
+beforeAll(flushTestDb)
+
+describe("Lambda handlers leave nothing holding the event loop", () => {
+  it("a process that ran enqueue, tick and processor handlers (warm, connection reused) exits on its own", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", "test/aws-lambda/exit.fixture.ts"], {
+      cwd: root,
+      env: { ...process.env, REDIS_URL: testRedisUrl() },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let out = ""
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()))
+    child.stderr.on("data", (d: Buffer) => (out += d.toString()))
+    // If something kept the loop alive the child would never exit: kill it after 20 s and fail.
+    const killer = setTimeout(() => child.kill("SIGKILL"), 20_000)
+    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])))
+    clearTimeout(killer)
+    expect(signal, out).toBeNull()
+    expect(code, out).toBe(0)
+    const line = out.split("\n").find((l) => l.startsWith("{"))!
+    expect(JSON.parse(line)).toEqual({ statuses: [200, 200], sameConnection: true, ticks: [0, 0], drained: [2, 0] })
+  })
+})
