@@ -1,0 +1,79 @@
+/** What the inspector returns: asynq's Inspector types, in milliseconds and Dates. */
+import type { TaskState } from "../wire/keys.js"
+
+/** A queue's state at one moment (asynq's QueueInfo). */
+export interface QueueInfo {
+  readonly queue: string
+  /** Approximate bytes the queue and its tasks take in Redis (sampled like asynq). */
+  readonly memoryUsage: number
+  /** Age of the oldest pending task in ms (0 when nothing is pending). */
+  readonly latencyMs: number
+  /** pending + active + scheduled + retry + archived + completed + aggregating. */
+  readonly size: number
+  /** Number of groups with aggregating tasks. */
+  readonly groups: number
+  readonly pending: number
+  readonly active: number
+  readonly scheduled: number
+  readonly retry: number
+  readonly archived: number
+  readonly completed: number
+  readonly aggregating: number
+  /** Tasks processed today (UTC), succeeded and failed. */
+  readonly processed: number
+  /** Tasks failed today (UTC). */
+  readonly failed: number
+  readonly processedTotal: number
+  readonly failedTotal: number
+  readonly paused: boolean
+  /** When this snapshot was taken. */
+  readonly timestamp: Date
+}
+
+/** Counters of one day (asynq's DailyStats). */
+export interface DailyStats {
+  readonly queue: string
+  readonly processed: number
+  readonly failed: number
+  /** The day (UTC midnight). */
+  readonly date: Date
+}
+
+/** One aggregation group (asynq's GroupInfo). */
+export interface GroupInfo {
+  readonly group: string
+  readonly size: number
+}
+
+/** Paging of task listings: `page` counts from 1 (default 1), `pageSize` defaults to 30 (asynq's). */
+export interface ListOptions {
+  readonly page?: number
+  readonly pageSize?: number
+  /** Required for state "aggregating": the group to list. */
+  readonly group?: string
+}
+
+/** States whose tasks can be run, archived or deleted in bulk. */
+export type BulkState = Exclude<TaskState, "active">
+
+/** How a bulk operation proceeds: at most `batchSize` tasks per Redis call (default 1000). */
+export interface BulkOptions {
+  readonly batchSize?: number
+  /** Required for state "aggregating". */
+  readonly group?: string
+  /** Called after every batch. */
+  readonly onProgress?: (progress: BulkProgress) => void
+}
+
+export interface BulkProgress {
+  /** Tasks handled so far. */
+  readonly done: number
+  /** done + what is left in the source right now (it can grow while new tasks arrive). */
+  readonly total: number
+}
+
+/** A Redis Cluster node serving a queue's slot. */
+export interface ClusterNode {
+  readonly id: string
+  readonly addr: string
+}
