@@ -38,6 +38,11 @@ export interface RedisShape {
 // ioredis's option types do not accept exactOptionalPropertyTypes; we build plain objects.
 type IORedisOptions = Record<string, unknown>
 
+/** ioredis sends a Buffer as raw bytes but a plain Uint8Array as the text "10,3,…": wrap it (no copy). */
+const toArg = (a: ScriptArg): string | number | Buffer =>
+  typeof a === "string" || typeof a === "number" || Buffer.isBuffer(a) ? a : Buffer.from(a.buffer, a.byteOffset, a.byteLength)
+const toArgs = (args: ReadonlyArray<ScriptArg>) => args.map(toArg)
+
 const isNoScript = (e: unknown) => errorMessage(e).startsWith("NOSCRIPT")
 
 const toIORedisOptions = (o: RedisOptions): { url: string | undefined; opts: IORedisOptions } => {
@@ -153,8 +158,8 @@ export const makeRedis = (client: RedisClient, options: RedisOptions): RedisShap
       const s = luaScript(name)
       const call = (cmd: string, first: string) =>
         buffers
-          ? c.callBuffer(cmd, first, keys.length, ...keys, ...(args as Array<string | number | Buffer>))
-          : c.call(cmd, first, keys.length, ...keys, ...(args as Array<string | number | Buffer>))
+          ? c.callBuffer(cmd, first, keys.length, ...keys, ...toArgs(args))
+          : c.call(cmd, first, keys.length, ...keys, ...toArgs(args))
       try {
         return await call("EVALSHA", s.sha)
       } catch (e) {
@@ -169,7 +174,7 @@ export const makeRedis = (client: RedisClient, options: RedisOptions): RedisShap
         const p = c.pipeline()
         for (const call of batch) {
           const s = luaScript(call.script)
-          const argv = [s.sha, call.keys.length, ...call.keys, ...(call.args as Array<string | number | Buffer>)]
+          const argv = [s.sha, call.keys.length, ...call.keys, ...toArgs(call.args)]
           if (opts?.buffers) p.callBuffer("EVALSHA", ...argv)
           else p.call("EVALSHA", ...argv)
         }
