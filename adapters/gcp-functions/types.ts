@@ -35,3 +35,19 @@ export const sendJson = (res: GcfResponse, status: number, headers: Readonly<Rec
   for (const [k, v] of Object.entries(headers)) r = r.set(k, v)
   r.send(body)
 }
+
+/** Runs the auth check; on failure answers 401 and returns false. */
+export const checkAuth = async (
+  verify: () => Promise<unknown>,
+  res: GcfResponse
+): Promise<boolean> => {
+  try {
+    await verify()
+    return true
+  } catch (e) {
+    const p = e as { _tag?: string; status?: number; code?: string; message?: string }
+    if (p._tag !== "HttpProblem") throw e
+    sendJson(res, p.status ?? 401, { "content-type": "application/json" }, JSON.stringify({ error: { code: p.code, message: p.message } }))
+    return false
+  }
+}

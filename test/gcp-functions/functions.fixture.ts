@@ -7,3 +7,22 @@ const secret = process.env.ENQUEUE_SECRET!
 
 functions.http("enqueue", createEnqueueFunction({ auth: { kind: "shared-secret", secret }, redis }))
 functions.http("enqueueSigned", createEnqueueFunction({ auth: { kind: "hmac", secret }, redis }))
+
+import * as Effect from "effect/Effect"
+import { createDrainFunction } from "../../adapters/gcp-functions/drainFunction.js"
+import { createTickEventFunction, createTickHttpFunction } from "../../adapters/gcp-functions/tickFunction.js"
+
+functions.http("tick", createTickHttpFunction({ queues: ["ticked"], redis, auth: { kind: "shared-secret", secret } }))
+functions.cloudEvent("tickEvent", createTickEventFunction({ queues: ["evented"], redis }))
+functions.http(
+  "drain",
+  createDrainFunction({
+    queues: ["drained"],
+    redis,
+    auth: { kind: "shared-secret", secret },
+    timeoutMs: 2500,
+    safetyMarginMs: 800,
+    concurrency: 2,
+    handler: () => Effect.sleep(100)
+  })
+)

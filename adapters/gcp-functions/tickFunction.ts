@@ -1,0 +1,64 @@
+/**
+ * Cloud Functions maintenance tick, for Cloud Scheduler: as an HTTP function (Scheduler → HTTP
+ * target) or as a CloudEvent function (Scheduler → Pub/Sub topic → function).
+ *
+ *   functions.http("tick", createTickHttpFunction({ queues: ["default"], auth: { kind: "shared-secret", secret } }))
+ *   functions.cloudEvent("tickEvent", createTickEventFunction({ queues: ["default"] }))
+ */
+import * as Effect from "effect/Effect"
+import type { Broker } from "../../src/broker/Broker.js"
+import type { Redis } from "../../src/redis/Redis.js"
+import type { RedisOptions } from "../../src/redis/options.js"
+import { type AuthConfig, verifyAuth } from "../shared/auth.js"
+import { type MaintenanceConfig, maintenanceTick, type TickSummary } from "../shared/maintenanceTick.js"
+import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
+import { checkAuth, flatHeaders, type GcfCloudEvent, type GcfRequest, type GcfResponse, sendJson } from "./types.js"
+
+export interface TickFunctionConfig extends MaintenanceConfig {
+  readonly redis?: RedisOptions
+  /** Where the summary line goes (default console.log). */
+  readonly log?: (line: string) => void
+}
+
+const json = { "content-type": "application/json" }
+const logLine = (config: TickFunctionConfig, summary: TickSummary) =>
+  (config.log ?? ((l: string) => console.log(l)))(JSON.stringify({ msg: "effect-asynq maintenance tick", ...summary }))
+
+export interface TickHttpFunction {
+  (req: GcfRequest, res: GcfResponse): Promise<void>
+  readonly runtime: WarmRuntime<Broker | Redis>
+}
+
+/** HTTP tick: 200 + summary, 500 + summary when a step failed, 401 without valid credentials. */
+export const createTickHttpFunction = (config: TickFunctionConfig & { readonly auth: AuthConfig }): TickHttpFunction => {
+  const runtime = makeBrokerRuntime(config.redis)
+  const fn = async (req: GcfRequest, res: GcfResponse) => {
+    const body = req.rawBody?.toString("utf8") ?? ""
+    if (!(await checkAuth(() => Effect.runPromise(verifyAuth(config.auth, flatHeaders(req.headers), body)), res))) return
+    try {
+      const summary = await runtime.run(maintenanceTick(config))
+      logLine(config, summary)
+      sendJson(res, summary.errors.length > 0 ? 500 : 200, json, JSON.stringify(summary))
+    } catch (e) {
+      sendJson(res, 503, json, JSON.stringify({ error: { code: "redis_unavailable", message: e instanceof Error ? e.message : String(e) } }))
+    }
+  }
+  return Object.assign(fn, { runtime })
+}
+
+export interface TickEventFunction {
+  (event: GcfCloudEvent): Promise<TickSummary>
+  readonly runtime: WarmRuntime<Broker | Redis>
+}
+
+/** CloudEvent tick (e.g. Pub/Sub messages from Cloud Scheduler). Throws when a step failed, so the event is retried. */
+export const createTickEventFunction = (config: TickFunctionConfig): TickEventFunction => {
+  const runtime = makeBrokerRuntime(config.redis)
+  const fn = async (_event: GcfCloudEvent) => {
+    const summary = await runtime.run(maintenanceTick(config))
+    logLine(config, summary)
+    if (summary.errors.length > 0) throw new Error(`maintenance tick: ${summary.errors.map((e) => `${e.step}: ${e.message}`).join("; ")}`)
+    return summary
+  }
+  return Object.assign(fn, { runtime })
+}
