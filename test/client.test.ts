@@ -1,0 +1,152 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import type { Redis as IORedis } from "ioredis"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ClientClosed, createClient, DuplicateTask, InvalidArgument, TaskIdConflict } from "../src/client.js"
+import { queueKeys } from "../src/wire/keys.js"
+import { freePort, redisServerBinary, waitForPing } from "./support/redis-server.js"
+import { flushTestDb, rawClient, testDb, testRedisUrl } from "./support/redis.js"
+
+let c: IORedis
+beforeAll(async () => {
+  await flushTestDb()
+  c = rawClient()
+})
+afterAll(() => c.disconnect())
+
+/** Connections to this file's database other than the raw checking client. */
+const otherConnections = async () => {
+  const me = await c.client("ID")
+  const list = (await c.client("LIST")) as string
+  return list.split("\n").filter((l) => l.includes(` db=${testDb()} `) && !l.startsWith(`id=${me} `)).length
+}
+
+describe("createClient (Promise facade)", () => {
+  it("connects lazily on the first call, reuses one connection, and enqueues like the steps", async () => {
+    const before = await otherConnections()
+    const client = createClient({ url: testRedisUrl() })
+    expect(await otherConnections()).toBe(before)
+    const info = await client.enqueue("email:deliver", { userId: 42 }, { queue: "critical", processIn: 60_000 })
+    expect(info).toMatchObject({ queue: "critical", type: "email:deliver", state: "scheduled", maxRetry: 25 })
+    expect(await c.zscore(queueKeys("critical").scheduled, info.id)).not.toBeNull()
+    await client.enqueue("email:deliver", { userId: 43 }, { queue: "critical" })
+    await client.enqueue("email:deliver", { userId: 44 })
+    expect(await otherConnections()).toBe(before + 1)
+    await client.close()
+    expect(await otherConnections()).toBe(before)
+  })
+
+  it("rejects with the typed error objects (with _tag and message)", async () => {
+    const client = createClient({ url: testRedisUrl() })
+    try {
+      await client.enqueue("report", "p", { queue: "cl-err", unique: 60_000, taskId: "r1" })
+      const dup = await client.enqueue("report", "p", { queue: "cl-err", unique: 60_000 }).catch((e: unknown) => e)
+      expect(dup).toBeInstanceOf(DuplicateTask)
+      expect(dup).toMatchObject({ _tag: "DuplicateTask", queue: "cl-err" })
+      const conflict = await client.enqueue("report", "other", { queue: "cl-err", taskId: "r1" }).catch((e: unknown) => e)
+      expect(conflict).toBeInstanceOf(TaskIdConflict)
+      expect((conflict as TaskIdConflict).message).toBe(`task ID conflicts with another task: a task with id "r1" already exists in queue "cl-err"`)
+      const invalid = await client.enqueue("report", "p", { maxRetry: -3 }).catch((e: unknown) => e)
+      expect(invalid).toBeInstanceOf(InvalidArgument)
+      expect(invalid).toMatchObject({ _tag: "InvalidArgument", field: "maxRetry" })
+      expect(invalid).toBeInstanceOf(Error)
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("enqueueMany gives one outcome per item, in order", async () => {
+    const client = createClient({ url: testRedisUrl() })
+    try {
+      const out = await client.enqueueMany([
+        { type: "a", payload: 1, options: { queue: "cl-many", taskId: "m1" } },
+        { type: "a", payload: 2, options: { queue: "cl-many", taskId: "m1" } },
+        { type: "a", options: { queue: "" } },
+        { type: "b", payload: "x", options: { queue: "cl-many", group: "g" } }
+      ])
+      expect(out.map((o) => (o.ok ? o.info.state : o.error._tag))).toEqual(["pending", "TaskIdConflict", "InvalidArgument", "aggregating"])
+      expect(await c.lrange(queueKeys("cl-many").pending, 0, -1)).toEqual(["m1"])
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("uses REDIS_URL when no address is given", async () => {
+    const saved = process.env.REDIS_URL
+    process.env.REDIS_URL = testRedisUrl()
+    try {
+      const client = createClient()
+      const info = await client.enqueue("env:job", undefined, { queue: "cl-env" })
+      await client.close()
+      expect(await c.lrange(queueKeys("cl-env").pending, 0, -1)).toEqual([info.id])
+    } finally {
+      if (saved === undefined) delete process.env.REDIS_URL
+      else process.env.REDIS_URL = saved
+    }
+  })
+
+  it("after close(): calls reject with ClientClosed; close() again is harmless; close() before any call is harmless", async () => {
+    const client = createClient({ url: testRedisUrl() })
+    await client.enqueue("t", undefined, { queue: "cl-closed" })
+    await client.close()
+    await client.close()
+    const e = await client.enqueue("t", undefined, { queue: "cl-closed" }).catch((x: unknown) => x)
+    expect(e).toBeInstanceOf(ClientClosed)
+    expect((e as ClientClosed).message).toBe("the effect-asynq client is closed; create a new one with createClient()")
+    await createClient({ url: testRedisUrl() }).close()
+    expect(await c.llen(queueKeys("cl-closed").pending)).toBe(1)
+  })
+
+  it("a failed first connection is not remembered: the next call connects once Redis is up", async () => {
+    const port = await freePort()
+    const client = createClient({ url: `redis://127.0.0.1:${port}`, connectTimeoutMs: 1000 })
+    let server: ChildProcess | undefined
+    try {
+      const e = await client.enqueue("t", undefined).catch((x: unknown) => x)
+      expect(e).toMatchObject({ _tag: "RedisConnectionError" })
+      expect((e as Error).message).toContain(`127.0.0.1:${port}`)
+      server = spawn(redisServerBinary(), ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" })
+      await waitForPing(port)
+      const info = await client.enqueue("t", undefined, { queue: "late" })
+      expect(info.state).toBe("pending")
+    } finally {
+      await client.close()
+      server?.kill("SIGKILL")
+    }
+  })
+})
+
+describe("createClient in a short-lived process", () => {
+  const child = fileURLToPath(new URL("./support/client-exit-child.ts", import.meta.url))
+  const run = (arg: string) => {
+    const p = spawn(process.execPath, ["--import", "tsx", child, arg], { env: { ...process.env, REDIS_URL: testRedisUrl() }, stdio: ["ignore", "pipe", "pipe"] })
+    let out = ""
+    let err = ""
+    p.stdout.on("data", (d: Buffer) => (out += d.toString()))
+    p.stderr.on("data", (d: Buffer) => (err += d.toString()))
+    const exited = new Promise<number | null>((resolve) => p.once("exit", (code) => resolve(code)))
+    return { p, exited, output: () => out, errors: () => err }
+  }
+  const within = <A>(p: Promise<A>, ms: number) =>
+    Promise.race([p, new Promise<"still running">((r) => setTimeout(() => r("still running"), ms).unref())])
+
+  it("exits on its own after enqueue + close() (nothing keeps the event loop alive)", async () => {
+    const r = run("close")
+    const code = await within(r.exited, 20_000)
+    if (code === "still running") r.p.kill("SIGKILL")
+    expect({ code, stderr: r.errors() }).toEqual({ code: 0, stderr: "" })
+    const { ids } = JSON.parse(r.output()) as { ids: Array<string> }
+    expect(await c.lrange(queueKeys("child").pending, 0, -1)).toContain(ids[0])
+    expect(await c.zscore(queueKeys("child").scheduled, ids[1]!)).not.toBeNull()
+  })
+
+  it("(control) without close() the open connection keeps it running", async () => {
+    const r = run("no-close")
+    // Wait for its output (the enqueues are done), then give it time to exit if it were going to.
+    for (let i = 0; i < 200 && r.output() === ""; i++) await new Promise((res) => setTimeout(res, 50))
+    expect(r.output()).toContain("ids")
+    const code = await within(r.exited, 1500)
+    r.p.kill("SIGKILL")
+    expect(code).toBe("still running")
+  })
+})
