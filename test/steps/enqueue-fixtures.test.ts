@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe } from "vitest"
 import type { Broker } from "../../src/broker/Broker.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import { decodeTaskMessage, type TaskMessage } from "../../src/wire/TaskMessage.js"
-import { testBrokerLayer } from "../support/arrange.js"
+import { testBrokerLayer, zsetOf } from "../support/arrange.js"
 import { loadFixture } from "../support/fixtures.js"
 import { flushTestDb, rawClient } from "../support/redis.js"
 
@@ -47,12 +47,8 @@ const snapshot = async (): Promise<Record<string, KeyDump>> => {
       value = h
     } else if (type === "list") value = await c.lrange(key, 0, -1)
     else if (type === "set") value = (await c.smembers(key)).sort()
-    else if (type === "zset") {
-      const flat = await c.zrange(key, 0, -1, "WITHSCORES")
-      const pairs: Array<[string, number]> = []
-      for (let i = 0; i < flat.length; i += 2) pairs.push([flat[i]!, Number(flat[i + 1])])
-      value = pairs
-    } else value = await c.get(key)
+    else if (type === "zset") value = await zsetOf(c, key)
+    else value = await c.get(key)
     out[key] = { type, value, ttl_ms }
   }
   return out
