@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import type { Redis as IORedis } from "ioredis"
+import { Redis as IORedisClient } from "ioredis"
+import { deleteQueue } from "../../src/inspector/deleteQueue.js"
+import { cancelProcessing, pauseQueue, unpauseQueue } from "../../src/inspector/control.js"
+import type { BulkProgress } from "../../src/inspector/types.js"
+import { asynqMsg, putActive, putAggregating, putInZset, putPending, restoreSnapshot } from "../support/asynqLayout.js"
+import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
+import { makeHarness } from "./harness.js"
+
+const h = makeHarness()
+let c: IORedis
+const now = Date.UTC(2026, 10, 22, 12, 0, 0)
+const nowSec = now / 1000
+
+beforeAll(() => {
+  c = rawClient()
+})
+beforeEach(async () => {
+  await flushTestDb()
+})
+afterAll(async () => {
+  c.disconnect()
+  await h.dispose()
+})
+
+const queueKeyCount = async (q: string) => (await c.keys(`asynq:{${q}}:*`)).length
+
+describe("deleteQueue", () => {
+  it("removes an empty queue: its keys and its name in asynq:queues", async () => {
+    await c.sadd("asynq:queues", "empty", "other")
+    await c.set("asynq:{empty}:paused", "1")
+    await h.run(deleteQueue("empty"))
+    expect(await c.smembers("asynq:queues")).toEqual(["other"])
+    expect(await queueKeyCount("empty")).toBe(0)
+  })
+
+  it("refuses a queue with tasks unless forced (QueueNotEmpty), and then deletes every task", async () => {
+    await putPending(c, asynqMsg("work", "p"), now)
+    await putInZset(c, asynqMsg("work", "s"), "scheduled", nowSec + 60)
+    await putInZset(c, asynqMsg("work", "done"), "completed", nowSec + 60)
+    await putAggregating(c, asynqMsg("work", "g"), "grp", nowSec)
+    const e = await h.fail(deleteQueue("work"))
+    expect(e).toMatchObject({ _tag: "QueueNotEmpty", queue: "work", size: 4 })
+    expect(e.message).toContain('queue "work" is not empty (4 task(s))')
+    expect(await c.sismember("asynq:queues", "work")).toBe(1)
+    expect(await c.exists("asynq:{work}:t:p")).toBe(1)
+
+    const seen: Array<BulkProgress> = []
+    const r = await h.run(deleteQueue("work", { force: true, batchSize: 3, onProgress: (p) => seen.push(p) }))
+    expect(r).toEqual({ deletedTasks: 4 })
+    expect(seen.at(-1)).toEqual({ done: 4, total: 4 })
+    expect(await queueKeyCount("work")).toBe(0)
+    expect(await c.sismember("asynq:queues", "work")).toBe(0)
+  })
+
+  it("never deletes a queue with active tasks, even forced (Go asynq's h-server-running)", async () => {
+    await restoreSnapshot(c, "h-server-running")
+    const e = await h.fail(deleteQueue("default", { force: true }))
+    expect(e).toMatchObject({ _tag: "InvalidState" })
+    expect(e.message).toContain("1 active task(s)")
+    expect(await c.exists("asynq:{default}:t:h-active")).toBe(1)
+    await putActive(c, asynqMsg("default", "a2"), nowSec)
+    expect(await h.fail(deleteQueue("default"))).toMatchObject({ _tag: "InvalidState" })
+  })
+
+  it("fails with QueueNotFound for an unknown queue", async () => {
+    expect(await h.fail(deleteQueue("ghost", { force: true }))).toMatchObject({ _tag: "QueueNotFound" })
+  })
+})
+
+describe("pause / unpause", () => {
+  it("writes asynq's paused key (unix seconds) and removes it; refuses twice", async () => {
+    await c.sadd("asynq:queues", "default")
+    await h.run(pauseQueue("default"), now)
+    expect(await c.get("asynq:{default}:paused")).toBe(String(nowSec))
+    expect((await h.fail(pauseQueue("default"))).message).toContain("already paused")
+    await h.run(unpauseQueue("default"))
+    expect(await c.exists("asynq:{default}:paused")).toBe(0)
+    expect((await h.fail(unpauseQueue("default"))).message).toContain("not paused")
+  })
+
+  it("unpauses the queue Go asynq paused (j-paused)", async () => {
+    await restoreSnapshot(c, "j-paused")
+    await h.run(unpauseQueue("default"))
+    expect(await c.exists("asynq:{default}:paused")).toBe(0)
+  })
+})
+
+describe("cancelProcessing", () => {
+  it("publishes the task id on asynq:cancel and says how many servers got it", async () => {
+    const sub = new IORedisClient(testRedisUrl())
+    const got = new Promise<string>((resolve) => sub.on("message", (_ch, msg) => resolve(msg)))
+    await sub.subscribe("asynq:cancel")
+    expect(await h.run(cancelProcessing("task-123"))).toEqual({ receivers: 1 })
+    expect(await got).toBe("task-123")
+    await sub.quit()
+    expect(await h.run(cancelProcessing("task-456"))).toEqual({ receivers: 0 })
+  })
+})
