@@ -1,0 +1,81 @@
+/**
+ * enqueue / enqueueMany on a real 3-master Redis Cluster (started here on loopback ports): every
+ * script's keys share the queue's slot, the registration in `asynq:queues` (another slot) goes
+ * alongside, and a batch over many queues (many slots) succeeds item by item.
+ */
+import { Effect, Layer, Result } from "effect"
+import { Redis as IORedis } from "ioredis"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Broker } from "../../src/broker/Broker.js"
+import { Redis } from "../../src/redis/Redis.js"
+import { enqueue, enqueueMany } from "../../src/steps/enqueue.js"
+import { queueKeys } from "../../src/wire/keys.js"
+import { type RedisServerHandle, startRedisServer } from "../support/redis-server.js"
+
+let nodes: Array<RedisServerHandle> = []
+let admin: Array<IORedis> = []
+
+const startCluster = async () => {
+  nodes = await Promise.all([0, 1, 2].map(() => startRedisServer(["--cluster-enabled", "yes", "--cluster-node-timeout", "2000"])))
+  admin = nodes.map((n) => new IORedis({ host: "127.0.0.1", port: n.port, maxRetriesPerRequest: 1 }))
+  const third = Math.floor(16384 / 3)
+  await Promise.all(
+    admin.map((c, i) => {
+      const from = i * third
+      const to = i === 2 ? 16383 : (i + 1) * third - 1
+      return c.call("CLUSTER", "ADDSLOTSRANGE", from, to)
+    })
+  )
+  for (const n of nodes.slice(1)) await admin[0]!.call("CLUSTER", "MEET", "127.0.0.1", n.port)
+  for (let i = 0; i < 200; i++) {
+    const states = await Promise.all(admin.map((c) => c.call("CLUSTER", "INFO") as Promise<string>))
+    if (states.every((s) => s.includes("cluster_state:ok") && s.includes("cluster_known_nodes:3"))) return
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error("the test cluster did not reach cluster_state:ok")
+}
+
+beforeAll(startCluster, 60_000)
+afterAll(async () => {
+  admin.forEach((c) => c.disconnect())
+  await Promise.all(nodes.map((n) => n.stop()))
+})
+
+const brokerLayer = () => Broker.layer.pipe(Layer.provide(Redis.layer({ cluster: nodes.map((n) => ({ host: "127.0.0.1", port: n.port })) })))
+
+describe("enqueue on Redis Cluster", () => {
+  it("single enqueues of every kind, and a batch over 12 queues, with registration of every queue", async () => {
+    const queues = Array.from({ length: 12 }, (_, i) => `cq${i}`)
+    const { single, many } = await Effect.runPromise(
+      Effect.gen(function* () {
+        const single = [
+          yield* enqueue("t", "p", { queue: "cq0", taskId: "one" }),
+          yield* enqueue("t", "s", { queue: "cq1", processIn: 60_000, unique: 60_000 }),
+          yield* enqueue("t", "g", { queue: "cq2", group: "grp", unique: 60_000 })
+        ]
+        const many = yield* enqueueMany([
+          ...queues.map((queue, i) => ({ type: "bulk", payload: { i }, options: { queue } })),
+          { type: "t", payload: "p", options: { queue: "cq0", taskId: "one" } },
+          { type: "t", payload: "s", options: { queue: "cq1", processIn: 60_000, unique: 60_000 } }
+        ])
+        return { single, many }
+      }).pipe(Effect.provide(brokerLayer()))
+    )
+    expect(single.map((i) => i.state)).toEqual(["pending", "scheduled", "aggregating"])
+    expect(many.map((r) => (Result.isSuccess(r) ? r.success.state : r.failure._tag))).toEqual([
+      ...queues.map(() => "pending"),
+      "TaskIdConflict",
+      "DuplicateTask"
+    ])
+    const cluster = new IORedis.Cluster(nodes.map((n) => ({ host: "127.0.0.1", port: n.port })))
+    try {
+      expect((await cluster.smembers("asynq:queues")).sort()).toEqual([...queues].sort())
+      for (const q of queues) expect(await cluster.llen(queueKeys(q).pending)).toBe(q === "cq0" ? 2 : 1)
+      // the queues really are spread over the three masters
+      const owners = new Set(await Promise.all(queues.map((q) => cluster.call("CLUSTER", "KEYSLOT", queueKeys(q).pending).then((s) => Math.min(2, Math.floor(Number(s) / Math.floor(16384 / 3)))))))
+      expect(owners.size).toBe(3)
+    } finally {
+      cluster.disconnect()
+    }
+  })
+})
