@@ -1,7 +1,23 @@
 /** Reading the golden asynq wire fixtures (../shared/fixtures/asynq-wire/, see its README). */
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 
 export const fixturesDir = new URL("../../../shared/fixtures/asynq-wire/", import.meta.url)
 
 /** A fixture file, parsed as JSON; `relPath` is relative to the fixtures folder, e.g. "states/a-enqueue.json". */
-export const loadFixture = <A = unknown>(relPath: string): A => JSON.parse(readFileSync(new URL(relPath, fixturesDir), "utf8")) as A
+export const loadFixture = <A = unknown>(relPath: string): A => {
+  const dir = fileURLToPath(fixturesDir)
+  if (!existsSync(dir)) {
+    throw new Error(
+      `The asynq wire fixtures folder is missing: expected ${dir} (a sibling "shared/fixtures/asynq-wire" of the repository). These golden files were captured from Go asynq and are needed by the wire tests.`
+    )
+  }
+  const file = new URL(relPath, fixturesDir)
+  if (!existsSync(file)) throw new Error(`asynq wire fixture ${relPath} is missing from ${dir}`)
+  return JSON.parse(readFileSync(file, "utf8")) as A
+}
+
+export const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex")
+export const fromHex = (h: string): Uint8Array => new Uint8Array(Buffer.from(h, "hex"))
+/** A fixture `bytes` value: standard base64, `null` = Go nil. */
+export const fromB64 = (s: string | null): Uint8Array | undefined => (s === null ? undefined : new Uint8Array(Buffer.from(s, "base64")))

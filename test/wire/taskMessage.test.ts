@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest"
+import { decodeTaskMessage, encodeTaskMessage, MessageDecodeError } from "../../src/wire/TaskMessage.js"
+import { fromHex, hex } from "../support/fixtures.js"
+import { asDecoded, taskMessage, vectors } from "./fromFixture.js"
+
+const all = vectors().task_message
+const exact = all.filter((v) => v.name !== "large_int64")
+
+describe("TaskMessage codec against Go asynq's vectors", () => {
+  it("covers all 19 task_message vectors", () => {
+    expect(all).toHaveLength(19)
+  })
+
+  it.each(exact.map((v) => [v.name, v] as const))("%s: encodes byte for byte as Go's deterministic marshal", (_, v) => {
+    const bytes = encodeTaskMessage(taskMessage(v.fields))
+    expect(hex(bytes)).toBe(v.hex)
+    expect(bytes.length).toBe(v.byte_length)
+  })
+
+  it.each(exact.map((v) => [v.name, v] as const))("%s: decodes to the vector's fields", (_, v) => {
+    expect(decodeTaskMessage(fromHex(v.hex))).toEqual(asDecoded(taskMessage(v.fields)))
+  })
+
+  it("decodes a payload as a plain Uint8Array copy, not a view into the input", () => {
+    const v = all.find((x) => x.name === "binary_payload")!
+    const input = fromHex(v.hex)
+    const m = decodeTaskMessage(input)
+    input.fill(0)
+    expect(Array.from(m.payload!)).toEqual([0x00, 0x01, 0x00, 0xff, 0xfe, 0x80, 0x7f, 0x00])
+    expect(m.payload!.constructor).toBe(Uint8Array)
+  })
+
+  describe("large_int64 — known limitation: int64 fields are JS numbers, exact only up to 2^53", () => {
+    const v = all.find((x) => x.name === "large_int64")!
+
+    it("decodes int64 values beyond 2^53 to the nearest double, and int32 extremes exactly", () => {
+      const m = decodeTaskMessage(fromHex(v.hex))
+      expect(m.timeout).toBe(2 ** 53) // Go has 2^53 + 1
+      expect(m.completedAt).toBe(2 ** 53)
+      expect(m.lastFailedAt).toBe(2 ** 63) // Go has 2^63 - 1
+      expect(m.retention).toBe(1099511627776) // 2^40: exact
+      expect(m.deadline).toBe(4102444800)
+      expect(m.retry).toBe(2147483647)
+      expect(m.retried).toBe(2147483646)
+    })
+
+    it("re-encodes with 2^63 clamped back to int64 max (byte-exact), and only 2^53 + 1 comes out as 2^53", () => {
+      const bytes = hex(encodeTaskMessage(decodeTaskMessage(fromHex(v.hex))))
+      // Fields 8 (timeout) and 13 (completed_at): varint 2^53+1 = 81 80 80 80 80 80 80 10, 2^53 = 80 80 … 10.
+      const expected = v.hex.replace("408180808080808010", "408080808080808010").replace("688180808080808010", "688080808080808010")
+      expect(expected).not.toBe(v.hex)
+      expect(bytes).toBe(expected)
+      // Field 11 (last_failed_at) = int64 max, exactly Go's bytes.
+      expect(bytes).toContain("58ffffffffffffffff7f")
+    })
+
+    it("encodes from the vector's fields the same way (the decimal strings parse to the same doubles)", () => {
+      const bytes = hex(encodeTaskMessage(taskMessage(v.fields)))
+      expect(bytes).toBe(hex(encodeTaskMessage(decodeTaskMessage(fromHex(v.hex)))))
+      expect(bytes.length / 2).toBe(v.byte_length)
+    })
+  })
+
+  it("fails with MessageDecodeError, naming the key, for every vector cut short by one byte", () => {
+    for (const v of all) {
+      const cut = fromHex(v.hex).subarray(0, v.byte_length - 1)
+      let err: unknown
+      try {
+        decodeTaskMessage(cut, "asynq:{q}:t:x")
+      } catch (e) {
+        err = e
+      }
+      expect(err, v.name).toBeInstanceOf(MessageDecodeError)
+      expect((err as MessageDecodeError).key).toBe("asynq:{q}:t:x")
+      expect((err as MessageDecodeError).message).toContain("asynq:{q}:t:x")
+    }
+  })
+})
