@@ -1,0 +1,21 @@
+/**
+ * The inspector: read and administer queues and tasks (asynq's Inspector), as Effects over
+ * `Broker`. Works on queues written by effect-asynq and by Go asynq alike.
+ */
+export * from "./errors.js"
+export * from "./types.js"
+export * from "./serverTypes.js"
+export { queues } from "./queues.js"
+export { getQueueInfo } from "./queueInfo.js"
+export { history } from "./history.js"
+export { groups } from "./groups.js"
+export { defaultPageSize, listTasks } from "./listTasks.js"
+export { getTaskInfo } from "./getTaskInfo.js"
+export { archiveTask, deleteTask, runTask, type TaskActionResult } from "./taskActions.js"
+export { archiveAll, defaultBatchSize, deleteAll, runAll } from "./bulkActions.js"
+export { deleteQueue, type DeleteQueueOptions } from "./deleteQueue.js"
+export { cancelProcessing, pauseQueue, unpauseQueue } from "./control.js"
+export { servers } from "./servers.js"
+export { schedulerEntries, schedulerHistory } from "./scheduler.js"
+export { clusterKeySlot, clusterNodes } from "./cluster.js"
+export { createInspector, type Inspector, type InspectorOptions } from "./promise.js"

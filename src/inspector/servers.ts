@@ -1,0 +1,58 @@
+import { Clock, Effect } from "effect"
+import { Broker } from "../broker/Broker.js"
+import { allServers, allWorkers } from "../wire/keys.js"
+import { decodeServerInfo } from "../wire/ServerInfo.js"
+import { timestampToDate } from "../wire/Timestamp.js"
+import { decodeWorkerInfo, type WorkerInfo } from "../wire/WorkerInfo.js"
+import type { ServerDetails, WorkerDetails } from "./serverTypes.js"
+
+/** Decodes, or leaves out what is not decodable (a stale or foreign entry must not hide the others). */
+const tryDecode = <A>(f: () => A): ReadonlyArray<A> => {
+  try {
+    return [f()]
+  } catch {
+    return []
+  }
+}
+
+const toWorker = (w: WorkerInfo): WorkerDetails => ({
+  taskId: w.taskId,
+  taskType: w.taskType,
+  taskPayload: w.taskPayload,
+  queue: w.queue,
+  started: timestampToDate(w.startTime),
+  deadline: timestampToDate(w.deadline)
+})
+
+/**
+ * Running servers (Go asynq's or ours) with their active workers (asynq's Servers): the entries
+ * of asynq:servers / asynq:workers whose heartbeat expiry has not passed. Read-only.
+ */
+export const servers = Effect.fn("Inspector.servers")(function* () {
+  const { redis } = yield* Broker
+  const nowSec = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+  const serverKeys = yield* redis.use("zrangebyscore asynq:servers", (c) => c.zrangebyscore(allServers, nowSec, "+inf"))
+  const workerKeys = yield* redis.use("zrangebyscore asynq:workers", (c) => c.zrangebyscore(allWorkers, nowSec, "+inf"))
+  const infos = yield* redis.use("get server info", (c) => Promise.all(serverKeys.map((k) => c.getBuffer(k).then((b) => ({ k, b })))))
+  const workerValues = yield* redis.use("hvals workers", (c) => Promise.all(workerKeys.map((k) => c.hvalsBuffer(k))))
+  const workers = workerValues.flat().flatMap((b) => tryDecode(() => decodeWorkerInfo(b)))
+  const out: Array<ServerDetails> = []
+  for (const { k, b } of infos) {
+    if (b === null) continue
+    for (const s of tryDecode(() => decodeServerInfo(b, k))) {
+      out.push({
+        id: `${s.host}:${s.pid}:${s.serverId}`,
+        host: s.host,
+        pid: s.pid,
+        serverId: s.serverId,
+        concurrency: s.concurrency,
+        queues: s.queues,
+        strictPriority: s.strictPriority,
+        status: s.status,
+        started: timestampToDate(s.startTime),
+        activeWorkers: workers.filter((w) => w.host === s.host && w.pid === s.pid && w.serverId === s.serverId).map(toWorker)
+      })
+    }
+  }
+  return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+})
