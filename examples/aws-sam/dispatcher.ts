@@ -1,0 +1,9 @@
+/** Dispatcher: starts processor invocations for the backlog (every minute). */
+import { createDispatcherHandler } from "../../adapters/aws-lambda/dispatcherHandler.js"
+
+export const handler = createDispatcherHandler({
+  queues: ["email", "default"],
+  processorFunctionName: process.env.PROCESSOR_FUNCTION ?? "",
+  maxConcurrency: 20,
+  tasksPerInvocation: 50
+})
