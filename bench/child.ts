@@ -1,5 +1,6 @@
 /**
- * Runs ONE scenario for ONE library in a fresh Node process (forked by bench/main.ts), so the
+ * Runs ONE scenario for ONE library in a fresh Node process (bench/main.ts bundles this file with
+ * esbuild and forks it), so the
  * Node CPU figure only holds that library's work and no library inherits another's heap or JIT
  * state. A short warm-up of the same scenario runs first and is discarded.
  * Input: argv[2] = JSON ChildJob. Output: one IPC message { ok: true, result } | { ok: false, error }.

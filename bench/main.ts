@@ -64,11 +64,32 @@ const scenarioKeys = parseList(arg("scenarios"), scenarioList.map((s) => s.key),
 const port = arg("port") === undefined ? undefined : Number(arg("port"))
 const timeoutMs = 180_000
 
-const childPath = fileURLToPath(new URL("./child.ts", import.meta.url))
+/**
+ * Children run as plain compiled JavaScript (esbuild bundle of bench/child.ts and the effect-asynq
+ * sources it imports; packages stay external), not through tsx: BullMQ and bee-queue are measured as
+ * the compiled JS they publish, so effect-asynq is measured the same way (as `npm run build` ships it),
+ * without a TypeScript loader hook or source-map translation in the process.
+ */
+const buildChild = async (): Promise<string> => {
+  const { build } = await import("esbuild")
+  const outfile = fileURLToPath(new URL("./results/.build/child.mjs", import.meta.url))
+  await build({
+    entryPoints: [fileURLToPath(new URL("./child.ts", import.meta.url))],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    outfile,
+    logLevel: "warning"
+  })
+  return outfile
+}
+let childPath = ""
 
 const runChild = (job: ChildJob): Promise<ChildReply> =>
   new Promise((resolve) => {
-    const child = fork(childPath, [JSON.stringify(job)], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] })
+    const child = fork(childPath, [JSON.stringify(job)], { execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"] })
     let reply: ChildReply | undefined
     const killer = setTimeout(() => child.kill("SIGKILL"), job.timeoutMs + 60_000)
     child.on("message", (m) => (reply = m as ChildReply))
@@ -79,6 +100,7 @@ const runChild = (job: ChildJob): Promise<ChildReply> =>
   })
 
 const main = async () => {
+  childPath = await buildChild()
   const redis = await startBenchRedis(port)
   const started = new Date()
   const results: Results = {}

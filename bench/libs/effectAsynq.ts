@@ -1,0 +1,60 @@
+/**
+ * effect-asynq adapter: the Promise client (src/client.ts, createClient) for enqueue — `enqueue`
+ * one by one, `enqueueMany` for bulk (one round trip per batch) — and the processor's Server
+ * (src/processor, Server.start) for processing, with a plain async handler for the task type.
+ * Tasks are plain asynq tasks: type "bench", JSON payload, queue "bench", library defaults
+ * (16-character ids, maxRetry 25, no retention: a processed task is deleted).
+ * Logs below Warning are dropped so the server's start/stop lines do not mix into the output.
+ */
+import { Effect, Exit, Layer, References, Scope } from "effect"
+import { Broker } from "../../src/broker/Broker.js"
+import { createClient } from "../../src/client.js"
+import { Server } from "../../src/processor/index.js"
+import { Redis } from "../../src/redis/Redis.js"
+import type { AdapterFactory, LibAdapter, Payload } from "./types.js"
+
+export const make: AdapterFactory = async ({ redisUrl, queue }) => {
+  const client = createClient({ url: redisUrl })
+  const opts = { queue }
+  const adapter: LibAdapter = {
+    name: "effect-asynq",
+    settings:
+      "createClient: enqueue / enqueueMany; Server.start({ bench: handler }, { concurrency, queues: { bench: 1 } }) with all other options at their defaults",
+    enqueueOne: async (payload) => {
+      await client.enqueue("bench", payload, opts)
+    },
+    enqueueBulk: async (payloads) => {
+      const out = await client.enqueueMany(payloads.map((payload) => ({ type: "bench", payload, options: opts })))
+      const failed = out.filter((o) => !o.ok).length
+      if (failed > 0) throw new Error(`effect-asynq enqueueMany: ${failed} tasks failed`)
+    },
+    startWorker: async (concurrency, handler) => {
+      const scope = await Effect.runPromise(Scope.make())
+      const layer = Broker.layer.pipe(Layer.provide(Redis.layer({ url: redisUrl })))
+      try {
+        await Effect.runPromise(
+          Effect.gen(function* () {
+            const context = yield* Layer.buildWithScope(layer, scope)
+            yield* Server.start(
+              {
+                bench: (task) => {
+                  handler(task.json<Payload>())
+                }
+              },
+              { concurrency, queues: { [queue]: 1 } }
+            ).pipe(Scope.provide(scope), Effect.provideContext(context))
+          }).pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))
+        )
+      } catch (e) {
+        await Effect.runPromise(Scope.close(scope, Exit.void))
+        throw e
+      }
+      return {
+        // Closing the scope runs the server's graceful shutdown, then quits its connections.
+        stop: () => Effect.runPromise(Scope.close(scope, Exit.void).pipe(Effect.provideService(References.MinimumLogLevel, "Warn")))
+      }
+    },
+    close: () => client.close()
+  }
+  return adapter
+}
