@@ -60,9 +60,9 @@ export const taskMessage = (f: F): TaskMessage => ({
 })
 
 /** What a decoder gives back: an empty payload is nil, as in Go's proto.Unmarshal. */
-export const asDecoded = <M extends { readonly payload?: Uint8Array | undefined; readonly taskPayload?: Uint8Array | undefined }>(m: M): M => {
-  const out: Record<string, unknown> = { ...m }
-  for (const k of ["payload", "taskPayload"] as const) if (k in m && m[k]?.length === 0) out[k] = undefined
+export const asDecoded = <M extends object>(m: M): M => {
+  const out = { ...m } as Record<string, unknown>
+  for (const k of ["payload", "taskPayload"]) if (out[k] instanceof Uint8Array && (out[k] as Uint8Array).length === 0) out[k] = undefined
   return out as M
 }
 
