@@ -16,7 +16,6 @@ import * as Context from "effect/Context"
 import { Broker } from "./broker/Broker.js"
 import { Redis } from "./redis/Redis.js"
 import type { RedisOptions } from "./redis/options.js"
-import type { RedisClient } from "./redis/Redis.js"
 import { type EnqueueError, type EnqueueItem, enqueue, enqueueMany } from "./steps/enqueue.js"
 import type { EnqueueOptions } from "./steps/options.js"
 import type { TaskInfo } from "./steps/taskInfo.js"
@@ -25,18 +24,6 @@ export { DuplicateTask, InvalidArgument, TaskIdConflict } from "./broker/errors.
 export { RedisConnectionError, RedisError } from "./redis/errors.js"
 export { payloadJson, payloadText } from "./wire/payload.js"
 export type { EnqueueError, EnqueueItem, EnqueueOptions, RedisOptions, TaskInfo }
-
-/**
- * The Redis layer's release sends QUIT, then calls `disconnect()` as a fallback. Once QUIT has
- * ended the connection, ioredis's `disconnect()` arms a 2 s timer that nothing clears, so a
- * short-lived process would linger 2 s after `close()`. Skip the fallback on an ended connection.
- */
-const skipDisconnectAfterEnd = (c: RedisClient) => {
-  const disconnect = c.disconnect.bind(c)
-  c.disconnect = ((reconnect?: boolean) => {
-    if (c.status !== "end") disconnect(reconnect)
-  }) as typeof c.disconnect
-}
 
 /** `close()` was called: the client does not reconnect. */
 export class ClientClosed extends Data.TaggedError("ClientClosed")<{ readonly message: string }> {}
@@ -72,7 +59,6 @@ export const createClient = (options: RedisOptions = {}): Client => {
       Effect.gen(function* () {
         const scope = yield* Scope.make()
         const context = yield* Layer.buildWithScope(layer, scope).pipe(Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause))))
-        skipDisconnectAfterEnd(Context.get(context, Broker).redis.client)
         return { scope, context }
       })
     ).catch((e: unknown) => {

@@ -135,7 +135,13 @@ const close = (c: RedisClient) =>
     if (c.status === "end") return resume(Effect.void)
     c.once("end", () => resume(Effect.void))
     c.quit().catch(() => c.disconnect())
-  }).pipe(Effect.timeoutOption("2 seconds"), Effect.ensuring(Effect.sync(() => c.disconnect())), Effect.asVoid)
+  }).pipe(
+    Effect.timeoutOption("2 seconds"),
+    // Only force-close a connection that did not end: disconnect() on an ended ioredis client
+    // starts a 2 s timer that would keep the process alive after close.
+    Effect.ensuring(Effect.sync(() => c.status !== "end" && c.disconnect())),
+    Effect.asVoid
+  )
 
 /** Opens a scoped connection: it is closed when the scope closes. */
 export const acquireClient = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionError, Scope.Scope> =>
