@@ -13,7 +13,7 @@ let server: LambdaInvokeServer
 let dispatcher: ReturnType<typeof createDispatcherHandler>
 
 const fill = (queue: string, n: number) =>
-  runNow(Effect.forEach(Array.from({ length: n }, (_, i) => i), (i) => enqueue("job", { i }, { queue }), { discard: true }))
+  runNow(Effect.forEach(Array.from({ length: n }, (_, i) => i), (i) => enqueue("job", { i }, { queue }), { discard: true, concurrency: 16 }))
 
 beforeAll(async () => {
   server = await startLambdaInvokeServer({ processor: { handler: async () => ({ ok: true }) } })
@@ -52,7 +52,7 @@ describe("Lambda dispatcher", () => {
     [10, 1, 2],
     [25, 0, 3],
     [30, 19, 5],
-    [500, 500, 5]
+    [120, 80, 5]
   ])("high=%i low=%i pending: invokes the processor %i time(s) asynchronously", async (high, low, expected) => {
     await fill("high", high)
     await fill("low", low)

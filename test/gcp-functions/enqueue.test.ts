@@ -13,7 +13,7 @@ beforeAll(async () => {
   await flushTestDb()
   const env = { REDIS_URL: testRedisUrl(), ENQUEUE_SECRET: secret }
   ;[plain, signed] = await Promise.all([startFunction("enqueue", env), startFunction("enqueueSigned", env)])
-})
+}, 150_000)
 afterAll(async () => {
   await Promise.all([plain?.stop(), signed?.stop()])
   redis.disconnect()

@@ -32,7 +32,8 @@ export const startFunction = async (target: string, env: Record<string, string>)
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()))
   child.stderr!.on("data", (d: Buffer) => (out += d.toString()))
   const url = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 20_000
+  // Generous: starting Node + tsx + the framework is slow on a loaded machine.
+  const deadline = Date.now() + 120_000
   for (;;) {
     if (child.exitCode !== null) throw new Error(`functions-framework exited (${child.exitCode}):\n${out}`)
     try {

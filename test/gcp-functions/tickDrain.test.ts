@@ -21,7 +21,7 @@ beforeAll(async () => {
   await flushTestDb()
   const env = { REDIS_URL: testRedisUrl(), ENQUEUE_SECRET: secret }
   ;[tick, tickEvent, drainFn] = await Promise.all([startFunction("tick", env), startFunction("tickEvent", env), startFunction("drain", env)])
-})
+}, 150_000)
 afterAll(async () => {
   await Promise.all([tick?.stop(), tickEvent?.stop(), drainFn?.stop()])
   redis.disconnect()
