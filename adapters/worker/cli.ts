@@ -1,0 +1,83 @@
+/**
+ * `effect-asynq worker <handlers-module>`: loads the handlers module, runs a worker until SIGTERM
+ * or SIGINT, then shuts down gracefully (running tasks get shutdownTimeout, the rest are
+ * requeued) and resolves with the exit code. Logs go through Effect's Logger.
+ *
+ * Mount it in a CLI with `workerCommand(process.argv.slice(3))`; run directly with
+ * `tsx adapters/worker/cli.ts <module> [options]`.
+ */
+import { resolve } from "node:path"
+import { pathToFileURL } from "node:url"
+import { Effect } from "effect"
+import { ServeMux } from "../../src/processor/Mux.js"
+import type { HandlerInput } from "../../src/processor/Mux.js"
+import type { ServerOptions } from "../../src/processor/options.js"
+import { parseWorkerArgs, workerUsage } from "./args.js"
+import { loggingLayer } from "./logging.js"
+import { runWorker } from "./runWorker.js"
+
+const isHandlerInput = (u: unknown): u is HandlerInput =>
+  u instanceof ServeMux || typeof u === "function" || (typeof u === "object" && u !== null && Object.values(u).every((v) => typeof v === "function"))
+
+/** Loads `{ handlers, options }` from a module path (relative to the working directory). */
+export const loadHandlersModule = async (path: string): Promise<{ handlers: HandlerInput; options: ServerOptions }> => {
+  const mod = (await import(pathToFileURL(resolve(path)).href)) as Record<string, unknown>
+  const handlers = mod.handlers ?? mod.default
+  if (!isHandlerInput(handlers)) {
+    throw new Error(`${path} must export its handlers as "handlers" or "default": a ServeMux, a record of pattern -> function, or a function`)
+  }
+  const options = (typeof mod.options === "object" && mod.options !== null ? mod.options : {}) as ServerOptions
+  return { handlers, options }
+}
+
+/** Runs the worker command; resolves with the process exit code (0 after a graceful shutdown). */
+export const workerCommand = async (argv: ReadonlyArray<string>): Promise<number> => {
+  const parsed = parseWorkerArgs(argv)
+  if (!parsed.ok) {
+    process.stderr.write(`effect-asynq worker: ${parsed.error}\n\n${workerUsage}`)
+    return 2
+  }
+  const a = parsed.args
+  const log = (level: "Info" | "Error", message: string) =>
+    Effect.runPromise((level === "Info" ? Effect.logInfo(message) : Effect.logError(message)).pipe(Effect.provide(loggingLayer(a.logFormat, a.logLevel))))
+  let loaded
+  try {
+    loaded = await loadHandlersModule(a.handlersModule)
+  } catch (e) {
+    await log("Error", `cannot load handlers module ${a.handlersModule}: ${e instanceof Error ? e.message : String(e)}`)
+    return 1
+  }
+  const overrides: ServerOptions = {
+    ...(a.concurrency !== undefined ? { concurrency: a.concurrency } : {}),
+    ...(a.queues !== undefined ? { queues: a.queues } : {}),
+    ...(a.strictPriority !== undefined ? { strictPriority: a.strictPriority } : {}),
+    ...(a.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: a.shutdownTimeoutMs } : {})
+  }
+  let worker
+  try {
+    worker = await runWorker({
+      ...loaded.options,
+      ...overrides,
+      handlers: loaded.handlers,
+      ...(a.redisUrl !== undefined ? { redis: a.redisUrl } : {}),
+      ...(a.logFormat !== undefined ? { logFormat: a.logFormat } : {}),
+      ...(a.logLevel !== undefined ? { logLevel: a.logLevel } : {})
+    })
+  } catch (e) {
+    await log("Error", `worker failed to start: ${e instanceof Error ? e.message : String(e)}`)
+    return 1
+  }
+  const onSignal = (signal: NodeJS.Signals) => {
+    process.removeListener("SIGTERM", onSignal)
+    process.removeListener("SIGINT", onSignal)
+    void log("Info", `${signal} received: shutting down gracefully`).then(() => worker.shutdown())
+  }
+  process.once("SIGTERM", onSignal)
+  process.once("SIGINT", onSignal)
+  await worker.done
+  return 0
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  void workerCommand(process.argv.slice(2)).then((code) => process.exit(code))
+}

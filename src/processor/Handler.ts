@@ -1,0 +1,62 @@
+/**
+ * Handlers: a function `(task, signal) => Effect | Promise | void`. An Effect handler may read
+ * TaskContext; an async handler gets an AbortSignal that fires when the attempt is stopped
+ * (timeout, deadline, cancel, lost lease, shutdown). A thrown error, a rejected promise, a failed
+ * Effect or a defect are all failures, their message kept as the task's error.
+ */
+import { Effect } from "effect"
+import { TaskContext } from "./TaskContext.js"
+import type { Task } from "./Task.js"
+
+/** What a handler function may return. */
+export type HandlerResult<R = never> = Effect.Effect<unknown, unknown, R | TaskContext> | PromiseLike<unknown> | void
+
+/** A handler as users write it. */
+export type HandlerFn<R = never> = (task: Task, signal: AbortSignal) => HandlerResult<R>
+
+/** A handler in its single internal form: an Effect that needs the TaskContext. */
+export type Handler<R = never> = (task: Task) => Effect.Effect<void, unknown, R | TaskContext>
+
+/** Wraps a handler (asynq's MiddlewareFunc). */
+export type Middleware<R = never> = (next: Handler<R>) => Handler<R>
+
+const isThenable = (u: unknown): u is PromiseLike<unknown> =>
+  typeof u === "object" && u !== null && "then" in u && typeof (u as { then: unknown }).then === "function"
+
+/** Runs a user handler function, whatever it returns, as an Effect. */
+export const toHandler = <R = never>(fn: HandlerFn<R>): Handler<R> => (task) =>
+  Effect.flatMap(TaskContext, (ctx) => {
+    let out: HandlerResult<R>
+    try {
+      out = fn(task, ctx.signal)
+    } catch (e) {
+      return Effect.fail(e)
+    }
+    if (Effect.isEffect(out)) return Effect.asVoid(out as Effect.Effect<unknown, unknown, R | TaskContext>)
+    if (isThenable(out)) {
+      const p = out
+      return Effect.asVoid(Effect.tryPromise({ try: () => Promise.resolve(p), catch: (e) => e }))
+    }
+    return Effect.void
+  })
+
+/** Applies middleware so that the first in the list runs first (outermost), as asynq's `Use`. */
+export const applyMiddleware = <R>(handler: Handler<R>, middleware: ReadonlyArray<Middleware<R>>): Handler<R> =>
+  middleware.reduceRight((h, mw) => mw(h), handler)
+
+/**
+ * A middleware written with Promises: `(task, signal, next) => …`, where `next()` runs the rest of
+ * the chain and rejects with its failure.
+ */
+export const asyncMiddleware =
+  <R = never>(fn: (task: Task, signal: AbortSignal, next: () => Promise<void>) => Promise<void>): Middleware<R> =>
+  (next) =>
+  (task) =>
+    Effect.flatMap(Effect.context<R | TaskContext>(), (context) =>
+      Effect.flatMap(TaskContext, (ctx) =>
+        Effect.tryPromise({
+          try: () => fn(task, ctx.signal, () => Effect.runPromiseWith(context)(next(task))),
+          catch: (e) => e
+        })
+      )
+    )

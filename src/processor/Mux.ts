@@ -1,0 +1,63 @@
+/**
+ * ServeMux: routes a task to the handler whose pattern is the longest prefix of the task's type
+ * ("images:thumbnails" wins over "images" for "images:thumbnails:small"), as asynq's ServeMux.
+ * Middleware added with `use` wraps every routed handler, first added = outermost.
+ */
+import { Effect } from "effect"
+import { InvalidArgument } from "../broker/errors.js"
+import { type Handler, type HandlerFn, type Middleware, applyMiddleware, toHandler } from "./Handler.js"
+import { HandlerNotFound } from "./errors.js"
+import type { Task } from "./Task.js"
+
+export class ServeMux<R = never> {
+  private readonly entries = new Map<string, Handler<R>>()
+  private sorted: Array<string> = []
+  private readonly middleware: Array<Middleware<R>> = []
+
+  /** Registers a handler function (Effect or async) for a pattern. Throws InvalidArgument on an empty or duplicate pattern. */
+  handle(pattern: string, handler: HandlerFn<R>): this {
+    return this.handleEffect(pattern, toHandler(handler))
+  }
+
+  /** Registers an already-normalized Handler. */
+  handleEffect(pattern: string, handler: Handler<R>): this {
+    if (pattern.trim() === "") throw new InvalidArgument({ field: "pattern", message: "a mux pattern must be a non-empty string" })
+    if (this.entries.has(pattern)) throw new InvalidArgument({ field: "pattern", message: `a handler is already registered for pattern "${pattern}"` })
+    this.entries.set(pattern, handler)
+    this.sorted = [...this.entries.keys()].sort((a, b) => b.length - a.length)
+    return this
+  }
+
+  /** Appends middleware; they run in the order added. */
+  use(...middleware: ReadonlyArray<Middleware<R>>): this {
+    this.middleware.push(...middleware)
+    return this
+  }
+
+  /** The registered pattern that matches `type` (longest prefix), or undefined. */
+  match(type: string): string | undefined {
+    return this.sorted.find((p) => type.startsWith(p))
+  }
+
+  /** The mux as one Handler: route, apply middleware, or fail with HandlerNotFound. */
+  readonly handler: Handler<R> = (task: Task) => {
+    const pattern = this.match(task.type)
+    const h: Handler<R> =
+      pattern === undefined
+        ? (t) => Effect.fail(new HandlerNotFound({ type: t.type, message: `handler not found for task "${t.type}"` }))
+        : this.entries.get(pattern)!
+    return applyMiddleware(h, this.middleware)(task)
+  }
+}
+
+/** What a server accepts as its handler: a mux, a map of patterns to handler functions, or one function for every task. */
+export type HandlerInput<R = never> = ServeMux<R> | Readonly<Record<string, HandlerFn<R>>> | HandlerFn<R>
+
+/** One Handler from any HandlerInput (a record becomes a mux). */
+export const handlerOf = <R>(input: HandlerInput<R>): Handler<R> => {
+  if (input instanceof ServeMux) return input.handler
+  if (typeof input === "function") return toHandler(input)
+  const mux = new ServeMux<R>()
+  for (const [pattern, fn] of Object.entries(input)) mux.handle(pattern, fn)
+  return mux.handler
+}

@@ -1,0 +1,118 @@
+/**
+ * The task-processing server (asynq's Server), built from the steps: a fetch loop with
+ * `concurrency` slots, a task fiber per running task, and background fibers for the lease
+ * heartbeat, server state, forwarder, recoverer, janitor, aggregator and health check.
+ *
+ *   const handle = yield* Server.start(mux, { concurrency: 10, queues: { critical: 6, default: 3, low: 1 } })
+ *   ...
+ *   yield* handle.shutdown   // or just close the scope
+ *
+ * Shutdown (asynq's): stop fetching, let running tasks finish for up to `shutdownTimeoutMs`,
+ * then stop the rest and put them back at the head of their queue, stop the background fibers
+ * and remove the server from asynq:servers / asynq:workers.
+ */
+import { Clock, Deferred, Duration, Effect, Fiber, FiberSet, Layer } from "effect"
+import { Broker } from "../broker/Broker.js"
+import { aggregatorLoop } from "./aggregator.js"
+import { fetchLoop, type FetcherDeps } from "./fetcher.js"
+import { forwarderLoop } from "./forwarder.js"
+import { healthCheckLoop } from "./healthCheck.js"
+import { heartbeatLoop } from "./heartbeat.js"
+import { janitorLoop } from "./janitor.js"
+import { handlerOf, type HandlerInput } from "./Mux.js"
+import { type ResolvedOptions, resolveOptions, type ServerOptions } from "./options.js"
+import { recovererLoop } from "./recoverer.js"
+import { makeRegistry } from "./registry.js"
+import { clearServerState, type ServerIdentity, serverStateLoop } from "./serverState.js"
+import { makeSignal } from "./Signal.js"
+import { subscribe } from "./subscriber.js"
+
+export interface ServerHandle {
+  readonly identity: ServerIdentity
+  readonly options: ResolvedOptions
+  /** Stop taking new tasks; running ones go on (asynq's Stop). */
+  readonly stop: Effect.Effect<void>
+  /** Graceful shutdown (idempotent; also runs when the scope closes). Returns how many tasks were requeued unfinished. */
+  readonly shutdown: Effect.Effect<number>
+  /** Tasks running right now. */
+  readonly activeCount: () => number
+  /** Completes when shutdown has finished. */
+  readonly done: Effect.Effect<void>
+}
+
+/** Starts a server in the current scope. */
+export const start = <R = never>(handler: HandlerInput<R>, options: ServerOptions = {}) =>
+  Effect.gen(function* () {
+    const opts = yield* resolveOptions(options)
+    const h = handlerOf(handler)
+    const broker = yield* Broker
+    const registry = makeRegistry()
+    const wake = makeSignal()
+    const slotFreed = makeSignal()
+    const identity: ServerIdentity = { host: opts.host, pid: opts.pid, serverId: opts.serverId, startedAtMs: yield* Clock.currentTimeMillis }
+    let status: "active" | "stopped" = "active"
+
+    yield* subscribe(opts.queueNames, registry, wake)
+    const tasks = yield* FiberSet.make<unknown, never>()
+    const deps: FetcherDeps<R> = { options: opts, handler: h, registry, broker, wake, slotFreed, tasks }
+    const fork = <A, E, X>(eff: Effect.Effect<A, E, X>) => Effect.forkScoped(eff, { startImmediately: true })
+
+    // Heartbeat and server state are stopped last (after the tasks), the others first.
+    const heartbeat = yield* fork(heartbeatLoop(registry, opts.leaseMs, opts.heartbeatIntervalMs))
+    const state = yield* fork(serverStateLoop(identity, opts, registry, () => status))
+    const others = [
+      yield* fork(forwarderLoop(opts.queueNames, wake, opts.delayedTaskCheckIntervalMs)),
+      yield* fork(recovererLoop(opts)),
+      yield* fork(janitorLoop(opts.queueNames, opts.janitorIntervalMs))
+    ]
+    if (opts.groupAggregator) others.push(yield* fork(aggregatorLoop(opts, opts.groupAggregator)))
+    if (opts.healthCheck) others.push(yield* fork(healthCheckLoop(opts.healthCheck, opts.healthCheckIntervalMs)))
+    const fetcher = yield* fork(fetchLoop(deps))
+    yield* Effect.logInfo(`server ${identity.serverId} started: concurrency ${opts.concurrency}, queues ${JSON.stringify(opts.queues)}${opts.strictPriority ? " (strict)" : ""}`)
+
+    const stop = Effect.suspend(() => {
+      status = "stopped"
+      return Fiber.interrupt(fetcher)
+    }).pipe(Effect.asVoid)
+
+    const done = yield* Deferred.make<void>()
+    let started = false
+    const drain = Effect.gen(function* () {
+      yield* stop
+      const inFlight = registry.tasks.size
+      if (inFlight > 0) yield* Effect.logInfo(`shutting down: waiting up to ${opts.shutdownTimeoutMs} ms for ${inFlight} running task(s)`)
+      const finished = yield* FiberSet.awaitEmpty(tasks).pipe(
+        Effect.as(true),
+        Effect.timeoutOrElse({ duration: Duration.millis(opts.shutdownTimeoutMs), orElse: () => Effect.succeed(false) })
+      )
+      let requeued = 0
+      if (!finished) {
+        requeued = registry.stopAll("shutdown")
+        yield* Effect.logWarning(`shutdown timeout: ${requeued} unfinished task(s) stopped and put back at the head of their queue`)
+        // The requeue writes retry while the lease holds; past that, whatever is left is the recoverer's.
+        yield* FiberSet.awaitEmpty(tasks).pipe(Effect.timeoutOrElse({ duration: Duration.millis(opts.leaseMs), orElse: () => Effect.void }))
+      }
+      yield* Fiber.interruptAll(others)
+      yield* Fiber.interrupt(heartbeat)
+      yield* Fiber.interrupt(state)
+      yield* clearServerState(identity).pipe(Effect.catch((e) => Effect.logWarning(`removing server state failed: ${e.message}`)))
+      yield* Effect.logInfo(`server ${identity.serverId} stopped`)
+      return requeued
+    })
+    const shutdown: Effect.Effect<number> = Effect.suspend(() => {
+      if (started) return Deferred.await(done).pipe(Effect.as(0))
+      started = true
+      return drain.pipe(Effect.ensuring(Deferred.succeed(done, undefined)), Effect.provideService(Broker, broker), Effect.uninterruptible)
+    })
+    yield* Effect.addFinalizer(() => shutdown)
+
+    return { identity, options: opts, stop, shutdown, activeCount: () => registry.tasks.size, done: Deferred.await(done) } satisfies ServerHandle as ServerHandle
+  })
+
+/** Runs a server until interrupted; interruption (e.g. SIGTERM through runMain) shuts it down gracefully. */
+export const serve = <R = never>(handler: HandlerInput<R>, options: ServerOptions = {}) =>
+  Effect.scoped(Effect.andThen(start(handler, options), Effect.never))
+
+/** A server as a Layer: started when the layer is built, shut down when its scope closes. */
+export const layer = <R = never>(handler: HandlerInput<R>, options: ServerOptions = {}) => Layer.effectDiscard(start(handler, options))
+

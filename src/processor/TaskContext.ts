@@ -1,0 +1,27 @@
+/** What an Effect handler can read about the task it runs (asynq's GetTaskID, GetRetryCount, …) and its result writer. */
+import { Context, Effect } from "effect"
+import type { TaskNotFound } from "../broker/errors.js"
+import type { RedisError } from "../redis/errors.js"
+import type { Task } from "./Task.js"
+import type { PayloadEncodeError } from "../wire/payload.js"
+
+export interface TaskContextShape {
+  readonly task: Task
+  readonly taskId: string
+  readonly retryCount: number
+  readonly maxRetry: number
+  readonly queue: string
+  readonly deadline: Date
+  /** Aborted when the attempt is stopped (timeout, deadline, cancel, lost lease, shutdown). */
+  readonly signal: AbortSignal
+  /** Stores the task's result (bytes, string or JSON value); the number of bytes written. */
+  readonly writeResult: (data: unknown) => Effect.Effect<number, RedisError | TaskNotFound | PayloadEncodeError>
+}
+
+export class TaskContext extends Context.Service<TaskContext, TaskContextShape>()("effect-asynq/TaskContext") {}
+
+/** The running task's id, retry count, max retry and queue, as Effects. */
+export const taskId = Effect.map(TaskContext, (c) => c.taskId)
+export const retryCount = Effect.map(TaskContext, (c) => c.retryCount)
+export const maxRetry = Effect.map(TaskContext, (c) => c.maxRetry)
+export const queueName = Effect.map(TaskContext, (c) => c.queue)

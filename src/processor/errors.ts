@@ -1,0 +1,62 @@
+/**
+ * Errors a handler returns to steer what happens to its task (asynq's SkipRetry and RevokeTask),
+ * and the errors the processor records when it stops a handler itself.
+ */
+import { Data } from "effect"
+
+/** Return (or throw) from a handler: archive the task now, no more retries. Wrapping it (as `cause`) works too. */
+export class SkipRetry extends Data.TaggedError("SkipRetry")<{ readonly message: string }> {
+  constructor(message = "skip retry for the task") {
+    super({ message })
+  }
+}
+
+/** Return (or throw) from a handler: drop the task, neither retried nor archived (asynq's RevokeTask). */
+export class RevokeTask extends Data.TaggedError("RevokeTask")<{ readonly message: string }> {
+  constructor(message = "revoke task") {
+    super({ message })
+  }
+}
+
+/** No handler pattern matches the task's type (the mux's not-found handler). */
+export class HandlerNotFound extends Data.TaggedError("HandlerNotFound")<{ readonly type: string; readonly message: string }> {}
+
+/** The task ran past its timeout or deadline (asynq records "context deadline exceeded"). */
+export class TaskDeadlineExceeded extends Data.TaggedError("TaskDeadlineExceeded")<{ readonly message: string }> {}
+
+/** The task was canceled through `asynq:cancel` (asynq records "context canceled"). */
+export class TaskCanceled extends Data.TaggedError("TaskCanceled")<{ readonly message: string }> {}
+
+/** The task's lease was lost (recovered elsewhere) or the server shuts down: the handler is stopped. */
+export class TaskStopped extends Data.TaggedError("TaskStopped")<{ readonly reason: "lease-lost" | "shutdown"; readonly message: string }> {}
+
+const tagOf = (e: unknown): unknown => (typeof e === "object" && e !== null && "_tag" in e ? (e as { _tag: unknown })._tag : undefined)
+
+/** Whether `e`, or an error in its `cause` chain, has the given tag. */
+export const hasTagInChain = (e: unknown, tag: string): boolean => {
+  let cur: unknown = e
+  for (let depth = 0; depth < 16 && cur !== undefined && cur !== null; depth++) {
+    if (tagOf(cur) === tag) return true
+    cur = typeof cur === "object" && "cause" in cur ? (cur as { cause: unknown }).cause : undefined
+  }
+  return false
+}
+
+export const isSkipRetry = (e: unknown): boolean => hasTagInChain(e, "SkipRetry")
+export const isRevokeTask = (e: unknown): boolean => hasTagInChain(e, "RevokeTask")
+
+/** The text recorded as a task's `error_msg` for whatever a handler failed with. */
+export const errorText = (e: unknown): string => {
+  if (e instanceof Error) return e.message || e.name
+  if (typeof e === "string") return e
+  if (typeof e === "object" && e !== null && "message" in e && typeof (e as { message: unknown }).message === "string") {
+    return (e as { message: string }).message
+  }
+  try {
+    const json = JSON.stringify(e)
+    if (json !== undefined) return json
+  } catch {
+    // fall through
+  }
+  return String(e)
+}

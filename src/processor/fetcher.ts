@@ -1,0 +1,77 @@
+/**
+ * The fetch loop: while fewer than `concurrency` tasks run, take up to the free slots (at most
+ * `fetchBatchSize`) in one round trip, in the queue order of this round, and start each task in its
+ * own fiber. When a fetch comes back short (the queues are empty), wait for the wake signal or the
+ * poll interval; when all slots are busy, wait for a slot. No fixed sleep between fetches and no
+ * busy polling. A failing fetch (Redis down) backs off with jitter, up to 5 s.
+ */
+import { Clock, Duration, Effect, FiberSet, Schedule } from "effect"
+import type { Broker } from "../broker/Broker.js"
+import { dequeueLease } from "../steps/dequeueLease.js"
+import type { ResolvedOptions } from "./options.js"
+import { queueOrder } from "./queueOrder.js"
+import type { Registry } from "./registry.js"
+import { makeEntry, runTask, type RunDeps } from "./runTask.js"
+import type { Signal } from "./Signal.js"
+
+export interface FetcherDeps<R> extends RunDeps<R> {
+  readonly options: ResolvedOptions
+  readonly registry: Registry
+  /** Raised by the subscriber (wake channel), the forwarder, and reconnects. */
+  readonly wake: Signal
+  /** Raised when a task finishes (a slot is free). */
+  readonly slotFreed: Signal
+  readonly tasks: FiberSet.FiberSet<unknown, never>
+}
+
+const errorBackoff = Schedule.min([Schedule.exponential(Duration.millis(100), 2), Schedule.spaced(Duration.seconds(5))]).pipe(Schedule.jittered)
+
+/** One fetch: takes tasks and starts them. Uninterruptible, so a taken task is always registered and started. Returns whether it came back short. */
+const fetchOnce = <R>(deps: FetcherDeps<R>, free: number) =>
+  Effect.uninterruptible(
+    Effect.gen(function* () {
+      const order = yield* queueOrder(deps.options.queues, deps.options.strictPriority)
+      const want = Math.min(free, deps.options.fetchBatchSize)
+      deps.wake.clear()
+      const { tasks, corrupt } = yield* dequeueLease({ queues: order, count: want, leaseMs: deps.options.leaseMs })
+      for (const c of corrupt) yield* Effect.logError(`task ${c.id} in queue "${c.queue}" ${c.outcome}: ${c.error}`)
+      const now = yield* Clock.currentTimeMillis
+      for (const leased of tasks) {
+        const entry = makeEntry(leased.msg, now, leased.leaseExpiresAtMs)
+        deps.registry.add(entry)
+        yield* FiberSet.run(
+          deps.tasks,
+          runTask(deps, entry).pipe(
+            Effect.tap((outcome) =>
+              deps.options.onSettled
+                ? Effect.try(() => deps.options.onSettled!(entry.msg, outcome)).pipe(Effect.catch((e) => Effect.logWarning(`onSettled threw: ${String(e)}`)))
+                : Effect.void
+            ),
+            Effect.ensuring(Effect.sync(() => deps.slotFreed.raise()))
+          )
+        )
+      }
+      return tasks.length + corrupt.length < want
+    })
+  )
+
+export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, R | Broker> =>
+  Effect.gen(function* () {
+    const { concurrency, pollIntervalMs } = deps.options
+    for (;;) {
+      deps.slotFreed.clear()
+      const free = concurrency - deps.registry.tasks.size
+      if (free <= 0) {
+        yield* deps.slotFreed.wait()
+        continue
+      }
+      const short = yield* fetchOnce(deps, free).pipe(
+        Effect.retry({
+          schedule: errorBackoff,
+          while: (e) => Effect.logWarning(`fetching tasks failed, trying again: ${e.message}`).pipe(Effect.as(true))
+        }),
+        Effect.orDie
+      )
+      if (short) yield* deps.wake.wait(pollIntervalMs)
+    }
+  }) as Effect.Effect<never, never, R | Broker>

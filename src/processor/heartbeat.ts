@@ -1,0 +1,34 @@
+/**
+ * Lease heartbeat: every `heartbeatIntervalMs`, extends the leases of the tasks running here (one
+ * call per queue). A task whose lease is reported lost (recovered elsewhere, or deleted) is
+ * stopped; so is one whose lease ran out by our own clock because the extensions kept failing
+ * (the recoverer may hand it to someone else any moment).
+ */
+import { Clock, Duration, Effect } from "effect"
+import type { Broker } from "../broker/Broker.js"
+import { extendLease } from "../steps/extendLease.js"
+import type { Registry } from "./registry.js"
+
+/** One heartbeat: extend every running task's lease, stop the lost ones. Returns the ids stopped. */
+export const extendLeasesOnce = Effect.fn("Processor.extendLeases")(function* (registry: Registry, leaseMs: number) {
+  const stopped: Array<string> = []
+  for (const [queue, entries] of registry.byQueue()) {
+    const r = yield* extendLease({ queue, ids: entries.map((e) => e.msg.id), leaseMs }).pipe(
+      Effect.tapError((e) => Effect.logWarning(`extending leases in queue "${queue}" failed: ${e.message}`)),
+      Effect.option
+    )
+    if (r._tag === "Some") {
+      const held = new Set(r.value.extended)
+      for (const e of entries) if (held.has(e.msg.id)) e.leaseExpiresAtMs = Math.max(e.leaseExpiresAtMs, r.value.expiresAtMs)
+      for (const id of r.value.lost) if (registry.stop(id, "lease-lost")) stopped.push(id)
+    }
+  }
+  const now = yield* Clock.currentTimeMillis
+  for (const e of registry.tasks.values()) {
+    if (e.leaseExpiresAtMs <= now && registry.stop(e.msg.id, "lease-lost")) stopped.push(e.msg.id)
+  }
+  return stopped
+})
+
+export const heartbeatLoop = (registry: Registry, leaseMs: number, intervalMs: number): Effect.Effect<never, never, Broker> =>
+  Effect.sleep(Duration.millis(intervalMs)).pipe(Effect.andThen(extendLeasesOnce(registry, leaseMs)), Effect.ignore, Effect.forever)

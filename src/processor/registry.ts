@@ -1,0 +1,55 @@
+/** The tasks this server is running right now: what the heartbeat extends, cancel finds, shutdown stops and asynq:workers lists. */
+import { Deferred, Effect } from "effect"
+import type { TaskMessage } from "../wire/TaskMessage.js"
+
+/** Why the processor stopped a running handler. */
+export type StopReason = "canceled" | "lease-lost" | "shutdown"
+
+export interface ActiveTask {
+  readonly msg: TaskMessage
+  readonly startedAtMs: number
+  readonly deadlineMs: number
+  /** When our lease runs out unless extended (updated by the heartbeat). */
+  leaseExpiresAtMs: number
+  /** Completed once, with the reason, to stop the handler. */
+  readonly stop: Deferred.Deferred<StopReason>
+}
+
+export interface Registry {
+  readonly tasks: Map<string, ActiveTask>
+  readonly add: (t: ActiveTask) => void
+  readonly remove: (id: string) => void
+  /** Stops a running task (no-op when it is not running or already stopping). */
+  readonly stop: (id: string, reason: StopReason) => boolean
+  readonly stopAll: (reason: StopReason) => number
+  /** Running tasks grouped by queue. */
+  readonly byQueue: () => Map<string, Array<ActiveTask>>
+}
+
+export const makeRegistry = (): Registry => {
+  const tasks = new Map<string, ActiveTask>()
+  const stop = (id: string, reason: StopReason) => {
+    const t = tasks.get(id)
+    return t ? Deferred.doneUnsafe(t.stop, Effect.succeed(reason)) : false
+  }
+  return {
+    tasks,
+    add: (t) => void tasks.set(t.msg.id, t),
+    remove: (id) => void tasks.delete(id),
+    stop,
+    stopAll: (reason) => {
+      let n = 0
+      for (const id of [...tasks.keys()]) if (stop(id, reason)) n++
+      return n
+    },
+    byQueue: () => {
+      const m = new Map<string, Array<ActiveTask>>()
+      for (const t of tasks.values()) {
+        const list = m.get(t.msg.queue)
+        if (list) list.push(t)
+        else m.set(t.msg.queue, [t])
+      }
+      return m
+    }
+  }
+}

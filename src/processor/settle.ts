@@ -1,0 +1,88 @@
+/**
+ * Writing a finished attempt's outcome to Redis: complete, retry, archive, drop (RevokeTask) or
+ * requeue. A write that fails on a Redis error is tried again with jittered backoff for as long as
+ * we still hold the lease (asynq's syncer), so a blip in the connection loses nothing; after the
+ * lease ran out the recoverer takes the task back. LeaseLost means someone else already did.
+ */
+import { Clock, Duration, Effect, Schedule } from "effect"
+import type { Broker } from "../broker/Broker.js"
+import type { LeaseLost } from "../broker/errors.js"
+import type { RedisError } from "../redis/errors.js"
+import { archive } from "../steps/archive.js"
+import { complete } from "../steps/complete.js"
+import { requeue } from "../steps/requeue.js"
+import { retry } from "../steps/retry.js"
+import { defaultRetryDelayMs } from "../steps/retryDelay.js"
+import type { TaskMessage } from "../wire/TaskMessage.js"
+import { errorText, isRevokeTask, isSkipRetry } from "./errors.js"
+import type { ResolvedOptions } from "./options.js"
+import type { ActiveTask } from "./registry.js"
+import type { Task } from "./Task.js"
+
+/** What happened to the task in Redis. */
+export type Settled = "completed" | "retried" | "archived" | "revoked" | "requeued" | "lease-lost" | "gave-up"
+
+const backoff = Schedule.min([Schedule.exponential(Duration.millis(50), 2), Schedule.spaced(Duration.seconds(2))]).pipe(Schedule.jittered)
+
+/** Runs a write, retrying Redis errors while the lease still holds. */
+const write = (entry: ActiveTask, what: string, eff: Effect.Effect<unknown, LeaseLost | RedisError, Broker>, done: Settled) =>
+  eff.pipe(
+    Effect.tapError((e) => (e._tag === "RedisError" ? Effect.logWarning(`${what} of task ${entry.msg.id} failed, trying again: ${e.message}`) : Effect.void)),
+    Effect.retry({
+      schedule: backoff,
+      while: (e) => (e._tag === "RedisError" ? Effect.map(Clock.currentTimeMillis, (now) => now < entry.leaseExpiresAtMs) : false)
+    }),
+    Effect.as(done),
+    Effect.catch((e) =>
+      e._tag === "LeaseLost"
+        ? Effect.logWarning(`task ${entry.msg.id}: ${what} skipped, the task is no longer ours (${e.message})`).pipe(Effect.as<Settled>("lease-lost"))
+        : Effect.logError(`task ${entry.msg.id}: ${what} failed and our lease ran out; the recoverer will take the task back: ${e.message}`).pipe(
+            Effect.as<Settled>("gave-up")
+          )
+    )
+  )
+
+export const settleSuccess = (entry: ActiveTask) => write(entry, "complete", complete(entry.msg), "completed")
+
+export const settleRequeue = (entry: ActiveTask) => write(entry, "requeue", requeue(entry.msg), "requeued")
+
+const retryDelayMs = (options: ResolvedOptions, msg: TaskMessage, error: unknown, task: Task) => {
+  if (!options.retryDelay) return defaultRetryDelayMs(msg.retried)
+  return Effect.suspend(() => {
+    const d = options.retryDelay!(msg.retried, error, task)
+    return Number.isFinite(d) && d >= 0
+      ? Effect.succeed(d)
+      : Effect.logWarning(`retryDelay returned ${d} for task ${msg.id}; using the default delay`).pipe(Effect.andThen(defaultRetryDelayMs(msg.retried)))
+  })
+}
+
+/** asynq's handleFailedMessage: error handler, then RevokeTask → drop, no retries left or SkipRetry → archive, else retry. */
+export const settleFailure = Effect.fnUntraced(function* (options: ResolvedOptions, entry: ActiveTask, task: Task, error: unknown) {
+  const msg = entry.msg
+  const errorMsg = errorText(error)
+  if (options.errorHandler) {
+    const eh = options.errorHandler
+    yield* Effect.tryPromise({ try: async () => eh(task, error), catch: (e) => e }).pipe(
+      Effect.catch((e) => Effect.logWarning(`errorHandler threw for task ${msg.id}: ${errorText(e)}`))
+    )
+  }
+  if (isRevokeTask(error)) {
+    yield* Effect.logWarning(`task ${msg.id} revoked: ${errorMsg}`)
+    return yield* write(entry, "revoke", complete({ ...msg, retention: 0 }), "revoked")
+  }
+  if (msg.retried >= msg.retry || isSkipRetry(error)) {
+    yield* Effect.logWarning(`task ${msg.id} (${msg.type}) archived after ${msg.retried} retries: ${errorMsg}`)
+    return yield* write(entry, "archive", archive(msg, { errorMsg }), "archived")
+  }
+  const isFailure = (() => {
+    try {
+      return options.isFailure(error)
+    } catch {
+      return true
+    }
+  })()
+  const delay = yield* retryDelayMs(options, msg, error, task)
+  const now = yield* Clock.currentTimeMillis
+  yield* Effect.logDebug(`task ${msg.id} (${msg.type}) failed, retry in ${delay} ms: ${errorMsg}`)
+  return yield* write(entry, "retry", retry(msg, { retryAtMs: now + delay, errorMsg, isFailure }), "retried")
+})
