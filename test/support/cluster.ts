@@ -1,0 +1,105 @@
+/**
+ * A real 3-master Redis Cluster on loopback for tests: three `redis-server --cluster-enabled yes`
+ * processes, joined with `redis-cli --cluster create … --cluster-replicas 0`, ready once every
+ * node reports `cluster_state:ok`.
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import { Redis } from "ioredis"
+import { freePort, redisServerBinary, waitForPing } from "./redis-server.js"
+
+export interface ClusterNode {
+  readonly host: string
+  readonly port: number
+}
+export interface RedisClusterHandle {
+  readonly nodes: ReadonlyArray<ClusterNode>
+  readonly stop: () => Promise<void>
+}
+
+const run = promisify(execFile)
+
+/** A free port whose cluster bus port (port + 10000) is free too. */
+const clusterPort = async (taken: Set<number>): Promise<number> => {
+  for (let i = 0; i < 50; i++) {
+    const p = await freePort()
+    if (p > 55_000 || taken.has(p) || taken.has(p + 10_000)) continue
+    const bus = await new Promise<boolean>((resolve) => {
+      const s = createServer()
+      s.once("error", () => resolve(false))
+      s.listen(p + 10_000, "127.0.0.1", () => s.close(() => resolve(true)))
+    })
+    if (bus) return p
+  }
+  throw new Error("no free port pair (port, port + 10000) for a Redis Cluster node")
+}
+
+const clusterOk = async (port: number): Promise<boolean> => {
+  const c = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+  c.on("error", () => {})
+  try {
+    await c.connect()
+    const info = String(await c.call("CLUSTER", "INFO"))
+    return info.includes("cluster_state:ok")
+  } catch {
+    return false
+  } finally {
+    c.disconnect()
+  }
+}
+
+/** Starts the cluster; call `stop()` (e.g. in afterAll) to kill the servers and remove their files. */
+export const startRedisCluster = async (timeoutMs = 30_000): Promise<RedisClusterHandle> => {
+  const bin = redisServerBinary()
+  const procs: Array<{ proc: ChildProcess; dir: string }> = []
+  const stop = async () => {
+    await Promise.all(
+      procs.map(
+        ({ proc, dir }) =>
+          new Promise<void>((resolve) => {
+            const done = () => {
+              rmSync(dir, { recursive: true, force: true })
+              resolve()
+            }
+            if (proc.exitCode !== null || proc.signalCode !== null) return done()
+            proc.once("exit", done)
+            proc.kill("SIGKILL")
+          })
+      )
+    )
+  }
+  try {
+    const taken = new Set<number>()
+    const ports: Array<number> = []
+    for (let i = 0; i < 3; i++) {
+      const p = await clusterPort(taken)
+      taken.add(p).add(p + 10_000)
+      ports.push(p)
+    }
+    for (const port of ports) {
+      const dir = mkdtempSync(join(tmpdir(), "effect-asynq-cluster-"))
+      const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir]
+      args.push("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000")
+      procs.push({ proc: spawn(bin, args, { stdio: "ignore" }), dir })
+    }
+    await Promise.all(ports.map((p) => waitForPing(p)))
+    await run("redis-cli", ["--cluster", "create", ...ports.map((p) => `127.0.0.1:${p}`), "--cluster-replicas", "0", "--cluster-yes"], {
+      timeout: timeoutMs
+    })
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const ok = await Promise.all(ports.map(clusterOk))
+      if (ok.every(Boolean)) break
+      if (Date.now() > deadline) throw new Error(`Redis Cluster on ports ${ports.join(", ")} did not reach cluster_state:ok within ${timeoutMs} ms`)
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    return { nodes: ports.map((port) => ({ host: "127.0.0.1", port })), stop }
+  } catch (e) {
+    await stop()
+    throw e
+  }
+}
