@@ -6,6 +6,7 @@
  *   npm run bench -- --quick           2,000 tasks (latency: 500), for a sanity run
  *   npm run bench -- --only=bullmq,bee-queue
  *   npm run bench -- --scenarios=process100,latency   (see `scenarioList`)
+ *   npm run bench -- --rounds=3        each measurement 3 times (libraries interleaved), median per figure
  *   npm run bench -- --port=6388       pin the private server's port
  *
  * Each (scenario, library) pair runs in its own fresh Node process (bench/child.ts) after a
@@ -62,7 +63,20 @@ const perSecond = 500
 const libs = parseList(arg("only"), libNames, "library") ?? [...libNames]
 const scenarioKeys = parseList(arg("scenarios"), scenarioList.map((s) => s.key), "scenario") ?? scenarioList.map((s) => s.key)
 const port = arg("port") === undefined ? undefined : Number(arg("port"))
+const rounds = Math.max(1, Number(arg("rounds") ?? 1))
 const timeoutMs = 180_000
+
+/** Per numeric field, the median over the rounds (other fields from the first round). */
+const medianOf = (rs: ReadonlyArray<Record<string, unknown>>): Record<string, unknown> => {
+  const out: Record<string, unknown> = { ...rs[0] }
+  for (const k of Object.keys(out)) {
+    if (typeof out[k] !== "number") continue
+    const xs = rs.map((r) => r[k] as number).sort((a, b) => a - b)
+    const m = xs.length >> 1
+    out[k] = xs.length % 2 === 1 ? xs[m] : (xs[m - 1]! + xs[m]!) / 2
+  }
+  return out
+}
 
 /**
  * Children run as plain compiled JavaScript (esbuild bundle of bench/child.ts and the effect-asynq
@@ -108,29 +122,40 @@ const main = async () => {
   const errors: Array<{ scenario: string; lib: LibName; error: string; pending: boolean }> = []
   console.log(
     `bench: redis ${redis.version} on ${redis.url} (private), ${tasks.toLocaleString("en-US")} tasks per scenario, ` +
-      `latency over ${latencyTasks.toLocaleString("en-US")} tasks; libraries: ${libs.join(", ")}; load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`
+      `latency over ${latencyTasks.toLocaleString("en-US")} tasks, ${rounds} round(s); libraries: ${libs.join(", ")}; load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`
   )
   try {
     const chosen = scenarioList.filter((s) => scenarioKeys.includes(s.key))
     for (const [si, spec] of chosen.entries()) {
-      const order = libs.map((_, i) => libs[(i + si) % libs.length]!)
       results[spec.key] = {}
-      for (const lib of order) {
-        const n = spec.scenario === "latency" ? latencyTasks : tasks
-        const warmup = spec.scenario === "latency" ? Math.min(250, Math.ceil(n / 10)) : Math.min(1_000, Math.ceil(n / 10))
-        const t0 = Date.now()
-        const load1m = loadavg()[0]!
-        const reply = await runChild({ lib, scenario: spec.scenario, redisUrl: redis.url, tasks: n, warmup, concurrency: spec.concurrency, perSecond, timeoutMs })
-        const secs = ((Date.now() - t0) / 1000).toFixed(1)
-        if (reply.ok) {
-          results[spec.key]![lib] = { ...(reply.result as object), loadAvg1mBefore: Math.round(load1m * 100) / 100 }
-          settings[lib] = reply.settings
-          console.log(`  ${spec.title.padEnd(58)} ${lib.padEnd(13)} done in ${secs} s`)
-        } else {
-          results[spec.key]![lib] = reply.pending ? "pending" : "failed"
-          errors.push({ scenario: spec.key, lib, error: reply.error, pending: reply.pending })
-          console.log(`  ${spec.title.padEnd(58)} ${lib.padEnd(13)} ${reply.pending ? "PENDING" : "FAILED"}: ${reply.error}`)
+      const runs: Partial<Record<LibName, Array<Record<string, unknown>>>> = {}
+      const pendingLibs = new Set<LibName>()
+      for (let round = 0; round < rounds; round++) {
+        const order = libs.map((_, i) => libs[(i + si + round) % libs.length]!)
+        for (const lib of order) {
+          if (pendingLibs.has(lib)) continue
+          const n = spec.scenario === "latency" ? latencyTasks : tasks
+          const warmup = spec.scenario === "latency" ? Math.min(250, Math.ceil(n / 10)) : Math.min(1_000, Math.ceil(n / 10))
+          const t0 = Date.now()
+          const load1m = loadavg()[0]!
+          const reply = await runChild({ lib, scenario: spec.scenario, redisUrl: redis.url, tasks: n, warmup, concurrency: spec.concurrency, perSecond, timeoutMs })
+          const secs = ((Date.now() - t0) / 1000).toFixed(1)
+          const tag = rounds > 1 ? ` (round ${round + 1}/${rounds})` : ""
+          if (reply.ok) {
+            ;(runs[lib] ??= []).push({ ...(reply.result as Record<string, unknown>), loadAvg1mBefore: Math.round(load1m * 100) / 100 })
+            settings[lib] = reply.settings
+            console.log(`  ${spec.title.padEnd(58)} ${lib.padEnd(13)} done in ${secs} s${tag}`)
+          } else {
+            errors.push({ scenario: spec.key, lib, error: reply.error, pending: reply.pending })
+            console.log(`  ${spec.title.padEnd(58)} ${lib.padEnd(13)} ${reply.pending ? "PENDING" : "FAILED"}: ${reply.error}${tag}`)
+            if (reply.pending) pendingLibs.add(lib)
+          }
         }
+      }
+      for (const lib of libs) {
+        const got = runs[lib]
+        if (got && got.length > 0) results[spec.key]![lib] = rounds > 1 ? { ...medianOf(got), rounds: got } : got[0]
+        else results[spec.key]![lib] = pendingLibs.has(lib) ? "pending" : "failed"
       }
     }
   } finally {
@@ -149,7 +174,7 @@ const main = async () => {
     command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(),
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, totalMemBytes: totalmem(), node: process.version, loadAvgAtEnd: loadavg() },
     redis: { version: redis.version, private: true },
-    parameters: { tasks, latencyTasks, latencyPerSecond: perSecond, bulkBatch, concurrentCallers, warmup: "min(1000, n/10) per scenario (latency: min(250, n/10)), discarded" },
+    parameters: { rounds, tasks, latencyTasks, latencyPerSecond: perSecond, bulkBatch, concurrentCallers, warmup: "min(1000, n/10) per scenario (latency: min(250, n/10)), discarded" },
     libraries: libs,
     settings,
     results,

@@ -33,6 +33,8 @@ const rows: ReadonlyArray<RowSpec> = [
   { label: "enqueue bulk (batches of 1,000)", unit: "tasks/s", better: "higher", scenario: "enqueueBulk", pick: rate, targets: [{ peer: "bee-queue", factor: 1.3 }] },
   { label: "enqueue bulk: Node CPU per task", unit: "µs", better: "lower", scenario: "enqueueBulk", pick: (r: RateResult) => r.nodeCpuUs, digits: 1 },
   { label: "enqueue bulk: Redis CPU per task", unit: "µs", better: "lower", scenario: "enqueueBulk", pick: (r: RateResult) => r.redisCpuUs, digits: 1 },
+  { label: "enqueue one-by-one: Node CPU per task", unit: "µs", better: "lower", scenario: "enqueueSerial", pick: (r: RateResult) => r.nodeCpuUs, digits: 1 },
+  { label: "enqueue one-by-one: Redis CPU per task", unit: "µs", better: "lower", scenario: "enqueueSerial", pick: (r: RateResult) => r.redisCpuUs, digits: 1 },
   { label: "enqueue one-by-one: Redis cmds per task", unit: "calls", better: "lower", scenario: "enqueueSerial", pick: (r: RateResult) => r.redisCalls, digits: 2 },
   { label: "Redis bytes per pending task", unit: "bytes", better: "lower", scenario: "enqueueBulk", pick: (r: BulkResult) => r.bytesPerTask, targets: [{ peer: "bullmq", factor: 1 }] },
   { label: "Redis keys per pending task", unit: "keys", better: "info", scenario: "enqueueBulk", pick: (r: BulkResult) => r.keysPerTask, digits: 3 },
