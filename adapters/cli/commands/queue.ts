@@ -1,0 +1,99 @@
+import { Effect } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import { pauseQueue, unpauseQueue } from "../../../src/inspector/control.js"
+import { deleteQueue } from "../../../src/inspector/deleteQueue.js"
+import { history } from "../../../src/inspector/history.js"
+import { getQueueInfo } from "../../../src/inspector/queueInfo.js"
+import { queues } from "../../../src/inspector/queues.js"
+import { withBroker } from "../connect.js"
+import { bytes, duration, fields, table, time } from "../format.js"
+import { emit, progressLine } from "../output.js"
+
+const queueArg = Argument.String("queue").pipe(Argument.withDescription("Queue name"))
+
+const ls = Command.make("ls", {}, () =>
+  withBroker(
+    Effect.gen(function* () {
+      const names = yield* queues()
+      yield* emit(() => names, () => names.join("\n"))
+    })
+  )
+).pipe(Command.withDescription("List queue names"))
+
+const inspect = Command.make("inspect", { queue: queueArg }, ({ queue }) =>
+  withBroker(
+    Effect.gen(function* () {
+      const i = yield* getQueueInfo(queue)
+      yield* emit(
+        () => i,
+        () =>
+          fields([
+            ["queue", i.queue],
+            ["paused", i.paused],
+            ["size", i.size],
+            ["pending", i.pending],
+            ["active", i.active],
+            ["scheduled", i.scheduled],
+            ["retry", i.retry],
+            ["archived", i.archived],
+            ["completed", i.completed],
+            ["aggregating", i.aggregating],
+            ["groups", i.groups],
+            ["processed today", i.processed],
+            ["failed today", i.failed],
+            ["processed total", i.processedTotal],
+            ["failed total", i.failedTotal],
+            ["latency", duration(i.latencyMs)],
+            ["memory", bytes(i.memoryUsage)],
+            ["at", time(i.timestamp)]
+          ])
+      )
+    })
+  )
+).pipe(Command.withDescription("Show one queue in detail"))
+
+const historyCmd = Command.make(
+  "history",
+  { queue: queueArg, days: Flag.Int("days").pipe(Flag.withDescription("Number of days, 1 to 90"), Flag.withDefault(7)) },
+  ({ queue, days }) =>
+    withBroker(
+      Effect.gen(function* () {
+        const rows = yield* history(queue, days)
+        yield* emit(
+          () => rows,
+          () =>
+            table(
+              ["DATE", "PROCESSED", "FAILED", "ERROR RATE"],
+              rows.map((d) => [d.date.toISOString().slice(0, 10), d.processed, d.failed, d.processed === 0 ? "-" : `${((100 * d.failed) / d.processed).toFixed(1)}%`])
+            )
+        )
+      })
+    )
+).pipe(Command.withDescription("Processed and failed counts of the last days (UTC), today first"))
+
+const pause = Command.make("pause", { queue: queueArg }, ({ queue }) =>
+  withBroker(Effect.andThen(pauseQueue(queue), emit(() => ({ queue, paused: true }), () => `Paused queue "${queue}".`)))
+).pipe(Command.withDescription("Stop workers from taking tasks of a queue"))
+
+const unpause = Command.make("unpause", { queue: queueArg }, ({ queue }) =>
+  withBroker(Effect.andThen(unpauseQueue(queue), emit(() => ({ queue, paused: false }), () => `Resumed queue "${queue}".`)))
+).pipe(Command.withDescription("Resume a paused queue"))
+
+const rm = Command.make(
+  "rm",
+  { queue: queueArg, force: Flag.Boolean("force").pipe(Flag.withDescription("Delete the queue's tasks too (never while tasks are active)"), Flag.withDefault(false)) },
+  ({ queue, force }) =>
+    withBroker(
+      Effect.gen(function* () {
+        const progress = progressLine("deleted")
+        const r = yield* deleteQueue(queue, { force, onProgress: progress.onProgress }).pipe(Effect.ensuring(Effect.sync(progress.finish)))
+        yield* emit(() => ({ queue, deleted: true, deletedTasks: r.deletedTasks }), () => `Deleted queue "${queue}"${r.deletedTasks > 0 ? ` and its ${r.deletedTasks} task(s)` : ""}.`)
+      })
+    )
+).pipe(Command.withDescription("Delete a queue (refused when it holds tasks, unless --force)"))
+
+export const queue = Command.make("queue").pipe(
+  Command.withDescription("Manage queues"),
+  Command.withSubcommands([ls, inspect, historyCmd, pause, unpause, rm])
+)
+

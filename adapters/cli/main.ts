@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+/**
+ * effect-asynq: inspect and administer asynq queues (Go asynq's and effect-asynq's) from a shell.
+ * Exit codes: 0 ok, 1 the operation failed, 2 the command line was wrong.
+ */
+import { Effect, Fiber, Layer } from "effect"
+import { Command } from "effect/cli"
+import { cron } from "./commands/cron.js"
+import { group } from "./commands/group.js"
+import { queue } from "./commands/queue.js"
+import { server } from "./commands/server.js"
+import { stats } from "./commands/stats.js"
+import { task } from "./commands/task.js"
+import { outcome } from "./exitCode.js"
+import { Json, RedisUrl } from "./globalFlags.js"
+import { nodeEnvironment } from "./nodeEnvironment.js"
+import { presenterLayer } from "./presenter.js"
+
+const version = "0.1.0"
+
+export const app = Command.make("effect-asynq").pipe(
+  Command.withDescription("Inspect and manage asynq task queues on Redis (wire-compatible with Go asynq)"),
+  Command.withSubcommands([stats, queue, group, task, server, cron]),
+  Command.withGlobalFlags([RedisUrl, Json])
+)
+
+const program = Command.runWith(app, { version })(process.argv.slice(2)).pipe(Effect.provide(Layer.mergeAll(nodeEnvironment, presenterLayer)))
+
+const fiber = Effect.runFork(program)
+const interrupt = () => {
+  process.off("SIGINT", interrupt)
+  process.off("SIGTERM", interrupt)
+  Effect.runFork(Fiber.interrupt(fiber))
+}
+process.once("SIGINT", interrupt)
+process.once("SIGTERM", interrupt)
+fiber.addObserver((exit) => {
+  const { code, message } = outcome(exit)
+  if (message !== undefined) process.stderr.write(`effect-asynq: ${message}\n`)
+  process.exitCode = code
+  process.stdout.write("", () => process.stderr.write("", () => process.exit(code)))
+})
