@@ -18,7 +18,7 @@ export const subscribe = Effect.fn("Processor.subscribe")(function* (queues: Rea
   const served = new Set(queues)
   conn.on("message", (channel: string, message: string) => {
     if (channel === cancelChannel) {
-      if (registry.stop(message, "canceled")) Effect.runFork(Effect.logInfo(`cancel requested for running task ${message}`))
+      registry.stop(message, "canceled")
     } else if (channel === wakeChannel && served.has(message)) {
       wake.raise()
     }

@@ -1,0 +1,57 @@
+/** In-process servers on this test file's database, and small polling helpers. */
+import { Effect, Exit, Layer, References, Scope } from "effect"
+import type * as Context from "effect/Context"
+import { Broker } from "../../src/broker/Broker.js"
+import type { HandlerInput } from "../../src/processor/Mux.js"
+import type { ServerOptions } from "../../src/processor/options.js"
+import * as Server from "../../src/processor/Server.js"
+import { publishWake } from "../../src/processor/wake.js"
+import { enqueue } from "../../src/steps/enqueue.js"
+import type { EnqueueOptions } from "../../src/steps/options.js"
+import { testBrokerLayer } from "../support/arrange.js"
+
+export interface TestServer {
+  readonly handle: Server.ServerHandle
+  readonly run: <A, E>(eff: Effect.Effect<A, E, Broker>) => Promise<A>
+  /** Enqueues (and publishes the wake-up the enqueue script will do itself later). */
+  readonly enqueue: (type: string, payload?: unknown, options?: EnqueueOptions) => Promise<string>
+  readonly shutdown: () => Promise<number>
+}
+
+/** Logs at Error and above only, unless DEBUG_TESTS is set. */
+const quiet = <A, E, R>(eff: Effect.Effect<A, E, R>) => (process.env.DEBUG_TESTS ? eff : eff.pipe(Effect.provideService(References.MinimumLogLevel, "Error")))
+
+export const startServer = async (handlers: HandlerInput, options: ServerOptions = {}): Promise<TestServer> => {
+  const scope = await Effect.runPromise(Scope.make())
+  const context = (await Effect.runPromise(Layer.buildWithScope(testBrokerLayer() as Layer.Layer<Broker, never>, scope))) as Context.Context<Broker>
+  const run = <A, E>(eff: Effect.Effect<A, E, Broker>) => Effect.runPromise(quiet(Effect.provideContext(eff, context)))
+  const handle = await run(Server.start(handlers, options).pipe(Scope.provide(scope)))
+  let closed: Promise<number> | undefined
+  return {
+    handle,
+    run,
+    enqueue: async (type, payload, opts) => {
+      const info = await run(enqueue(type, payload, opts))
+      await run(publishWake([info.queue]))
+      return info.id
+    },
+    shutdown: () => (closed ??= run(handle.shutdown).finally(() => Effect.runPromise(Scope.close(scope, Exit.void)))),
+  }
+}
+
+/** Runs an Effect needing the Broker on this file's database (a fresh connection, closed after). */
+export const runBroker = <A, E>(eff: Effect.Effect<A, E, Broker>): Promise<A> =>
+  Effect.runPromise(quiet(eff.pipe(Effect.provide(testBrokerLayer() as Layer.Layer<Broker, never>))))
+
+/** Polls `check` until it returns a value other than undefined (every 10 ms, up to `timeoutMs`). */
+export const waitFor = async <A>(what: string, check: () => Promise<A | undefined> | A | undefined, timeoutMs = 10_000): Promise<A> => {
+  const until = Date.now() + timeoutMs
+  for (;;) {
+    const v = await check()
+    if (v !== undefined && v !== false) return v
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
