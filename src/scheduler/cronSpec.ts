@@ -46,6 +46,20 @@ export const checkTimeZone = (zone: string): Result.Result<string, InvalidTimeZo
 
 const invalid = (spec: string, why: string) => Result.fail(new InvalidCronSpec({ spec, message: `invalid cron spec ${JSON.stringify(spec)}: ${why}` }))
 
+const fieldRanges = [["minute", 0, 59], ["hour", 0, 23], ["day-of-month", 1, 31], ["month", 1, 12], ["day-of-week", 0, 7]] as const
+
+/** A step the field cannot take (cron-parser quietly accepts e.g. `*\/61` as "minute 0"). */
+const badStep = (fields: ReadonlyArray<string>): string | undefined => {
+  for (const [i, f] of fields.entries()) {
+    const [name, lo, hi] = fieldRanges[i]!
+    for (const m of f.matchAll(/\/(\d+)/g)) {
+      const n = Number(m[1])
+      if (n > hi) return `step ${n} in ${JSON.stringify(f)} is larger than the ${name} field's range ${lo}-${hi}`
+    }
+  }
+  return undefined
+}
+
 const parseEvery = (spec: string, text: string): Result.Result<Schedule, InvalidCronSpec> => {
   let ns: bigint
   try {
@@ -89,6 +103,8 @@ export const parseSchedule = (spec: string, timeZone = "UTC"): Result.Result<Sch
   if (fields.length !== 5) {
     return invalid(spec, `expected 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}`)
   }
+  const step = badStep(fields)
+  if (step !== undefined) return invalid(spec, step)
   try {
     CronExpressionParser.parse(fields.join(" "), { currentDate: new Date(0), tz: zone }).next()
   } catch (e) {

@@ -129,7 +129,9 @@ describe("invalid specs and zones are rejected with clear errors", () => {
     ["61 * * * *", "Constraint error, got value 61 expected range 0-59"],
     ["0 0 30 2 *", "Invalid explicit day of month definition"],
     ["@fortnightly", 'unknown descriptor "@fortnightly"; known: @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly, @every <duration>'],
-    ["every 5 minutes", "expected 5 fields"]
+    ["every 5 minutes", "expected 5 fields"],
+    ["*/61 * * * *", "step 61 in \"*/61\" is larger than the minute field's range 0-59"],
+    ["0 0 */40 * *", "step 40 in \"*/40\" is larger than the day-of-month field's range 1-31"]
   ])("%j", (spec, why) => {
     const e = err(spec)
     expect(e._tag).toBe("InvalidCronSpec")

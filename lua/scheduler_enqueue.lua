@@ -1,0 +1,75 @@
+-- scheduler_enqueue: claims one occurrence of a periodic entry and enqueues its task, atomically
+-- (exactly once across any number of scheduler instances and overlapping cron-function ticks).
+-- The entry's record (a hash in the queue's cluster slot, so the claim and the task write are one
+-- script) says through which occurrence the entry is done. An occurrence at or before `through`
+-- is refused and nothing is written; a later one advances `through` and writes the task as the
+-- enqueue / schedule / addToGroup scripts do. If the task write itself is refused (uniqueness lock
+-- held, task id taken), the occurrence still counts as handled, so no other instance retries it.
+--
+-- KEYS[1]  entry record (hash)          asynq:{<q>}:scheduler:<entryId>
+--          fields: through = last handled occurrence (unix ms), prev = last occurrence that
+--          enqueued a task (unix ms), task = that task's id
+-- KEYS[2]  task key prefix              asynq:{<q>}:t:   (task key = KEYS[2] .. ARGV[3])
+-- KEYS[3]  target: pending list asynq:{<q>}:pending | scheduled zset asynq:{<q>}:scheduled |
+--          group zset asynq:{<q>}:g:<group>
+-- KEYS[4]  groups set                   asynq:{<q>}:groups (written only in mode "aggregating")
+-- KEYS[5]  (optional) uniqueness lock   asynq:{<q>}:unique:<type>:<md5(payload)>
+-- ARGV[1]  occurrence, unix ms
+-- ARGV[2]  record TTL, ms
+-- ARGV[3]  task id
+-- ARGV[4]  encoded TaskMessage (protobuf bytes)
+-- ARGV[5]  mode: "pending" | "scheduled" | "aggregating"
+-- ARGV[6]  pending: pending_since, unix ns (string); scheduled: process-at, unix s;
+--          aggregating: now, unix s (the group zset score)
+-- ARGV[7]  group name (mode "aggregating"), else ""
+-- ARGV[8]  (with KEYS[5]) lock TTL in milliseconds (>= 1)
+--
+-- Returns {code, through}: code  1 task written
+--                                0 occurrence handled, task id already exists (nothing else written)
+--                               -1 occurrence handled, uniqueness lock held (nothing else written)
+--                               -2 occurrence already handled by someone (nothing written)
+--          through = the record's `through` after the call (string)
+local record = KEYS[1]
+local occurrence = tonumber(ARGV[1])
+local through = tonumber(redis.call("HGET", record, "through") or "-1")
+if through >= occurrence then
+  return {-2, tostring(through)}
+end
+redis.call("HSET", record, "through", ARGV[1])
+redis.call("PEXPIRE", record, ARGV[2])
+local taskKey = KEYS[2] .. ARGV[3]
+local lock = KEYS[5]
+if lock and redis.call("EXISTS", lock) == 1 then
+  return {-1, ARGV[1]}
+end
+if redis.call("EXISTS", taskKey) == 1 then
+  return {0, ARGV[1]}
+end
+redis.call("HSET", record, "prev", ARGV[1], "task", ARGV[3])
+local mode = ARGV[5]
+if lock then
+  redis.call("SET", lock, ARGV[3], "PX", ARGV[8])
+end
+if mode == "pending" then
+  if lock then
+    redis.call("HSET", taskKey, "msg", ARGV[4], "state", "pending", "pending_since", ARGV[6], "unique_key", lock)
+  else
+    redis.call("HSET", taskKey, "msg", ARGV[4], "state", "pending", "pending_since", ARGV[6])
+  end
+  redis.call("LPUSH", KEYS[3], ARGV[3])
+elseif mode == "scheduled" then
+  if lock then
+    redis.call("HSET", taskKey, "msg", ARGV[4], "state", "scheduled", "unique_key", lock)
+  else
+    redis.call("HSET", taskKey, "msg", ARGV[4], "state", "scheduled")
+  end
+  redis.call("ZADD", KEYS[3], ARGV[6], ARGV[3])
+elseif mode == "aggregating" then
+  -- as asynq's addToGroup: no unique_key field in the hash, the key is only inside the message
+  redis.call("HSET", taskKey, "msg", ARGV[4], "state", "aggregating", "group", ARGV[7])
+  redis.call("ZADD", KEYS[3], ARGV[6], ARGV[3])
+  redis.call("SADD", KEYS[4], ARGV[7])
+else
+  return redis.error_reply("scheduler_enqueue: unknown mode " .. tostring(mode))
+end
+return {1, ARGV[1]}

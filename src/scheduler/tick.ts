@@ -1,0 +1,193 @@
+/**
+ * `schedulerTick`: the whole scheduler as one bounded step. For every entry it reads the entry's
+ * record in Redis (through which occurrence it is done), enqueues the occurrences that became due
+ * since then (at most `maxCatchUp` per entry, the latest ones), each with one atomic claim + write
+ * script, records the enqueues in asynq's history, and says what it did.
+ *
+ * A cron function triggered every minute can run it as the whole scheduler; the long-lived
+ * scheduler runs it whenever an occurrence is due. Overlapping ticks and any number of instances
+ * are safe: an occurrence is claimed by exactly one script call (see lua/scheduler_enqueue.lua).
+ */
+import { Cause, Clock, Effect, Result } from "effect"
+import { Broker } from "../broker/Broker.js"
+import { registerQueueCall } from "../broker/enqueue.js"
+import type { InvalidArgument } from "../broker/errors.js"
+import type { RedisError } from "../redis/errors.js"
+import type { ScriptCall } from "../redis/Redis.js"
+import { dueBetween, nextAfter } from "./cronSpec.js"
+import { type Entry, type EntryConfig, makeEntry } from "./entry.js"
+import type { EnqueueResult, SchedulerHooks } from "./hooks.js"
+import { historyCall, maxHistoryEvents } from "./history.js"
+import { claimOutcome, type PreparedClaim, prepareClaim } from "./claim.js"
+import { readRecords, recordTtlMs } from "./records.js"
+import { runCalls } from "./runCalls.js"
+
+export interface SchedulerTickOptions {
+  /** The entries (checked `Entry` values, or configs checked here; an invalid config fails the tick). */
+  readonly entries: ReadonlyArray<Entry | EntryConfig>
+  /** Most occurrences enqueued per entry in one tick (the latest ones); older missed ones are dropped. Default 1. */
+  readonly maxCatchUp?: number | undefined
+  /**
+   * For an entry seen for the first time (no record in Redis): occurrences up to this far in the
+   * past count as due. Default 60 s (one cron-function period), so the first invocation of a
+   * function triggered at 12:00:00.8 still enqueues the 12:00 occurrence.
+   */
+  readonly lookbackMs?: number | undefined
+  /** Time zone of configs that name none (default UTC). */
+  readonly timeZone?: string | undefined
+  readonly hooks?: SchedulerHooks | undefined
+  /** History events kept per entry (default 1,000, as asynq). */
+  readonly historyMax?: number | undefined
+}
+
+export interface TickEnqueued {
+  readonly entryId: string
+  readonly scheduledAt: Date
+  readonly taskId: string
+  readonly queue: string
+}
+
+export interface TickError {
+  readonly entryId: string
+  readonly scheduledAt: Date | undefined
+  readonly message: string
+}
+
+/** What one tick did. */
+export interface SchedulerTickSummary {
+  /** The tick's time. */
+  readonly at: Date
+  readonly entries: number
+  /** Occurrences this tick enqueued. */
+  readonly enqueued: ReadonlyArray<TickEnqueued>
+  /** Occurrences another instance or an overlapping tick had already handled. */
+  readonly alreadyDone: number
+  /** Occurrences handled without a task: uniqueness lock held, or the entry's fixed task id taken. */
+  readonly refused: number
+  /** Occurrences a preEnqueue hook vetoed on this instance. */
+  readonly vetoed: number
+  /** Older due occurrences left out by `maxCatchUp` (counted up to 100 per entry). */
+  readonly missed: number
+  /** Entries or occurrences that failed (Redis errors); they are retried by the next tick. */
+  readonly errors: ReadonlyArray<TickError>
+  /** The earliest next occurrence over all entries (when the next tick has work). */
+  readonly nextRunAt: Date | undefined
+}
+
+const toEntry = (e: Entry | EntryConfig, timeZone: string | undefined) => ("schedule" in e ? Result.succeed(e as Entry) : makeEntry(e, timeZone))
+
+const runHook = (name: string, eff: Effect.Effect<void, unknown>) =>
+  eff.pipe(Effect.catchCause((cause) => Effect.logWarning(`scheduler ${name} hook failed: ${Cause.pretty(cause)}`)))
+
+/** One scheduler tick (see the module comment). */
+export const schedulerTick = Effect.fn("Steps.schedulerTick")(function* (options: SchedulerTickOptions) {
+  const { knownQueues } = yield* Broker
+  const nowMs = yield* Clock.currentTimeMillis
+  const maxCatchUp = options.maxCatchUp ?? 1
+  const lookbackMs = options.lookbackMs ?? 60_000
+  const hooks = options.hooks ?? {}
+  const entries: Array<Entry> = []
+  for (const e of options.entries) entries.push(yield* Effect.fromResult(toEntry(e, options.timeZone)))
+
+  const errors: Array<TickError> = []
+  const fail = (entryId: string, scheduledAtMs: number | undefined, error: RedisError | InvalidArgument) =>
+    errors.push({ entryId, scheduledAt: scheduledAtMs === undefined ? undefined : new Date(scheduledAtMs), message: error.message })
+  let missed = 0
+  let vetoed = 0
+  const post = (r: EnqueueResult) => (hooks.postEnqueue ? runHook("postEnqueue", hooks.postEnqueue(r)) : Effect.void)
+
+  // 1. records (one round trip), 2. due occurrences and their claims
+  const records = yield* readRecords(entries, nowMs, lookbackMs)
+  const claims: Array<PreparedClaim> = []
+  for (const [i, entry] of entries.entries()) {
+    const rec = records[i]!
+    if (!("throughMs" in rec)) {
+      fail(entry.id, undefined, rec)
+      continue
+    }
+    const due = dueBetween(entry.schedule, rec.throughMs, nowMs, maxCatchUp)
+    missed += due.dropped
+    const ttl = recordTtlMs(entry, nowMs)
+    for (const t of due.times) {
+      if (hooks.preEnqueue) {
+        const ok = yield* hooks.preEnqueue({ entry, scheduledAt: new Date(t) }).pipe(
+          Effect.as(true),
+          Effect.catchCause((cause) => Effect.logInfo(`scheduler: preEnqueue skipped entry ${entry.id} at ${new Date(t).toISOString()}: ${Cause.pretty(cause)}`).pipe(Effect.as(false)))
+        )
+        if (!ok) {
+          vetoed++
+          continue
+        }
+      }
+      const p = prepareClaim(entry, t, nowMs, ttl)
+      if (Result.isFailure(p)) {
+        fail(entry.id, t, p.failure)
+        yield* post({ entry, scheduledAt: new Date(t), outcome: "failed", error: p.failure })
+        continue
+      }
+      claims.push(p.success)
+    }
+  }
+
+  // 3. claims + queue registrations (one round trip per slot)
+  const queues = [...new Set(claims.map((c) => c.msg.queue))].filter((q) => !knownQueues.has(q))
+  const calls: Array<ScriptCall> = [...queues.map(registerQueueCall), ...claims.map((c) => c.call)]
+  const replies = yield* runCalls(calls)
+  queues.forEach((q, i) => {
+    if (replies[i]!.ok) knownQueues.add(q)
+  })
+  const enqueued: Array<TickEnqueued> = []
+  const history: Array<ScriptCall> = []
+  const results: Array<EnqueueResult> = []
+  let alreadyDone = 0
+  let refused = 0
+  claims.forEach((c, i) => {
+    const base = { entry: c.entry, scheduledAt: new Date(c.scheduledAtMs) }
+    const o = claimOutcome(c, replies[queues.length + i]!)
+    if (Result.isFailure(o)) {
+      fail(c.entry.id, c.scheduledAtMs, o.failure)
+      results.push({ ...base, outcome: "failed", error: o.failure })
+      return
+    }
+    switch (o.success._tag) {
+      case "Enqueued":
+        enqueued.push({ entryId: c.entry.id, scheduledAt: base.scheduledAt, taskId: c.msg.id, queue: c.msg.queue })
+        history.push(historyCall(c.entry.id, c.msg.id, nowMs, options.historyMax ?? maxHistoryEvents))
+        results.push({ ...base, outcome: "enqueued", task: o.success.task })
+        return
+      case "Duplicate":
+        refused++
+        results.push({ ...base, outcome: "duplicate", error: o.success.error })
+        return
+      case "IdConflict":
+        refused++
+        results.push({ ...base, outcome: "conflict", error: o.success.error })
+        return
+      case "AlreadyDone":
+        alreadyDone++
+        return
+    }
+  })
+
+  // 4. history (one round trip per slot); a failure here loses a history line, not a task
+  const historyReplies = yield* runCalls(history)
+  for (const r of historyReplies) if (!r.ok) yield* Effect.logWarning(`scheduler: could not record enqueue history: ${r.error.message}`)
+  for (const r of results) yield* post(r)
+
+  const next = entries.reduce<number | undefined>((m, e) => {
+    const n = nextAfter(e.schedule, nowMs)
+    return m === undefined || n < m ? n : m
+  }, undefined)
+  const summary: SchedulerTickSummary = {
+    at: new Date(nowMs),
+    entries: entries.length,
+    enqueued,
+    alreadyDone,
+    refused,
+    vetoed,
+    missed,
+    errors,
+    nextRunAt: next === undefined ? undefined : new Date(next)
+  }
+  return summary
+})
