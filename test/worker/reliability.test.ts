@@ -1,0 +1,113 @@
+import type { Redis as IORedis } from "ioredis"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { enqueueMany } from "../../src/steps/enqueue.js"
+import { queueKeys } from "../../src/wire/keys.js"
+import { runBroker, waitFor } from "../processor/support.js"
+import { flushTestDb, rawClient, testDb, testRedisUrl } from "../support/redis.js"
+import { spawnWorker, type WorkerProcess } from "./support.js"
+
+let c: IORedis
+const children: Array<WorkerProcess> = []
+beforeAll(async () => {
+  await flushTestDb()
+  c = rawClient()
+})
+afterAll(() => {
+  for (const w of children) if (w.child.exitCode === null) w.child.kill("SIGKILL")
+  c.disconnect()
+})
+
+const fill = async (queue: string, n: number) => {
+  for (let i = 0; i < n; i += 500) {
+    const items = Array.from({ length: Math.min(500, n - i) }, (_, j) => ({ type: "test:job", payload: { n: i + j }, options: { queue } }))
+    const results = await runBroker(enqueueMany(items))
+    expect(results.every((r) => r._tag === "Success")).toBe(true)
+  }
+}
+
+const runs = async () => {
+  const h = await c.hgetall("test:runs")
+  const counts = Object.values(h).map(Number)
+  return { distinct: counts.length, total: counts.reduce((a, b) => a + b, 0) }
+}
+
+const queueEmpty = async (queue: string) => {
+  const k = queueKeys(queue)
+  const [p, a, r, s] = await Promise.all([c.llen(k.pending), c.llen(k.active), c.zcard(k.retry), c.zcard(k.scheduled)])
+  return p + a + r + s === 0
+}
+
+const start = (queue: string, args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
+  const w = spawnWorker(testRedisUrl(), ["--queues", `${queue}=1`, ...args], env)
+  children.push(w)
+  return w
+}
+
+describe("worker processes (real Redis, real child processes)", () => {
+  it("SIGKILL in the middle of 2,000 tasks at concurrency 50: after recovery every task completes, duplicates at most the tasks in flight", async () => {
+    await c.del("test:runs")
+    await fill("kill", 2000)
+    const a = start("kill", ["--concurrency", "50"], { WORK_MS: "5" })
+    await waitFor("a third processed", async () => ((await c.hlen("test:runs")) >= 700 ? true : undefined), 30_000)
+    a.child.kill("SIGKILL")
+    expect(await a.exited).toBeNull()
+    const inFlight = await c.llen(queueKeys("kill").active)
+    expect(inFlight).toBeGreaterThan(0)
+    expect(inFlight).toBeLessThanOrEqual(50)
+    const b = start("kill", ["--concurrency", "50"], { WORK_MS: "1" })
+    await waitFor("all 2,000 done", async () => ((await queueEmpty("kill")) && (await c.hlen("test:runs")) === 2000 ? true : undefined), 40_000)
+    const r = await runs()
+    expect(r.distinct).toBe(2000)
+    expect(r.total - 2000).toBeLessThanOrEqual(inFlight)
+    // asynq counts a recovered attempt as processed and failed: processed - failed = tasks that succeeded
+    expect(Number(await c.get(queueKeys("kill").processedTotal)) - Number(await c.get(queueKeys("kill").failedTotal))).toBe(2000)
+    expect(await c.zcard(queueKeys("kill").archived)).toBe(0)
+    b.child.kill("SIGTERM")
+    expect(await b.exited).toBe(0)
+  }, 90_000)
+
+  it("Redis connections killed (CLIENT KILL) mid-run: the worker reconnects and finishes everything", async () => {
+    await c.del("test:runs")
+    await fill("reconnect", 1000)
+    const w = start("reconnect", ["--concurrency", "20"], { WORK_MS: "2" })
+    await waitFor("300 processed", async () => ((await c.hlen("test:runs")) >= 300 ? true : undefined), 30_000)
+    const ownId = await c.client("ID")
+    const list = (await c.client("LIST")) as string
+    let killed = 0
+    for (const line of list.split("\n")) {
+      const id = /\bid=(\d+)/.exec(line)?.[1]
+      const db = /\bdb=(\d+)/.exec(line)?.[1]
+      if (id && Number(db) === testDb() && Number(id) !== ownId) {
+        await c.client("KILL", "ID", id).catch(() => 0)
+        killed++
+      }
+    }
+    expect(killed).toBeGreaterThanOrEqual(2)
+    await waitFor("all 1,000 done", async () => ((await queueEmpty("reconnect")) && (await c.hlen("test:runs")) === 1000 ? true : undefined), 40_000)
+    expect((await runs()).distinct).toBe(1000)
+    expect(await c.zcard(queueKeys("reconnect").archived)).toBe(0)
+    w.child.kill("SIGTERM")
+    expect(await w.exited).toBe(0)
+  }, 90_000)
+
+  it("SIGTERM with tasks in flight: the worker exits 0, unfinished tasks are back in pending, nothing lost, server gone from asynq:servers", async () => {
+    await c.del("test:runs")
+    await fill("term", 8)
+    const w = start("term", ["--concurrency", "5", "--shutdown-timeout", "300"], { MODE: "block" })
+    const k = queueKeys("term")
+    await waitFor("five running", async () => ((await c.hlen("test:runs")) === 5 && (await c.llen(k.active)) === 5 ? true : undefined), 30_000)
+    await waitFor("server listed", async () => ((await c.zrange("asynq:servers", 0, -1)).some((m) => m.includes(`:${w.child.pid}:`)) ? true : undefined))
+    w.child.kill("SIGTERM")
+    expect(await w.exited).toBe(0)
+    expect(await c.llen(k.active)).toBe(0)
+    expect(await c.zcard(k.lease)).toBe(0)
+    expect(await c.llen(k.pending)).toBe(8)
+    expect(await c.zcard(k.retry)).toBe(0)
+    // (the SIGKILLed worker of the first test may still be listed until its TTL runs out)
+    const mine = (keys: Array<string>) => keys.filter((key) => key.includes(`:${w.child.pid}:`))
+    expect(mine(await c.keys("asynq:servers:*"))).toEqual([])
+    expect(mine(await c.keys("asynq:workers:*"))).toEqual([])
+    expect(mine(await c.zrange("asynq:servers", 0, -1))).toEqual([])
+    expect(w.output()).toContain("shutdown timeout: 5 unfinished task(s) stopped and put back at the head of their queue")
+  }, 60_000)
+})
