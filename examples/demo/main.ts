@@ -1,0 +1,71 @@
+/**
+ * `npm start`: a worker with example handlers, and a client that enqueues a few tasks (immediate,
+ * delayed, one that fails once then succeeds on retry). Prints each task as it is processed and
+ * exits when all are done, or keeps running until Ctrl-C with --forever.
+ * Uses REDIS_URL (default redis://127.0.0.1:6379), or a private redis-server when none answers.
+ */
+import { runWorker } from "../../adapters/worker/runWorker.js"
+import { createClient } from "../../src/client.js"
+import { mux } from "./handlers.js"
+import { demoRedis } from "./privateRedis.js"
+
+const forever = process.argv.includes("--forever")
+const queue = "demo"
+
+const main = async () => {
+  const redis = await demoRedis()
+  console.log(redis.started ? `No Redis at ${process.env.REDIS_URL ?? "redis://127.0.0.1:6379"}: started a private redis-server at ${redis.url}` : `Using Redis at ${redis.url}`)
+
+  const expected = new Set<string>()
+  let finish!: () => void
+  const allDone = new Promise<void>((r) => (finish = r))
+  const worker = await runWorker({
+    redis: redis.url,
+    handlers: mux,
+    queues: { [queue]: 1 },
+    concurrency: 4,
+    retryDelay: () => 1000, // short, for the demo (asynq's default starts at 15 s)
+    delayedTaskCheckIntervalMs: 500, // look for due delayed/retry tasks often, for the demo
+    pollIntervalMs: 200,
+    logLevel: "Warn",
+    onSettled: (task, outcome) => {
+      if (outcome === "completed" && expected.delete(task.id) && expected.size === 0) finish()
+    }
+  })
+  console.log(`Worker ${worker.identity.serverId} running (queue "${queue}"); enqueueing example tasks…`)
+
+  const client = createClient({ url: redis.url })
+  const tasks = [
+    await client.enqueue("email:welcome", { to: "ada@example.com" }, { queue }),
+    await client.enqueue("image:resize", { src: "cat.png", width: 320 }, { queue, retention: 60_000 }),
+    await client.enqueue("report:daily", "scheduled 3 s ahead", { queue, processIn: 3000 }),
+    await client.enqueue("payment:capture", { orderId: 42 }, { queue, maxRetry: 3 })
+  ]
+  for (const t of tasks) expected.add(t.id)
+  await client.close()
+
+  const stop = async () => {
+    const requeued = await worker.shutdown()
+    await redis.stop()
+    console.log(`Worker stopped${requeued > 0 ? ` (${requeued} unfinished task(s) requeued)` : ""}.`)
+  }
+  if (forever) {
+    console.log("Running until Ctrl-C (--forever).")
+    await new Promise<void>((resolve) => {
+      process.once("SIGINT", resolve)
+      process.once("SIGTERM", resolve)
+    })
+  } else {
+    await allDone
+    console.log(`All ${tasks.length} tasks done.`)
+  }
+  await stop()
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(e instanceof Error ? e.message : e)
+    process.exit(1)
+  }
+)
