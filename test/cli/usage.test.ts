@@ -3,7 +3,7 @@ import { freePort } from "../support/redis-server.js"
 import { testRedisUrl } from "../support/redis.js"
 import { runCli } from "./runCli.js"
 
-describe("CLI usage and failures", () => {
+describe("CLI usage and failures", { timeout: 120_000 }, () => {
   it("--help prints the commands on stdout and exits 0", async () => {
     const r = await runCli(["--help"])
     expect(r.code).toBe(0)
