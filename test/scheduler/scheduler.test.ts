@@ -44,8 +44,11 @@ layer(testBrokerLayer())("long-lived Scheduler (real Redis, TestClock)", (it) =>
           expect(yield* eventually(typesIn("l1"), (t) => t.length === 1)).toEqual(["every-30s"])
 
           // published entries (heartbeat at 10:00:30): asynq's layout, head = the entry due last
-          const raw = yield* eventually(io(() => c.lrangeBuffer(key, 0, -1)), (l) => l.length === 2)
-          const decoded = raw.map((b) => decodeSchedulerEntry(b))
+          // (published by the heartbeat and again right after the enqueue, so wait for the latter)
+          const decoded = yield* eventually(
+            io(async () => (await c.lrangeBuffer(key, 0, -1)).map((b) => decodeSchedulerEntry(b))),
+            (l) => l.length === 2 && l[1]!.prevEnqueueTime.seconds > 0
+          )
           expect(decoded.map((d) => [d.id, d.spec, d.taskType, d.enqueueOptions])).toEqual([
             [cron, "*/2 * * * *", "cron", ['Queue("l1")', "MaxRetry(3)", "Timeout(30m0s)"]],
             [every, "@every 30s", "every-30s", ['Queue("l1")']]
