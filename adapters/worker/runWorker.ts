@@ -21,7 +21,7 @@ import { type LogFormat, loggingLayer } from "./logging.js"
 
 export interface WorkerConfig extends ServerOptions {
   /** Redis connection (a URL or options); default REDIS_URL, then redis://127.0.0.1:6379. */
-  readonly redis?: RedisOptions | string
+  readonly redis?: RedisOptions | string | undefined
   /** A ServeMux, a record of pattern → handler, or one handler for every task. */
   readonly handlers: HandlerInput
   readonly logFormat?: LogFormat
