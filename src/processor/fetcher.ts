@@ -65,7 +65,9 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
         yield* deps.slotFreed.wait()
         continue
       }
-      const short = yield* fetchOnce(deps, free).pipe(
+      // Let other finished tasks settle first, so one round trip takes several tasks.
+      if (free < deps.options.fetchBatchSize && deps.registry.tasks.size > 0) yield* Effect.yieldNow
+      const short = yield* fetchOnce(deps, concurrency - deps.registry.tasks.size).pipe(
         Effect.retry({
           schedule: errorBackoff,
           while: (e) => Effect.logWarning(`fetching tasks failed, trying again: ${e.message}`).pipe(Effect.as(true))
