@@ -174,8 +174,20 @@ export const makeRedis = (client: RedisClient, options: RedisOptions): RedisShap
       }
     })
 
+  // Scripts known to be cached on the server(s) of this connection. A batch first loads any script
+  // it has not seen, so its EVALSHAs cannot fail with NOSCRIPT half-way and run out of order. A
+  // reconnect (possibly to a promoted replica) forgets the set. Only a SCRIPT FLUSH between two
+  // batches can still make a batch retry its NOSCRIPT calls after the later calls ran.
+  const loaded = new Set<LuaName>()
+  client.on("ready", () => loaded.clear())
+
   const scriptBatch = (calls: ReadonlyArray<ScriptCall>, opts?: { readonly buffers?: boolean }) =>
     use("script batch", async (c) => {
+      for (const name of new Set(calls.map((call) => call.script))) {
+        if (loaded.has(name)) continue
+        await loadEverywhere(c, luaScript(name).source)
+        loaded.add(name)
+      }
       const send = async (batch: ReadonlyArray<ScriptCall>) => {
         const p = c.pipeline()
         for (const call of batch) {
