@@ -1,5 +1,5 @@
 /** Exit codes and the one-line error message a shell user sees. */
-import { Cause, Exit } from "effect"
+import { Cause, Data, Exit } from "effect"
 import { CliError } from "effect/cli"
 
 export const exitOk = 0
@@ -7,6 +7,9 @@ export const exitOk = 0
 export const exitFailure = 1
 /** The command line was wrong (unknown command, missing or bad argument). */
 export const exitUsage = 2
+
+/** Ends the CLI with this exit code; the command already said why. */
+export class ExitWith extends Data.TaggedError("ExitWith")<{ readonly code: number }> {}
 
 const usageTags = new Set(["InvalidArgument"])
 
@@ -16,6 +19,7 @@ export const outcome = (exit: Exit.Exit<unknown, unknown>): { code: number; mess
   if (Cause.hasInterruptsOnly(exit.cause)) return { code: 130 }
   const err = Cause.squash(exit.cause)
   if (CliError.isCliError(err)) return { code: exitUsage }
+  if (err instanceof ExitWith) return { code: err.code }
   if (typeof err === "object" && err !== null && "_tag" in err && "message" in err) {
     const tag = String((err as { _tag: unknown })._tag)
     return { code: usageTags.has(tag) ? exitUsage : exitFailure, message: String((err as { message: unknown }).message) }

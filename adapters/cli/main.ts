@@ -11,16 +11,18 @@ import { queue } from "./commands/queue.js"
 import { server } from "./commands/server.js"
 import { stats } from "./commands/stats.js"
 import { task } from "./commands/task.js"
+import { worker } from "./commands/worker.js"
 import { outcome } from "./exitCode.js"
 import { Json, RedisUrl } from "./globalFlags.js"
 import { nodeEnvironment } from "./nodeEnvironment.js"
 import { presenterLayer } from "./presenter.js"
+import { signalsTakenOver } from "./signals.js"
 
 const version = "0.1.0"
 
 export const app = Command.make("effect-asynq").pipe(
   Command.withDescription("Inspect and manage asynq task queues on Redis (wire-compatible with Go asynq)"),
-  Command.withSubcommands([stats, queue, group, task, server, cron]),
+  Command.withSubcommands([stats, queue, group, task, server, cron, worker]),
   Command.withGlobalFlags([RedisUrl, Json])
 )
 
@@ -28,6 +30,7 @@ const program = Command.runWith(app, { version })(process.argv.slice(2)).pipe(Ef
 
 const fiber = Effect.runFork(program)
 const interrupt = () => {
+  if (signalsTakenOver()) return
   process.off("SIGINT", interrupt)
   process.off("SIGTERM", interrupt)
   Effect.runFork(Fiber.interrupt(fiber))

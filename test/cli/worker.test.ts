@@ -1,0 +1,83 @@
+import { spawn } from "node:child_process"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { Redis as IORedis } from "ioredis"
+import { asynqMsg, putPending } from "../support/asynqLayout.js"
+import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
+import { runCli } from "./runCli.js"
+
+const root = fileURLToPath(new URL("../../", import.meta.url))
+let c: IORedis
+let dir: string
+
+beforeAll(async () => {
+  await flushTestDb()
+  c = rawClient()
+  // Inside the repository (.tmp/ is git-ignored) so the module can import the project's ioredis.
+  mkdirSync(join(root, ".tmp"), { recursive: true })
+  dir = mkdtempSync(join(root, ".tmp", "cli-worker-"))
+  // The handler records what it saw in Redis, so the test can tell the task really ran.
+  writeFileSync(
+    join(dir, "handlers.mjs"),
+    `import { Redis } from "ioredis"
+const r = new Redis(${JSON.stringify(testRedisUrl())})
+r.on("error", () => {})
+export const handlers = { "email:send": async (task) => { await r.rpush("seen", task.id) } }
+export const options = { shutdownTimeoutMs: 2000 }
+`
+  )
+  writeFileSync(join(dir, "bad.mjs"), "export const nothing = 1\n")
+})
+afterAll(() => {
+  c.disconnect()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const waitFor = async (check: () => Promise<boolean>, what: string) => {
+  for (let i = 0; i < 600; i++) {
+    if (await check()) return
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+describe("CLI worker", { timeout: 120_000 }, () => {
+  it("processes tasks with the module's handlers, shows up in server ls, stops gracefully on SIGTERM (exit 0)", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", "adapters/cli/main.ts", "worker", join(dir, "handlers.mjs"), "--queues", "default=1", "--concurrency", "2"], {
+      cwd: root,
+      env: { ...process.env, REDIS_URL: testRedisUrl() },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let logs = ""
+    child.stdout.on("data", (d) => (logs += d))
+    child.stderr.on("data", (d) => (logs += d))
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+
+    await putPending(c, asynqMsg("default", "w1"), Date.now())
+    await waitFor(async () => (await c.lrange("seen", 0, -1)).includes("w1"), "the handler to run task w1")
+    await waitFor(async () => (await c.get("asynq:{default}:processed")) === "1", "the task to be counted as processed")
+    expect(await c.exists("asynq:{default}:t:w1")).toBe(0)
+
+    const servers = JSON.parse((await runCli(["server", "ls", "--json"], { REDIS_URL: testRedisUrl() })).stdout) as Array<{ pid: number; concurrency: number; queues: Record<string, number> }>
+    expect(servers.find((s) => s.pid === child.pid)).toMatchObject({ concurrency: 2, queues: { default: 1 } })
+
+    child.kill("SIGTERM")
+    expect(await exited).toBe(0)
+    expect(logs).toContain("SIGTERM received: shutting down gracefully")
+    expect(await c.zcard("asynq:servers")).toBe(0)
+  })
+
+  it("a module without handlers: exit 1 with the reason", async () => {
+    const r = await runCli(["worker", join(dir, "bad.mjs")], { REDIS_URL: testRedisUrl() })
+    expect(r.code).toBe(1)
+    expect(r.stdout + r.stderr).toContain("must export its handlers as")
+  })
+
+  it("a missing module argument is a usage error: exit 2", async () => {
+    const r = await runCli(["worker"])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain("Missing required argument: handlers-module")
+  })
+})
