@@ -35,7 +35,7 @@ export interface SchedulerHandle {
    * Registers an entry and returns its id. The entry's record is created now (if no instance has
    * one yet), so its first run is the first occurrence after this call.
    */
-  readonly register: (config: EntryConfig) => Effect.Effect<string, EntryError | DuplicateEntry | RedisError>
+  readonly register: (config: EntryConfig | Entry) => Effect.Effect<string, EntryError | DuplicateEntry | RedisError>
   /** Stops enqueueing an entry (on this instance). */
   readonly unregister: (entryId: string) => Effect.Effect<void, EntryNotFound>
   /** The registered entries. */
@@ -63,9 +63,9 @@ export const makeScheduler = Effect.fn("Scheduler.make")(function* (options: Sch
     Effect.catchCause((cause) => Effect.logWarning(`scheduler ${id}: could not publish entries: ${Cause.pretty(cause)}`))
   )
 
-  const register = (config: EntryConfig): Effect.Effect<string, EntryError | DuplicateEntry | RedisError, Broker> =>
+  const register = (config: EntryConfig | Entry): Effect.Effect<string, EntryError | DuplicateEntry | RedisError, Broker> =>
     Effect.gen(function* () {
-      const entry = yield* Effect.fromResult(makeEntry(config, options.timeZone))
+      const entry = "schedule" in config ? config : yield* Effect.fromResult(makeEntry(config, options.timeZone))
       if ((yield* Ref.get(entries)).has(entry.id)) {
         return yield* new DuplicateEntry({
           entryId: entry.id,
