@@ -10,7 +10,10 @@
 -- ARGV[1]  task id
 -- ARGV[2]  encoded TaskMessage (protobuf bytes)
 -- ARGV[3]  pending_since: unix time in nanoseconds (decimal string)
--- ARGV[4]  (with KEYS[3]) lock TTL in milliseconds (>= 1)
+-- ARGV[4]  queue name, published on the channel "effect-asynq:wake" when this push makes the
+--          pending list non-empty, so idle workers wake at once (edge-triggered: a busy queue
+--          costs no messages; PUBLISH touches no key, so it is cluster-safe)
+-- ARGV[5]  (with KEYS[3]) lock TTL in milliseconds (>= 1)
 --
 -- Returns  1  enqueued
 --          0  a task with this id already exists in the queue (nothing written)
@@ -24,10 +27,12 @@ if redis.call("EXISTS", taskKey) == 1 then
   return 0
 end
 if lock then
-  redis.call("SET", lock, ARGV[1], "PX", ARGV[4])
+  redis.call("SET", lock, ARGV[1], "PX", ARGV[5])
   redis.call("HSET", taskKey, "msg", ARGV[2], "state", "pending", "pending_since", ARGV[3], "unique_key", lock)
 else
   redis.call("HSET", taskKey, "msg", ARGV[2], "state", "pending", "pending_since", ARGV[3])
 end
-redis.call("LPUSH", KEYS[2], ARGV[1])
+if redis.call("LPUSH", KEYS[2], ARGV[1]) == 1 then
+  redis.call("PUBLISH", "effect-asynq:wake", ARGV[4])
+end
 return 1

@@ -47,7 +47,7 @@ export const taskWriteCall = (w: TaskWrite): ScriptCall => {
   const t = w.target
   switch (t.state) {
     case "pending":
-      return { script: "enqueue", keys: [k.taskPrefix, k.pending, ...lock], args: [w.msg.id, bytes, unixNanosString(w.nowMs), ...ttl] }
+      return { script: "enqueue", keys: [k.taskPrefix, k.pending, ...lock], args: [w.msg.id, bytes, unixNanosString(w.nowMs), w.msg.queue, ...ttl] }
     case "scheduled":
       return { script: "schedule", keys: [k.taskPrefix, k.scheduled, ...lock], args: [w.msg.id, bytes, unixSeconds(t.processAtMs), ...ttl] }
     case "aggregating":

@@ -8,6 +8,11 @@ export const allWorkers = "asynq:workers"
 export const allSchedulers = "asynq:schedulers"
 export const allQueues = "asynq:queues"
 export const cancelChannel = "asynq:cancel"
+/**
+ * Not asynq's: the pub/sub channel on which enqueue publishes a queue's name when its pending list
+ * goes from empty to non-empty, so idle effect-asynq workers wake at once (lua/enqueue.lua).
+ */
+export const wakeChannel = "effect-asynq:wake"
 
 export const serverInfoKey = (host: string, pid: number, serverId: string) => `asynq:servers:{${host}:${pid}:${serverId}}`
 export const workersKey = (host: string, pid: number, serverId: string) => `asynq:workers:{${host}:${pid}:${serverId}}`

@@ -5,7 +5,6 @@ import { Broker } from "../../src/broker/Broker.js"
 import type { HandlerInput } from "../../src/processor/Mux.js"
 import type { ServerOptions } from "../../src/processor/options.js"
 import * as Server from "../../src/processor/Server.js"
-import { publishWake } from "../../src/processor/wake.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import type { EnqueueOptions } from "../../src/steps/options.js"
 import { testBrokerLayer } from "../support/arrange.js"
@@ -32,7 +31,6 @@ export const startServer = async (handlers: HandlerInput, options: ServerOptions
     run,
     enqueue: async (type, payload, opts) => {
       const info = await run(enqueue(type, payload, opts))
-      await run(publishWake([info.queue]))
       return info.id
     },
     shutdown: () => (closed ??= run(handle.shutdown).finally(() => Effect.runPromise(Scope.close(scope, Exit.void)))),
