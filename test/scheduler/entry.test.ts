@@ -30,7 +30,7 @@ describe("entries", () => {
 
   it("publishes options in Go's Option.String() form, as in asynq's i-scheduler capture", () => {
     const snap = loadSnapshot("i-scheduler")
-    const list = snap.keys[Object.keys(snap.keys).find((k) => k.startsWith("asynq:schedulers:{"))!] as { value_decoded: Array<{ enqueue_options: Array<string> }> }
+    const list = snap.keys[Object.keys(snap.keys).find((k) => k.startsWith("asynq:schedulers:{"))!] as unknown as { value_decoded: Array<{ enqueue_options: Array<string> }> }
     const every = ok({ spec: "@every 30s", type: "sched:ping", payload: '{"src":"every30s"}', options: { queue: "default", maxRetry: 3, timeout: 30 * 60_000 } })
     const report = ok({ spec: "*/5 * * * *", type: "sched:report", options: { queue: "low", unique: 3_600_000 } })
     expect(every.optionStrings).toEqual(list.value_decoded[0]!.enqueue_options)

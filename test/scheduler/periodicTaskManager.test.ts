@@ -1,5 +1,5 @@
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { type Duration, Effect } from "effect"
 import { TestClock } from "effect/testing"
 import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll } from "vitest"
@@ -60,7 +60,7 @@ layer(testBrokerLayer())("PeriodicTaskManager (real Redis, TestClock)", (it) => 
           expect(r.unchanged).toBe(0)
           expect((yield* m.sync)).toEqual({ added: [], removed: [], unchanged: 2 })
 
-          const step = (s: string, n: number) => TestClock.adjust(s).pipe(Effect.andThen(eventually(typesIn("m1"), (t) => t.length === n)))
+          const step = (s: Duration.Input, n: number) => TestClock.adjust(s).pipe(Effect.andThen(eventually(typesIn("m1"), (t) => t.length === n)))
           yield* step("10 seconds", 2) // 10:00:40 c
           const at1 = yield* step("20 seconds", 3) // 10:01:00 c (b is now */2, a is gone)
           expect(at1).toEqual(["a", "c", "c"])

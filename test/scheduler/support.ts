@@ -20,7 +20,7 @@ export const pendingIds = async (c: IORedis, queue: string) => (await c.lrange(q
 
 /** History events of an entry, oldest first: [taskId, enqueue ms, score]. */
 export const historyOf = async (c: IORedis, entryId: string) => {
-  const raw = await c.zrangeBuffer(schedulerHistoryKey(entryId), 0, -1, "WITHSCORES")
+  const raw = await c.zrangeBuffer(schedulerHistoryKey(entryId), "0", "-1", "WITHSCORES")
   const out: Array<{ taskId: string; enqueuedAtMs: number; score: number }> = []
   for (let i = 0; i < raw.length; i += 2) {
     const e = decodeSchedulerEnqueueEvent(raw[i]!)

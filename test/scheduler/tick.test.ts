@@ -173,9 +173,9 @@ layer(testBrokerLayer())("schedulerTick (real Redis, TestClock)", (it) => {
       const s = yield* schedulerTick({ entries: [e], lookbackMs: 0 })
       expect(s.enqueued).toHaveLength(1)
       expect(yield* io(() => c.zcard(key))).toBe(1000)
-      const members = yield* io(() => c.zrange(key, 0, -1))
+      const members = yield* io(() => c.zrange(key, "0", "-1"))
       expect(members[0]).toBe("old-0001") // the oldest one went
-      const newest = (yield* io(() => c.zrangeBuffer(key, -1, -1, "WITHSCORES")))
+      const newest = (yield* io(() => c.zrangeBuffer(key, "-1", "-1", "WITHSCORES")))
       expect(Number(newest[1]!.toString())).toBe(at("2026-11-22T15:00:10Z") / 1000)
     })
   )
