@@ -3,8 +3,8 @@
  * or SIGINT, then shuts down gracefully (running tasks get shutdownTimeout, the rest are
  * requeued) and resolves with the exit code. Logs go through Effect's Logger.
  *
- * Mount it in a CLI with `workerCommand(process.argv.slice(3))`; run directly with
- * `tsx adapters/worker/cli.ts <module> [options]`.
+ * Mounted as `effect-asynq worker` (adapters/cli/commands/worker.ts); adapters/worker/main.ts runs
+ * it on its own.
  */
 import { resolve } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -78,6 +78,3 @@ export const workerCommand = async (argv: ReadonlyArray<string>): Promise<number
   return 0
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  void workerCommand(process.argv.slice(2)).then((code) => process.exit(code))
-}

@@ -1,8 +1,6 @@
-/** Runs the CLI as a subprocess (node --import tsx adapters/cli/main.ts …), as a shell user would. */
+/** Runs the CLI as a subprocess (the bundled `effect-asynq`, see test/support/cliBundle.ts), as a shell user would. */
 import { execFile } from "node:child_process"
-import { fileURLToPath } from "node:url"
-
-const root = fileURLToPath(new URL("../../", import.meta.url))
+import { cliBundle, repoRoot as root } from "../support/cliBundle.js"
 
 export interface CliResult {
   readonly code: number | null
@@ -12,11 +10,12 @@ export interface CliResult {
   readonly killed: boolean
 }
 
-export const runCli = (args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}, timeoutMs = 20_000): Promise<CliResult> =>
-  new Promise((resolve) => {
+export const runCli = async (args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}, timeoutMs = 20_000): Promise<CliResult> => {
+  const cli = await cliBundle()
+  return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ["--import", "tsx", "adapters/cli/main.ts", ...args],
+      [cli, ...args],
       { cwd: root, env: { ...process.env, NO_COLOR: "1", ...env }, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
@@ -24,3 +23,4 @@ export const runCli = (args: ReadonlyArray<string>, env: Record<string, string |
       }
     )
   })
+}

@@ -7,6 +7,7 @@ import type { Redis as IORedis } from "ioredis"
 import { asynqMsg, putPending } from "../support/asynqLayout.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
 import { runCli } from "./runCli.js"
+import { cliBundle } from "../support/cliBundle.js"
 
 const root = fileURLToPath(new URL("../../", import.meta.url))
 let c: IORedis
@@ -45,7 +46,7 @@ const waitFor = async (check: () => Promise<boolean>, what: string) => {
 
 describe("CLI worker", { timeout: 120_000 }, () => {
   it("processes tasks with the module's handlers, shows up in server ls, stops gracefully on SIGTERM (exit 0)", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", "adapters/cli/main.ts", "worker", join(dir, "handlers.mjs"), "--queues", "default=1", "--concurrency", "2"], {
+    const child = spawn(process.execPath, [await cliBundle(), "worker", join(dir, "handlers.mjs"), "--queues", "default=1", "--concurrency", "2"], {
       cwd: root,
       env: { ...process.env, REDIS_URL: testRedisUrl() },
       stdio: ["ignore", "pipe", "pipe"]

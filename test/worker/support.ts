@@ -1,4 +1,4 @@
-/** Worker child processes: `effect-asynq worker` (adapters/worker/cli.ts) run with tsx. */
+/** Worker child processes: `effect-asynq worker` (adapters/worker/main.ts) run with tsx. */
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 
@@ -11,7 +11,7 @@ export interface WorkerProcess {
 }
 
 export const spawnWorker = (redisUrl: string, args: ReadonlyArray<string>, env: Record<string, string> = {}): WorkerProcess => {
-  const child = spawn(process.execPath, ["--import", "tsx", "adapters/worker/cli.ts", "test/worker/fixtures/recordingHandlers.ts", "--redis", redisUrl, "--log-level", "Warn", ...args], {
+  const child = spawn(process.execPath, ["--import", "tsx", "adapters/worker/main.ts", "test/worker/fixtures/recordingHandlers.ts", "--redis", redisUrl, "--log-level", "Warn", ...args], {
     cwd: root,
     env: { ...process.env, REDIS_URL: redisUrl, ...env },
     stdio: ["ignore", "pipe", "pipe"]
