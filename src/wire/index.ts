@@ -1,0 +1,12 @@
+/** asynq's wire format: key names, protobuf messages, payloads, unique keys, Go text forms. */
+export * from "./keys.js"
+export * from "./TaskMessage.js"
+export * from "./ServerInfo.js"
+export * from "./WorkerInfo.js"
+export * from "./SchedulerEntry.js"
+export * from "./SchedulerEnqueueEvent.js"
+export * from "./Timestamp.js"
+export * from "./errors.js"
+export * from "./payload.js"
+export * from "./uniqueKey.js"
+export * from "./goFormat.js"
