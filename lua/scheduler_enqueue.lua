@@ -22,7 +22,9 @@
 -- ARGV[6]  pending: pending_since, unix ns (string); scheduled: process-at, unix s;
 --          aggregating: now, unix s (the group zset score)
 -- ARGV[7]  group name (mode "aggregating"), else ""
--- ARGV[8]  (with KEYS[5]) lock TTL in milliseconds (>= 1)
+-- ARGV[8]  queue name, published on the channel "effect-asynq:wake" when a pending task makes the
+--          pending list non-empty (as lua/enqueue.lua does), so idle workers wake at once
+-- ARGV[9]  (with KEYS[5]) lock TTL in milliseconds (>= 1)
 --
 -- Returns {code, through}: code  1 task written
 --                                0 occurrence handled, task id already exists (nothing else written)
@@ -48,7 +50,7 @@ end
 redis.call("HSET", record, "prev", ARGV[1], "task", ARGV[3])
 local mode = ARGV[5]
 if lock then
-  redis.call("SET", lock, ARGV[3], "PX", ARGV[8])
+  redis.call("SET", lock, ARGV[3], "PX", ARGV[9])
 end
 if mode == "pending" then
   if lock then
@@ -56,7 +58,9 @@ if mode == "pending" then
   else
     redis.call("HSET", taskKey, "msg", ARGV[4], "state", "pending", "pending_since", ARGV[6])
   end
-  redis.call("LPUSH", KEYS[3], ARGV[3])
+  if redis.call("LPUSH", KEYS[3], ARGV[3]) == 1 then
+    redis.call("PUBLISH", "effect-asynq:wake", ARGV[8])
+  end
 elseif mode == "scheduled" then
   if lock then
     redis.call("HSET", taskKey, "msg", ARGV[4], "state", "scheduled", "unique_key", lock)

@@ -79,7 +79,7 @@ export const prepareClaim = (entry: Entry, scheduledAtMs: number, nowMs: number,
       script: "scheduler_enqueue",
       keys: [entryRecordKey(o.queue, entry.id), k.taskPrefix, target, k.allGroups, ...lock],
       args: [
-        String(scheduledAtMs), String(Math.ceil(recordTtlMs)), msg.id, bytesArg(encodeTaskMessage(msg)), state, arg6, o.group ?? "",
+        String(scheduledAtMs), String(Math.ceil(recordTtlMs)), msg.id, bytesArg(encodeTaskMessage(msg)), state, arg6, o.group ?? "", o.queue,
         ...(lockTtl === undefined ? [] : [Math.max(1, Math.ceil(lockTtl))])
       ]
     }

@@ -81,10 +81,6 @@ describe("exactly once per occurrence across 3 instances (real Redis)", () => {
     for (const e of entries) {
       expect((await historyOf(c, e.id)).map((h) => h.taskId).sort()).toEqual(enqueued.filter((x) => x.entryId === e.id).map((x) => x.taskId).sort())
     }
-    // each instance did some of the work (the one with the fastest clock most of it)
-    const byInstance = instances.map((_, i) => summaries.filter((_, j) => j % 3 === i).reduce((n, s) => n + s.enqueued.length, 0))
-    expect(byInstance.reduce((a, b) => a + b)).toBe(enqueued.length)
-    expect(byInstance[2]).toBeGreaterThan(0)
   })
 
   it("30 overlapping ticks at the same instant enqueue the occurrence once", async () => {
@@ -94,7 +90,7 @@ describe("exactly once per occurrence across 3 instances (real Redis)", () => {
     const due = at("2026-11-22T12:31:00Z")
     const all = await Promise.all(Array.from({ length: 30 }, (_, i) => tickAt({ ...instances[i % 3]!, skewMs: 0 }, due, { entries: [e], lookbackMs: 0 })))
     expect(all.reduce((n, s) => n + s.enqueued.length, 0)).toBe(1)
-    expect(all.reduce((n, s) => n + s.alreadyDone, 0) + all.reduce((n, s) => n + s.enqueued.length, 0)).toBeLessThanOrEqual(30)
+    expect(all.flatMap((s) => s.errors)).toEqual([])
     expect(await c.llen(queueKeys("x4").pending)).toBe(1)
     expect(await historyOf(c, e.id)).toHaveLength(1)
   })

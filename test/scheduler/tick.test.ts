@@ -180,6 +180,27 @@ layer(testBrokerLayer())("schedulerTick (real Redis, TestClock)", (it) => {
     })
   )
 
+  it.effect("a pending task wakes idle workers (effect-asynq:wake), as enqueue does", () =>
+    Effect.gen(function* () {
+      const sub = rawClient()
+      const got: Array<string> = []
+      yield* io(async () => {
+        sub.on("message", (channel: string, q: string) => void got.push(`${channel} ${q}`))
+        await sub.subscribe("effect-asynq:wake")
+      })
+      const e = entry({ spec: "@every 1m", type: "wake", options: { queue: "t7" } })
+      yield* TestClock.setTime(at("2026-11-22T16:00:30Z"))
+      yield* schedulerTick({ entries: [e], lookbackMs: 0 })
+      yield* TestClock.setTime(at("2026-11-22T16:01:00Z"))
+      expect((yield* schedulerTick({ entries: [e], lookbackMs: 0 })).enqueued).toHaveLength(1)
+      yield* io(async () => {
+        for (let i = 0; i < 100 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
+      })
+      expect(got).toEqual(["effect-asynq:wake t7"])
+      sub.disconnect()
+    })
+  )
+
   it.effect("an invalid config fails the tick with a typed error and writes nothing", () =>
     Effect.gen(function* () {
       const before = yield* io(() => c.dbsize())
