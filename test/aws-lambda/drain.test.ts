@@ -85,7 +85,7 @@ describe("processor drain (TestClock)", () => {
     await fill(1, { timeout: 1000, maxRetry: 5 })
     const s = await drainOnTestClock(sleeping(1500), 1, true)
     expect(s).toMatchObject({ retried: 1, requeued: 0, succeeded: 0 })
-    const [id] = await redis.zrange(k.retry, 0, -1)
+    const [id] = await redis.zrange(k.retry, "0", "-1")
     const msg = await redis.hget(k.task(id!), "msg")
     expect(msg).toContain("context deadline exceeded")
   })

@@ -143,7 +143,7 @@ describe("CLI against real Redis", { timeout: 240_000 }, () => {
     await restoreSnapshot(c, "h-server-running")
     await restoreSnapshot(c, "i-scheduler")
     for (const [zset, ttl] of [["asynq:servers", 10], ["asynq:workers", 10], ["asynq:schedulers", 20]] as const) {
-      for (const m of await c.zrange(zset, 0, -1)) await c.zadd(zset, nowSec() + ttl, m)
+      for (const m of await c.zrange(zset, "0", "-1")) await c.zadd(zset, nowSec() + ttl, m)
     }
     const s = await cli("server", "ls")
     expect(s.stdout).toMatch(/^vm\s+25483\s+active\s+1\/4\s+critical:6,default:3,low:1\s+2026-11-22T\S+\s+e6c0709d-149b-46dd-a6e5-f71ae85ea757$/m)

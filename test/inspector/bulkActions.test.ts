@@ -65,7 +65,7 @@ describe("bulk actions", () => {
     await putAggregating(c, asynqMsg("default", "other"), "keep", nowSec)
     expect(await h.run(archiveAll("default", "pending"), now)).toBe(2)
     expect(await h.run(archiveAll("default", "aggregating", { group: "grp" }), now)).toBe(1)
-    expect(await c.zrange("asynq:{default}:archived", 0, -1)).toEqual(["g1", "p1", "p2"])
+    expect(await c.zrange("asynq:{default}:archived", "0", "-1")).toEqual(["g1", "p1", "p2"])
     expect(await c.smembers("asynq:{default}:groups")).toEqual(["keep"])
     expect(await c.hget("asynq:{default}:t:g1", "state")).toBe("archived")
   })

@@ -14,7 +14,7 @@ const failureText = (exit: Exit.Exit<void, unknown>) => (Exit.isFailure(exit) ? 
 const runHandler = (h: ReturnType<typeof handlerOf>, type: string) => {
   const task = taskOf(type)
   const ctx = TaskContext.of({ task, taskId: task.id, retryCount: 0, maxRetry: 0, queue: "default", deadline: new Date(0), signal: new AbortController().signal, writeResult: () => Effect.succeed(0) })
-  return Effect.runPromiseExit(h(task).pipe(Effect.provideService(TaskContext, ctx)))
+  return Effect.runPromiseExit(h(task).pipe(Effect.provideService(TaskContext, ctx)) as Effect.Effect<void, unknown>)
 }
 
 describe("ServeMux", () => {
