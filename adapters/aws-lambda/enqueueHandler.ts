@@ -11,6 +11,9 @@ import { type EnqueueEndpointConfig, handleEnqueueRequest } from "../shared/enqu
 import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
 import type { HttpApiEvent, HttpApiResult, LambdaContext } from "./types.js"
 
+/** Signs a request body for an endpoint with `auth: { kind: "hmac" }` (the `x-asynq-signature` value). */
+export { signBody } from "../shared/auth.js"
+
 export interface EnqueueHandlerConfig extends EnqueueEndpointConfig {
   /** Redis connection (default: REDIS_URL, else redis://127.0.0.1:6379). */
   readonly redis?: RedisOptions
