@@ -8,7 +8,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { Broker } from "../../src/broker/Broker.js"
 import { Redis } from "../../src/redis/Redis.js"
 import { type LuaName, luaScript } from "../../src/redis/scripts.js"
-import { complete, dequeueLease, enqueue } from "../../src/steps/index.js"
+import { complete, dequeueLease, enqueue, forward, recover } from "../../src/steps/index.js"
+import { TestClock } from "effect/testing"
 import { allQueues, queueKeys } from "../../src/wire/keys.js"
 import { type RedisClusterHandle, startRedisCluster } from "../support/cluster.js"
 
@@ -156,5 +157,64 @@ describe("Redis service on a 3-master Redis Cluster", () => {
     expect(out.done).toEqual([{ outcome: "deleted" }, { outcome: "deleted" }])
     expect(out.registered.sort()).toEqual(queues.slice(0, 2).sort())
     expect(out.left).toEqual([0, 0])
+  })
+
+  it("forwards scheduled tasks and recovers expired leases across three slots, then completes everything (TestClock)", async () => {
+    const t0 = Date.UTC(2026, 10, 22, 12, 0, 0)
+    const out = await Effect.runPromise(
+      Effect.gen(function* () {
+        yield* TestClock.setTime(t0)
+        const ids = yield* Effect.forEach(queues, (queue, i) => Effect.map(enqueue("cluster:later", { i }, { queue, processIn: 10_000, maxRetry: 3 }), (t) => t.id))
+        const early = yield* forward({ queues })
+        yield* TestClock.adjust("11 seconds")
+        const forwarded = yield* forward({ queues })
+        const first = yield* dequeueLease({ queues, count: 10, leaseMs: 30_000 })
+        // The worker "dies": no complete. After lease + grace the recoverer sends the tasks to retry.
+        yield* TestClock.adjust("61 seconds")
+        const recovered = yield* recover({ queues, retryDelayMs: () => 5_000 })
+        yield* TestClock.adjust("6 seconds")
+        const retried = yield* forward({ queues })
+        const second = yield* dequeueLease({ queues, count: 10 })
+        const done = yield* Effect.forEach(second.tasks, (t) => complete(t.msg))
+        const { redis } = yield* Broker
+        const left = yield* Effect.forEach(queues, (q) => {
+          const k = queueKeys(q)
+          return redis.use("exists", (c) => c.exists(k.pending, k.active, k.lease, k.scheduled, k.retry, k.archived))
+        })
+        return {
+          ids,
+          early: early.moved,
+          forwarded: forwarded.moved,
+          first: first.tasks.map((t) => t.msg.id),
+          recovered,
+          retried: retried.moved,
+          second: second.tasks.map((t) => ({ id: t.msg.id, retried: t.msg.retried, err: t.msg.errorMsg })),
+          done: done.map((d) => d.outcome),
+          left
+        }
+      }).pipe(Effect.provide(Broker.layer.pipe(Layer.provideMerge(layer()))), Effect.provide(TestClock.layer())) as Effect.Effect<
+        {
+          ids: string[]
+          early: number
+          forwarded: number
+          first: string[]
+          recovered: { retried: number; archived: number }
+          retried: number
+          second: Array<{ id: string; retried: number; err: string }>
+          done: string[]
+          left: number[]
+        },
+        unknown
+      >
+    )
+    expect(out.early).toBe(0)
+    expect(out.forwarded).toBe(3)
+    expect(out.first.sort()).toEqual([...out.ids].sort())
+    expect(out.recovered).toMatchObject({ retried: 3, archived: 0 })
+    expect(out.retried).toBe(3)
+    expect(out.second.map((t) => t.id).sort()).toEqual([...out.ids].sort())
+    for (const t of out.second) expect(t).toMatchObject({ retried: 1, err: "asynq: task lease expired" })
+    expect(out.done).toEqual(["deleted", "deleted", "deleted"])
+    expect(out.left).toEqual([0, 0, 0])
   })
 })
