@@ -3,8 +3,8 @@
  * or SIGINT, then shuts down gracefully (running tasks get shutdownTimeout, the rest are
  * requeued) and resolves with the exit code. Logs go through Effect's Logger.
  *
- * Mounted as `effect-asynq worker` (adapters/cli/commands/worker.ts); adapters/worker/main.ts runs
- * it on its own.
+ * The command line is parsed by the CLI (adapters/cli/commands/worker.ts, `effect-asynq worker`);
+ * this runs it from the parsed arguments.
  */
 import { resolve } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -12,7 +12,7 @@ import { Effect } from "effect"
 import { ServeMux } from "../../src/processor/Mux.js"
 import type { HandlerInput } from "../../src/processor/Mux.js"
 import type { ServerOptions } from "../../src/processor/options.js"
-import { parseWorkerArgs, workerUsage } from "./args.js"
+import type { WorkerArgs } from "./args.js"
 import { loggingLayer } from "./logging.js"
 import { runWorker } from "./runWorker.js"
 
@@ -31,13 +31,7 @@ export const loadHandlersModule = async (path: string): Promise<{ handlers: Hand
 }
 
 /** Runs the worker command; resolves with the process exit code (0 after a graceful shutdown). */
-export const workerCommand = async (argv: ReadonlyArray<string>): Promise<number> => {
-  const parsed = parseWorkerArgs(argv)
-  if (!parsed.ok) {
-    process.stderr.write(`effect-asynq worker: ${parsed.error}\n\n${workerUsage}`)
-    return 2
-  }
-  const a = parsed.args
+export const workerCommand = async (a: WorkerArgs): Promise<number> => {
   const log = (level: "Info" | "Error", message: string) =>
     Effect.runPromise((level === "Info" ? Effect.logInfo(message) : Effect.logError(message)).pipe(Effect.provide(loggingLayer(a.logFormat, a.logLevel))))
   let loaded

@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-/** Runs the worker command on its own: `node adapters/worker/main.js <handlers-module> [options]`. */
-import { workerCommand } from "./cli.js"
-
-void workerCommand(process.argv.slice(2)).then((code) => process.exit(code))
+/**
+ * The worker on its own: `node adapters/worker/main.js <handlers-module> [flags]` is
+ * `effect-asynq worker <handlers-module> [flags]` (same flags, parsed by the CLI).
+ */
+process.argv.splice(2, 0, "worker")
+await import("../cli/main.js")

@@ -17,6 +17,7 @@ const main = async () => {
   console.log(redis.started ? `No Redis at ${process.env.REDIS_URL ?? "redis://127.0.0.1:6379"}: started a private redis-server at ${redis.url}` : `Using Redis at ${redis.url}`)
 
   const expected = new Set<string>()
+  const completed = new Set<string>()
   let finish!: () => void
   const allDone = new Promise<void>((r) => (finish = r))
   const worker = await runWorker({
@@ -29,7 +30,9 @@ const main = async () => {
     pollIntervalMs: 200,
     logLevel: "Warn",
     onSettled: (task, outcome) => {
-      if (outcome === "completed" && expected.delete(task.id) && expected.size === 0) finish()
+      // A task can finish before its enqueue call has returned (idle workers wake at once).
+      if (outcome === "completed") completed.add(task.id)
+      if (expected.size > 0 && [...expected].every((id) => completed.has(id))) finish()
     }
   })
   console.log(`Worker ${worker.identity.serverId} running (queue "${queue}"); enqueueing example tasks…`)
@@ -42,6 +45,7 @@ const main = async () => {
     await client.enqueue("payment:capture", { orderId: 42 }, { queue, maxRetry: 3 })
   ]
   for (const t of tasks) expected.add(t.id)
+  if ([...expected].every((id) => completed.has(id))) finish()
   await client.close()
 
   const stop = async () => {

@@ -1,19 +1,27 @@
 import { describe, expect, it } from "vitest"
-import { parseWorkerArgs } from "../../adapters/worker/args.js"
+import { parseQueueWeights } from "../../adapters/worker/args.js"
+import { runCli } from "../cli/runCli.js"
 
 describe("effect-asynq worker arguments", () => {
-  it("parses the module and options", () => {
-    expect(parseWorkerArgs(["./handlers.js", "--concurrency", "20", "--queues", "critical=6,default=3,low", "--strict", "--shutdown-timeout", "15000", "--log-format", "json", "--log-level", "Debug", "--redis", "redis://r:6379/2"])).toEqual({
-      ok: true,
-      args: { handlersModule: "./handlers.js", concurrency: 20, queues: { critical: 6, default: 3, low: 1 }, strictPriority: true, shutdownTimeoutMs: 15000, logFormat: "json", logLevel: "Debug", redisUrl: "redis://r:6379/2" }
-    })
+  it("parses queue weights; a missing weight is 1", () => {
+    expect(parseQueueWeights("critical=6,default=3,low")).toEqual({ ok: true, queues: { critical: 6, default: 3, low: 1 } })
   })
 
-  it("says what is wrong", () => {
-    expect(parseWorkerArgs([])).toEqual({ ok: false, error: "the handlers module is missing" })
-    expect(parseWorkerArgs(["m.js", "--concurrency", "x"])).toEqual({ ok: false, error: '--concurrency must be a whole number, got "x"' })
-    expect(parseWorkerArgs(["m.js", "--queues", "a=0"])).toEqual({ ok: false, error: '--queues expects name=weight pairs like critical=6,default=3, got "a=0"' })
-    expect(parseWorkerArgs(["m.js", "--nope"])).toEqual({ ok: false, error: "unknown option --nope" })
-    expect(parseWorkerArgs(["m.js", "--redis"])).toEqual({ ok: false, error: "--redis needs a value" })
+  it("says what is wrong with a bad pair", () => {
+    for (const bad of ["a=0", "a=x", "=3", "a=1=2", "a=1.5"]) {
+      const r = parseQueueWeights(bad)
+      expect(r.ok).toBe(false)
+      if (!r.ok) expect(r.error).toContain(`got "${bad}"`)
+    }
+  })
+
+  it("the command line rejects bad flags with exit code 2 and a clear message, before connecting", async () => {
+    const bad = await runCli(["worker", "m.js", "--queues", "a=0", "--redis-url", "redis://127.0.0.1:1"])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('--queues expects name=weight pairs with whole weights >= 1, like critical=6,default=3; got "a=0"')
+    const nan = await runCli(["worker", "m.js", "--concurrency", "x"])
+    expect(nan.code).toBe(2)
+    const missing = await runCli(["worker"])
+    expect(missing.code).toBe(2)
   })
 })

@@ -11,7 +11,7 @@ export interface WorkerProcess {
 }
 
 export const spawnWorker = (redisUrl: string, args: ReadonlyArray<string>, env: Record<string, string> = {}): WorkerProcess => {
-  const child = spawn(process.execPath, ["--import", "tsx", "adapters/worker/main.ts", "test/worker/fixtures/recordingHandlers.ts", "--redis", redisUrl, "--log-level", "Warn", ...args], {
+  const child = spawn(process.execPath, ["--import", "tsx", "adapters/worker/main.ts", "test/worker/fixtures/recordingHandlers.ts", "--redis-url", redisUrl, "--log-level", "warn", ...args], {
     cwd: root,
     env: { ...process.env, REDIS_URL: redisUrl, ...env },
     stdio: ["ignore", "pipe", "pipe"]

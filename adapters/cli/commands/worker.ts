@@ -4,14 +4,13 @@
  * runs until SIGINT/SIGTERM and shuts down gracefully.
  */
 import { Effect, Option } from "effect"
+import { InvalidArgument } from "../../../src/broker/errors.js"
+import { parseQueueWeights, type WorkerArgs } from "../../worker/args.js"
 import { Argument, Command, Flag, GlobalFlag } from "effect/cli"
 import { workerCommand } from "../../worker/cli.js"
 import { ExitWith } from "../exitCode.js"
 import { redisUrl } from "../globalFlags.js"
 import { takeOverSignals } from "../signals.js"
-
-const some = <A>(name: string, o: Option.Option<A>, show: (a: A) => string = String): Array<string> =>
-  Option.isSome(o) ? [name, show(o.value)] : []
 
 export const worker = Command.make(
   "worker",
@@ -29,19 +28,24 @@ export const worker = Command.make(
     Effect.gen(function* () {
       const url = yield* redisUrl
       const level = yield* GlobalFlag.LogLevel
-      const argv = [
-        a.module,
-        "--redis",
-        url,
-        ...some("--concurrency", a.concurrency),
-        ...some("--queues", a.queues),
-        ...(a.strict ? ["--strict"] : []),
-        ...some("--shutdown-timeout", a.shutdownTimeout),
-        ...some("--log-format", a.logFormat),
-        ...some("--log-level", level)
-      ]
+      let queues: Record<string, number> | undefined
+      if (Option.isSome(a.queues)) {
+        const parsed = parseQueueWeights(a.queues.value)
+        if (!parsed.ok) return yield* new InvalidArgument({ field: "queues", message: parsed.error })
+        queues = parsed.queues
+      }
+      const args: WorkerArgs = {
+        handlersModule: a.module,
+        redisUrl: url,
+        ...(Option.isSome(a.concurrency) ? { concurrency: a.concurrency.value } : {}),
+        ...(queues ? { queues } : {}),
+        ...(a.strict ? { strictPriority: true } : {}),
+        ...(Option.isSome(a.shutdownTimeout) ? { shutdownTimeoutMs: a.shutdownTimeout.value } : {}),
+        ...(Option.isSome(a.logFormat) ? { logFormat: a.logFormat.value } : {}),
+        ...(Option.isSome(level) ? { logLevel: level.value } : {})
+      }
       takeOverSignals()
-      const code = yield* Effect.promise(() => workerCommand(argv))
+      const code = yield* Effect.promise(() => workerCommand(args))
       if (code !== 0) return yield* new ExitWith({ code })
     })
 ).pipe(Command.withDescription("Run a worker that processes tasks with the handlers of a module (graceful shutdown on SIGTERM/SIGINT)"))
