@@ -29,7 +29,7 @@ export interface RedisShape {
   readonly script: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => Effect.Effect<unknown, RedisError>
   /** Same as `script`, bulk replies as Buffers (for protobuf payloads). */
   readonly scriptBuffer: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => Effect.Effect<unknown, RedisError>
-  /** Sends many script calls in one round trip (all keys of a batch must share a cluster slot). */
+  /** Sends many script calls in one round trip (all keys of a batch must share a cluster slot); a batch of one is a plain EVALSHA, no pipeline. */
   readonly scriptBatch: (calls: ReadonlyArray<ScriptCall>, opts?: { readonly buffers?: boolean }) => Effect.Effect<ReadonlyArray<BatchReply>, RedisError>
   /** A second connection with the same settings (for blocking commands and pub/sub), closed with the scope. */
   readonly duplicate: Effect.Effect<RedisClient, RedisConnectionError, Scope.Scope>
@@ -181,9 +181,27 @@ export const makeRedis = (client: RedisClient, options: RedisOptions): RedisShap
   const loaded = new Set<LuaName>()
   client.on("ready", () => loaded.clear())
 
+  const single = async (c: RedisClient, call: ScriptCall, buffers: boolean): Promise<BatchReply> => {
+    const s = luaScript(call.script)
+    const argv = [s.sha, call.keys.length, ...call.keys, ...toArgs(call.args)]
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const value = buffers ? await c.callBuffer("EVALSHA", ...argv) : await c.call("EVALSHA", ...argv)
+        return { ok: true, value }
+      } catch (err) {
+        if (attempt === 0 && isNoScript(err)) {
+          await loadEverywhere(c, s.source)
+          continue
+        }
+        return { ok: false, error: new RedisError({ op: `script ${call.script}`, message: errorMessage(err), cause: err }) }
+      }
+    }
+  }
+
   const scriptBatch = (calls: ReadonlyArray<ScriptCall>, opts?: { readonly buffers?: boolean }) =>
     use("script batch", async (c) => {
-      for (const name of new Set(calls.map((call) => call.script))) {
+      for (const call of calls) {
+        const name = call.script
         if (loaded.has(name)) continue
         await loadEverywhere(c, luaScript(name).source)
         loaded.add(name)
@@ -198,6 +216,10 @@ export const makeRedis = (client: RedisClient, options: RedisOptions): RedisShap
         }
         return (await p.exec()) ?? []
       }
+      // One call: a plain EVALSHA (a pipeline costs more CPU for no gain). Its error reply is that
+      // call's reply, and NOSCRIPT (a SCRIPT FLUSH since it was loaded) reloads and retries once,
+      // as in a pipelined batch.
+      if (calls.length === 1) return [await single(c, calls[0]!, opts?.buffers === true)]
       const replies: Array<BatchReply> = new Array(calls.length)
       let pending = calls.map((_, i) => i)
       for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
