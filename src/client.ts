@@ -16,7 +16,7 @@ import * as Context from "effect/Context"
 import { Broker } from "./broker/Broker.js"
 import { Redis } from "./redis/Redis.js"
 import type { RedisOptions } from "./redis/options.js"
-import { type EnqueueError, type EnqueueItem, enqueue, enqueueMany } from "./steps/enqueue.js"
+import { type EnqueueError, type EnqueueItem, enqueueManyUntraced, enqueueUntraced } from "./steps/enqueue.js"
 import type { EnqueueOptions } from "./steps/options.js"
 import type { TaskInfo } from "./steps/taskInfo.js"
 
@@ -51,6 +51,8 @@ export const createClient = (options: RedisOptions = {}): Client => {
       : options
   const layer = Broker.layer.pipe(Layer.provide(Redis.layer(redisOptions)))
   let opened: Promise<{ scope: Scope.Closeable; context: Context.Context<Broker> }> | undefined
+  // Once open: runs an effect with the broker context (built once, not per call).
+  let runOpen: (<A, E>(eff: Effect.Effect<A, E, Broker>) => Promise<A>) | undefined
   let closed = false
 
   const open = () => {
@@ -61,28 +63,31 @@ export const createClient = (options: RedisOptions = {}): Client => {
         const context = yield* Layer.buildWithScope(layer, scope).pipe(Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause))))
         return { scope, context }
       })
-    ).catch((e: unknown) => {
+    ).then((handle) => {
+      if (!closed) runOpen = Effect.runPromiseWith(handle.context)
+      return handle
+    }, (e: unknown) => {
       opened = undefined // let the next call try again
       throw e
     })
     return opened
   }
 
-  const run = async <A, E>(eff: Effect.Effect<A, E, Broker>): Promise<A> => {
-    const { context } = await open()
-    return Effect.runPromise(Effect.provideContext(eff, context))
-  }
+  const run = <A, E>(eff: Effect.Effect<A, E, Broker>): Promise<A> =>
+    runOpen !== undefined ? runOpen(eff) : open().then(({ context }) => Effect.runPromiseWith(context)(eff))
 
   return {
-    enqueue: (type, payload, opts) => run(enqueue(type, payload, opts)),
+    // Untraced steps: a Promise caller has no tracer to receive spans.
+    enqueue: (type, payload, opts) => run(enqueueUntraced(type, payload, opts)),
     enqueueMany: (items) =>
-      run(enqueueMany(items)).then((rs) =>
+      run(enqueueManyUntraced(items)).then((rs) =>
         rs.map((r): EnqueueOutcome => (Result.isSuccess(r) ? { ok: true, info: r.success } : { ok: false, error: r.failure }))
       ),
     close: async () => {
       closed = true
       const current = opened
       opened = undefined
+      runOpen = undefined
       if (!current) return
       const handle = await current.catch(() => undefined)
       if (handle) await Effect.runPromise(Scope.close(handle.scope, Exit.void))

@@ -108,7 +108,7 @@ const failAll = (n: number, error: RedisError): Array<BatchReply> => Array.from(
  * the deployment allows (see the module comment). Each task gets its own outcome; a failed round
  * trip fails only the tasks it carried. Never fails as a whole.
  */
-export const writeTasks = Effect.fn("Broker.writeTasks")(function* (ws: ReadonlyArray<TaskWrite>) {
+export const writeTasks = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWrite>) {
   const { redis, knownQueues } = yield* Broker
   if (ws.length === 0) return []
   const byQueue = groupByQueue(ws)
@@ -146,8 +146,17 @@ export const writeTasks = Effect.fn("Broker.writeTasks")(function* (ws: Readonly
   return ws.map((w, i) => taskWriteOutcome(w, replies[i]!))
 })
 
-/** Writes one new task (and registers its queue if needed) in one round trip. */
-export const writeTask = Effect.fn("Broker.writeTask")(function* (w: TaskWrite) {
-  const [outcome] = yield* writeTasks([w])
-  return yield* Effect.fromResult(outcome!)
+/**
+ * Writes one new task (and registers its queue if needed) in one round trip. Once the queue is
+ * known to be registered that is a single script call (a plain EVALSHA, see `scriptBatch`).
+ */
+export const writeTask = Effect.fnUntraced(function* (w: TaskWrite) {
+  const { redis, knownQueues } = yield* Broker
+  if (!knownQueues.has(w.msg.queue)) {
+    const [outcome] = yield* writeTasks([w])
+    return yield* Effect.fromResult(outcome!)
+  }
+  const calls = [taskWriteCall(w)]
+  const [reply] = yield* redis.scriptBatch(calls).pipe(Effect.catch((e: RedisError) => Effect.succeed(failAll(1, e))))
+  return yield* Effect.fromResult(taskWriteOutcome(w, reply!))
 })

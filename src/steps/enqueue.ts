@@ -79,11 +79,20 @@ export const enqueue = Effect.fn("Steps.enqueue")(function* (
   payload: unknown,
   options?: EnqueueOptions
 ): Effect.fn.Return<TaskInfo, EnqueueError, Broker> {
-  const nowMs = yield* Clock.currentTimeMillis
-  const p = yield* Effect.fromResult(prepare(type, payload, options, nowMs))
-  const state = yield* writeTask(p.write)
-  return info(p, state)
+  return yield* enqueueUntraced(type, payload, options)
 })
+
+/**
+ * `enqueue` without its span and call-site frame (capturing that frame is most of the Effect
+ * overhead of an enqueue). For the Promise client, which has no tracer to report spans to.
+ * @internal
+ */
+export const enqueueUntraced = (type: string, payload: unknown, options?: EnqueueOptions): Effect.Effect<TaskInfo, EnqueueError, Broker> =>
+  Effect.flatMap(Clock.currentTimeMillis, (nowMs): Effect.Effect<TaskInfo, EnqueueError, Broker> => {
+    const p = prepare(type, payload, options, nowMs)
+    if (Result.isFailure(p)) return Effect.fail(p.failure)
+    return Effect.map(writeTask(p.success.write), (state) => info(p.success, state))
+  })
 
 /**
  * Enqueues many tasks in one round trip (on a Redis Cluster: one per queue, all sent at once).
@@ -92,6 +101,13 @@ export const enqueue = Effect.fn("Steps.enqueue")(function* (
  * second item with the same unique key or id as an earlier one gets DuplicateTask/TaskIdConflict.
  */
 export const enqueueMany = Effect.fn("Steps.enqueueMany")(function* (
+  items: ReadonlyArray<EnqueueItem>
+): Effect.fn.Return<ReadonlyArray<Result.Result<TaskInfo, EnqueueError>>, never, Broker> {
+  return yield* enqueueManyUntraced(items)
+})
+
+/** `enqueueMany` without its span and call-site frame (for the Promise client). @internal */
+export const enqueueManyUntraced = Effect.fnUntraced(function* (
   items: ReadonlyArray<EnqueueItem>
 ): Effect.fn.Return<ReadonlyArray<Result.Result<TaskInfo, EnqueueError>>, never, Broker> {
   const nowMs = yield* Clock.currentTimeMillis
