@@ -33,10 +33,14 @@ end
 if redis.call("INCR", KEYS[5]) == 1 then
   redis.call("EXPIREAT", KEYS[5], ARGV[2])
 end
-if redis.call("GET", KEYS[6]) == "9223372036854775807" then
+-- asynq resets the total to 1 when it is at the int64 maximum; INCR refuses exactly that value
+-- (overflow), so one INCR does the same as asynq's GET-then-INCR.
+local total = redis.pcall("INCR", KEYS[6])
+if type(total) == "table" and total.err then
+  if not string.find(total.err, "overflow", 1, true) then
+    return redis.error_reply(total.err)
+  end
   redis.call("SET", KEYS[6], 1)
-else
-  redis.call("INCR", KEYS[6])
 end
 if KEYS[7] and redis.call("GET", KEYS[7]) == id then
   redis.call("DEL", KEYS[7])

@@ -24,7 +24,7 @@ export interface ArchiveArgs {
  * Script `archive`: active -> archived, then trims the archive. Returns `moved` false when the
  * task is not active under a (matching) lease, and how many old archived tasks were deleted.
  */
-export const archiveActive = Effect.fn("Broker.archive")(function* (a: ArchiveArgs) {
+export const archiveActive = Effect.fnUntraced(function* (a: ArchiveArgs) {
   const { redis } = yield* Broker
   const m = a.updated
   const k = queueKeys(m.queue)

@@ -8,7 +8,7 @@ import { asIdBytesPairs, type IdAndBytes } from "./replies.js"
  * `leaseExpiresAtSec` (nothing when the queue is paused). Returns the raw messages; a pair with
  * `bytes` undefined is a dangling id the script already removed.
  */
-export const dequeueFromQueue = Effect.fn("Broker.dequeue")(function* (queue: string, count: number, leaseExpiresAtSec: number) {
+export const dequeueFromQueue = Effect.fnUntraced(function* (queue: string, count: number, leaseExpiresAtSec: number) {
   const { redis } = yield* Broker
   const k = queueKeys(queue)
   const reply = yield* redis.scriptBuffer("dequeue", [k.pending, k.paused, k.active, k.lease, k.taskPrefix], [leaseExpiresAtSec, count])

@@ -7,7 +7,7 @@ import { asInteger } from "./replies.js"
 import { unixNanosString } from "./time.js"
 
 /** Script `requeue`: active -> head of pending. Fails with LeaseLost when the task is no longer active. */
-export const requeueActive = Effect.fn("Broker.requeue")(function* (msg: TaskMessage, nowMs: number) {
+export const requeueActive = Effect.fnUntraced(function* (msg: TaskMessage, nowMs: number) {
   const { redis } = yield* Broker
   const k = queueKeys(msg.queue)
   const reply = yield* redis.script("requeue", [k.active, k.lease, k.pending, k.taskPrefix], [msg.id, unixNanosString(nowMs)])

@@ -17,7 +17,7 @@ export interface RetryArgs {
 }
 
 /** Script `retry`: active -> retry. Returns false when the task is not active under a (matching) lease. */
-export const retryActive = Effect.fn("Broker.retry")(function* (a: RetryArgs) {
+export const retryActive = Effect.fnUntraced(function* (a: RetryArgs) {
   const { redis } = yield* Broker
   const m = a.updated
   const k = queueKeys(m.queue)
