@@ -28,7 +28,8 @@ export const toHandler = <R = never>(fn: HandlerFn<R>): Handler<R> => (task) =>
   Effect.flatMap(TaskContext, (ctx) => {
     let out: HandlerResult<R>
     try {
-      out = fn(task, ctx.signal)
+      // A function declaring only `task` never sees the signal: skip creating it (it is made on first read).
+      out = fn.length === 1 ? (fn as (task: Task) => HandlerResult<R>)(task) : fn(task, ctx.signal)
     } catch (e) {
       return Effect.fail(e)
     }

@@ -1,5 +1,4 @@
 /** The tasks this server is running right now: what the heartbeat extends, cancel finds, shutdown stops and asynq:workers lists. */
-import { Deferred, Effect } from "effect"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 
 /** Why the processor stopped a running handler. */
@@ -11,8 +10,10 @@ export interface ActiveTask {
   readonly deadlineMs: number
   /** When our lease runs out unless extended (updated by the heartbeat). */
   leaseExpiresAtMs: number
-  /** Completed once, with the reason, to stop the handler. */
-  readonly stop: Deferred.Deferred<StopReason>
+  /** Why the task was stopped (set once, by `Registry.stop`). */
+  stopReason: StopReason | undefined
+  /** Set by the running task: stops its handler (called once, by `Registry.stop`). */
+  onStop: ((reason: StopReason) => void) | undefined
 }
 
 export interface Registry {
@@ -30,7 +31,10 @@ export const makeRegistry = (): Registry => {
   const tasks = new Map<string, ActiveTask>()
   const stop = (id: string, reason: StopReason) => {
     const t = tasks.get(id)
-    return t ? Deferred.doneUnsafe(t.stop, Effect.succeed(reason)) : false
+    if (!t || t.stopReason !== undefined) return false
+    t.stopReason = reason
+    t.onStop?.(reason)
+    return true
   }
   return {
     tasks,

@@ -1,22 +1,25 @@
 /**
- * Runs one leased task: the handler races its deadline (timeout from the start of the attempt, or
- * the task's deadline, whichever is first) and the task's stop signal (cancel, lost lease,
- * shutdown). The loser is interrupted and the AbortSignal given to the handler fires. Then the
- * outcome is written (settle.ts); the task leaves the registry only after that write, so the
- * heartbeat keeps its lease while the write is retried.
+ * Runs one leased task: the handler runs in one child fiber, which is interrupted when its time
+ * is up (timeout from the start of the attempt, or the task's deadline, whichever is first; a
+ * plain timer) or when the registry stops the task (cancel, lost lease, shutdown); the
+ * AbortSignal given to the handler (created only if the handler asks for it) then fires. Then the
+ * outcome is written (settle.ts; a success shares its round trip with other tasks finishing at
+ * the same time, acker.ts); the task leaves the registry only after that write, so the heartbeat
+ * keeps its lease while the write is retried.
  */
-import { Cause, Clock, Deferred, Duration, Effect, Exit } from "effect"
+import { Cause, Clock, Effect, Exit, Fiber } from "effect"
 import { Broker, type BrokerShape } from "../broker/Broker.js"
 import { writeResult } from "../steps/writeResult.js"
-import { encodePayload } from "../wire/payload.js"
+import { encodePayload, type PayloadEncodeError } from "../wire/payload.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
+import type { Acker } from "./acker.js"
 import { TaskCanceled, TaskDeadlineExceeded } from "./errors.js"
 import type { Handler } from "./Handler.js"
 import type { ResolvedOptions } from "./options.js"
 import type { ActiveTask, Registry, StopReason } from "./registry.js"
 import { type Settled, settleFailure, settleRequeue, settleSuccess } from "./settle.js"
 import { makeTask, type Task } from "./Task.js"
-import { TaskContext } from "./TaskContext.js"
+import { TaskContext, type TaskContextShape } from "./TaskContext.js"
 
 /** asynq's default timeout when a message has neither timeout nor deadline (30 min). */
 export const defaultTimeoutMs = 30 * 60 * 1000
@@ -34,11 +37,12 @@ export interface RunDeps<R> {
   readonly handler: Handler<R>
   readonly registry: Registry
   readonly broker: BrokerShape
+  readonly acker: Acker
 }
 
-type Outcome = { readonly _tag: "Done"; readonly exit: Exit.Exit<void, unknown> } | { readonly _tag: "Stopped"; readonly reason: StopReason | "deadline" }
+type StopCause = StopReason | "deadline"
 
-const stopError = (reason: StopReason | "deadline") =>
+const stopError = (reason: StopCause) =>
   reason === "deadline"
     ? new TaskDeadlineExceeded({ message: "context deadline exceeded" })
     : reason === "canceled"
@@ -55,66 +59,111 @@ export const makeEntry = (msg: TaskMessage, nowMs: number, leaseExpiresAtMs: num
   startedAtMs: nowMs,
   deadlineMs: computeDeadlineMs(msg, nowMs),
   leaseExpiresAtMs,
-  stop: Deferred.makeUnsafe<StopReason>()
+  stopReason: undefined,
+  onStop: undefined
 })
+
+
+/** The AbortSignal of one attempt, created on first read (most handlers never look at it). */
+const lazyAbort = () => {
+  let controller: AbortController | undefined
+  let reason: { readonly error: unknown } | undefined
+  return {
+    signal: (): AbortSignal => {
+      if (!controller) {
+        controller = new AbortController()
+        if (reason) controller.abort(reason.error)
+      }
+      return controller.signal
+    },
+    abort: (error: unknown) => {
+      if (reason) return
+      reason = { error }
+      controller?.abort(error)
+    }
+  }
+}
+
+/** Runs the handler in a child fiber; its Exit, or why it was stopped when it did not succeed. */
+const runHandler = <R>(deps: RunDeps<R>, entry: ActiveTask, task: Task, ctx: TaskContextShape, remainingMs: number) =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.forkChild(Effect.suspend(() => deps.handler(task)).pipe(Effect.provideService(TaskContext, ctx)), { startImmediately: true })
+    let stoppedBy: StopCause | undefined
+    let timer: ReturnType<typeof setTimeout> | undefined
+    if (fiber.pollUnsafe() === undefined) {
+      const stop = (why: StopCause) => {
+        if (stoppedBy !== undefined) return
+        stoppedBy = why
+        fiber.interruptUnsafe()
+      }
+      entry.onStop = stop
+      if (entry.stopReason !== undefined) stop(entry.stopReason)
+      else {
+        timer = setTimeout(() => stop("deadline"), remainingMs)
+      }
+    }
+    const exit = yield* Fiber.await(fiber).pipe(
+      Effect.ensuring(
+        Effect.sync(() => {
+          entry.onStop = undefined
+          if (timer !== undefined) clearTimeout(timer)
+        })
+      )
+    )
+    return { exit, stoppedBy }
+  })
 
 export const runTask = <R>(deps: RunDeps<R>, entry: ActiveTask): Effect.Effect<Settled, never, R | Broker> =>
   Effect.gen(function* () {
     const msg = entry.msg
-    const provideBroker = Effect.provideService(Broker, deps.broker)
     const writeData = (data: unknown) =>
-      Effect.try({ try: () => encodePayload(data) ?? new Uint8Array(), catch: (e) => e as import("../wire/payload.js").PayloadEncodeError }).pipe(
+      Effect.try({ try: () => encodePayload(data) ?? new Uint8Array(), catch: (e) => e as PayloadEncodeError }).pipe(
         Effect.flatMap((result) => writeResult({ queue: msg.queue, id: msg.id, result })),
-        provideBroker
+        Effect.provideService(Broker, deps.broker)
       )
-    const controller = new AbortController()
+    const abort = lazyAbort()
     const task: Task = makeTask(msg, new Date(entry.deadlineMs), {
       taskId: msg.id,
       write: (data) => Effect.runPromise(writeData(data))
     })
-    const ctx = TaskContext.of({
+    const ctx: TaskContextShape = {
       task,
       taskId: msg.id,
       retryCount: msg.retried,
       maxRetry: msg.retry,
       queue: msg.queue,
       deadline: task.deadline,
-      signal: controller.signal,
+      get signal() {
+        return abort.signal()
+      },
       writeResult: writeData
-    })
+    }
     const now = yield* Clock.currentTimeMillis
     const remaining = entry.deadlineMs - now
-    const outcome: Outcome =
-      remaining <= 0
-        ? { _tag: "Stopped", reason: "deadline" }
-        : yield* Effect.raceFirst(
-            Effect.suspend(() => deps.handler(task)).pipe(
-              Effect.provideService(TaskContext, ctx),
-              Effect.exit,
-              Effect.map((exit): Outcome => ({ _tag: "Done", exit }))
-            ),
-            Effect.raceFirst(
-              Deferred.await(entry.stop).pipe(Effect.map((reason): Outcome => ({ _tag: "Stopped", reason }))),
-              Effect.sleep(Duration.millis(remaining)).pipe(Effect.as<Outcome>({ _tag: "Stopped", reason: "deadline" }))
-            )
-          )
-    if (outcome._tag === "Stopped") controller.abort(stopError(outcome.reason))
-    const settled: Settled = yield* (() => {
-      if (outcome._tag === "Done") {
-        return Exit.isSuccess(outcome.exit) ? settleSuccess(entry) : settleFailure(deps.options, entry, task, failureOf(outcome.exit.cause))
-      }
-      switch (outcome.reason) {
-        case "shutdown":
-          return settleRequeue(entry)
-        case "lease-lost":
-          return Effect.logWarning(`task ${msg.id}: lease lost, handler stopped; nothing written (the task is someone else's now)`).pipe(
-            Effect.as<Settled>("lease-lost")
-          )
-        default:
-          return settleFailure(deps.options, entry, task, stopError(outcome.reason))
-      }
-    })()
-    return settled
+    let stoppedBy: StopCause | undefined
+    let exit: Exit.Exit<void, unknown> | undefined
+    if (remaining <= 0) stoppedBy = "deadline"
+    else if (entry.stopReason !== undefined) stoppedBy = entry.stopReason
+    else {
+      const r = yield* runHandler(deps, entry, task, ctx, remaining)
+      // A handler that succeeded counts as done even when a stop came at the same moment.
+      if (r.stoppedBy === undefined || Exit.isSuccess(r.exit)) exit = r.exit
+      else stoppedBy = r.stoppedBy
+    }
+    if (stoppedBy !== undefined) abort.abort(stopError(stoppedBy))
+    if (exit !== undefined) {
+      return yield* Exit.isSuccess(exit) ? settleSuccess(entry, deps.acker) : settleFailure(deps.options, entry, task, failureOf(exit.cause))
+    }
+    switch (stoppedBy) {
+      case "shutdown":
+        return yield* settleRequeue(entry)
+      case "lease-lost":
+        return yield* Effect.logWarning(`task ${msg.id}: lease lost, handler stopped; nothing written (the task is someone else's now)`).pipe(
+          Effect.as<Settled>("lease-lost")
+        )
+      default:
+        return yield* settleFailure(deps.options, entry, task, stopError(stoppedBy!))
+    }
   }).pipe(
     Effect.ensuring(Effect.sync(() => deps.registry.remove(entry.msg.id))),
     Effect.annotateLogs({ task: entry.msg.id, type: entry.msg.type, queue: entry.msg.queue })

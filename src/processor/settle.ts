@@ -15,6 +15,7 @@ import { retry } from "../steps/retry.js"
 import { defaultRetryDelayMs } from "../steps/retryDelay.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import { errorText, isRevokeTask, isSkipRetry } from "./errors.js"
+import type { Acker } from "./acker.js"
 import type { ResolvedOptions } from "./options.js"
 import type { ActiveTask } from "./registry.js"
 import type { Task } from "./Task.js"
@@ -42,7 +43,8 @@ const write = (entry: ActiveTask, what: string, eff: Effect.Effect<unknown, Leas
     )
   )
 
-export const settleSuccess = (entry: ActiveTask) => write(entry, "complete", complete(entry.msg), "completed")
+/** Completes a task that succeeded, in a round trip shared with the tasks finishing at the same time. */
+export const settleSuccess = (entry: ActiveTask, acker: Acker) => write(entry, "complete", acker.complete(entry.msg), "completed")
 
 export const settleRequeue = (entry: ActiveTask) => write(entry, "requeue", requeue(entry.msg), "requeued")
 

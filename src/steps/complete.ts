@@ -1,5 +1,7 @@
-import { Clock, Effect } from "effect"
-import { completeActive } from "../broker/complete.js"
+import { Clock, Effect, Result } from "effect"
+import { completeActive, completeActiveMany } from "../broker/complete.js"
+import type { LeaseLost } from "../broker/errors.js"
+import type { RedisError } from "../redis/errors.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 
 export interface CompleteResult {
@@ -15,4 +17,14 @@ export interface CompleteResult {
 export const complete = Effect.fn("Steps.complete")(function* (msg: TaskMessage) {
   const now = yield* Clock.currentTimeMillis
   return { outcome: yield* completeActive(msg, now) } satisfies CompleteResult as CompleteResult
+})
+
+/**
+ * `complete` for several tasks in one round trip. Each task gets its own result, in argument
+ * order: its CompleteResult, LeaseLost, or the RedisError of its call (or of the round trip).
+ */
+export const completeMany = Effect.fn("Steps.completeMany")(function* (msgs: ReadonlyArray<TaskMessage>) {
+  const now = yield* Clock.currentTimeMillis
+  const results = yield* completeActiveMany(msgs, now)
+  return results.map(Result.map((outcome): CompleteResult => ({ outcome }))) as ReadonlyArray<Result.Result<CompleteResult, LeaseLost | RedisError>>
 })

@@ -1,0 +1,100 @@
+/**
+ * Batched acknowledgements: tasks that succeed close together are completed in one round trip
+ * (Steps.completeMany), without a timer and without a fiber of its own. The first task to
+ * finish while no batch is in flight sends the batch (after one yield, so the tasks finishing in
+ * the same tick join it); tasks finishing while a batch is in flight queue up, and when the batch
+ * comes back the first of them sends the next one. So at low load a task is acknowledged at once,
+ * and under load one round trip acknowledges everything that finished in the meantime.
+ *
+ * Each task still gets its own outcome (done, LeaseLost or a RedisError), so the caller retries
+ * or reports per task exactly as for a single `complete`.
+ */
+import { Deferred, Effect, Exit, Result } from "effect"
+import type { Broker } from "../broker/Broker.js"
+import type { LeaseLost } from "../broker/errors.js"
+import { RedisError } from "../redis/errors.js"
+import { type CompleteResult, completeMany } from "../steps/complete.js"
+import type { TaskMessage } from "../wire/TaskMessage.js"
+
+type AckResult = Result.Result<CompleteResult, LeaseLost | RedisError>
+
+interface Waiter {
+  readonly msg: TaskMessage
+  result: AckResult | undefined
+  /** This waiter is to send the next batch. */
+  sends: boolean
+  /** Completed when `result` is set, or when this waiter is to send the next batch. */
+  readonly wake: Deferred.Deferred<void>
+}
+
+export interface Acker {
+  /** Completes one task (as Steps.complete), sharing the round trip with the tasks finishing at the same time. */
+  readonly complete: (msg: TaskMessage) => Effect.Effect<CompleteResult, LeaseLost | RedisError, Broker>
+}
+
+/** At most this many tasks per round trip (the rest go in the next one). */
+export const maxAckBatch = 500
+
+const interrupted = new RedisError({ op: "script complete", message: "the acknowledgement round trip was interrupted" })
+
+export const makeAcker = (): Acker => {
+  let queue: Array<Waiter> = []
+  /** A batch is in flight, or a waiter has been told to send the next one. */
+  let sending = false
+
+  /** Tells the first queued waiter to send the next batch, or notes that none is in flight. */
+  const handOff = () => {
+    const next = queue[0]
+    if (next) {
+      next.sends = true
+      Deferred.doneUnsafe(next.wake, Exit.void)
+    } else sending = false
+  }
+
+  const settle = (batch: ReadonlyArray<Waiter>, results: ReadonlyArray<AckResult> | undefined, self: Waiter) => {
+    batch.forEach((w, i) => {
+      w.result = results?.[i] ?? Result.fail(interrupted)
+      if (w !== self) Deferred.doneUnsafe(w.wake, Exit.void)
+    })
+    handOff()
+  }
+
+  /** Sends one batch (which holds `self`, the first queued waiter), then hands over. */
+  const send = (self: Waiter): Effect.Effect<void, never, Broker> =>
+    Effect.suspend(() => {
+      const batch = queue.length <= maxAckBatch ? queue : queue.slice(0, maxAckBatch)
+      queue = batch === queue ? [] : queue.slice(maxAckBatch)
+      return completeMany(batch.map((w) => w.msg)).pipe(
+        Effect.onExit((exit) => Effect.sync(() => settle(batch, Exit.isSuccess(exit) ? exit.value : undefined, self)))
+      )
+    })
+
+  /** A waiter interrupted before its task went out leaves the queue (passing on the sender's role). */
+  const leave = (w: Waiter) =>
+    Effect.sync(() => {
+      const i = queue.indexOf(w)
+      if (i < 0) return
+      queue.splice(i, 1)
+      if (w.sends) handOff()
+    })
+
+  const read = (w: Waiter) => Effect.suspend(() => Effect.fromResult(w.result!))
+
+  return {
+    complete: (msg) =>
+      Effect.suspend(() => {
+        const w: Waiter = { msg, result: undefined, sends: false, wake: Deferred.makeUnsafe<void>() }
+        queue.push(w)
+        let wait: Effect.Effect<void>
+        if (!sending) {
+          sending = true
+          w.sends = true
+          wait = Effect.yieldNow
+        } else wait = Deferred.await(w.wake)
+        return wait.pipe(
+          Effect.onInterrupt(() => leave(w)),
+          Effect.andThen(Effect.suspend(() => (w.result ? read(w) : send(w).pipe(Effect.andThen(read(w))))))
+        )
+      })
+  }
+}
