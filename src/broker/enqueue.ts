@@ -38,16 +38,28 @@ export type WriteError = DuplicateTask | TaskIdConflict | RedisError
 
 const scriptOf = { pending: "enqueue", scheduled: "schedule", aggregating: "addToGroup" } as const
 
+// The tasks of one call share their write time: convert it once (BigInt arithmetic).
+let lastNowMs = Number.NaN
+let lastNowNanos = ""
+const pendingSince = (nowMs: number): string => {
+  if (nowMs !== lastNowMs) {
+    lastNowNanos = unixNanosString(nowMs)
+    lastNowMs = nowMs
+  }
+  return lastNowNanos
+}
+
 /** The script call that writes one task. */
 export const taskWriteCall = (w: TaskWrite): ScriptCall => {
   const k = queueKeys(w.msg.queue)
-  const bytes = bytesArg(encodeTaskMessage(w.msg))
+  const encoded = encodeTaskMessage(w.msg)
+  const bytes = Buffer.isBuffer(encoded) ? encoded : bytesArg(encoded)
   const lock = w.uniqueLockTtlMs === undefined ? [] : [w.msg.uniqueKey]
   const ttl = w.uniqueLockTtlMs === undefined ? [] : [Math.max(1, Math.ceil(w.uniqueLockTtlMs))]
   const t = w.target
   switch (t.state) {
     case "pending":
-      return { script: "enqueue", keys: [k.taskPrefix, k.pending, ...lock], args: [w.msg.id, bytes, unixNanosString(w.nowMs), w.msg.queue, ...ttl] }
+      return { script: "enqueue", keys: [k.taskPrefix, k.pending, ...lock], args: [w.msg.id, bytes, pendingSince(w.nowMs), w.msg.queue, ...ttl] }
     case "scheduled":
       return { script: "schedule", keys: [k.taskPrefix, k.scheduled, ...lock], args: [w.msg.id, bytes, unixSeconds(t.processAtMs), ...ttl] }
     case "aggregating":

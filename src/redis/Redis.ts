@@ -41,6 +41,13 @@ type IORedisOptions = Record<string, unknown>
 /** ioredis sends a Buffer as raw bytes but a plain Uint8Array as the text "10,3,…": wrap it (no copy). */
 const toArg = (a: ScriptArg): string | number | Buffer =>
   typeof a === "string" || typeof a === "number" || Buffer.isBuffer(a) ? a : Buffer.from(a.buffer, a.byteOffset, a.byteLength)
+/** EVALSHA's arguments: sha, key count, keys, args (one array, no intermediate copies). */
+const evalshaArgs = (sha: string, call: ScriptCall): Array<string | number | Buffer> => {
+  const out: Array<string | number | Buffer> = [sha, call.keys.length]
+  for (const k of call.keys) out.push(k)
+  for (const a of call.args) out.push(toArg(a))
+  return out
+}
 const toArgs = (args: ReadonlyArray<ScriptArg>) => args.map(toArg)
 
 const isNoScript = (e: unknown) => errorMessage(e).startsWith("NOSCRIPT")
@@ -183,7 +190,7 @@ export const makeRedis = (client: RedisClient, options: RedisOptions): RedisShap
 
   const single = async (c: RedisClient, call: ScriptCall, buffers: boolean): Promise<BatchReply> => {
     const s = luaScript(call.script)
-    const argv = [s.sha, call.keys.length, ...call.keys, ...toArgs(call.args)]
+    const argv = evalshaArgs(s.sha, call)
     for (let attempt = 0; ; attempt++) {
       try {
         const value = buffers ? await c.callBuffer("EVALSHA", ...argv) : await c.call("EVALSHA", ...argv)
@@ -209,8 +216,7 @@ export const makeRedis = (client: RedisClient, options: RedisOptions): RedisShap
       const send = async (batch: ReadonlyArray<ScriptCall>) => {
         const p = c.pipeline()
         for (const call of batch) {
-          const s = luaScript(call.script)
-          const argv = [s.sha, call.keys.length, ...call.keys, ...toArgs(call.args)]
+          const argv = evalshaArgs(luaScript(call.script).sha, call)
           if (opts?.buffers) p.callBuffer("EVALSHA", ...argv)
           else p.call("EVALSHA", ...argv)
         }

@@ -10,7 +10,7 @@ import { type TaskWrite, writeTask, writeTasks } from "../broker/enqueue.js"
 import type { RedisError } from "../redis/errors.js"
 import type { TaskState } from "../wire/keys.js"
 import { encodePayload } from "../wire/payload.js"
-import { emptyTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
+import type { TaskMessage } from "../wire/TaskMessage.js"
 import { uniqueKey } from "../wire/uniqueKey.js"
 import { checkQueueName, type EnqueueOptions, resolveEnqueueOptions } from "./options.js"
 import { newTaskId } from "./taskId.js"
@@ -42,17 +42,21 @@ const payloadBytes = (payload: unknown): Result.Result<Uint8Array | undefined, I
 const prepare = (type: string, payload: unknown, options: EnqueueOptions | undefined, nowMs: number): Result.Result<Prepared, InvalidArgument> =>
   Result.flatMap(resolveEnqueueOptions(type, options, nowMs), (o) =>
     Result.map(payloadBytes(payload), (bytes): Prepared => {
+      // Every field spelled out (in field order), not spread from emptyTaskMessage: cheaper per task.
       const msg: TaskMessage = {
-        ...emptyTaskMessage,
         type,
         payload: bytes,
         id: o.taskId ?? newTaskId(),
         queue: o.queue,
         retry: o.maxRetry,
+        retried: 0,
+        errorMsg: "",
         timeout: o.timeoutSec,
         deadline: o.deadlineSec,
         uniqueKey: o.uniqueMs === undefined ? "" : uniqueKey(o.queue, type, bytes),
+        lastFailedAt: 0,
         retention: o.retentionSec,
+        completedAt: 0,
         groupKey: o.group ?? "",
         headers: o.headers
       }
