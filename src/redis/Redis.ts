@@ -213,6 +213,10 @@ export const makeRedis = (client: RedisClient, options: RedisOptions): RedisShap
         await loadEverywhere(c, luaScript(name).source)
         loaded.add(name)
       }
+      // One call: a plain EVALSHA (a pipeline costs more CPU for no gain). Its error reply is that
+      // call's reply, and NOSCRIPT (a SCRIPT FLUSH since it was loaded) reloads and retries once,
+      // as in a pipelined batch.
+      if (calls.length === 1) return [await single(c, calls[0]!, opts?.buffers === true)]
       const send = async (batch: ReadonlyArray<ScriptCall>) => {
         const p = c.pipeline()
         for (const call of batch) {
@@ -222,10 +226,6 @@ export const makeRedis = (client: RedisClient, options: RedisOptions): RedisShap
         }
         return (await p.exec()) ?? []
       }
-      // One call: a plain EVALSHA (a pipeline costs more CPU for no gain). Its error reply is that
-      // call's reply, and NOSCRIPT (a SCRIPT FLUSH since it was loaded) reloads and retries once,
-      // as in a pipelined batch.
-      if (calls.length === 1) return [await single(c, calls[0]!, opts?.buffers === true)]
       const replies: Array<BatchReply> = new Array(calls.length)
       let pending = calls.map((_, i) => i)
       for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {

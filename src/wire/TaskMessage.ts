@@ -100,6 +100,20 @@ const ldSize = (len: number) => 1 + varintSize(len) + len
 /** Size of a varint field, 0 when it is the default. */
 const vSize = (v: number) => (v === 0 ? 0 : 1 + varintSize(v))
 
+/** A string field (omitted when empty) at `pos`; returns the position after it. */
+const putStr = (buf: Buffer, pos: number, no: number, v: string, len: number): number => {
+  if (len === 0) return pos
+  buf[pos++] = tag(no, LD)
+  pos = putVarint(buf, pos, len)
+  return pos + buf.write(v, pos, len, "utf8")
+}
+/** A varint field (omitted when 0) at `pos`; returns the position after it. */
+const putNum = (buf: Buffer, pos: number, no: number, v: number): number => {
+  if (v === 0) return pos
+  buf[pos++] = tag(no, 0)
+  return putVarint(buf, pos, v)
+}
+
 const encodeFast = (m: TaskMessage): Uint8Array => {
   const typeLen = Buffer.byteLength(m.type)
   const idLen = Buffer.byteLength(m.id)
@@ -125,38 +139,27 @@ const encodeFast = (m: TaskMessage): Uint8Array => {
     vSize(m.timeout) + vSize(m.deadline) + (uniqueLen > 0 ? ldSize(uniqueLen) : 0) + vSize(m.lastFailedAt) +
     vSize(m.retention) + vSize(m.completedAt) + (groupLen > 0 ? ldSize(groupLen) : 0) + headersSize
   const buf = Buffer.allocUnsafe(size)
-  let pos = 0
-  const str = (no: number, v: string, len: number) => {
-    if (len === 0) return
-    buf[pos++] = tag(no, LD)
-    pos = putVarint(buf, pos, len)
-    pos += buf.write(v, pos, len, "utf8")
-  }
-  const num = (no: number, v: number) => {
-    if (v === 0) return
-    buf[pos++] = tag(no, 0)
-    pos = putVarint(buf, pos, v)
-  }
-  str(1, m.type, typeLen)
+  let pos = putStr(buf, 0, 1, m.type, typeLen)
   if (payloadLen > 0) {
     buf[pos++] = tag(2, LD)
     pos = putVarint(buf, pos, payloadLen)
     buf.set(m.payload!, pos)
     pos += payloadLen
   }
-  str(3, m.id, idLen)
-  str(4, m.queue, queueLen)
-  num(5, m.retry)
-  num(6, m.retried)
-  str(7, m.errorMsg, errLen)
-  num(8, m.timeout)
-  num(9, m.deadline)
-  str(10, m.uniqueKey, uniqueLen)
-  num(11, m.lastFailedAt)
-  num(12, m.retention)
-  num(13, m.completedAt)
-  str(14, m.groupKey, groupLen)
-  headerKeys.forEach((k, i) => {
+  pos = putStr(buf, pos, 3, m.id, idLen)
+  pos = putStr(buf, pos, 4, m.queue, queueLen)
+  pos = putNum(buf, pos, 5, m.retry)
+  pos = putNum(buf, pos, 6, m.retried)
+  pos = putStr(buf, pos, 7, m.errorMsg, errLen)
+  pos = putNum(buf, pos, 8, m.timeout)
+  pos = putNum(buf, pos, 9, m.deadline)
+  pos = putStr(buf, pos, 10, m.uniqueKey, uniqueLen)
+  pos = putNum(buf, pos, 11, m.lastFailedAt)
+  pos = putNum(buf, pos, 12, m.retention)
+  pos = putNum(buf, pos, 13, m.completedAt)
+  pos = putStr(buf, pos, 14, m.groupKey, groupLen)
+  for (let i = 0; i < headerKeys.length; i++) {
+    const k = headerKeys[i]!
     const v = m.headers[k]!
     buf[pos++] = tag(15, LD)
     pos = putVarint(buf, pos, entryLens[i]!)
@@ -169,7 +172,7 @@ const encodeFast = (m: TaskMessage): Uint8Array => {
     const vl = Buffer.byteLength(v)
     pos = putVarint(buf, pos, vl)
     pos += buf.write(v, pos, vl, "utf8")
-  })
+  }
   if (pos !== size) throw new Error(`encodeTaskMessage: wrote ${pos} bytes, expected ${size}`)
   return buf
 }
