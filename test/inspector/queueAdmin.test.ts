@@ -7,6 +7,10 @@ import type { BulkProgress } from "../../src/inspector/types.js"
 import { asynqMsg, putActive, putAggregating, putInZset, putPending, restoreSnapshot } from "../support/asynqLayout.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
 import { makeHarness } from "./harness.js"
+import { startRedisServer } from "../support/redis-server.js"
+import { Effect, Layer } from "effect"
+import { Broker } from "../../src/broker/Broker.js"
+import { Redis } from "../../src/redis/Redis.js"
 
 const h = makeHarness()
 let c: IORedis
@@ -88,13 +92,22 @@ describe("pause / unpause", () => {
 })
 
 describe("cancelProcessing", () => {
+  // Pub/sub is server-wide (not per database), so this runs on a private server where the only
+  // subscriber is the test's own.
   it("publishes the task id on asynq:cancel and says how many servers got it", async () => {
-    const sub = new IORedisClient(testRedisUrl())
-    const got = new Promise<string>((resolve) => sub.on("message", (_ch, msg) => resolve(msg)))
-    await sub.subscribe("asynq:cancel")
-    expect(await h.run(cancelProcessing("task-123"))).toEqual({ receivers: 1 })
-    expect(await got).toBe("task-123")
-    await sub.quit()
-    expect(await h.run(cancelProcessing("task-456"))).toEqual({ receivers: 0 })
+    const server = await startRedisServer()
+    const run = <A, E>(eff: Effect.Effect<A, E, Broker>) =>
+      Effect.runPromise(eff.pipe(Effect.provide(Broker.layer.pipe(Layer.provide(Redis.layer({ url: server.url }))))) as Effect.Effect<A>)
+    try {
+      const sub = new IORedisClient(server.url)
+      const got = new Promise<string>((resolve) => sub.on("message", (_ch, msg) => resolve(msg)))
+      await sub.subscribe("asynq:cancel")
+      expect(await run(cancelProcessing("task-123"))).toEqual({ receivers: 1 })
+      expect(await got).toBe("task-123")
+      await sub.quit()
+      expect(await run(cancelProcessing("task-456"))).toEqual({ receivers: 0 })
+    } finally {
+      await server.stop()
+    }
   })
 })
