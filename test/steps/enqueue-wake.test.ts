@@ -15,7 +15,8 @@ beforeAll(async () => {
   await flushTestDb()
   sub = rawClient()
   await sub.subscribe(wakeChannel)
-  sub.on("message", (_channel, queue) => heard.push(queue))
+  // Pub/sub is server-wide: keep only this file's queues.
+  sub.on("message", (_channel, queue) => queue.startsWith("wake-") && heard.push(queue))
 })
 afterAll(() => sub.disconnect())
 

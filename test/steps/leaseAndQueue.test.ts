@@ -96,7 +96,8 @@ layer(testBrokerLayer())("extendLease / janitor / pause / publishCancel (real Re
         return { next: new Promise<string>((resolve) => sub.once("message", (_channel: string, m: string) => resolve(m))) }
       })
       const receivers = yield* publishCancel("task-123")
-      expect(receivers).toBe(1)
+      // Pub/sub is server-wide: workers of other test files may be subscribed too.
+      expect(receivers).toBeGreaterThanOrEqual(1)
       expect(yield* io(() => received.next)).toBe("task-123")
       sub.disconnect()
     })
