@@ -1,6 +1,6 @@
 import { Effect, Result } from "effect"
 import type { RedisError } from "../redis/errors.js"
-import type { ScriptCall } from "../redis/Redis.js"
+import type { BatchReply, ScriptCall } from "../redis/Redis.js"
 import { encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { queueKeys } from "../wire/keys.js"
 import { bytesArg } from "./args.js"
@@ -42,9 +42,11 @@ export const completeActive = Effect.fnUntraced(function* (msg: TaskMessage, now
 /**
  * Script `complete` for several tasks in one round trip (one pipelined call per task; on a
  * cluster, one pipeline per queue, since a pipeline's keys must share a slot). Each task gets its
- * own outcome: done, LeaseLost, or the RedisError of its call or of its pipeline.
+ * own outcome: done, LeaseLost, or the RedisError of its call or of its pipeline. `extra` calls
+ * (of other steps) ride along in the same round trip (on a cluster, in a pipeline of their own),
+ * read with buffers; their replies come back in order.
  */
-export const completeActiveMany = Effect.fnUntraced(function* (msgs: ReadonlyArray<TaskMessage>, nowMs: number) {
+export const completeActiveMany = Effect.fnUntraced(function* (msgs: ReadonlyArray<TaskMessage>, nowMs: number, extra: ReadonlyArray<ScriptCall> = []) {
   const { redis } = yield* Broker
   const groups: Array<ReadonlyArray<number>> = []
   if (redis.isCluster) {
@@ -58,23 +60,34 @@ export const completeActiveMany = Effect.fnUntraced(function* (msgs: ReadonlyArr
   } else {
     groups.push(msgs.map((_, i) => i))
   }
-  const out: Array<Result.Result<CompleteOutcome, LeaseLost | RedisError>> = new Array(msgs.length)
-  yield* Effect.forEach(
-    groups,
-    (idx) =>
-      redis.scriptBatch(idx.map((i) => completeCall(msgs[i]!, nowMs))).pipe(
-        Effect.flatMap((replies) =>
-          Effect.forEach(replies, (r, j) => {
-            const msg = msgs[idx[j]!]!
-            return (r.ok ? outcomeOf(msg, r.value) : Effect.fail(r.error)).pipe(
+  const results: Array<Result.Result<CompleteOutcome, LeaseLost | RedisError>> = new Array(msgs.length)
+  let extraReplies: ReadonlyArray<BatchReply> = []
+  const failAll = (n: number, error: RedisError): ReadonlyArray<BatchReply> => Array.from({ length: n }, (): BatchReply => ({ ok: false, error }))
+  const sendGroup = (idx: ReadonlyArray<number>, withExtra: ReadonlyArray<ScriptCall>) => {
+    const calls = idx.map((i) => completeCall(msgs[i]!, nowMs)).concat(withExtra)
+    return redis.scriptBatch(calls, { buffers: withExtra.length > 0 }).pipe(
+      Effect.catch((e: RedisError) => Effect.succeed(failAll(calls.length, e))),
+      Effect.flatMap((replies) => {
+        if (withExtra.length > 0) extraReplies = replies.slice(idx.length)
+        return Effect.forEach(
+          idx,
+          (i, j) => {
+            const r = replies[j]!
+            return (r.ok ? outcomeOf(msgs[i]!, r.value) : Effect.fail(r.error)).pipe(
               Effect.result,
-              Effect.map((res) => void (out[idx[j]!] = res))
+              Effect.map((res) => void (results[i] = res))
             )
-          })
-        ),
-        Effect.catch((e: RedisError) => Effect.sync(() => idx.forEach((i) => void (out[i] = Result.fail(e)))))
-      ),
-    { concurrency: "unbounded", discard: true }
-  )
-  return out as ReadonlyArray<Result.Result<CompleteOutcome, LeaseLost | RedisError>>
+          },
+          { discard: true }
+        )
+      })
+    )
+  }
+  const sends = groups.map((idx, g) => sendGroup(idx, !redis.isCluster && g === 0 ? extra : []))
+  if (redis.isCluster && extra.length > 0) sends.push(sendGroup([], extra))
+  yield* Effect.all(sends, { concurrency: "unbounded", discard: true })
+  return { results, extra: extraReplies } as {
+    readonly results: ReadonlyArray<Result.Result<CompleteOutcome, LeaseLost | RedisError>>
+    readonly extra: ReadonlyArray<BatchReply>
+  }
 })

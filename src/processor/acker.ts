@@ -13,6 +13,7 @@ import { Deferred, Effect, Exit, Result } from "effect"
 import type { Broker } from "../broker/Broker.js"
 import type { LeaseLost } from "../broker/errors.js"
 import { RedisError } from "../redis/errors.js"
+import type { BatchReply, ScriptCall } from "../redis/Redis.js"
 import { type CompleteResult, completeMany } from "../steps/complete.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 
@@ -27,9 +28,21 @@ interface Waiter {
   readonly wake: Deferred.Deferred<void>
 }
 
+/** A script call of another step that rides along with a batch of completions. */
+export interface Ride {
+  readonly call: ScriptCall
+  /** Takes the call's reply (undefined when the round trip failed or was interrupted). Runs before the batch's tasks are told their outcome. */
+  readonly land: (reply: BatchReply | undefined) => Effect.Effect<void, never, Broker>
+}
+
+/** Asked as each batch goes out, with the number of tasks it completes: a call to send along, or none. */
+export type Rider = (acks: number) => Effect.Effect<Ride | undefined, never, Broker>
+
 export interface Acker {
   /** Completes one task (as Steps.complete), sharing the round trip with the tasks finishing at the same time. */
   readonly complete: (msg: TaskMessage) => Effect.Effect<CompleteResult, LeaseLost | RedisError, Broker>
+  /** Sets the rider (the fetcher: the next fetch goes out with the completions that free its slots). */
+  readonly setRider: (rider: Rider | undefined) => void
 }
 
 /** At most this many tasks per round trip (the rest go in the next one). */
@@ -41,6 +54,7 @@ export const makeAcker = (): Acker => {
   let queue: Array<Waiter> = []
   /** A batch is in flight, or a waiter has been told to send the next one. */
   let sending = false
+  let rider: Rider | undefined
 
   /** Tells the first queued waiter to send the next batch, or notes that none is in flight. */
   const handOff = () => {
@@ -59,13 +73,23 @@ export const makeAcker = (): Acker => {
     handOff()
   }
 
-  /** Sends one batch (which holds `self`, the first queued waiter), then hands over. */
+  /** Sends one batch (which holds `self`, the first queued waiter) and any ride, then hands over. */
   const send = (self: Waiter): Effect.Effect<void, never, Broker> =>
     Effect.suspend(() => {
       const batch = queue.length <= maxAckBatch ? queue : queue.slice(0, maxAckBatch)
       queue = batch === queue ? [] : queue.slice(maxAckBatch)
-      return completeMany(batch.map((w) => w.msg)).pipe(
-        Effect.onExit((exit) => Effect.sync(() => settle(batch, Exit.isSuccess(exit) ? exit.value : undefined, self)))
+      return (rider ? rider(batch.length) : Effect.succeed(undefined)).pipe(
+        Effect.flatMap((ride) =>
+          completeMany(
+            batch.map((w) => w.msg),
+            ride ? [ride.call] : []
+          ).pipe(
+            Effect.onExit((exit) => {
+              const ok = Exit.isSuccess(exit) ? exit.value : undefined
+              return (ride ? ride.land(ok?.extra[0]) : Effect.void).pipe(Effect.ensuring(Effect.sync(() => settle(batch, ok?.results, self))))
+            })
+          )
+        )
       )
     })
 
@@ -81,6 +105,9 @@ export const makeAcker = (): Acker => {
   const read = (w: Waiter) => Effect.suspend(() => Effect.fromResult(w.result!))
 
   return {
+    setRider: (r) => {
+      rider = r
+    },
     complete: (msg) =>
       Effect.suspend(() => {
         const w: Waiter = { msg, result: undefined, sends: false, wake: Deferred.makeUnsafe<void>() }

@@ -2,6 +2,7 @@ import { Clock, Effect, Result } from "effect"
 import { completeActive, completeActiveMany } from "../broker/complete.js"
 import type { LeaseLost } from "../broker/errors.js"
 import type { RedisError } from "../redis/errors.js"
+import type { BatchReply, ScriptCall } from "../redis/Redis.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 
 export interface CompleteResult {
@@ -22,9 +23,17 @@ export const complete = Effect.fn("Steps.complete")(function* (msg: TaskMessage)
 /**
  * `complete` for several tasks in one round trip. Each task gets its own result, in argument
  * order: its CompleteResult, LeaseLost, or the RedisError of its call (or of the round trip).
+ * `extra` script calls of other steps ride along in the same round trip (read with buffers);
+ * `extra` in the answer holds their replies.
  */
-export const completeMany = Effect.fn("Steps.completeMany")(function* (msgs: ReadonlyArray<TaskMessage>) {
+export const completeMany = Effect.fn("Steps.completeMany")(function* (msgs: ReadonlyArray<TaskMessage>, extra: ReadonlyArray<ScriptCall> = []) {
   const now = yield* Clock.currentTimeMillis
-  const results = yield* completeActiveMany(msgs, now)
-  return results.map(Result.map((outcome): CompleteResult => ({ outcome }))) as ReadonlyArray<Result.Result<CompleteResult, LeaseLost | RedisError>>
+  const r = yield* completeActiveMany(msgs, now, extra)
+  return {
+    results: r.results.map(Result.map((outcome): CompleteResult => ({ outcome }))),
+    extra: r.extra
+  } as {
+    readonly results: ReadonlyArray<Result.Result<CompleteResult, LeaseLost | RedisError>>
+    readonly extra: ReadonlyArray<BatchReply>
+  }
 })

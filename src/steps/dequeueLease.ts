@@ -1,5 +1,9 @@
 import { Clock, Effect } from "effect"
-import { dequeueFromQueue } from "../broker/dequeue.js"
+import type { Broker } from "../broker/Broker.js"
+import { dequeueCall, dequeueFromQueue, dequeueReply } from "../broker/dequeue.js"
+import type { IdAndBytes } from "../broker/replies.js"
+import type { RedisError } from "../redis/errors.js"
+import type { ScriptCall } from "../redis/Redis.js"
 import { unixSeconds } from "../broker/time.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import { type CorruptTask, decodeStored, setAsideCorrupt } from "./corrupt.js"
@@ -40,17 +44,51 @@ export const dequeueLease = Effect.fn("Steps.dequeueLease")(function* (options: 
   for (const queue of options.queues) {
     const want = count - tasks.length - corrupt.length
     if (want <= 0) break
-    for (const { id, bytes } of yield* dequeueFromQueue(queue, want, expiresSec)) {
-      const decoded = decodeStored(queue, id, bytes)
-      if ("msg" in decoded) {
-        tasks.push({ msg: decoded.msg, leaseExpiresAtMs: expiresSec * 1000 })
-      } else if (bytes === undefined) {
-        corrupt.push({ queue, id, error: decoded.error, outcome: "dropped" })
-      } else {
-        const c = yield* setAsideCorrupt(queue, id, decoded.error, { kind: "active" }, now)
-        if (c) corrupt.push(c)
-      }
-    }
+    yield* sortLeased(queue, yield* dequeueFromQueue(queue, want, expiresSec), expiresSec, now, tasks, corrupt)
   }
   return { tasks, corrupt } satisfies DequeueLeaseResult as DequeueLeaseResult
 })
+
+/** Decodes popped tasks into `tasks`; unusable ones are set aside and reported in `corrupt`. */
+const sortLeased = Effect.fnUntraced(function* (
+  queue: string,
+  pairs: ReadonlyArray<IdAndBytes>,
+  expiresSec: number,
+  nowMs: number,
+  tasks: Array<LeasedTask>,
+  corrupt: Array<CorruptTask>
+) {
+  for (const { id, bytes } of pairs) {
+    const decoded = decodeStored(queue, id, bytes)
+    if ("msg" in decoded) {
+      tasks.push({ msg: decoded.msg, leaseExpiresAtMs: expiresSec * 1000 })
+    } else if (bytes === undefined) {
+      corrupt.push({ queue, id, error: decoded.error, outcome: "dropped" })
+    } else {
+      const c = yield* setAsideCorrupt(queue, id, decoded.error, { kind: "active" }, nowMs)
+      if (c) corrupt.push(c)
+    }
+  }
+})
+
+/** `dequeueLease` of one queue as a script call, to send in another step's round trip (with buffers). */
+export interface DequeueLeaseCall {
+  readonly call: ScriptCall
+  /** Reads the call's reply (as `dequeueLease` would). */
+  readonly land: (reply: unknown) => Effect.Effect<DequeueLeaseResult, RedisError, Broker>
+}
+
+/** Prepares `dequeueLease({ queues: [queue], count, leaseMs })` for a batch; count >= 1, leaseMs >= 1000. */
+export const dequeueLeaseCall = (queue: string, count: number, leaseMs: number, nowMs: number): DequeueLeaseCall => {
+  const expiresSec = unixSeconds(nowMs + leaseMs)
+  return {
+    call: dequeueCall(queue, count, expiresSec),
+    land: (reply) =>
+      Effect.gen(function* () {
+        const tasks: Array<LeasedTask> = []
+        const corrupt: Array<CorruptTask> = []
+        yield* sortLeased(queue, yield* dequeueReply(reply), expiresSec, nowMs, tasks, corrupt)
+        return { tasks, corrupt } satisfies DequeueLeaseResult as DequeueLeaseResult
+      })
+  }
+}

@@ -1,0 +1,62 @@
+/** The fetch that rides along with completions: one round trip acknowledges finished tasks and leases the next ones. */
+import { Effect, Exit, Layer, References, Scope } from "effect"
+import type { Redis as IORedis } from "ioredis"
+import { afterAll, beforeAll, expect, it } from "vitest"
+import { Broker } from "../../src/broker/Broker.js"
+import * as Server from "../../src/processor/Server.js"
+import { enqueue } from "../../src/steps/enqueue.js"
+import { queueKeys } from "../../src/wire/keys.js"
+import { testBrokerLayer } from "../support/arrange.js"
+import { flushTestDb, rawClient } from "../support/redis.js"
+import { waitFor } from "./support.js"
+
+let c: IORedis
+beforeAll(async () => {
+  await flushTestDb()
+  c = rawClient()
+})
+afterAll(() => c.disconnect())
+
+it("at full concurrency the next tasks are leased in the round trip that completes the finished ones; concurrency holds", async () => {
+  const scope = await Effect.runPromise(Scope.make())
+  try {
+    const context = await Effect.runPromise(Layer.buildWithScope(testBrokerLayer() as Layer.Layer<Broker, never>, scope))
+    const broker = context.mapUnsafe.get(Broker.key) as Broker["Service"]
+    // Every batch that reaches Redis, as the list of its scripts.
+    const batches: Array<Array<string>> = []
+    const counting = Broker.of({
+      ...broker,
+      redis: { ...broker.redis, scriptBatch: (calls, opts) => Effect.suspend(() => (batches.push(calls.map((x) => x.script)), broker.redis.scriptBatch(calls, opts))) }
+    })
+    const run = <A, E>(eff: Effect.Effect<A, E, Broker>) =>
+      Effect.runPromise(eff.pipe(Effect.provideService(Broker, counting), Effect.provideService(References.MinimumLogLevel, "Error")))
+    const n = 30
+    for (let i = 0; i < n; i++) await run(enqueue("ride", i, { queue: "ride" }))
+    let running = 0
+    let most = 0
+    const done: Array<number> = []
+    await run(
+      Server.start(
+        {
+          ride: async (task) => {
+            most = Math.max(most, ++running)
+            await new Promise((r) => setTimeout(r, 2))
+            running--
+            done.push(task.json<number>())
+          }
+        },
+        { concurrency: 2, queues: { ride: 1 } }
+      ).pipe(Scope.provide(scope))
+    )
+    await waitFor("all processed", async () => ((await c.get(queueKeys("ride").processedTotal)) === String(n) ? true : undefined))
+    expect(done.sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i))
+    expect(most).toBeLessThanOrEqual(2)
+    const rides = batches.filter((b) => b.includes("dequeue"))
+    expect(rides.length).toBeGreaterThan(0)
+    for (const b of rides) expect(b.slice(0, -1).every((s) => s === "complete") && b[b.length - 1] === "dequeue").toBe(true)
+    expect(await c.llen(queueKeys("ride").active)).toBe(0)
+    expect(await c.llen(queueKeys("ride").pending)).toBe(0)
+  } finally {
+    await Effect.runPromise(Scope.close(scope, Exit.void).pipe(Effect.provideService(References.MinimumLogLevel, "Error")))
+  }
+})
