@@ -35,17 +35,13 @@ const startLeased = <R>(deps: FetcherDeps<R>, got: DequeueLeaseResult) =>
     for (const leased of got.tasks) {
       const entry = makeEntry(leased.msg, now, leased.leaseExpiresAtMs)
       deps.registry.add(entry)
-      yield* FiberSet.run(
-        deps.tasks,
-        runTask(deps, entry).pipe(
-          Effect.tap((outcome) =>
-            deps.options.onSettled
-              ? Effect.try(() => deps.options.onSettled!(entry.msg, outcome)).pipe(Effect.catch((e) => Effect.logWarning(`onSettled threw: ${String(e)}`)))
-              : Effect.void
-          ),
-          Effect.ensuring(Effect.sync(() => deps.slotFreed.raise()))
-        )
-      )
+      const onSettled = deps.options.onSettled
+      const run = onSettled
+        ? runTask(deps, entry).pipe(
+            Effect.tap((outcome) => Effect.try(() => onSettled(entry.msg, outcome)).pipe(Effect.catch((e) => Effect.logWarning(`onSettled threw: ${String(e)}`))))
+          )
+        : runTask(deps, entry)
+      yield* FiberSet.run(deps.tasks, run.pipe(Effect.ensuring(Effect.sync(() => deps.slotFreed.raise()))))
     }
   })
 

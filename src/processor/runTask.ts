@@ -64,23 +64,37 @@ export const makeEntry = (msg: TaskMessage, nowMs: number, leaseExpiresAtMs: num
 })
 
 
-/** The AbortSignal of one attempt, created on first read (most handlers never look at it). */
-const lazyAbort = () => {
-  let controller: AbortController | undefined
-  let reason: { readonly error: unknown } | undefined
-  return {
-    signal: (): AbortSignal => {
-      if (!controller) {
-        controller = new AbortController()
-        if (reason) controller.abort(reason.error)
-      }
-      return controller.signal
-    },
-    abort: (error: unknown) => {
-      if (reason) return
-      reason = { error }
-      controller?.abort(error)
+/** What a handler of one attempt sees (TaskContext); its AbortSignal is created on first read (most handlers never look at it). */
+class AttemptContext implements TaskContextShape {
+  private controller: AbortController | undefined = undefined
+  private reason: { readonly error: unknown } | undefined = undefined
+  readonly taskId: string
+  readonly retryCount: number
+  readonly maxRetry: number
+  readonly queue: string
+  readonly deadline: Date
+  constructor(
+    readonly task: Task,
+    readonly writeResult: TaskContextShape["writeResult"]
+  ) {
+    this.taskId = task.id
+    this.retryCount = task.retryCount
+    this.maxRetry = task.maxRetry
+    this.queue = task.queue
+    this.deadline = task.deadline
+  }
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController()
+      if (this.reason) this.controller.abort(this.reason.error)
     }
+    return this.controller.signal
+  }
+  /** Fires the signal (if it was ever read; else it is born aborted). */
+  abort(error: unknown) {
+    if (this.reason) return
+    this.reason = { error }
+    this.controller?.abort(error)
   }
 }
 
@@ -121,23 +135,11 @@ export const runTask = <R>(deps: RunDeps<R>, entry: ActiveTask): Effect.Effect<S
         Effect.flatMap((result) => writeResult({ queue: msg.queue, id: msg.id, result })),
         Effect.provideService(Broker, deps.broker)
       )
-    const abort = lazyAbort()
     const task: Task = makeTask(msg, new Date(entry.deadlineMs), {
       taskId: msg.id,
       write: (data) => Effect.runPromise(writeData(data))
     })
-    const ctx: TaskContextShape = {
-      task,
-      taskId: msg.id,
-      retryCount: msg.retried,
-      maxRetry: msg.retry,
-      queue: msg.queue,
-      deadline: task.deadline,
-      get signal() {
-        return abort.signal()
-      },
-      writeResult: writeData
-    }
+    const ctx = new AttemptContext(task, writeData)
     const now = yield* Clock.currentTimeMillis
     const remaining = entry.deadlineMs - now
     let stoppedBy: StopCause | undefined
@@ -150,7 +152,7 @@ export const runTask = <R>(deps: RunDeps<R>, entry: ActiveTask): Effect.Effect<S
       if (r.stoppedBy === undefined || Exit.isSuccess(r.exit)) exit = r.exit
       else stoppedBy = r.stoppedBy
     }
-    if (stoppedBy !== undefined) abort.abort(stopError(stoppedBy))
+    if (stoppedBy !== undefined) ctx.abort(stopError(stoppedBy))
     if (exit !== undefined) {
       return yield* Exit.isSuccess(exit) ? settleSuccess(entry, deps.acker) : settleFailure(deps.options, entry, task, failureOf(exit.cause))
     }
