@@ -58,6 +58,7 @@ export const maintenanceTick = Effect.fn("Adapters.maintenanceTick")(function* (
     )
   )
   const aggregated = config.aggregation ? yield* part("aggregate", aggregateGroups(queues, config.aggregation)) : null
+  for (const f of aggregated?.failed ?? []) errors.push({ step: "aggregate", message: f.error })
   const cleaned = yield* part("janitor", janitor({ queues, batch }).pipe(Effect.map((r) => ({ deleted: r.deleted }))))
   const extra = config.extra ? yield* part("extra", config.extra) : null
   const summary: TickSummary = { forwarded, recovered, aggregated, janitor: cleaned, extra, errors }

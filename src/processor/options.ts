@@ -3,19 +3,11 @@ import { availableParallelism, hostname } from "node:os"
 import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
 import { InvalidArgument } from "../broker/errors.js"
-import type { EnqueueOptions } from "../steps/options.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import type { Task } from "./Task.js"
 
-/** The one task a ready group is combined into (always enqueued to the group's queue). */
-export interface AggregatedTask {
-  readonly type: string
-  readonly payload?: unknown
-  readonly options?: Omit<EnqueueOptions, "group" | "queue">
-}
-
-/** asynq's GroupAggregator: combines the tasks of a ready group into one task. */
-export type GroupAggregator = (group: string, tasks: ReadonlyArray<TaskMessage>) => AggregatedTask | Promise<AggregatedTask>
+import type { GroupAggregator } from "../steps/aggregate.js"
+export type { AggregatedTask, GroupAggregator } from "../steps/aggregate.js"
 
 /** Delay before retry number `retried + 1` (ms). */
 export type RetryDelayFn = (retried: number, error: unknown, task: Task) => number

@@ -56,6 +56,35 @@ describe("Server (real Redis, in process)", () => {
     }
   })
 
+  it("groupAggregator: a full group becomes one task in the group's queue, processed like any other", async () => {
+    const digests: Array<unknown> = []
+    const srv = await startServer(
+      {
+        "item:": async () => {
+          throw new Error("grouped tasks are only processed through their aggregate")
+        },
+        digest: async (task) => void digests.push(task.json())
+      },
+      {
+        ...base,
+        queues: { agg: 1 },
+        groupMaxSize: 3,
+        groupCheckIntervalMs: 50,
+        groupAggregator: (group, tasks) => ({ type: "digest", payload: { group, ids: tasks.map((t) => t.id).sort() } })
+      }
+    )
+    try {
+      const ids = [] as Array<string>
+      for (const n of [1, 2, 3]) ids.push(await srv.enqueue(`item:${n}`, { n }, { queue: "agg", group: "daily" }))
+      await waitFor("the digest ran", () => (digests.length === 1 ? true : undefined))
+      expect(digests).toEqual([{ group: "daily", ids: ids.sort() }])
+      const k = queueKeys("agg")
+      expect(await c.exists(k.group("daily"), k.allAggregationSets, ...ids.map((id) => k.task(id)))).toBe(0)
+    } finally {
+      await srv.shutdown()
+    }
+  })
+
   it("retries a failure with the error message and the retry delay, keeps a defect's message, and calls the error handler", async () => {
     const errors: Array<[string, string]> = []
     const srv = await startServer(

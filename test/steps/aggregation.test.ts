@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll } from "vitest"
+import { aggregate } from "../../src/steps/aggregate.js"
 import { deleteAggregationSet, readAggregationSet } from "../../src/steps/aggregationSet.js"
 import { checkGroups } from "../../src/steps/checkGroups.js"
 import { reclaimStaleAggregationSets } from "../../src/steps/reclaimStaleAggregationSets.js"
@@ -133,6 +134,43 @@ layer(testBrokerLayer())("aggregation (real Redis)", (it) => {
       expect(yield* io(() => c.exists(k.allAggregationSets, k.aggregationSet("grp:with:colons", sets[0]!.setId)))).toBe(0)
       // and it is aggregated again by the next check
       expect((yield* checkGroups({ queue: q, gracePeriodMs: 60_000, maxDelayMs: 0, maxSize: 0 })).sets.map((s) => s.size)).toEqual([2])
+    })
+  )
+
+  it.effect("aggregate: each ready group becomes one task in the group's queue; a throwing aggregator loses nothing", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(baseNowMs)
+      const q = "ag7"
+      const k = queueKeys(q)
+      yield* io(async () => {
+        await putGrouped(c, makeMsg(q, "x1"), "good", nowSec - 100)
+        await putGrouped(c, makeMsg(q, "x2"), "good", nowSec - 90)
+        await putGrouped(c, makeMsg(q, "y1"), "bad", nowSec - 100)
+      })
+      const seen: Array<string> = []
+      const aggregator = (group: string, tasks: ReadonlyArray<{ readonly id: string }>) => {
+        seen.push(`${group}:${tasks.map((t) => t.id).join(",")}`)
+        if (group === "bad") throw new Error("cannot combine")
+        return { type: "digest", payload: { n: tasks.length }, options: { maxRetry: 3 } }
+      }
+      const r = yield* aggregate({ queue: q, aggregator, gracePeriodMs: 60_000 })
+      expect(r.reclaimed).toBe(0)
+      expect(r.enqueued).toBe(1)
+      expect(r.tasks).toBe(2)
+      expect(r.failed).toEqual([{ group: "bad", error: 'aggregator failed for group "bad" of queue "ag7": cannot combine' }])
+      expect(seen.sort()).toEqual(["bad:y1", "good:x1,x2"])
+      const pending = yield* io(() => c.lrange(k.pending, 0, -1))
+      expect(pending.length).toBe(1)
+      const made = yield* io(() => c.hget(k.task(pending[0]!), "state"))
+      expect(made).toBe("pending")
+      expect(yield* io(() => c.exists(k.task("x1"), k.task("x2")))).toBe(0)
+      // the failed group's task is held in its set until the set's deadline (2 min), then comes back and is aggregated again
+      expect(yield* io(() => c.exists(k.task("y1")))).toBe(1)
+      yield* TestClock.adjust("121 seconds")
+      const again = yield* aggregate({ queue: q, aggregator: (group, tasks) => ({ type: "digest", payload: { group, n: tasks.length } }) })
+      expect(again).toEqual({ reclaimed: 1, enqueued: 1, tasks: 1, failed: [] })
+      expect(yield* io(() => c.llen(k.pending))).toBe(2)
+      expect(yield* io(() => c.exists(k.task("y1"), k.allAggregationSets, k.allGroups))).toBe(0)
     })
   )
 
