@@ -1,13 +1,13 @@
 /**
  * Runs one leased task: the handler runs in one child fiber, which is interrupted when its time
  * is up (timeout from the start of the attempt, or the task's deadline, whichever is first; a
- * plain timer) or when the registry stops the task (cancel, lost lease, shutdown); the
+ * sleep on Effect's Clock) or when the registry stops the task (cancel, lost lease, shutdown); the
  * AbortSignal given to the handler (created only if the handler asks for it) then fires. Then the
  * outcome is written (settle.ts; a success shares its round trip with other tasks finishing at
  * the same time, acker.ts); the task leaves the registry only after that write, so the heartbeat
  * keeps its lease while the write is retried.
  */
-import { Cause, Clock, Effect, Exit, Fiber } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Fiber } from "effect"
 import { Broker, type BrokerShape } from "../broker/Broker.js"
 import { writeResult } from "../steps/writeResult.js"
 import { encodePayload, type PayloadEncodeError } from "../wire/payload.js"
@@ -103,7 +103,7 @@ const runHandler = <R>(deps: RunDeps<R>, entry: ActiveTask, task: Task, ctx: Tas
   Effect.gen(function* () {
     const fiber = yield* Effect.forkChild(Effect.suspend(() => deps.handler(task)).pipe(Effect.provideService(TaskContext, ctx)), { startImmediately: true })
     let stoppedBy: StopCause | undefined
-    let timer: ReturnType<typeof setTimeout> | undefined
+    let timer: Fiber.Fiber<void> | undefined
     if (fiber.pollUnsafe() === undefined) {
       const stop = (why: StopCause) => {
         if (stoppedBy !== undefined) return
@@ -113,14 +113,17 @@ const runHandler = <R>(deps: RunDeps<R>, entry: ActiveTask, task: Task, ctx: Tas
       entry.onStop = stop
       if (entry.stopReason !== undefined) stop(entry.stopReason)
       else {
-        timer = setTimeout(() => stop("deadline"), remainingMs)
+        // The attempt's time runs on Effect's Clock (TestClock in tests).
+        timer = yield* Effect.forkChild(Effect.sleep(Duration.millis(remainingMs)).pipe(Effect.andThen(Effect.sync(() => stop("deadline")))), {
+          startImmediately: true
+        })
       }
     }
     const exit = yield* Fiber.await(fiber).pipe(
       Effect.ensuring(
         Effect.sync(() => {
           entry.onStop = undefined
-          if (timer !== undefined) clearTimeout(timer)
+          timer?.interruptUnsafe()
         })
       )
     )
