@@ -134,6 +134,9 @@ describe("server state, leases, corrupt messages, shutdown (real Redis)", () => 
         yield* TestClock.adjust("5 seconds")
         yield* Effect.yieldNow
         yield* Effect.promise(() => waitFor("lease extended", async () => ((await zsetOf(c, queueKeys("hb").lease))[0]![1] === baseNowMs / 1000 + 35 ? true : undefined)))
+        yield* Effect.promise(() => waitFor("registry updated", () => (registry.tasks.get("hb-1")!.leaseExpiresAtMs === baseNowMs + 35_000 ? true : undefined)))
+        // let the heartbeat fiber reach its next sleep before the clock moves (else that sleep starts after the move)
+        yield* Effect.promise(() => new Promise((r) => setTimeout(r, 20)))
         yield* TestClock.adjust("5 seconds")
         yield* Effect.promise(() => waitFor("lease extended again", async () => ((await zsetOf(c, queueKeys("hb").lease))[0]![1] === baseNowMs / 1000 + 40 ? true : undefined)))
         yield* Effect.promise(() => waitFor("registry updated", () => (registry.tasks.get("hb-1")!.leaseExpiresAtMs === baseNowMs + 40_000 ? true : undefined)))
