@@ -1,6 +1,7 @@
 import { InvokeCommand, type LambdaClient } from "@aws-sdk/client-lambda"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import type { Task } from "../../src/processor/Task.js"
 import type { TaskMessage } from "../../src/wire/TaskMessage.js"
 
 /** The task invoking a Lambda function failed: the function threw (`functionError`) or the call did not go through. */
@@ -54,12 +55,15 @@ export interface LambdaTaskConfig {
 }
 
 /**
- * Runs a task by invoking a Lambda function synchronously (RequestResponse). Succeeds with the
- * function's response bytes; a function error (the function threw) or a failed call becomes a
- * LambdaTaskError, which the processor treats like any handler failure (retry, then archive).
+ * A handler (for `Server.start`, `runWorker` or the processor drain) that runs a task by invoking a
+ * Lambda function synchronously (RequestResponse). Succeeds with the function's response bytes; a
+ * function error (the function threw) or a failed call becomes a LambdaTaskError, which the
+ * processor treats like any handler failure (retry, then archive). When the attempt is stopped
+ * (timeout, cancel, shutdown) the HTTP call is aborted.
  */
 export const invokeLambdaTask = (config: LambdaTaskConfig, lambda: LambdaClient) =>
-  Effect.fn("Lambda.invokeTask")(function* (msg: TaskMessage) {
+  Effect.fn("Lambda.invokeTask")(function* (task: Task) {
+    const msg = task.message
     const fail = (functionError: string | undefined, errorType: string | undefined, message: string) =>
       new LambdaTaskError({ functionName: config.functionName, functionError, errorType, message })
     const out = yield* Effect.tryPromise({

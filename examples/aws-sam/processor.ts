@@ -1,13 +1,13 @@
 /** Processor drain: runs tasks until 10 s before the Lambda timeout, then returns a summary. */
 import * as Effect from "effect/Effect"
 import { createProcessorHandler } from "../../adapters/aws-lambda/processorHandler.js"
-import type { TaskMessage } from "../../src/wire/TaskMessage.js"
+import type { Task } from "../../src/processor/Task.js"
 
-const handle = (msg: TaskMessage) =>
+// The same handlers a long-lived worker takes: a function, a { pattern: fn } record or a ServeMux.
+const handle = (task: Task) =>
   Effect.gen(function* () {
-    const payload = msg.payload === undefined ? null : (JSON.parse(Buffer.from(msg.payload).toString("utf8")) as unknown)
-    yield* Effect.logInfo(`processing ${msg.type} ${msg.id}`, payload)
-    if (msg.type === "email:welcome") {
+    yield* Effect.logInfo(`processing ${task.type} ${task.id}`, task.json())
+    if (task.type === "email:welcome") {
       // send the email here
     }
   })

@@ -19,6 +19,6 @@ functions.http(
     timeoutMs: 540_000,
     safetyMarginMs: 15_000,
     concurrency: 10,
-    handler: (msg) => Effect.logInfo(`processing ${msg.type} ${msg.id}`)
+    handler: (task) => Effect.logInfo(`processing ${task.type} ${task.id}`)
   })
 )

@@ -6,6 +6,8 @@ import { TestClock } from "effect/testing"
 import { afterAll, beforeEach, describe, expect, it } from "vitest"
 import { createProcessorHandler } from "../../adapters/aws-lambda/processorHandler.js"
 import { drain, type DrainSummary } from "../../adapters/shared/drain.js"
+import { RevokeTask, SkipRetry } from "../../src/processor/errors.js"
+import { TaskContext } from "../../src/processor/TaskContext.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { startLambdaInvokeServer } from "../support/lambdaInvokeServer.js"
@@ -31,7 +33,7 @@ const drainOnTestClock = (handler: Handler, concurrency: number, step: boolean) 
   Effect.runPromise(
     Effect.gen(function* () {
       const fiber = yield* Effect.forkChild(
-        drain({ queues: ["work"], concurrency, safetyMarginMs: 1000, retryDelayMs: () => 60_000, handler }, 3000),
+        drain({ queues: ["work"], concurrency, safetyMarginMs: 1000, retryDelay: () => 60_000, handler }, 3000),
         { startImmediately: true }
       )
       while (fiber.pollUnsafe() === undefined) {
@@ -88,6 +90,38 @@ describe("processor drain (TestClock)", () => {
     const [id] = await redis.zrange(k.retry, "0", "-1")
     const msg = await redis.hget(k.task(id!), "msg")
     expect(msg).toContain("context deadline exceeded")
+  })
+})
+
+describe("processor drain runs the Server's handlers and failure rules", () => {
+  it("routes by type pattern, gives TaskContext, honours SkipRetry and RevokeTask", async () => {
+    const put = (type: string) => runNow(enqueue(type, { t: type }, { queue: "work", maxRetry: 5 }))
+    await put("email:welcome")
+    await put("email:bounce")
+    await put("report:daily")
+    await put("audit:old")
+    await put("nothing:matches")
+    const seen: Array<string> = []
+    const s = await drainOnTestClock(
+      {
+        "email:": (task) =>
+          Effect.gen(function* () {
+            const ctx = yield* TaskContext
+            seen.push(`${ctx.queue}/${task.type}/${ctx.retryCount}/${ctx.maxRetry}`)
+            if (task.type === "email:bounce") return yield* Effect.fail(new SkipRetry("address does not exist"))
+          }),
+        "report:": async (task) => void seen.push(`report ${JSON.stringify(task.json())}`),
+        "audit:": () => Effect.fail(new RevokeTask("no longer wanted"))
+      },
+      1,
+      true
+    )
+    expect(seen.sort()).toEqual(['report {"t":"report:daily"}', "work/email:bounce/0/5", "work/email:welcome/0/5"])
+    expect(s).toMatchObject({ succeeded: 2, archived: 1, revoked: 1, retried: 1, requeued: 0, stoppedBecause: "empty" })
+    const [retriedId] = await redis.zrange(k.retry, "0", "-1")
+    expect(await redis.hget(k.task(retriedId!), "msg")).toContain("handler not found")
+    const [archivedId] = await redis.zrange(k.archived, "0", "-1")
+    expect(await redis.hget(k.task(archivedId!), "msg")).toContain("address does not exist")
   })
 })
 

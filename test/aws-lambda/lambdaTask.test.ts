@@ -1,5 +1,6 @@
 import * as Effect from "effect/Effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeTask } from "../../src/processor/Task.js"
 import { invokeLambdaTask, type LambdaTaskEvent } from "../../adapters/aws-lambda/lambdaTask.js"
 import { createProcessorHandler } from "../../adapters/aws-lambda/processorHandler.js"
 import { enqueue } from "../../src/steps/enqueue.js"
@@ -62,7 +63,7 @@ describe("Lambda task handler (runs a task by invoking a function synchronously)
   it("fails with a LambdaTaskError when the function does not exist", async () => {
     const task = await runNow(enqueue("x", "p", { queue: "lambda" }))
     const msg = decodeTaskMessage((await redis.hgetBuffer(k.task(task.id), "msg"))!)
-    const err = await Effect.runPromise(Effect.flip(invokeLambdaTask({ functionName: "nope" }, server.client())(msg)))
+    const err = await Effect.runPromise(Effect.flip(invokeLambdaTask({ functionName: "nope" }, server.client())(makeTask(msg, new Date(Date.now() + 60_000), { taskId: msg.id, write: async () => 0 }))))
     expect(err._tag).toBe("LambdaTaskError")
     expect(err.functionError).toBeUndefined()
     expect(err.message).toContain("Function not found")
