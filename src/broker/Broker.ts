@@ -1,5 +1,6 @@
 import { Context, Effect, Layer } from "effect"
 import { Redis, type RedisShape } from "../redis/Redis.js"
+import { KnownQueues } from "./knownQueues.js"
 
 /**
  * The broker: the Redis service plus what the queue steps remember between calls (which queues
@@ -8,14 +9,14 @@ import { Redis, type RedisShape } from "../redis/Redis.js"
  */
 export interface BrokerShape {
   readonly redis: RedisShape
-  /** Queues known to be in `asynq:queues` (skip the SADD on enqueue). */
-  readonly knownQueues: Set<string>
+  /** Queues recently registered in `asynq:queues` (enqueue skips the SADD; see KnownQueues). */
+  readonly knownQueues: KnownQueues
 }
 
 export class Broker extends Context.Service<Broker, BrokerShape>()("effect-asynq/Broker") {
   /** The broker over the Redis service in context. */
   static readonly layer: Layer.Layer<Broker, never, Redis> = Layer.effect(
     Broker,
-    Effect.map(Redis, (redis): BrokerShape => ({ redis, knownQueues: new Set<string>() }))
+    Effect.map(Redis, (redis): BrokerShape => ({ redis, knownQueues: new KnownQueues() }))
   )
 }

@@ -2,13 +2,13 @@
  * Writing new tasks: scripts `enqueue` (→ pending), `schedule` (→ scheduled), `addToGroup`
  * (→ aggregating), each with an optional uniqueness lock, plus `registerQueue` (SADD to
  * `asynq:queues`). The queue registration goes out in the same round trip as the write, and only
- * until the broker has seen it succeed once (`Broker.knownQueues`).
+ * while the broker has not seen it succeed in the last minute (`Broker.knownQueues`).
  *
  * Round trips: on a single node (or Sentinel) every write of a call, for all queues, plus the
  * registrations, is one pipeline. On a Redis Cluster the writes are pipelined per queue (one slot
  * each) and the registrations (another slot) are sent alongside, all at once.
  */
-import { Effect, Result } from "effect"
+import { Clock, Effect, Result } from "effect"
 import { RedisError } from "../redis/errors.js"
 import type { BatchReply, ScriptCall } from "../redis/Redis.js"
 import { allQueues, queueKeys, type TaskState } from "../wire/keys.js"
@@ -123,8 +123,9 @@ const failAll = (n: number, error: RedisError): Array<BatchReply> => Array.from(
 export const writeTasks = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWrite>) {
   const { redis, knownQueues } = yield* Broker
   if (ws.length === 0) return []
+  const now = yield* Clock.currentTimeMillis
   const byQueue = groupByQueue(ws)
-  const toRegister = [...byQueue.keys()].filter((q) => !knownQueues.has(q))
+  const toRegister = [...byQueue.keys()].filter((q) => !knownQueues.has(q, now))
   const replies: Array<BatchReply> = new Array(ws.length)
   let registered: ReadonlyArray<BatchReply>
   const batch = (calls: ReadonlyArray<ScriptCall>) =>
@@ -148,7 +149,7 @@ export const writeTasks = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWri
   }
 
   registered.forEach((r, i) => {
-    if (r.ok) knownQueues.add(toRegister[i]!)
+    if (r.ok) knownQueues.add(toRegister[i]!, now)
   })
   const failedRegistration = registered.find((r): r is Extract<BatchReply, { ok: false }> => !r.ok)
   if (failedRegistration) {
@@ -164,7 +165,7 @@ export const writeTasks = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWri
  */
 export const writeTask = Effect.fnUntraced(function* (w: TaskWrite) {
   const { redis, knownQueues } = yield* Broker
-  if (!knownQueues.has(w.msg.queue)) {
+  if (!knownQueues.has(w.msg.queue, yield* Clock.currentTimeMillis)) {
     const [outcome] = yield* writeTasks([w])
     return yield* Effect.fromResult(outcome!)
   }

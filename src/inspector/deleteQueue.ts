@@ -20,7 +20,7 @@ export interface DeleteQueueOptions {
  */
 export const deleteQueue = Effect.fn("Inspector.deleteQueue")(function* (queue: string, options: DeleteQueueOptions = {}) {
   yield* requireQueue(queue)
-  const { redis } = yield* Broker
+  const { redis, knownQueues } = yield* Broker
   const k = queueKeys(queue)
   const keys = [k.pending, k.active, k.scheduled, k.retry, k.archived, k.completed, k.lease, k.allGroups, k.allAggregationSets, k.paused, k.taskPrefix, k.groupPrefix]
   const batch = Math.max(1, Math.floor(options.batchSize ?? defaultBatchSize))
@@ -45,5 +45,6 @@ export const deleteQueue = Effect.fn("Inspector.deleteQueue")(function* (queue: 
     break
   }
   yield* redis.use("srem asynq:queues", (c) => c.srem(allQueues, queue))
+  knownQueues.delete(queue) // our next enqueue to it registers it again at once
   return { deletedTasks: done }
 })

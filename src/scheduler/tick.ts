@@ -130,11 +130,11 @@ export const schedulerTick = Effect.fn("Steps.schedulerTick")(function* (options
   }
 
   // 3. claims + queue registrations (one round trip per slot)
-  const queues = [...new Set(claims.map((c) => c.msg.queue))].filter((q) => !knownQueues.has(q))
+  const queues = [...new Set(claims.map((c) => c.msg.queue))].filter((q) => !knownQueues.has(q, nowMs))
   const calls: Array<ScriptCall> = [...queues.map(registerQueueCall), ...claims.map((c) => c.call)]
   const replies = yield* runCalls(calls)
   queues.forEach((q, i) => {
-    if (replies[i]!.ok) knownQueues.add(q)
+    if (replies[i]!.ok) knownQueues.add(q, nowMs)
   })
   const enqueued: Array<TickEnqueued> = []
   const history: Array<ScriptCall> = []

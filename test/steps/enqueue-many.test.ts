@@ -76,7 +76,7 @@ layer(testBrokerLayer())("enqueueMany (real Redis)", (it) => {
       expect((yield* io(() => readTask(c, "mb1", "taken"))).msg!.type).toBe("t")
       expect((yield* io(() => c.smembers("asynq:queues"))).sort()).toEqual(["mb1", "mb2", "mb3", "mbw"])
       const broker = yield* Broker
-      expect(["mb1", "mb2", "mb3"].every((q) => broker.knownQueues.has(q))).toBe(true)
+      expect(["mb1", "mb2", "mb3"].every((q) => broker.knownQueues.has(q, baseNowMs))).toBe(true)
     })
   )
 

@@ -248,21 +248,28 @@ layer(testBrokerLayer())("enqueue (real Redis)", (it) => {
 })
 
 layer(testBrokerLayer())("queue registration cache", (it) => {
-  it.effect("SADD asynq:queues goes with the first enqueue to a queue, then is skipped; a new broker sends it again", () =>
+  it.effect("SADD asynq:queues goes with the first enqueue to a queue, is skipped for a minute, then sent again", () =>
     Effect.gen(function* () {
+      yield* TestClock.setTime(baseNowMs)
       const broker = yield* Broker
-      expect(broker.knownQueues.has("cached")).toBe(false)
+      expect(broker.knownQueues.has("cached", baseNowMs)).toBe(false)
       yield* enqueue("t", undefined, { queue: "cached" })
-      expect(broker.knownQueues.has("cached")).toBe(true)
+      expect(broker.knownQueues.has("cached", baseNowMs)).toBe(true)
       expect(yield* io(() => c.sismember("asynq:queues", "cached"))).toBe(1)
-      // Removed behind our back: this broker no longer sends the SADD, so it stays removed.
+      // Removed behind our back (an operator deleted the queue): within the minute the SADD is skipped ...
       yield* io(() => c.srem("asynq:queues", "cached"))
+      yield* TestClock.adjust("59 seconds")
       yield* enqueue("t", undefined, { queue: "cached" })
       expect(yield* io(() => c.sismember("asynq:queues", "cached"))).toBe(0)
-      // A fresh broker (a new process) registers it again.
+      // ... and after it the queue is registered again.
+      yield* TestClock.adjust("1 second")
+      yield* enqueue("t", undefined, { queue: "cached" })
+      expect(yield* io(() => c.sismember("asynq:queues", "cached"))).toBe(1)
+      // A fresh broker (a new process) registers it at once.
+      yield* io(() => c.srem("asynq:queues", "cached"))
       yield* enqueue("t", undefined, { queue: "cached" }).pipe(Effect.provide(Layer.fresh(testBrokerLayer())))
       expect(yield* io(() => c.sismember("asynq:queues", "cached"))).toBe(1)
-      expect(yield* io(() => c.llen(queueKeys("cached").pending))).toBe(3)
+      expect(yield* io(() => c.llen(queueKeys("cached").pending))).toBe(4)
     })
   )
 })
