@@ -29,18 +29,6 @@ const sockets = (c: RedisClient): ReadonlyArray<{ ref(): unknown; unref(): unkno
   return one(c as unknown as { stream?: unknown })
 }
 
-/**
- * Work-around: the Redis layer's release calls `disconnect()` after QUIT has already closed the
- * connection; ioredis then arms a 2 s "still open" timer that nothing clears, which keeps a
- * process alive for 2 s after `dispose()`. Skip disconnect on a connection that already ended.
- */
-const guardDisconnect = (c: RedisClient) => {
-  const original = c.disconnect.bind(c)
-  c.disconnect = ((reconnect?: boolean) => {
-    if (c.status !== "end") original(reconnect)
-  }) as typeof c.disconnect
-}
-
 /** A warm runtime over any Layer that contains Redis (e.g. Broker + Redis + your services). */
 export const makeWarmRuntime = <R, E>(layer: Layer.Layer<R | Redis, E>): WarmRuntime<R | Redis> => {
   type S = R | Redis
@@ -53,7 +41,6 @@ export const makeWarmRuntime = <R, E>(layer: Layer.Layer<R | Redis, E>): WarmRun
         const scope = yield* Scope.make()
         const context = yield* Layer.buildWithScope(layer, scope).pipe(Effect.onError(() => Scope.close(scope, Exit.void)))
         const client = Context.get(context as Context.Context<Redis>, Redis).client
-        guardDisconnect(client)
         const b: Built<S> = { context, scope, client }
         return b
       })
