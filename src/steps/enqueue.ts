@@ -39,14 +39,14 @@ const payloadBytes = (payload: unknown): Result.Result<Uint8Array | undefined, I
 }
 
 /** Validates one task and builds its message and write (pure: no Redis, `nowMs` given). */
-const prepare = (type: string, payload: unknown, options: EnqueueOptions | undefined, nowMs: number): Result.Result<Prepared, InvalidArgument> =>
+const prepare = (type: string, payload: unknown, options: EnqueueOptions | undefined, nowMs: number, newId: () => string): Result.Result<Prepared, InvalidArgument> =>
   Result.flatMap(resolveEnqueueOptions(type, options, nowMs), (o) =>
     Result.map(payloadBytes(payload), (bytes): Prepared => {
       // Every field spelled out (in field order), not spread from emptyTaskMessage: cheaper per task.
       const msg: TaskMessage = {
         type,
         payload: bytes,
-        id: o.taskId ?? newTaskId(),
+        id: o.taskId ?? newId(),
         queue: o.queue,
         retry: o.maxRetry,
         retried: 0,
@@ -74,6 +74,13 @@ const prepare = (type: string, payload: unknown, options: EnqueueOptions | undef
 
 const info = (p: Prepared, state: TaskState): TaskInfo => taskInfoFromMessage(p.write.msg, state, { nextProcessAt: p.nextProcessAt })
 
+/** How many times a generated id that turned out taken is replaced before TaskIdConflict is given up on. */
+const freshIdAttempts = 3
+
+const withId = (p: Prepared, id: string): Prepared => ({ ...p, write: { ...p.write, msg: { ...p.write.msg, id } } })
+
+const generatedId = (options: EnqueueOptions | undefined) => options?.taskId === undefined
+
 /**
  * Enqueues one task: `payload` is bytes, a string (UTF-8) or a JSON value (see encodePayload).
  * One round trip (including the first-time registration of the queue in `asynq:queues`).
@@ -91,11 +98,16 @@ export const enqueue = Effect.fn("Steps.enqueue")(function* (
  * overhead of an enqueue). For the Promise client, which has no tracer to report spans to.
  * @internal
  */
-export const enqueueUntraced = (type: string, payload: unknown, options?: EnqueueOptions): Effect.Effect<TaskInfo, EnqueueError, Broker> =>
+export const enqueueUntraced = (type: string, payload: unknown, options?: EnqueueOptions, newId: () => string = newTaskId): Effect.Effect<TaskInfo, EnqueueError, Broker> =>
   Effect.flatMap(Clock.currentTimeMillis, (nowMs): Effect.Effect<TaskInfo, EnqueueError, Broker> => {
-    const p = prepare(type, payload, options, nowMs)
+    const p = prepare(type, payload, options, nowMs, newId)
     if (Result.isFailure(p)) return Effect.fail(p.failure)
-    return Effect.map(writeTask(p.success.write), (state) => info(p.success, state))
+    const write = (pp: Prepared, attemptsLeft: number): Effect.Effect<TaskInfo, EnqueueError, Broker> => {
+      const written = Effect.map(writeTask(pp.write), (state) => info(pp, state))
+      if (attemptsLeft === 0 || !generatedId(options)) return written
+      return Effect.catchTag(written, "TaskIdConflict", () => write(withId(pp, newId()), attemptsLeft - 1))
+    }
+    return write(p.success, freshIdAttempts)
   })
 
 /**
@@ -112,17 +124,35 @@ export const enqueueMany = Effect.fn("Steps.enqueueMany")(function* (
 
 /** `enqueueMany` without its span and call-site frame (for the Promise client). @internal */
 export const enqueueManyUntraced = Effect.fnUntraced(function* (
-  items: ReadonlyArray<EnqueueItem>
+  items: ReadonlyArray<EnqueueItem>,
+  newId: () => string = newTaskId
 ): Effect.fn.Return<ReadonlyArray<Result.Result<TaskInfo, EnqueueError>>, never, Broker> {
   const nowMs = yield* Clock.currentTimeMillis
-  const prepared = items.map((it) => prepare(it.type, it.payload, it.options, nowMs))
-  const ready = prepared.flatMap((r) => (Result.isSuccess(r) ? [r.success] : []))
-  const outcomes = yield* writeTasks(ready.map((p) => p.write))
-  let next = 0
-  return prepared.map((r): Result.Result<TaskInfo, EnqueueError> => {
-    if (Result.isFailure(r)) return Result.fail(r.failure)
-    return Result.map(outcomes[next++]!, (state) => info(r.success, state))
+  const prepared = items.map((it) => prepare(it.type, it.payload, it.options, nowMs, newId))
+  const results: Array<Result.Result<TaskInfo, EnqueueError>> = new Array(items.length)
+  // Items still to write (index into `items`), and their prepared writes.
+  let todo: Array<number> = []
+  const current: Array<Prepared | undefined> = prepared.map((r, i) => {
+    if (Result.isFailure(r)) {
+      results[i] = Result.fail(r.failure)
+      return undefined
+    }
+    todo.push(i)
+    return r.success
   })
+  for (let attempt = 0; todo.length > 0; attempt++) {
+    const outcomes = yield* writeTasks(todo.map((i) => current[i]!.write))
+    const again: Array<number> = []
+    todo.forEach((i, j) => {
+      const o = outcomes[j]!
+      if (Result.isFailure(o) && o.failure._tag === "TaskIdConflict" && generatedId(items[i]!.options) && attempt < freshIdAttempts) {
+        current[i] = withId(current[i]!, newId())
+        again.push(i)
+      } else results[i] = Result.map(o, (state) => info(current[i]!, state))
+    })
+    todo = again
+  }
+  return results
 })
 
 /** Options of `enqueueMessage`. */

@@ -20,7 +20,7 @@ export interface EnqueueOptions {
   readonly processAt?: Date | number | undefined
   /** Process after this delay, ms. 0: enqueued as pending. */
   readonly processIn?: number | undefined
-  /** Task id. Default: 16 random base62 characters. A task with the same id in the queue gives TaskIdConflict. */
+  /** Task id. Default: 13 random base62 characters (regenerated if taken). A custom id that a task in the queue already has gives TaskIdConflict. */
   readonly taskId?: string | undefined
   /** Keep the task this long after it completes, ms (stored as whole seconds, rounded up). Default 0: deleted on completion. */
   readonly retention?: number | undefined

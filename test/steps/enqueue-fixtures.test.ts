@@ -2,7 +2,7 @@
  * Reproduces asynq's own Redis snapshots (../shared/fixtures/asynq-wire/states a–d) with our
  * enqueue: the same keys, key types, hash fields, list/zset/set contents, scores, TTL presence,
  * and protobuf messages. The TestClock is set to the capture time, so scores match exactly;
- * random ids (asynq's uuid, our 16-character id) are compared as "<random>".
+ * random ids (asynq's uuid, our 13-character id) are compared as "<random>".
  */
 import { expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"

@@ -1,10 +1,10 @@
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Result } from "effect"
 import { TestClock } from "effect/testing"
 import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll } from "vitest"
 import { Broker } from "../../src/broker/Broker.js"
-import { enqueue, enqueueMessage } from "../../src/steps/enqueue.js"
+import { enqueue, enqueueManyUntraced, enqueueMessage, enqueueUntraced } from "../../src/steps/enqueue.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { payloadJson } from "../../src/wire/payload.js"
 import { uniqueKey } from "../../src/wire/uniqueKey.js"
@@ -30,7 +30,7 @@ layer(testBrokerLayer())("enqueue (real Redis)", (it) => {
       expect(info).toMatchObject({ queue: "default", type: "email:deliver", state: "pending", maxRetry: 25, retried: 0, timeoutMs: 1_800_000 })
       expect(info.deadline).toBeUndefined()
       expect(info.nextProcessAt).toEqual(new Date(baseNowMs))
-      expect(info.id).toMatch(/^[0-9A-Za-z]{16}$/)
+      expect(info.id).toMatch(/^[0-9A-Za-z]{13}$/)
       expect(payloadJson(info.payload)).toEqual({ userId: 42 })
       const t = yield* io(() => readTask(c, "default", info.id))
       expect(t.fields).toEqual({ state: "pending", pending_since: ns(baseNowMs) })
@@ -217,6 +217,29 @@ layer(testBrokerLayer())("enqueue (real Redis)", (it) => {
       expect(yield* io(() => c.lrange(queueKeys("idc").pending, 0, -1))).toEqual(["same"])
       expect(yield* io(() => c.exists(queueKeys("idc").scheduled, queueKeys("idc").group("g")))).toBe(0)
       expect(yield* io(() => c.exists(uniqueKey("idc", "t", utf8("second"))))).toBe(0)
+    })
+  )
+
+  it.effect("a generated id that is already taken is replaced and the write tried again (one task, and many)", () =>
+    Effect.gen(function* () {
+      yield* enqueue("t", "old", { queue: "regen", taskId: "taken" })
+      const ids = (...xs: Array<string>) => () => xs.shift() ?? "exhausted"
+      const one = yield* enqueueUntraced("t", "new", { queue: "regen" }, ids("taken", "taken", "fresh-1"))
+      expect(one.id).toBe("fresh-1")
+      const many = yield* enqueueManyUntraced(
+        [
+          { type: "t", payload: "a", options: { queue: "regen" } },
+          { type: "t", payload: "b", options: { queue: "regen", taskId: "taken" } },
+          { type: "t", payload: "c", options: { queue: "regen", processIn: 60_000 } }
+        ],
+        ids("taken", "fresh-c", "fresh-a")
+      )
+      expect(many.map((r) => (Result.isSuccess(r) ? r.success.id : r.failure._tag))).toEqual(["fresh-a", "TaskIdConflict", "fresh-c"])
+      expect(yield* io(() => c.lrange(queueKeys("regen").pending, 0, -1))).toEqual(["fresh-a", "fresh-1", "taken"])
+      expect((yield* io(() => readTask(c, "regen", "taken"))).msg!.payload).toEqual(utf8("old"))
+      // An id source that only ever gives taken ids: after a few tries, TaskIdConflict.
+      const stuck = yield* enqueueUntraced("t", "x", { queue: "regen" }, () => "taken").pipe(Effect.flip)
+      expect(stuck._tag).toBe("TaskIdConflict")
     })
   )
 
