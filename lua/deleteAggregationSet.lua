@@ -3,6 +3,7 @@
 -- KEYS[1] asynq:{q}:g:<group>:<setId>
 -- KEYS[2] asynq:{q}:aggregation_sets
 -- KEYS[3] asynq:{q}:t:   (task key prefix)
+-- ARGV    none
 -- Returns: the number of member tasks deleted.
 local ids = redis.call("ZRANGE", KEYS[1], 0, -1)
 for _, id in ipairs(ids) do
