@@ -14,7 +14,7 @@ import type { HandlerInput } from "../../src/processor/Mux.js"
 import type { ServerOptions } from "../../src/processor/options.js"
 import type { WorkerArgs } from "./args.js"
 import { loggingLayer } from "./logging.js"
-import { runWorker } from "./runWorker.js"
+import { runWorker, type WorkerHandle } from "./runWorker.js"
 
 const isHandlerInput = (u: unknown): u is HandlerInput =>
   u instanceof ServeMux || typeof u === "function" || (typeof u === "object" && u !== null && Object.values(u).every((v) => typeof v === "function"))
@@ -30,16 +30,40 @@ export const loadHandlersModule = async (path: string): Promise<{ handlers: Hand
   return { handlers, options }
 }
 
-/** Runs the worker command; resolves with the process exit code (0 after a graceful shutdown). */
+/**
+ * Runs the worker command; resolves with the process exit code (0 after a graceful shutdown).
+ * SIGTERM/SIGINT are handled from the start: one that arrives while the handlers module loads or
+ * the worker connects is kept, and the worker is shut down (or not started) as soon as it can be.
+ */
 export const workerCommand = async (a: WorkerArgs): Promise<number> => {
   const log = (level: "Info" | "Error", message: string) =>
     Effect.runPromise((level === "Info" ? Effect.logInfo(message) : Effect.logError(message)).pipe(Effect.provide(loggingLayer(a.logFormat, a.logLevel))))
+  let stopSignal: NodeJS.Signals | undefined
+  let worker: WorkerHandle | undefined
+  const onSignal = (signal: NodeJS.Signals) => {
+    process.removeListener("SIGTERM", onSignal)
+    process.removeListener("SIGINT", onSignal)
+    stopSignal = signal
+    const w = worker
+    if (w) void log("Info", `${signal} received: shutting down gracefully`).then(() => w.shutdown())
+  }
+  process.once("SIGTERM", onSignal)
+  process.once("SIGINT", onSignal)
+  const release = () => {
+    process.removeListener("SIGTERM", onSignal)
+    process.removeListener("SIGINT", onSignal)
+  }
   let loaded
   try {
     loaded = await loadHandlersModule(a.handlersModule)
   } catch (e) {
+    release()
     await log("Error", `cannot load handlers module ${a.handlersModule}: ${e instanceof Error ? e.message : String(e)}`)
     return 1
+  }
+  if (stopSignal !== undefined) {
+    await log("Info", `${stopSignal} received before the worker started: not starting it`)
+    return 0
   }
   const overrides: ServerOptions = {
     ...(a.concurrency !== undefined ? { concurrency: a.concurrency } : {}),
@@ -47,7 +71,6 @@ export const workerCommand = async (a: WorkerArgs): Promise<number> => {
     ...(a.strictPriority !== undefined ? { strictPriority: a.strictPriority } : {}),
     ...(a.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: a.shutdownTimeoutMs } : {})
   }
-  let worker
   try {
     worker = await runWorker({
       ...loaded.options,
@@ -58,17 +81,14 @@ export const workerCommand = async (a: WorkerArgs): Promise<number> => {
       ...(a.logLevel !== undefined ? { logLevel: a.logLevel } : {})
     })
   } catch (e) {
+    release()
     await log("Error", `worker failed to start: ${e instanceof Error ? e.message : String(e)}`)
     return 1
   }
-  const onSignal = (signal: NodeJS.Signals) => {
-    process.removeListener("SIGTERM", onSignal)
-    process.removeListener("SIGINT", onSignal)
-    void log("Info", `${signal} received: shutting down gracefully`).then(() => worker.shutdown())
+  if (stopSignal !== undefined) {
+    await log("Info", `${stopSignal} received while the worker started: shutting down gracefully`)
+    await worker.shutdown()
   }
-  process.once("SIGTERM", onSignal)
-  process.once("SIGINT", onSignal)
   await worker.done
   return 0
 }
-

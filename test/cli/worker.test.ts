@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process"
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -30,6 +30,15 @@ export const options = { shutdownTimeoutMs: 2000 }
 `
   )
   writeFileSync(join(dir, "bad.mjs"), "export const nothing = 1\n")
+  // A module that takes a while to load (its top level waits until a marker file appears).
+  writeFileSync(
+    join(dir, "slow.mjs"),
+    `import { existsSync, writeFileSync } from "node:fs"
+writeFileSync(${JSON.stringify(join(dir, "slow-loading"))}, "")
+while (!existsSync(${JSON.stringify(join(dir, "slow-go"))})) await new Promise((r) => setTimeout(r, 20))
+export const handlers = { "never:": async () => {} }
+`
+  )
 })
 afterAll(() => {
   c.disconnect()
@@ -67,6 +76,25 @@ describe("CLI worker", { timeout: 120_000 }, () => {
     child.kill("SIGTERM")
     expect(await exited).toBe(0)
     expect(logs).toContain("SIGTERM received: shutting down gracefully")
+    expect(await c.zcard("asynq:servers")).toBe(0)
+  })
+
+  it("SIGTERM while the handlers module is still loading: the worker is not started, exit 0", async () => {
+    const child = spawn(process.execPath, [await cliBundle(), "worker", join(dir, "slow.mjs"), "--queues", "slowq=1"], {
+      cwd: root,
+      env: { ...process.env, REDIS_URL: testRedisUrl() },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let logs = ""
+    child.stdout.on("data", (d) => (logs += d))
+    child.stderr.on("data", (d) => (logs += d))
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+    await waitFor(async () => existsSync(join(dir, "slow-loading")), "the module to start loading")
+    child.kill("SIGTERM")
+    await new Promise((r) => setTimeout(r, 200))
+    writeFileSync(join(dir, "slow-go"), "")
+    expect(await exited).toBe(0)
+    expect(logs).toContain("SIGTERM received before the worker started: not starting it")
     expect(await c.zcard("asynq:servers")).toBe(0)
   })
 
