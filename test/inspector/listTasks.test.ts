@@ -1,26 +1,10 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import type { Redis as IORedis } from "ioredis"
+import { describe, expect, it } from "vitest"
 import { listTasks } from "../../src/inspector/listTasks.js"
 import { getTaskInfo } from "../../src/inspector/getTaskInfo.js"
 import { asynqMsg, putActive, putAggregating, putInZset, putPending, restoreSnapshot } from "../support/asynqLayout.js"
-import { flushTestDb, rawClient } from "../support/redis.js"
-import { makeHarness } from "./harness.js"
+import { inspectorTestDb, now, nowSec } from "./harness.js"
 
-const h = makeHarness()
-let c: IORedis
-const now = Date.UTC(2026, 10, 22, 12, 0, 0)
-const nowSec = now / 1000
-
-beforeAll(() => {
-  c = rawClient()
-})
-beforeEach(async () => {
-  await flushTestDb()
-})
-afterAll(async () => {
-  c.disconnect()
-  await h.dispose()
-})
+const { h, c } = inspectorTestDb()
 
 describe("listTasks", () => {
   it("pages pending tasks oldest first (the order workers take them)", async () => {

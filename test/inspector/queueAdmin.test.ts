@@ -1,32 +1,16 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import type { Redis as IORedis } from "ioredis"
+import { describe, expect, it } from "vitest"
 import { Redis as IORedisClient } from "ioredis"
 import { deleteQueue } from "../../src/inspector/deleteQueue.js"
 import { cancelProcessing, pauseQueue, unpauseQueue } from "../../src/inspector/control.js"
 import type { BulkProgress } from "../../src/inspector/types.js"
 import { asynqMsg, putActive, putAggregating, putInZset, putPending, restoreSnapshot } from "../support/asynqLayout.js"
-import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
-import { makeHarness } from "./harness.js"
+import { inspectorTestDb, now, nowSec } from "./harness.js"
 import { startRedisServer } from "../support/redis-server.js"
 import { Effect, Layer } from "effect"
 import { Broker } from "../../src/broker/Broker.js"
 import { Redis } from "../../src/redis/Redis.js"
 
-const h = makeHarness()
-let c: IORedis
-const now = Date.UTC(2026, 10, 22, 12, 0, 0)
-const nowSec = now / 1000
-
-beforeAll(() => {
-  c = rawClient()
-})
-beforeEach(async () => {
-  await flushTestDb()
-})
-afterAll(async () => {
-  c.disconnect()
-  await h.dispose()
-})
+const { h, c } = inspectorTestDb()
 
 const queueKeyCount = async (q: string) => (await c.keys(`asynq:{${q}}:*`)).length
 

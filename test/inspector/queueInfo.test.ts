@@ -1,28 +1,13 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import type { Redis as IORedis } from "ioredis"
+import { describe, expect, it } from "vitest"
 import { getQueueInfo } from "../../src/inspector/queueInfo.js"
 import { queues } from "../../src/inspector/queues.js"
 import { history } from "../../src/inspector/history.js"
 import { groups } from "../../src/inspector/groups.js"
 import { asynqMsg, putActive, putAggregating, putInZset, putPending, restoreSnapshot } from "../support/asynqLayout.js"
-import { flushTestDb, rawClient } from "../support/redis.js"
-import { makeHarness } from "./harness.js"
+import { flushTestDb } from "../support/redis.js"
+import { inspectorTestDb, now, nowSec } from "./harness.js"
 
-const h = makeHarness()
-let c: IORedis
-const now = Date.UTC(2026, 10, 22, 12, 0, 0)
-const nowSec = now / 1000
-
-beforeAll(async () => {
-  c = rawClient()
-})
-beforeEach(async () => {
-  await flushTestDb()
-})
-afterAll(async () => {
-  c.disconnect()
-  await h.dispose()
-})
+const { h, c } = inspectorTestDb()
 
 describe("queues", () => {
   it("lists the names in asynq:queues, sorted", async () => {

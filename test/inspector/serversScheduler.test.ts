@@ -1,26 +1,12 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import type { Redis as IORedis } from "ioredis"
+import { describe, expect, it } from "vitest"
 import { servers } from "../../src/inspector/servers.js"
 import { schedulerEntries, schedulerHistory } from "../../src/inspector/scheduler.js"
 import { encodeSchedulerEnqueueEvent } from "../../src/wire/SchedulerEnqueueEvent.js"
 import { timestampFromMillis } from "../../src/wire/Timestamp.js"
 import { restoreSnapshot } from "../support/asynqLayout.js"
-import { flushTestDb, rawClient } from "../support/redis.js"
-import { makeHarness } from "./harness.js"
+import { inspectorTestDb } from "./harness.js"
 
-const h = makeHarness()
-let c: IORedis
-
-beforeAll(() => {
-  c = rawClient()
-})
-beforeEach(async () => {
-  await flushTestDb()
-})
-afterAll(async () => {
-  c.disconnect()
-  await h.dispose()
-})
+const { h, c } = inspectorTestDb()
 
 describe("servers", () => {
   it("reads the running Go asynq server and its worker (h-server-running)", async () => {
