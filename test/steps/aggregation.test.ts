@@ -1,24 +1,14 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import type { Redis as IORedis } from "ioredis"
-import { afterAll, beforeAll } from "vitest"
 import { aggregate } from "../../src/steps/aggregate.js"
 import { deleteAggregationSet, readAggregationSet } from "../../src/steps/aggregationSet.js"
 import { checkGroups } from "../../src/steps/checkGroups.js"
 import { reclaimStaleAggregationSets } from "../../src/steps/reclaimStaleAggregationSets.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { baseNowMs, makeMsg, putGrouped, testBrokerLayer, zsetOf } from "../support/arrange.js"
-import { flushTestDb, rawClient } from "../support/redis.js"
+import { baseNowMs, makeMsg, putGrouped, testBrokerLayer, zsetOf, stepsTestDb, io, baseNowSec as nowSec } from "../support/arrange.js"
 
-let c: IORedis
-beforeAll(async () => {
-  await flushTestDb()
-  c = rawClient()
-})
-afterAll(() => c.disconnect())
-const io = <A>(f: () => Promise<A>) => Effect.promise(f)
-const nowSec = baseNowMs / 1000
+const c = stepsTestDb()
 
 layer(testBrokerLayer())("aggregation (real Redis)", (it) => {
   it.effect("grace period: a group becomes a set once its newest task is gracePeriod old", () =>

@@ -1,22 +1,13 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import type { Redis as IORedis } from "ioredis"
-import { afterAll, beforeAll } from "vitest"
 import { complete } from "../../src/steps/complete.js"
 import { dequeueLease } from "../../src/steps/dequeueLease.js"
 import { writeResult } from "../../src/steps/writeResult.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { baseNowMs, makeMsg, putActive, putPending, readTask, testBrokerLayer, zsetOf } from "../support/arrange.js"
-import { flushTestDb, rawClient } from "../support/redis.js"
+import { baseNowMs, makeMsg, putActive, putPending, readTask, testBrokerLayer, zsetOf, stepsTestDb, io } from "../support/arrange.js"
 
-let c: IORedis
-beforeAll(async () => {
-  await flushTestDb()
-  c = rawClient()
-})
-afterAll(() => c.disconnect())
-const io = <A>(f: () => Promise<A>) => Effect.promise(f)
+const c = stepsTestDb()
 const leaseSec = baseNowMs / 1000 + 30
 
 layer(testBrokerLayer())("complete / writeResult (real Redis)", (it) => {

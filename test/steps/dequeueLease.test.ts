@@ -1,20 +1,11 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import type { Redis as IORedis } from "ioredis"
-import { afterAll, beforeAll } from "vitest"
 import { dequeueLease } from "../../src/steps/dequeueLease.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { baseNowMs, makeMsg, putPending, putPendingBytes, readTask, testBrokerLayer, zsetOf } from "../support/arrange.js"
-import { flushTestDb, rawClient } from "../support/redis.js"
+import { baseNowMs, makeMsg, putPending, putPendingBytes, readTask, testBrokerLayer, zsetOf, stepsTestDb, io } from "../support/arrange.js"
 
-let c: IORedis
-beforeAll(async () => {
-  await flushTestDb()
-  c = rawClient()
-})
-afterAll(() => c.disconnect())
-const io = <A>(f: () => Promise<A>) => Effect.promise(f)
+const c = stepsTestDb()
 
 layer(testBrokerLayer())("dequeueLease (real Redis)", (it) => {
   it.effect("takes queues in the given order, oldest task first, and leaves asynq's active/lease layout (state h)", () =>

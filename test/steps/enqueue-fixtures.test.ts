@@ -7,14 +7,12 @@
 import { expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import type { Redis as IORedis } from "ioredis"
-import { afterAll, beforeAll, describe } from "vitest"
+import { describe } from "vitest"
 import type { Broker } from "../../src/broker/Broker.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import { decodeTaskMessage, type TaskMessage } from "../../src/wire/TaskMessage.js"
-import { testBrokerLayer, zsetOf } from "../support/arrange.js"
+import { testBrokerLayer, zsetOf, stepsTestDb } from "../support/arrange.js"
 import { loadFixture } from "../support/fixtures.js"
-import { flushTestDb, rawClient } from "../support/redis.js"
 
 interface KeyDump {
   readonly type: string
@@ -26,12 +24,7 @@ interface StateFixture {
   readonly keys: Record<string, KeyDump>
 }
 
-let c: IORedis
-beforeAll(async () => {
-  await flushTestDb()
-  c = rawClient()
-})
-afterAll(() => c.disconnect())
+const c = stepsTestDb()
 
 /** Every key of the DB in the fixture format (hash fields sorted, msg as base64). */
 const snapshot = async (): Promise<Record<string, KeyDump>> => {

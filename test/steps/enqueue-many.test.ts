@@ -2,23 +2,15 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Result } from "effect"
 import { TestClock } from "effect/testing"
 import type { Redis as IORedis } from "ioredis"
-import { afterAll, beforeAll, describe, it } from "vitest"
+import { describe, it } from "vitest"
 import { Broker } from "../../src/broker/Broker.js"
 import { Redis } from "../../src/redis/Redis.js"
 import { enqueue, enqueueMany } from "../../src/steps/enqueue.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { baseNowMs, readTask, testBrokerLayer, zsetOf } from "../support/arrange.js"
+import { baseNowMs, readTask, testBrokerLayer, zsetOf, stepsTestDb, io, baseNowSec as nowSec } from "../support/arrange.js"
 import { startRedisServer } from "../support/redis-server.js"
-import { flushTestDb, rawClient } from "../support/redis.js"
 
-let c: IORedis
-beforeAll(async () => {
-  await flushTestDb()
-  c = rawClient()
-})
-afterAll(() => c.disconnect())
-const io = <A>(f: () => Promise<A>) => Effect.promise(f)
-const nowSec = baseNowMs / 1000
+const c = stepsTestDb()
 
 /** Counts the socket writes (round trips) the broker's connection makes while `eff` runs. */
 const countWrites = <A, E, R>(eff: Effect.Effect<A, E, R>) =>

@@ -1,18 +1,11 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Result } from "effect"
-import type { Redis as IORedis } from "ioredis"
-import { afterAll, beforeAll, describe, it } from "vitest"
+import { describe, it } from "vitest"
 import { enqueue } from "../../src/steps/enqueue.js"
 import { type EnqueueOptions, resolveEnqueueOptions } from "../../src/steps/options.js"
-import { testBrokerLayer } from "../support/arrange.js"
-import { flushTestDb, rawClient } from "../support/redis.js"
+import { testBrokerLayer, stepsTestDb } from "../support/arrange.js"
 
-let c: IORedis
-beforeAll(async () => {
-  await flushTestDb()
-  c = rawClient()
-})
-afterAll(() => c.disconnect())
+const c = stepsTestDb()
 
 const now = 1_795_324_734_000
 const resolve = (opts: EnqueueOptions | undefined, type = "t") => resolveEnqueueOptions(type, opts, now)

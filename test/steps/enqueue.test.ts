@@ -1,24 +1,14 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Result } from "effect"
 import { TestClock } from "effect/testing"
-import type { Redis as IORedis } from "ioredis"
-import { afterAll, beforeAll } from "vitest"
 import { Broker } from "../../src/broker/Broker.js"
 import { enqueue, enqueueManyUntraced, enqueueMessage, enqueueUntraced } from "../../src/steps/enqueue.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { payloadJson } from "../../src/wire/payload.js"
 import { uniqueKey } from "../../src/wire/uniqueKey.js"
-import { baseNowMs, makeMsg, readTask, testBrokerLayer, zsetOf } from "../support/arrange.js"
-import { flushTestDb, rawClient } from "../support/redis.js"
+import { baseNowMs, makeMsg, readTask, testBrokerLayer, zsetOf, stepsTestDb, io, baseNowSec as nowSec } from "../support/arrange.js"
 
-let c: IORedis
-beforeAll(async () => {
-  await flushTestDb()
-  c = rawClient()
-})
-afterAll(() => c.disconnect())
-const io = <A>(f: () => Promise<A>) => Effect.promise(f)
-const nowSec = baseNowMs / 1000
+const c = stepsTestDb()
 const ns = (ms: number) => String(BigInt(ms) * 1_000_000n)
 const utf8 = (s: string) => new TextEncoder().encode(s)
 

@@ -1,21 +1,11 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import type { Redis as IORedis } from "ioredis"
-import { afterAll, beforeAll } from "vitest"
 import { forward } from "../../src/steps/forward.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { baseNowMs, makeMsg, putInZset, readTask, testBrokerLayer, zsetOf } from "../support/arrange.js"
-import { flushTestDb, rawClient } from "../support/redis.js"
+import { baseNowMs, makeMsg, putInZset, readTask, testBrokerLayer, zsetOf, stepsTestDb, io, baseNowSec as nowSec } from "../support/arrange.js"
 
-let c: IORedis
-beforeAll(async () => {
-  await flushTestDb()
-  c = rawClient()
-})
-afterAll(() => c.disconnect())
-const io = <A>(f: () => Promise<A>) => Effect.promise(f)
-const nowSec = baseNowMs / 1000
+const c = stepsTestDb()
 const nsAt = (ms: number) => String(BigInt(ms) * 1_000_000n)
 
 layer(testBrokerLayer())("forward (real Redis)", (it) => {

@@ -1,8 +1,6 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import type { Redis as IORedis } from "ioredis"
-import { afterAll, beforeAll } from "vitest"
 import { dequeueLease } from "../../src/steps/dequeueLease.js"
 import { extendLease } from "../../src/steps/extendLease.js"
 import { janitor } from "../../src/steps/janitor.js"
@@ -10,17 +8,10 @@ import { pause, unpause } from "../../src/steps/pause.js"
 import { publishCancel } from "../../src/steps/publishCancel.js"
 import { recover } from "../../src/steps/recover.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { baseNowMs, makeMsg, putInZset, putPending, testBrokerLayer, zsetOf } from "../support/arrange.js"
-import { flushTestDb, rawClient } from "../support/redis.js"
+import { baseNowMs, makeMsg, putInZset, putPending, testBrokerLayer, zsetOf, stepsTestDb, io, baseNowSec as nowSec } from "../support/arrange.js"
+import { rawClient } from "../support/redis.js"
 
-let c: IORedis
-beforeAll(async () => {
-  await flushTestDb()
-  c = rawClient()
-})
-afterAll(() => c.disconnect())
-const io = <A>(f: () => Promise<A>) => Effect.promise(f)
-const nowSec = baseNowMs / 1000
+const c = stepsTestDb()
 
 layer(testBrokerLayer())("extendLease / janitor / pause / publishCancel (real Redis)", (it) => {
   it.effect("extendLease moves held leases forward and reports the ones that were lost", () =>

@@ -1,20 +1,11 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import type { Redis as IORedis } from "ioredis"
-import { afterAll, beforeAll } from "vitest"
 import { complete, dequeueLease, enqueue, forward, janitor, recover, retry } from "../../src/steps/index.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { baseNowMs, readTask, testBrokerLayer } from "../support/arrange.js"
-import { flushTestDb, rawClient } from "../support/redis.js"
+import { baseNowMs, readTask, testBrokerLayer, stepsTestDb, io } from "../support/arrange.js"
 
-let c: IORedis
-beforeAll(async () => {
-  await flushTestDb()
-  c = rawClient()
-})
-afterAll(() => c.disconnect())
-const io = <A>(f: () => Promise<A>) => Effect.promise(f)
+const c = stepsTestDb()
 
 /** The README's maintenance tick: each step bounded, each safe to overlap with another tick. */
 const tick = (queues: ReadonlyArray<string>) =>

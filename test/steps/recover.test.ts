@@ -1,25 +1,15 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import type { Redis as IORedis } from "ioredis"
-import { afterAll, beforeAll } from "vitest"
 import { retryActive } from "../../src/broker/retry.js"
 import { complete } from "../../src/steps/complete.js"
 import { dequeueLease } from "../../src/steps/dequeueLease.js"
 import { recover } from "../../src/steps/recover.js"
 import { retriedMessage } from "../../src/steps/retry.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { baseNowMs, makeMsg, putActive, putPending, readTask, testBrokerLayer, zsetOf } from "../support/arrange.js"
-import { flushTestDb, rawClient } from "../support/redis.js"
+import { baseNowMs, makeMsg, putActive, putPending, readTask, testBrokerLayer, zsetOf, stepsTestDb, io, baseNowSec as nowSec } from "../support/arrange.js"
 
-let c: IORedis
-beforeAll(async () => {
-  await flushTestDb()
-  c = rawClient()
-})
-afterAll(() => c.disconnect())
-const io = <A>(f: () => Promise<A>) => Effect.promise(f)
-const nowSec = baseNowMs / 1000
+const c = stepsTestDb()
 
 layer(testBrokerLayer())("recover (real Redis)", (it) => {
   it.effect("retries a task whose lease expired (30 s grace), after which its old worker gets LeaseLost", () =>

@@ -1,24 +1,14 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import type { Redis as IORedis } from "ioredis"
-import { afterAll, beforeAll } from "vitest"
 import { archive } from "../../src/steps/archive.js"
 import { dequeueLease } from "../../src/steps/dequeueLease.js"
 import { requeue } from "../../src/steps/requeue.js"
 import { retry } from "../../src/steps/retry.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { baseNowMs, makeMsg, putActive, putInZset, putPending, readTask, testBrokerLayer, zsetOf } from "../support/arrange.js"
-import { flushTestDb, rawClient } from "../support/redis.js"
+import { baseNowMs, makeMsg, putActive, putInZset, putPending, readTask, testBrokerLayer, zsetOf, stepsTestDb, io, baseNowSec as nowSec } from "../support/arrange.js"
 
-let c: IORedis
-beforeAll(async () => {
-  await flushTestDb()
-  c = rawClient()
-})
-afterAll(() => c.disconnect())
-const io = <A>(f: () => Promise<A>) => Effect.promise(f)
-const nowSec = baseNowMs / 1000
+const c = stepsTestDb()
 const ninetyDays = 90 * 86400
 
 /** Seconds left on a key, against what EXPIREAT (clock now + 90 days) should leave by Redis's clock. */

@@ -4,11 +4,12 @@
  * zsets), so the steps are tested against what asynq produces, not only against themselves.
  */
 import type { Redis as IORedis } from "ioredis"
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
+import { afterAll, beforeAll } from "vitest"
 import { Broker } from "../../src/broker/Broker.js"
 import { decodeTaskMessage, emptyTaskMessage, encodeTaskMessage, type TaskMessage } from "../../src/wire/TaskMessage.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { testRedisLayer } from "./redis.js"
+import { flushTestDb, rawClient, testRedisLayer } from "./redis.js"
 
 /** The Broker on this test file's database. */
 export const testBrokerLayer = (): Layer.Layer<Broker, unknown> => Broker.layer.pipe(Layer.provide(testRedisLayer()))
@@ -95,4 +96,18 @@ export const zsetOf = async (c: IORedis, key: string): Promise<Array<[string, nu
   const out: Array<[string, number]> = []
   for (let i = 0; i < flat.length; i += 2) out.push([flat[i]!, Number(flat[i + 1])])
   return out
+}
+
+/** Lifts a Promise-returning Redis call into an Effect (for arranging and checking inside `it.effect`). */
+export const io = <A>(f: () => Promise<A>) => Effect.promise(f)
+
+/** `baseNowMs` in unix seconds. */
+export const baseNowSec = baseNowMs / 1000
+
+/** The usual setup of a steps test file: this file's database emptied once, and a raw client on it (closed after the file). */
+export const stepsTestDb = (): IORedis => {
+  const c = rawClient()
+  beforeAll(() => flushTestDb())
+  afterAll(() => void c.disconnect())
+  return c
 }
