@@ -4,28 +4,13 @@
  * address with `inject("redisUrl")` (see test/support/redis.ts).
  */
 import type { TestProject } from "vitest/node"
-import { Redis } from "ioredis"
-import { type RedisServerHandle, startRedisServer } from "./redis-server.js"
+import { type RedisServerHandle, redisAnswers, startRedisServer } from "./redis-server.js"
 
 let server: RedisServerHandle | undefined
 
-const answers = async (url: string): Promise<boolean> => {
-  const c = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 })
-  c.on("error", () => {})
-  try {
-    await c.connect()
-    await c.ping()
-    return true
-  } catch {
-    return false
-  } finally {
-    c.disconnect()
-  }
-}
-
 export default async function setup(project: TestProject) {
   let url = process.env.REDIS_URL ?? "redis://127.0.0.1:6379"
-  if (!(await answers(url))) {
+  if (!(await redisAnswers(url))) {
     server = await startRedisServer()
     url = server.url
     console.log(`[effect-asynq tests] no Redis at ${process.env.REDIS_URL ?? "redis://127.0.0.1:6379"}; started a private redis-server at ${url}`)

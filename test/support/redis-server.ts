@@ -9,6 +9,21 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Redis } from "ioredis"
 
+/** Whether a Redis answers PING at `url` (within about 2 s; never throws). */
+export const redisAnswers = async (url: string): Promise<boolean> => {
+  const c = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 })
+  c.on("error", () => {})
+  try {
+    await c.connect()
+    await c.ping()
+    return true
+  } catch {
+    return false
+  } finally {
+    c.disconnect()
+  }
+}
+
 export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const s = createServer()
@@ -30,9 +45,10 @@ export const redisServerBinary = (): string => {
   }
 }
 
-export const waitForPing = async (port: number, timeoutMs = 10_000): Promise<void> => {
+export const waitForPing = async (port: number, timeoutMs = 10_000, proc?: ChildProcess): Promise<void> => {
   const deadline = Date.now() + timeoutMs
   for (;;) {
+    if (proc && proc.exitCode !== null) throw new Error(`redis-server on port ${port} exited at start with code ${proc.exitCode}`)
     const c = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
     c.on("error", () => {})
     try {
@@ -55,26 +71,38 @@ export interface RedisServerHandle {
   readonly stop: () => Promise<void>
 }
 
-/** Starts `redis-server` on a free loopback port with no persistence; `extra` adds arguments. */
-export const startRedisServer = async (extra: ReadonlyArray<string> = []): Promise<RedisServerHandle> => {
+/**
+ * Starts `redis-server` on a loopback port (`port`, or a free one) with no persistence, in a
+ * temporary directory; `extra` adds arguments. `stop()` kills it (SIGKILL: nothing is kept, so
+ * nothing needs flushing) and removes the directory. The one way the tests, the benchmark and the
+ * `npm start` demo start a private Redis.
+ */
+export const startRedisServer = async (extra: ReadonlyArray<string> = [], port?: number): Promise<RedisServerHandle> => {
   const bin = redisServerBinary()
-  const port = await freePort()
+  const p = port ?? (await freePort())
   const dir = mkdtempSync(join(tmpdir(), "effect-asynq-redis-"))
-  const proc = spawn(bin, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, ...extra], {
+  const cleanup = () => rmSync(dir, { recursive: true, force: true })
+  const proc = spawn(bin, ["--port", String(p), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, ...extra], {
     stdio: "ignore"
   })
-  await waitForPing(port)
+  try {
+    await waitForPing(p, 10_000, proc)
+  } catch (e) {
+    proc.kill("SIGKILL")
+    cleanup()
+    throw e
+  }
   const stop = () =>
     new Promise<void>((resolve) => {
       if (proc.exitCode !== null || proc.signalCode !== null) {
-        rmSync(dir, { recursive: true, force: true })
+        cleanup()
         return resolve()
       }
       proc.once("exit", () => {
-        rmSync(dir, { recursive: true, force: true })
+        cleanup()
         resolve()
       })
       proc.kill("SIGKILL")
     })
-  return { port, url: `redis://127.0.0.1:${port}`, process: proc, stop }
+  return { port: p, url: `redis://127.0.0.1:${p}`, process: proc, stop }
 }
