@@ -20,7 +20,17 @@ export const schedulerEntriesKey = (schedulerId: string) => `asynq:schedulers:{$
 export const schedulerHistoryKey = (entryId: string) => `asynq:scheduler_history:${entryId}`
 
 /** `YYYY-MM-DD` of a unix-ms time, in UTC (asynq names daily stat keys by the UTC date). */
-export const utcDate = (unixMs: number): string => new Date(unixMs).toISOString().slice(0, 10)
+let dayStartMs = 0
+let dayText = "1970-01-01"
+/** The UTC date of a unix time, "YYYY-MM-DD" (asynq's daily stats keys); the current day is remembered, as every completion asks for it. */
+export const utcDate = (unixMs: number): string => {
+  if (unixMs >= dayStartMs && unixMs < dayStartMs + 86_400_000) return dayText
+  const text = new Date(unixMs).toISOString().slice(0, 10)
+  if (!Number.isFinite(unixMs)) return text
+  dayStartMs = unixMs - (((unixMs % 86_400_000) + 86_400_000) % 86_400_000)
+  dayText = text
+  return text
+}
 
 /** All key names of one queue. */
 export interface QueueKeys {
