@@ -4,7 +4,9 @@
 -- script) says through which occurrence the entry is done. An occurrence at or before `through`
 -- is refused and nothing is written; a later one advances `through` and writes the task as the
 -- enqueue / schedule / addToGroup scripts do. If the task write itself is refused (uniqueness lock
--- held, task id taken), the occurrence still counts as handled, so no other instance retries it.
+-- held, custom task id taken), the occurrence still counts as handled, so no other instance
+-- retries it. A generated id (ARGV[10] = "1") that is taken leaves the occurrence unclaimed
+-- (code 2): the caller draws another id and calls again.
 --
 -- KEYS[1]  entry record (hash)          asynq:{<q>}:scheduler:<entryId>
 --          fields: through = last handled occurrence (unix ms), prev = last occurrence that
@@ -24,10 +26,12 @@
 -- ARGV[7]  group name (mode "aggregating"), else ""
 -- ARGV[8]  queue name, published on the channel "effect-asynq:wake" when a pending task makes the
 --          pending list non-empty (as lua/enqueue.lua does), so idle workers wake at once
--- ARGV[9]  (with KEYS[5]) lock TTL in milliseconds (>= 1)
+-- ARGV[9]  lock TTL in milliseconds (>= 1) with KEYS[5]; "0" without
+-- ARGV[10] "1" when the task id was generated (taken → code 2, nothing written), "0" for a custom id
 --
 -- Returns {code, through}: code  1 task written
---                                0 occurrence handled, task id already exists (nothing else written)
+--                                2 generated task id already exists: nothing written, not claimed
+--                                0 occurrence handled, custom task id already exists (nothing else written)
 --                               -1 occurrence handled, uniqueness lock held (nothing else written)
 --                               -2 occurrence already handled by someone (nothing written)
 --          through = the record's `through` after the call (string)
@@ -37,9 +41,12 @@ local through = tonumber(redis.call("HGET", record, "through") or "-1")
 if through >= occurrence then
   return {-2, tostring(through)}
 end
+local taskKey = KEYS[2] .. ARGV[3]
+if ARGV[10] == "1" and redis.call("EXISTS", taskKey) == 1 then
+  return {2, tostring(through)}
+end
 redis.call("HSET", record, "through", ARGV[1])
 redis.call("PEXPIRE", record, ARGV[2])
-local taskKey = KEYS[2] .. ARGV[3]
 local lock = KEYS[5]
 if lock and redis.call("EXISTS", lock) == 1 then
   return {-1, ARGV[1]}

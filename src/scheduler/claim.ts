@@ -22,6 +22,8 @@ import { entryRecordKey } from "./keys.js"
 export interface PreparedClaim {
   readonly entry: Entry
   readonly scheduledAtMs: number
+  /** The task id was drawn at random (not the entry's `taskId` option): if taken, draw another. */
+  readonly generatedId: boolean
   readonly msg: TaskMessage
   readonly state: TaskState
   readonly nextProcessAt: Date | undefined
@@ -34,15 +36,23 @@ export type ClaimOutcome =
   | { readonly _tag: "Duplicate"; readonly error: DuplicateTask }
   | { readonly _tag: "IdConflict"; readonly error: TaskIdConflict }
   | { readonly _tag: "AlreadyDone"; readonly throughMs: number }
+  /** The generated id was taken; nothing was written or claimed: prepare again with a new id. */
+  | { readonly _tag: "IdTaken" }
 
-/** Builds the message and the claim call for `entry` at `scheduledAtMs`, enqueued at `nowMs`. */
-export const prepareClaim = (entry: Entry, scheduledAtMs: number, nowMs: number, recordTtlMs: number): Result.Result<PreparedClaim, InvalidArgument> =>
+/** Builds the message and the claim call for `entry` at `scheduledAtMs`, enqueued at `nowMs` (`newId` draws a task id when the entry has none). */
+export const prepareClaim = (
+  entry: Entry,
+  scheduledAtMs: number,
+  nowMs: number,
+  recordTtlMs: number,
+  newId: () => string = newTaskId
+): Result.Result<PreparedClaim, InvalidArgument> =>
   Result.map(resolveEnqueueOptions(entry.type, entry.options, nowMs), (o) => {
     const msg: TaskMessage = {
       ...emptyTaskMessage,
       type: entry.type,
       payload: entry.payload,
-      id: o.taskId ?? newTaskId(),
+      id: o.taskId ?? newId(),
       queue: o.queue,
       retry: o.maxRetry,
       timeout: o.timeoutSec,
@@ -80,10 +90,11 @@ export const prepareClaim = (entry: Entry, scheduledAtMs: number, nowMs: number,
       keys: [entryRecordKey(o.queue, entry.id), k.taskPrefix, target, k.allGroups, ...lock],
       args: [
         String(scheduledAtMs), String(Math.ceil(recordTtlMs)), msg.id, bytesArg(encodeTaskMessage(msg)), state, arg6, o.group ?? "", o.queue,
-        ...(lockTtl === undefined ? [] : [Math.max(1, Math.ceil(lockTtl))])
+        lockTtl === undefined ? 0 : Math.max(1, Math.ceil(lockTtl)),
+        o.taskId === undefined ? "1" : "0"
       ]
     }
-    return { entry, scheduledAtMs, msg, state, nextProcessAt, call }
+    return { entry, scheduledAtMs, generatedId: o.taskId === undefined, msg, state, nextProcessAt, call }
   })
 
 const badReply = (v: unknown) =>
@@ -111,6 +122,8 @@ export const claimOutcome = (p: PreparedClaim, reply: BatchReply): Result.Result
       })
     case -2:
       return Result.succeed({ _tag: "AlreadyDone", throughMs: Number(v[1]) })
+    case 2:
+      return Result.succeed({ _tag: "IdTaken" })
     default:
       return Result.fail(badReply(v))
   }

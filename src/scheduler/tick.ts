@@ -12,13 +12,14 @@ import { Cause, Clock, Effect, Result } from "effect"
 import { Broker } from "../broker/Broker.js"
 import { registerQueueCall } from "../broker/enqueue.js"
 import type { InvalidArgument } from "../broker/errors.js"
-import type { RedisError } from "../redis/errors.js"
-import type { ScriptCall } from "../redis/Redis.js"
+import { RedisError } from "../redis/errors.js"
+import type { BatchReply, ScriptCall } from "../redis/Redis.js"
 import { dueBetween, nextAfter } from "./cronSpec.js"
 import { type Entry, type EntryConfig, makeEntry } from "./entry.js"
 import type { EnqueueResult, SchedulerHooks } from "./hooks.js"
 import { historyCall, maxHistoryEvents } from "./history.js"
 import { claimOutcome, type PreparedClaim, prepareClaim } from "./claim.js"
+import { newTaskId } from "../steps/taskId.js"
 import { readRecords, recordTtlMs } from "./records.js"
 import { runCalls } from "./runCalls.js"
 
@@ -80,8 +81,13 @@ const runHook = (name: string, eff: Effect.Effect<void, unknown>) =>
   eff.pipe(Effect.catchCause((cause) => Effect.logWarning(`scheduler ${name} hook failed: ${Cause.pretty(cause)}`)))
 
 /** One scheduler tick (see the module comment). */
-export const schedulerTick = Effect.fn("Steps.schedulerTick")(function* (options: SchedulerTickOptions) {
+export const schedulerTick = Effect.fn("Steps.schedulerTick")(function* (
+  options: SchedulerTickOptions,
+  /** @internal draws task ids (tests use it to force a taken id) */
+  newId: () => string = newTaskId
+) {
   const { knownQueues } = yield* Broker
+  const freshIdAttempts = 3
   const nowMs = yield* Clock.currentTimeMillis
   const maxCatchUp = options.maxCatchUp ?? 1
   const lookbackMs = options.lookbackMs ?? 60_000
@@ -119,7 +125,7 @@ export const schedulerTick = Effect.fn("Steps.schedulerTick")(function* (options
           continue
         }
       }
-      const p = prepareClaim(entry, t, nowMs, ttl)
+      const p = prepareClaim(entry, t, nowMs, ttl, newId)
       if (Result.isFailure(p)) {
         fail(entry.id, t, p.failure)
         yield* post({ entry, scheduledAt: new Date(t), outcome: "failed", error: p.failure })
@@ -129,21 +135,38 @@ export const schedulerTick = Effect.fn("Steps.schedulerTick")(function* (options
     }
   }
 
-  // 3. claims + queue registrations (one round trip per slot)
+  // 3. claims + queue registrations (one round trip per slot); a claim whose generated task id
+  // turned out taken (nothing written, nothing claimed) goes again with a new id
   const queues = [...new Set(claims.map((c) => c.msg.queue))].filter((q) => !knownQueues.has(q, nowMs))
-  const calls: Array<ScriptCall> = [...queues.map(registerQueueCall), ...claims.map((c) => c.call)]
-  const replies = yield* runCalls(calls)
-  queues.forEach((q, i) => {
-    if (replies[i]!.ok) knownQueues.add(q, nowMs)
-  })
+  const settled: Array<readonly [PreparedClaim, BatchReply]> = []
+  let round = claims
+  for (let attempt = 0; round.length > 0 || attempt === 0; attempt++) {
+    // the queue registrations ride with the first round
+    const registrations = attempt === 0 ? queues.map(registerQueueCall) : []
+    const all = yield* runCalls([...registrations, ...round.map((c) => c.call)])
+    if (attempt === 0) {
+      queues.forEach((q, i) => {
+        if (all[i]!.ok) knownQueues.add(q, nowMs)
+      })
+    }
+    const replies = all.slice(registrations.length)
+    const again: Array<PreparedClaim> = []
+    round.forEach((c, i) => {
+      const o = claimOutcome(c, replies[i]!)
+      const retry = attempt < freshIdAttempts && Result.isSuccess(o) && o.success._tag === "IdTaken" ? prepareClaim(c.entry, c.scheduledAtMs, nowMs, recordTtlMs(c.entry, nowMs), newId) : undefined
+      if (retry !== undefined && Result.isSuccess(retry)) again.push(retry.success)
+      else settled.push([c, replies[i]!])
+    })
+    round = again
+  }
   const enqueued: Array<TickEnqueued> = []
   const history: Array<ScriptCall> = []
   const results: Array<EnqueueResult> = []
   let alreadyDone = 0
   let refused = 0
-  claims.forEach((c, i) => {
+  settled.forEach(([c, reply]) => {
     const base = { entry: c.entry, scheduledAt: new Date(c.scheduledAtMs) }
-    const o = claimOutcome(c, replies[queues.length + i]!)
+    const o = claimOutcome(c, reply)
     if (Result.isFailure(o)) {
       fail(c.entry.id, c.scheduledAtMs, o.failure)
       results.push({ ...base, outcome: "failed", error: o.failure })
@@ -166,6 +189,13 @@ export const schedulerTick = Effect.fn("Steps.schedulerTick")(function* (options
       case "AlreadyDone":
         alreadyDone++
         return
+      case "IdTaken": {
+        // Still taken after several fresh ids (only with a broken id source): not claimed, so the next tick tries again.
+        const error = new RedisError({ op: "script scheduler_enqueue", message: `periodic entry ${c.entry.id}: ${freshIdAttempts + 1} generated task ids in a row were taken in queue "${c.msg.queue}"; occurrence ${base.scheduledAt.toISOString()} left for the next tick` })
+        fail(c.entry.id, c.scheduledAtMs, error)
+        results.push({ ...base, outcome: "failed", error })
+        return
+      }
     }
   })
 

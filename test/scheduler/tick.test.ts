@@ -202,6 +202,28 @@ layer(testBrokerLayer())("schedulerTick (real Redis, TestClock)", (it) => {
     })
   )
 
+  it.effect("a generated task id that is taken is replaced (the occurrence is not lost); a taken custom id skips it", () =>
+    Effect.gen(function* () {
+      yield* io(() => c.hset(queueKeys("tid").task("taken"), "state", "pending", "msg", "x"))
+      const e = entry({ spec: "* * * * *", type: "report:minute", options: { queue: "tid" } })
+      yield* TestClock.setTime(at("2026-11-22T11:00:00.100Z"))
+      const ids = ["taken", "taken", "fresh"]
+      const s = yield* schedulerTick({ entries: [e], lookbackMs: 60_000 }, () => ids.shift() ?? "exhausted")
+      expect(s.errors).toEqual([])
+      expect(s).toMatchObject({ refused: 0, alreadyDone: 0, missed: 0 })
+      expect(s.enqueued.map((x) => x.taskId)).toEqual(["fresh"])
+      expect(yield* io(() => pendingIds(c, "tid"))).toEqual(["fresh"])
+      expect(yield* io(() => c.hget(queueKeys("tid").task("taken"), "msg"))).toBe("x")
+      expect((yield* io(() => recordOf(c, e))).task).toBe("fresh")
+
+      const custom = entry({ spec: "* * * * *", type: "report:custom", options: { queue: "tid", taskId: "taken" } })
+      const s2 = yield* schedulerTick({ entries: [custom], lookbackMs: 60_000 })
+      expect(s2.enqueued).toEqual([])
+      expect(s2.refused).toBe(1)
+      expect((yield* io(() => recordOf(c, custom))).through).toBe(String(at("2026-11-22T11:00:00Z")))
+    })
+  )
+
   it.effect("an invalid config fails the tick with a typed error and writes nothing", () =>
     Effect.gen(function* () {
       const before = yield* io(() => c.dbsize())
