@@ -76,9 +76,35 @@ const credentialsFromUrl = (url: string | undefined): IORedisOptions => {
   return o
 }
 
+/**
+ * Why these options cannot name a database, or undefined when they can: a URL that does not parse,
+ * or a database (the URL's path or `db`) that is not a whole number ≥ 0. Checked before connecting,
+ * because ioredis would send `SELECT NaN` and throw outside any promise.
+ */
+export const invalidRedisOptions = (o: RedisOptions): string | undefined => {
+  if (o.db !== undefined && !(Number.isInteger(o.db) && o.db >= 0)) return `db must be a whole number ≥ 0, got ${o.db}`
+  if (o.url === undefined) return undefined
+  let u: URL
+  try {
+    u = new URL(o.url)
+  } catch {
+    return "the URL does not parse; expected redis://[user:password@]host:port[/db] or rediss://…"
+  }
+  if (u.protocol !== "redis:" && u.protocol !== "rediss:") return `the URL's scheme must be redis: or rediss:, got ${u.protocol}`
+  const path = u.pathname.replace(/^\//, "")
+  if (path !== "" && !/^\d+$/.test(path)) return `the database in the URL's path must be a whole number ≥ 0, got "${decodeURIComponent(path)}"`
+  return undefined
+}
+
+class DatabaseRefused extends Error {}
+const dbOf = (o: RedisOptions): string => String(o.db ?? (o.url ? new URL(o.url).pathname.replace(/^\//, "") : "0"))
+
 /** Opens a connection and waits until it answers; on failure the reconnect loop is stopped. */
 const connect = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionError> => {
   const target = describeTarget(o)
+  const invalid = invalidRedisOptions(o)
+  if (invalid !== undefined)
+    return Effect.fail(new RedisConnectionError({ target, message: `invalid Redis address ${target}: ${invalid}` }))
   return Effect.tryPromise({
     try: async () => {
       const { url, opts } = toIORedisOptions(o)
@@ -102,9 +128,13 @@ const connect = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionErr
       }
       // Errors surface through the commands that fail; keep Node from printing them. The last one
       // seen while connecting says why (e.g. WRONGPASS), where connect() itself only says "closed".
+      // ioredis selects the database once connected and reports a refused SELECT (index out of
+      // range) only as an "error" event; the ping queued behind it answers after it, so it is known here.
       let lastError: unknown
+      let selectError: unknown
       const onError = (e: unknown) => {
         lastError = e
+        if ((e as { command?: { name?: string } } | null)?.command?.name === "select") selectError = e
       }
       c.on("error", onError)
       const timeout = o.connectTimeoutMs ?? 5000
@@ -117,8 +147,10 @@ const connect = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionErr
           })
         ])
         await c.ping()
+        if (selectError !== undefined) throw selectError
       } catch (e) {
         c.disconnect()
+        if (selectError !== undefined) throw new DatabaseRefused(`the server refused database ${dbOf(o)} (${errorMessage(selectError)})`)
         throw lastError ?? e
       } finally {
         if (timer) clearTimeout(timer)
@@ -130,7 +162,10 @@ const connect = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionErr
     catch: (cause) =>
       new RedisConnectionError({
         target,
-        message: `cannot connect to Redis at ${target}: ${errorMessage(cause).replace(/\.+$/, "")}. Is redis-server running, and are REDIS_URL and the credentials right?`,
+        message:
+          cause instanceof DatabaseRefused
+            ? `cannot use Redis at ${target}: ${cause.message}; pick a database the server has (its "databases" setting)`
+            : `cannot connect to Redis at ${target}: ${errorMessage(cause).replace(/\.+$/, "")}. Is redis-server running, and are REDIS_URL and the credentials right?`,
         cause
       })
   })

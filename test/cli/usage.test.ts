@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { freePort } from "../support/redis-server.js"
-import { testRedisUrl } from "../support/redis.js"
+import { baseRedisUrl, testRedisUrl } from "../support/redis.js"
 import { runCli } from "./runCli.js"
 
 describe("CLI usage and failures", { timeout: 120_000 }, () => {
@@ -61,5 +61,23 @@ describe("CLI usage and failures", { timeout: 120_000 }, () => {
     const r = await runCli(["queue", "ls"], { REDIS_URL: `redis://127.0.0.1:${port}` })
     expect(r.code).toBe(1)
     expect(r.stderr).toContain(`127.0.0.1:${port}`)
+  })
+
+  it("a database the URL cannot name, or the server does not have, is an error (not database 0), exit 1", async () => {
+    const at = (path: string) => {
+      const u = new URL(baseRedisUrl())
+      u.pathname = path
+      return u.toString()
+    }
+    const notANumber = await runCli(["stats", "--redis-url", at("/abc")])
+    expect(notANumber.code).toBe(1)
+    expect(notANumber.stdout).toBe("")
+    expect(notANumber.stderr).toBe(
+      `effect-asynq: invalid Redis address ${at("/abc")}: the database in the URL's path must be a whole number ≥ 0, got "abc"\n`
+    )
+    const outOfRange = await runCli(["stats", "--redis-url", at("/100000")])
+    expect(outOfRange.code).toBe(1)
+    expect(outOfRange.stdout).toBe("")
+    expect(outOfRange.stderr).toContain(`cannot use Redis at ${at("/100000")}: the server refused database 100000 (ERR DB index is out of range)`)
   })
 })

@@ -28,4 +28,29 @@ describe("Redis service", () => {
     expect(err.message).toContain(`127.0.0.1:${port}`)
     expect(err.message).not.toContain("secret")
   })
+
+  it("refuses a database it cannot use instead of silently using database 0", async () => {
+    const at = (path: string) => {
+      const u = new URL(testRedisUrl())
+      u.pathname = path
+      return u.toString()
+    }
+    const fail = (options: Parameters<typeof Redis.layer>[0]) =>
+      Effect.runPromise(Redis.pipe(Effect.provide(Redis.layer({ connectTimeoutMs: 2000, ...options })), Effect.flip))
+    const outOfRange = await fail({ url: at("/100000") })
+    expect(outOfRange._tag).toBe("RedisConnectionError")
+    expect(outOfRange.message).toContain("the server refused database 100000")
+    expect((await fail({ url: at("/abc") })).message).toContain(`the database in the URL's path must be a whole number ≥ 0, got "abc"`)
+    expect((await fail({ url: testRedisUrl(), db: -1 })).message).toContain("db must be a whole number ≥ 0, got -1")
+    expect((await fail({ url: "http://127.0.0.1:6379" })).message).toContain("scheme must be redis: or rediss:")
+    // The database in a valid URL is the one used.
+    const db = await Effect.runPromise(
+      Effect.gen(function* () {
+        const r = yield* Redis
+        return yield* r.use("client info", (c) => c.call("CLIENT", "INFO") as Promise<string>)
+      }).pipe(Effect.provide(Redis.layer({ url: at("/7") })))
+    )
+    expect(db).toMatch(/ db=7 /)
+  })
 })
+
