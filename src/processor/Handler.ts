@@ -56,7 +56,9 @@ export const asyncMiddleware =
     Effect.flatMap(Effect.context<R | TaskContext>(), (context) =>
       Effect.flatMap(TaskContext, (ctx) =>
         Effect.tryPromise({
-          try: () => fn(task, ctx.signal, () => Effect.runPromiseWith(context)(next(task))),
+          // The rest of the chain runs as its own fiber: tie it to this one, so a timeout, cancel or
+          // shutdown that interrupts the attempt interrupts an Effect handler behind the middleware too.
+          try: (interrupted) => fn(task, ctx.signal, () => Effect.runPromiseWith(context)(next(task), { signal: interrupted })),
           catch: (e) => e
         })
       )

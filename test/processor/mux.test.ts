@@ -1,4 +1,4 @@
-import { Cause, Effect, Exit } from "effect"
+import { Cause, Effect, Exit, Fiber } from "effect"
 import { errorText } from "../../src/processor/errors.js"
 import { describe, expect, it } from "vitest"
 import { asyncMiddleware, type Middleware } from "../../src/processor/Handler.js"
@@ -69,4 +69,19 @@ describe("ServeMux", () => {
     const exit = await runHandler(thrower, "anything")
     expect(failureText(exit)).toBe("sync throw")
   })
+
+  it("interrupting an attempt interrupts an Effect handler behind an async middleware (not left running)", async () => {
+    let handlerStopped = false
+    const mux = new ServeMux().handle("slow", () => Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => void (handlerStopped = true)))))
+    mux.use(asyncMiddleware(async (_task, _signal, next) => next()))
+    const task = taskOf("slow")
+    const ctx = TaskContext.of({ task, taskId: task.id, retryCount: 0, maxRetry: 0, queue: "default", deadline: new Date(0), signal: new AbortController().signal, writeResult: () => Effect.succeed(0) })
+    const started = Effect.runFork(mux.handler(task).pipe(Effect.provideService(TaskContext, ctx)) as Effect.Effect<void, unknown>)
+    await new Promise((r) => setTimeout(r, 20))
+    expect(handlerStopped).toBe(false)
+    await Effect.runPromise(Fiber.interrupt(started))
+    for (let i = 0; i < 100 && !handlerStopped; i++) await new Promise((r) => setTimeout(r, 5))
+    expect(handlerStopped).toBe(true)
+  })
 })
+
