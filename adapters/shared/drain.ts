@@ -45,7 +45,7 @@ export interface DrainSummary {
   readonly requeued: number
   /** Tasks whose lease was lost while running (recovered elsewhere): nothing was written for them. */
   readonly leaseLost: number
-  /** Tasks whose outcome could not be written before their lease ran out (the recoverer takes them back). */
+  /** Tasks whose outcome could not be written before their lease ran out or the drain had to return (the recoverer takes them back). */
   readonly gaveUp: number
   /** Corrupt messages dequeue set aside (archived with the decode error). */
   readonly corrupt: number
@@ -69,13 +69,16 @@ const counter: Record<Settled, "succeeded" | "retried" | "archived" | "revoked" 
  * Processes tasks until the queues are empty or less than `safetyMarginMs` is left before
  * `deadlineMs` (a time on Effect's Clock). Then it takes no more; tasks still running get until
  * half the margin is left, after which they are stopped (their AbortSignal fires) and put back at
- * the head of their queue, so the drain returns before its deadline with a summary. If the
+ * the head of their queue, so the drain returns before its deadline with a summary. An outcome
+ * Redis has not taken a quarter of the margin before the deadline is given up (`gaveUp`). If the
  * function is killed anyway, the leases expire and `recover` returns its tasks.
  */
 export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
   Effect.gen(function* () {
     const margin = config.safetyMarginMs ?? 10_000
     const hardStopMs = deadlineMs - margin / 2
+    /** Writing an outcome is given up here (the lease lets `recover` take the task back). */
+    const settleByMs = deadlineMs - margin / 4
     const options = yield* resolveOptions({
       concurrency: config.concurrency ?? 1,
       // strict priority in the order given
@@ -106,6 +109,8 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
         const leased = tasks[0]
         if (!leased) return
         const entry = makeEntry(leased.msg, yield* Clock.currentTimeMillis, leased.leaseExpiresAtMs)
+        // A Redis that hangs when the outcome is written must not hold the drain past its deadline.
+        entry.settleByMs = settleByMs
         if (stopping) entry.stopReason = "shutdown"
         registry.add(entry)
         counts[counter[yield* runTask(deps, entry)]]++

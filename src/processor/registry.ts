@@ -10,6 +10,11 @@ export interface ActiveTask {
   readonly deadlineMs: number
   /** When our lease runs out unless extended (updated by the heartbeat). */
   leaseExpiresAtMs: number
+  /**
+   * When set, writing the outcome is given up at this time even if the lease still holds (a drain
+   * must return before its invocation ends; the lease then lets `recover` take the task back).
+   */
+  settleByMs: number | undefined
   /** Why the task was stopped (set once, by `Registry.stop`). */
   stopReason: StopReason | undefined
   /** Set by the running task: stops its handler (called once, by `Registry.stop`). */

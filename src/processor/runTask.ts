@@ -59,6 +59,7 @@ export const makeEntry = (msg: TaskMessage, nowMs: number, leaseExpiresAtMs: num
   startedAtMs: nowMs,
   deadlineMs: computeDeadlineMs(msg, nowMs),
   leaseExpiresAtMs,
+  settleByMs: undefined,
   stopReason: undefined,
   onStop: undefined
 })

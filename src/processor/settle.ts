@@ -7,7 +7,7 @@
 import { Clock, Duration, Effect, Schedule } from "effect"
 import type { Broker } from "../broker/Broker.js"
 import type { LeaseLost } from "../broker/errors.js"
-import type { RedisError } from "../redis/errors.js"
+import { RedisError } from "../redis/errors.js"
 import { archive } from "../steps/archive.js"
 import { complete } from "../steps/complete.js"
 import { requeue } from "../steps/requeue.js"
@@ -25,19 +25,35 @@ export type Settled = "completed" | "retried" | "archived" | "revoked" | "requeu
 
 const backoff = Schedule.min([Schedule.exponential(Duration.millis(50), 2), Schedule.spaced(Duration.seconds(2))]).pipe(Schedule.jittered)
 
+/** Until when a failed write is tried again: while the lease holds, and not past the entry's settleByMs. */
+const writeUntilMs = (entry: ActiveTask) => (entry.settleByMs === undefined ? entry.leaseExpiresAtMs : Math.min(entry.leaseExpiresAtMs, entry.settleByMs))
+
+/** Gives up a write still unanswered at `settleByMs` (a Redis that hangs rather than errors). */
+const boundedBy = (entry: ActiveTask) => <A, E, R>(eff: Effect.Effect<A, E, R>): Effect.Effect<A, E | RedisError, R> => {
+  const settleByMs = entry.settleByMs
+  if (settleByMs === undefined) return eff
+  return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.timeoutOrElse(eff, {
+      duration: Duration.millis(Math.max(0, settleByMs - now)),
+      orElse: () => Effect.fail(new RedisError({ op: "settle", message: "no answer from Redis before the drain's end" }))
+    })
+  )
+}
+
 /** Runs a write, retrying Redis errors while the lease still holds. */
 const write = (entry: ActiveTask, what: string, eff: Effect.Effect<unknown, LeaseLost | RedisError, Broker>, done: Settled) =>
   eff.pipe(
     Effect.tapError((e) => (e._tag === "RedisError" ? Effect.logWarning(`${what} of task ${entry.msg.id} failed, trying again: ${e.message}`) : Effect.void)),
     Effect.retry({
       schedule: backoff,
-      while: (e) => (e._tag === "RedisError" ? Effect.map(Clock.currentTimeMillis, (now) => now < entry.leaseExpiresAtMs) : false)
+      while: (e) => (e._tag === "RedisError" ? Effect.map(Clock.currentTimeMillis, (now) => now < writeUntilMs(entry)) : false)
     }),
+    boundedBy(entry),
     Effect.as(done),
     Effect.catch((e) =>
       e._tag === "LeaseLost"
         ? Effect.logWarning(`task ${entry.msg.id}: ${what} skipped, the task is no longer ours (${e.message})`).pipe(Effect.as<Settled>("lease-lost"))
-        : Effect.logError(`task ${entry.msg.id}: ${what} failed and our lease ran out; the recoverer will take the task back: ${e.message}`).pipe(
+        : Effect.logError(`task ${entry.msg.id}: ${what} failed and our lease ran out (or the drain's time did); the recoverer will take the task back: ${e.message}`).pipe(
             Effect.as<Settled>("gave-up")
           )
     )

@@ -4,12 +4,16 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import { TestClock } from "effect/testing"
 import { afterAll, beforeEach, describe, expect, it } from "vitest"
+import { Redis as IORedis } from "ioredis"
 import { createProcessorHandler } from "../../adapters/aws-lambda/processorHandler.js"
 import { drain, type DrainSummary } from "../../adapters/shared/drain.js"
+import { Broker } from "../../src/broker/Broker.js"
+import { Redis } from "../../src/redis/Redis.js"
 import { RevokeTask, SkipRetry } from "../../src/processor/errors.js"
 import { TaskContext } from "../../src/processor/TaskContext.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import { queueKeys } from "../../src/wire/keys.js"
+import { startRedisServer } from "../support/redis-server.js"
 import { startLambdaInvokeServer } from "../support/lambdaInvokeServer.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
 import { brokerTestLayer, runNow } from "./arrange.js"
@@ -123,6 +127,43 @@ describe("processor drain runs the Server's handlers and failure rules", () => {
     const [archivedId] = await redis.zrange(k.archived, "0", "-1")
     expect(await redis.hget(k.task(archivedId!), "msg")).toContain("address does not exist")
   })
+})
+
+describe("processor drain when Redis stops answering", () => {
+  it("gives up writing an outcome Redis does not take and still returns before its deadline; the lease lets recover take the task back", async () => {
+    // A private server: CLIENT PAUSE would stall every other test file on the shared one.
+    const server = await startRedisServer()
+    const admin = new IORedis(server.url)
+    try {
+      const layer = Broker.layer.pipe(Layer.provideMerge(Redis.layer({ url: server.url })))
+      await Effect.runPromise(enqueue("job", {}, { queue: "work" }).pipe(Effect.provide(layer)))
+      // The handler succeeds, then every write hangs (EVALSHA counts as a write under CLIENT PAUSE WRITE).
+      const handler: Handler = () => Effect.promise(() => admin.call("CLIENT", "PAUSE", "600000", "WRITE"))
+      const s = await Effect.runPromise(
+        Effect.gen(function* () {
+          const fiber = yield* Effect.forkChild(
+            drain({ queues: ["work"], concurrency: 1, safetyMarginMs: 1000, handler }, 3000),
+            { startImmediately: true }
+          )
+          while (fiber.pollUnsafe() === undefined) {
+            yield* Effect.promise(() => new Promise((r) => setTimeout(r, 2)))
+            yield* TestClock.adjust(50)
+          }
+          return yield* Fiber.join(fiber)
+        }).pipe(Effect.provide(Layer.merge(layer, TestClock.layer()))) as Effect.Effect<DrainSummary>
+      )
+      expect(s).toMatchObject({ succeeded: 0, gaveUp: 1, stoppedBecause: "deadline" })
+      expect(s.remainingMs).toBeGreaterThan(0)
+      await admin.call("CLIENT", "UNPAUSE")
+      // Nothing was written: the task is still active under its lease, for recover to return.
+      expect(await admin.llen(k.active)).toBe(1)
+      expect(await admin.zcard(k.lease)).toBe(1)
+    } finally {
+      await admin.call("CLIENT", "UNPAUSE").catch(() => {})
+      admin.disconnect()
+      await server.stop()
+    }
+  }, 20_000)
 })
 
 describe("Lambda processor drain (through the Invoke API, real time)", () => {
