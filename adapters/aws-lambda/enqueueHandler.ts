@@ -10,6 +10,7 @@ import type { RedisOptions } from "../../src/redis/options.js"
 import { type EnqueueEndpointConfig, handleEnqueueRequest } from "../shared/enqueueEndpoint.js"
 import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
 import type { HttpApiEvent, HttpApiResult, LambdaContext } from "./types.js"
+import { checkAuthConfig } from "../shared/auth.js"
 
 /** Signs a request body for an endpoint with `auth: { kind: "hmac" }` (the `x-asynq-signature` value). */
 export { signBody } from "../shared/auth.js"
@@ -32,6 +33,7 @@ const serviceUnavailable = (message: string): HttpApiResult => ({
 })
 
 export const createEnqueueHandler = (config: EnqueueHandlerConfig): EnqueueHandler => {
+  checkAuthConfig(config.auth, "enqueue handler")
   const runtime = makeBrokerRuntime(config.redis)
   const handler = async (event: HttpApiEvent): Promise<HttpApiResult> => {
     const raw = event.body ?? ""

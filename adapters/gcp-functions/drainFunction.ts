@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
 import type { RedisOptions } from "../../src/redis/options.js"
-import { type AuthConfig, verifyAuth } from "../shared/auth.js"
+import { type AuthConfig, checkAuthConfig, verifyAuth } from "../shared/auth.js"
 import { drain, type DrainConfig } from "../shared/drain.js"
 import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
 import { checkAuth, flatHeaders, type GcfRequest, type GcfResponse, sendJson } from "./types.js"
@@ -30,6 +30,7 @@ export interface DrainFunction {
 const json = { "content-type": "application/json" }
 
 export const createDrainFunction = (config: DrainFunctionConfig): DrainFunction => {
+  checkAuthConfig(config.auth, "drain function")
   const runtime = makeBrokerRuntime(config.redis)
   const fn = async (req: GcfRequest, res: GcfResponse) => {
     const body = req.rawBody?.toString("utf8") ?? ""

@@ -10,6 +10,7 @@ import type { RedisOptions } from "../../src/redis/options.js"
 import { type EnqueueEndpointConfig, handleEnqueueRequest } from "../shared/enqueueEndpoint.js"
 import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
 import { flatHeaders, type GcfRequest, type GcfResponse, sendJson } from "./types.js"
+import { checkAuthConfig } from "../shared/auth.js"
 
 export interface EnqueueFunctionConfig extends EnqueueEndpointConfig {
   readonly redis?: RedisOptions
@@ -21,6 +22,7 @@ export interface EnqueueFunction {
 }
 
 export const createEnqueueFunction = (config: EnqueueFunctionConfig): EnqueueFunction => {
+  checkAuthConfig(config.auth, "enqueue function")
   const runtime = makeBrokerRuntime(config.redis)
   const fn = async (req: GcfRequest, res: GcfResponse): Promise<void> => {
     // The signature covers the bytes sent: use rawBody, not the parsed body.

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
 import type { RedisOptions } from "../../src/redis/options.js"
-import { type AuthConfig, verifyAuth } from "../shared/auth.js"
+import { type AuthConfig, checkAuthConfig, verifyAuth } from "../shared/auth.js"
 import { type MaintenanceConfig, maintenanceTick, type TickSummary } from "../shared/maintenanceTick.js"
 import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
 import { checkAuth, flatHeaders, type GcfCloudEvent, type GcfRequest, type GcfResponse, sendJson } from "./types.js"
@@ -31,6 +31,7 @@ export interface TickHttpFunction {
 
 /** HTTP tick: 200 + summary, 500 + summary when a step failed, 401 without valid credentials. */
 export const createTickHttpFunction = (config: TickFunctionConfig & { readonly auth: AuthConfig }): TickHttpFunction => {
+  checkAuthConfig(config.auth, "tick function")
   const runtime = makeBrokerRuntime(config.redis)
   const fn = async (req: GcfRequest, res: GcfResponse) => {
     const body = req.rawBody?.toString("utf8") ?? ""

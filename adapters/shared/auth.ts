@@ -1,6 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import { InvalidArgument } from "../../src/broker/errors.js"
 import { HttpProblem, unauthorized } from "./httpProblem.js"
 
 /**
@@ -24,6 +25,25 @@ export const headerValue = (headers: Readonly<Record<string, string | undefined>
   const lower = name.toLowerCase()
   for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === lower) return v
   return undefined
+}
+
+/**
+ * Checks an endpoint's auth settings when its handler is created, so a misconfigured function fails
+ * at cold start instead of accepting everyone: an empty or missing secret (say, an unset environment
+ * variable) would otherwise make `""` the password. Throws InvalidArgument.
+ */
+export const checkAuthConfig = (auth: AuthConfig | undefined, endpoint: string): void => {
+  const problem =
+    auth === undefined || typeof auth !== "object"
+      ? `no auth given; pass { kind: "hmac", secret }, { kind: "shared-secret", secret } or, for an endpoint protected elsewhere, { kind: "none" }`
+      : auth.kind === "none"
+        ? undefined
+        : auth.kind !== "shared-secret" && auth.kind !== "hmac"
+          ? `unknown auth kind ${JSON.stringify((auth as { kind: unknown }).kind)}; expected "hmac", "shared-secret" or "none"`
+          : typeof auth.secret !== "string" || auth.secret.trim() === ""
+            ? `auth.secret is empty; set it (is its environment variable defined?), or use { kind: "none" } for an endpoint protected elsewhere`
+            : undefined
+  if (problem !== undefined) throw new InvalidArgument({ field: "auth", message: `${endpoint}: ${problem}` })
 }
 
 const digest = (s: string) => createHash("sha256").update(s).digest()

@@ -3,7 +3,7 @@ import { createDispatcherHandler } from "../../adapters/aws-lambda/dispatcherHan
 
 export const handler = createDispatcherHandler({
   queues: ["email", "default"],
-  processorFunctionName: process.env.PROCESSOR_FUNCTION ?? "",
+  processorFunctionName: process.env.PROCESSOR_FUNCTION!, // unset: InvalidArgument at cold start
   maxConcurrency: 20,
   tasksPerInvocation: 50
 })

@@ -5,7 +5,8 @@ import { createDrainFunction } from "../../adapters/gcp-functions/drainFunction.
 import { createEnqueueFunction } from "../../adapters/gcp-functions/enqueueFunction.js"
 import { createTickEventFunction, createTickHttpFunction } from "../../adapters/gcp-functions/tickFunction.js"
 
-const secret = process.env.ASYNQ_SECRET ?? ""
+// An unset ASYNQ_SECRET makes every HTTP function below fail at cold start with a clear InvalidArgument.
+const secret = process.env.ASYNQ_SECRET!
 const queues = ["email", "default"]
 
 functions.http("enqueue", createEnqueueFunction({ auth: { kind: "hmac", secret } }))

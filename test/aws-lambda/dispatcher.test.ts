@@ -67,6 +67,16 @@ describe("Lambda dispatcher", () => {
     }
   })
 
+  it("refuses to be created without a processor function name, queues, or with a bad cap", () => {
+    const make = (over: Record<string, unknown>) => () =>
+      createDispatcherHandler({ queues: ["work"], processorFunctionName: "processor", redis: { url: testRedisUrl() }, ...over } as never)
+    expect(make({ processorFunctionName: "" })).toThrow("dispatcher: processorFunctionName is empty")
+    expect(make({ queues: [] })).toThrow("dispatcher: queues must list at least one queue")
+    expect(make({ maxConcurrency: 0 })).toThrow("dispatcher: maxConcurrency must be a whole number >= 1, got 0")
+    expect(make({ tasksPerInvocation: 2.5 })).toThrow("tasksPerInvocation must be a whole number >= 1, got 2.5")
+    expect(make({})).not.toThrow()
+  })
+
   it("does not count a paused queue's backlog", async () => {
     await fill("high", 40)
     await fill("low", 5)

@@ -77,6 +77,16 @@ describe("Lambda enqueue endpoint (through the Invoke API)", () => {
     expect(await redis.llen(queueKeys("default").pending)).toBe(before)
   })
 
+  it("refuses to be created with an empty or missing secret (an unset environment variable must not make \"\" the password)", () => {
+    const make = (auth: unknown) => () => createEnqueueHandler({ auth: auth as never, redis: { url: testRedisUrl() } })
+    expect(make({ kind: "hmac", secret: "" })).toThrow('enqueue handler: auth.secret is empty; set it (is its environment variable defined?)')
+    expect(make({ kind: "shared-secret", secret: "  " })).toThrow("auth.secret is empty")
+    expect(make({ kind: "shared-secret", secret: undefined })).toThrow("auth.secret is empty")
+    expect(make(undefined)).toThrow("enqueue handler: no auth given")
+    expect(make({ kind: "bearer", secret: "x" })).toThrow('unknown auth kind "bearer"')
+    expect(make({ kind: "none" })).not.toThrow()
+  })
+
   it.each([
     ["", "request body is empty"],
     ["{not json", "request body is not valid JSON"],

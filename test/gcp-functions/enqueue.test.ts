@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createDrainFunction } from "../../adapters/gcp-functions/drainFunction.js"
+import { createEnqueueFunction } from "../../adapters/gcp-functions/enqueueFunction.js"
+import { createTickHttpFunction } from "../../adapters/gcp-functions/tickFunction.js"
 import { signBody } from "../../adapters/shared/auth.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
@@ -40,6 +43,13 @@ describe("Cloud Functions enqueue endpoint (Functions Framework over HTTP)", () 
     expect(bad.status).toBe(400)
     expect(bad.body.error.message).toContain("type")
     expect((await post(plain, "", { "x-asynq-secret": secret }, "GET")).status).toBe(405)
+  })
+
+  it("every HTTP function refuses to be created with an empty secret", () => {
+    const auth = { kind: "hmac", secret: "" } as const
+    expect(() => createEnqueueFunction({ auth })).toThrow("enqueue function: auth.secret is empty")
+    expect(() => createTickHttpFunction({ queues: ["default"], auth })).toThrow("tick function: auth.secret is empty")
+    expect(() => createDrainFunction({ queues: ["default"], handler: () => {}, timeoutMs: 60_000, auth })).toThrow("drain function: auth.secret is empty")
   })
 
   it("verifies an HMAC signature over the raw body", async () => {
