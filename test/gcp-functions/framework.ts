@@ -1,6 +1,6 @@
 /**
  * Starts the real Functions Framework (its CLI entry point, in a child process) serving one
- * target of test/gcp-functions/functions.fixture.ts on a loopback port.
+ * target of test/gcp-functions/functions.fixture.ts (or of `source`, e.g. a bundle) on a loopback port.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
@@ -14,16 +14,20 @@ export interface FrameworkHandle {
 
 const root = fileURLToPath(new URL("../../", import.meta.url))
 
-export const startFunction = async (target: string, env: Record<string, string>): Promise<FrameworkHandle> => {
+export const startFunction = async (
+  target: string,
+  env: Record<string, string>,
+  /** What to serve: TypeScript is loaded through tsx; a built .mjs (or a folder) as Node loads it. */
+  source = "test/gcp-functions/functions.fixture.ts"
+): Promise<FrameworkHandle> => {
   const port = await freePort()
   const child: ChildProcess = spawn(
     process.execPath,
     [
-      "--import",
-      "tsx",
+      ...(source.endsWith(".ts") ? ["--import", "tsx"] : []),
       "node_modules/@google-cloud/functions-framework/build/src/main.js",
       `--target=${target}`,
-      "--source=test/gcp-functions/functions.fixture.ts",
+      `--source=${source}`,
       `--port=${port}`
     ],
     { cwd: root, env: { ...process.env, ...env, NODE_ENV: "test" }, stdio: ["ignore", "pipe", "pipe"] }
