@@ -3,7 +3,7 @@
  * one by one, `enqueueMany` for bulk (one round trip per batch) — and the processor's Server
  * (src/processor, Server.start) for processing, with a plain async handler for the task type.
  * Tasks are plain asynq tasks: type "bench", JSON payload, queue "bench", library defaults
- * (16-character ids, maxRetry 25, no retention: a processed task is deleted).
+ * (13-character ids, maxRetry 25, no retention: a processed task is deleted).
  * Logs below Warning are dropped so the server's start/stop lines do not mix into the output.
  */
 import { Effect, Exit, Layer, References, Scope } from "effect"

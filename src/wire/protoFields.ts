@@ -30,7 +30,11 @@ export const writeInt32 = (w: BinaryWriter, field: number, v: number): void => {
   if (v !== 0) w.tag(field, WireType.Varint).int32(v)
 }
 export const writeInt64 = (w: BinaryWriter, field: number, v: number): void => {
-  if (v !== 0) w.tag(field, WireType.Varint).int64(toInt64(v))
+  if (v === 0) return
+  // A whole number in [0, 2^32) has the same varint as uint32, which BinaryWriter writes without
+  // BigInt (counts, seconds and unix times in asynq's messages); anything else goes through int64.
+  if (v > 0 && v <= 0xffffffff && Number.isInteger(v)) w.tag(field, WireType.Varint).uint32(v)
+  else w.tag(field, WireType.Varint).int64(toInt64(v))
 }
 export const writeBool = (w: BinaryWriter, field: number, v: boolean): void => {
   if (v) w.tag(field, WireType.Varint).bool(true)

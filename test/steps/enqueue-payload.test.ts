@@ -51,7 +51,7 @@ describe("uniqueKey", () => {
 })
 
 describe("task ids", () => {
-  it("are 16 base62 characters, different every time, with every character used", () => {
+  it("are 13 base62 characters, different every time, with every character used", () => {
     const ids = Array.from({ length: 2000 }, newTaskId)
     for (const id of ids) expect(id).toMatch(/^[0-9A-Za-z]{13}$/)
     expect(new Set(ids).size).toBe(ids.length)

@@ -21,6 +21,16 @@ describe("TaskMessage codec against Go asynq's vectors", () => {
     expect(decodeTaskMessage(fromHex(v.hex))).toEqual(asDecoded(taskMessage(v.fields)))
   })
 
+  it("a message that cannot be encoded (retry beyond int32) throws and leaves the next encode unaffected", () => {
+    const v = exact.find((x) => x.name === "headers_two_entries")!
+    const good = taskMessage(v.fields)
+    const before = hex(encodeTaskMessage(good))
+    expect(() => encodeTaskMessage({ ...good, retry: 2 ** 40 })).toThrow()
+    expect(() => encodeTaskMessage({ ...good, retried: 1.5 })).toThrow("invalid int32: 1.5")
+    expect(hex(encodeTaskMessage(good))).toBe(before)
+    expect(before).toBe(v.hex)
+  })
+
   it("decodes a payload as a plain Uint8Array copy, not a view into the input", () => {
     const v = all.find((x) => x.name === "binary_payload")!
     const input = fromHex(v.hex)
