@@ -17,7 +17,8 @@
 -- ARGV[4] daily stat key expiry, unix seconds
 -- ARGV[5] "1" when the attempt counts as a failure, else "0"
 -- ARGV[6] lease cutoff, unix seconds, or "" (the caller holds the lease)
--- Returns: 1 done; 0 the task is not active under a (matching) lease (nothing was changed).
+-- Returns: 1 done; 0 the task is not active under a (matching) lease (nothing was changed, except
+-- that a lease entry for a task missing from the active list is removed as stale).
 local id = ARGV[1]
 local score = redis.call("ZSCORE", KEYS[3], id)
 if not score then
@@ -27,6 +28,9 @@ if ARGV[6] ~= "" and tonumber(score) > tonumber(ARGV[6]) then
   return 0
 end
 if redis.call("LREM", KEYS[2], 0, id) == 0 then
+  -- Not active, yet leased: a stale lease entry (dequeue adds both at once). Drop it, or it would
+  -- sit at the head of the expired leases and block recovery of the tasks behind it.
+  redis.call("ZREM", KEYS[3], id)
   return 0
 end
 redis.call("ZREM", KEYS[3], id)

@@ -33,6 +33,30 @@ layer(testBrokerLayer())("recover (real Redis)", (it) => {
     })
   )
 
+  it.effect("a stale lease entry (task no longer active) is dropped, so it cannot block the expired tasks behind it", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(baseNowMs)
+      const q = "rc-stale"
+      const k = queueKeys(q)
+      yield* io(async () => {
+        // Two oldest lease entries whose tasks are no longer in the active list (one retry-bound, one archive-bound)…
+        await putActive(c, makeMsg(q, "gone1", { retry: 3 }), nowSec - 100)
+        await putActive(c, makeMsg(q, "gone2", { retry: 0 }), nowSec - 99)
+        await c.lrem(k.active, 0, "gone1")
+        await c.lrem(k.active, 0, "gone2")
+        // …ahead of a real expired task.
+        await putActive(c, makeMsg(q, "real", { retry: 3 }), nowSec - 50)
+      })
+      // With a batch of 2, the first call sees only the stale entries: it moves nothing but drops them.
+      expect(yield* recover({ queues: [q], batch: 2, graceMs: 0, retryDelayMs: () => 1000 })).toEqual({ retried: 0, archived: 0, corrupt: [] })
+      expect(yield* io(() => zsetOf(c, k.lease))).toEqual([["real", nowSec - 50]])
+      expect(yield* recover({ queues: [q], batch: 2, graceMs: 0, retryDelayMs: () => 1000 })).toEqual({ retried: 1, archived: 0, corrupt: [] })
+      expect(yield* io(() => c.zcard(k.lease))).toBe(0)
+      // The stale tasks' hashes are left as they were (only the lease entry was wrong).
+      expect((yield* io(() => readTask(c, q, "gone1"))).fields).toEqual({ state: "active" })
+    })
+  )
+
   it.effect("uses asynq's default delay (n^4 + 15 + rand(30)·(n+1) s) and a custom grace", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(baseNowMs)
