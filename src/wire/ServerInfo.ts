@@ -1,6 +1,6 @@
 /** asynq's ServerInfo: what a running server writes to `asynq:servers:{host:pid:id}` (heartbeat). */
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire"
-import { decodeWith, type Mutable, readMapEntry, readString, writeBool, writeInt32, writeInt32Map, writeString } from "./protoFields.js"
+import { decodeWith, type Mutable, readMapEntry, readString, setEntry, writeBool, writeInt32, writeInt32Map, writeString } from "./protoFields.js"
 import { epoch, readTimestamp, type Timestamp, writeTimestamp } from "./Timestamp.js"
 
 export interface ServerInfo {
@@ -42,7 +42,7 @@ export const decodeServerInfo = (bytes: Uint8Array, key?: string): ServerInfo =>
         switch (no) {
           case 1: m.host = readString(r); continue
           case 3: m.serverId = readString(r); continue
-          case 5: { const [k, v] = readMapEntry(r, (e) => e.int32(), 0, WireType.Varint); queues[k] = v; continue }
+          case 5: { const [k, v] = readMapEntry(r, (e) => e.int32(), 0, WireType.Varint); setEntry(queues, k, v); continue }
           case 7: m.status = readString(r); continue
           case 8: m.startTime = readTimestamp(r, m.startTime); continue
         }

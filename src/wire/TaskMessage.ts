@@ -6,6 +6,7 @@ import {
   readBytes,
   readInt64,
   readMapEntry,
+  setEntry,
   readString,
   toInt64,
   writeBytes,
@@ -111,7 +112,7 @@ export const decodeTaskMessage = (bytes: Uint8Array, key?: string): TaskMessage 
           case 7: m.errorMsg = readString(r); continue
           case 10: m.uniqueKey = readString(r); continue
           case 14: m.groupKey = readString(r); continue
-          case 15: { const [k, v] = readMapEntry(r, readString, ""); headers[k] = v; continue }
+          case 15: { const [k, v] = readMapEntry(r, readString, ""); setEntry(headers, k, v); continue }
         }
       } else if (wt === WireType.Varint) {
         switch (no) {

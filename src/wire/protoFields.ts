@@ -62,6 +62,15 @@ export const writeStringMap = (w: BinaryWriter, field: number, m: Readonly<Recor
 export const writeInt32Map = (w: BinaryWriter, field: number, m: Readonly<Record<string, number>>): void =>
   writeMap(w, field, m, (w, v) => w.tag(2, WireType.Varint).int32(v))
 
+/**
+ * Stores a decoded map entry as an own property. Plain assignment would treat the key "__proto__"
+ * (a valid Go map key) as the prototype setter and lose the entry.
+ */
+export const setEntry = <V>(o: Record<string, V>, k: string, v: V): void => {
+  if (k === "__proto__") Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true })
+  else o[k] = v
+}
+
 /** Reads a string field the way Go's proto3 does: invalid UTF-8 is an error. */
 export const readString = (r: BinaryReader): string => r.string(true)
 

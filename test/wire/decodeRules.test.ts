@@ -26,6 +26,12 @@ describe("protobuf rules beyond the Go vectors", () => {
     expect(decodeServerInfo(bytes).queues).toEqual({ q: 0 })
   })
 
+  it("keeps a queue named __proto__ in a ServerInfo's queue map", () => {
+    const queues = JSON.parse('{"__proto__":3,"q":1}') as Record<string, number>
+    const decoded = decodeServerInfo(encodeServerInfo({ ...server, queues })).queues
+    expect(Object.entries(decoded).sort()).toEqual([["__proto__", 3], ["q", 1]])
+  })
+
   it("writes a zero Timestamp as an empty embedded message, as Go does for a set pointer", () => {
     expect(hex(encodeServerInfo({ ...server, startTime: epoch }))).toContain("4200")
   })

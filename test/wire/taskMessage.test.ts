@@ -31,6 +31,14 @@ describe("TaskMessage codec against Go asynq's vectors", () => {
     expect(before).toBe(v.hex)
   })
 
+  it("keeps a header named __proto__ (an ordinary Go map key) through encode and decode", () => {
+    const headers = JSON.parse('{"__proto__":"p","a":"1"}') as Record<string, string>
+    const m = decodeTaskMessage(encodeTaskMessage({ ...taskMessage(exact[0]!.fields), headers }))
+    expect(Object.keys(m.headers).sort()).toEqual(["__proto__", "a"])
+    expect(Object.getOwnPropertyDescriptor(m.headers, "__proto__")?.value).toBe("p")
+    expect(Object.getPrototypeOf(m.headers)).toBe(Object.prototype)
+  })
+
   it("decodes a payload as a plain Uint8Array copy, not a view into the input", () => {
     const v = all.find((x) => x.name === "binary_payload")!
     const input = fromHex(v.hex)
