@@ -12,8 +12,24 @@ import { demoRedis } from "./privateRedis.js"
 const forever = process.argv.includes("--forever")
 const queue = "demo"
 
+/** Ctrl-C / SIGTERM at any point: stop cleanly (the worker requeues what it holds, the private Redis is stopped). */
+let signalled: NodeJS.Signals | undefined
+const received = new Promise<NodeJS.Signals>((resolve) => {
+  for (const sig of ["SIGINT", "SIGTERM"] as const)
+    process.on(sig, () => {
+      if (signalled) {
+        // A second one: stop waiting (process.exit still stops the private redis-server).
+        console.log(`${sig} again: exiting now.`)
+        process.exit(130)
+      }
+      signalled = sig
+      resolve(sig)
+    })
+})
+
 const main = async () => {
   const redis = await demoRedis()
+  if (signalled) return redis.stop()
   console.log(redis.started ? `No Redis at ${process.env.REDIS_URL ?? "redis://127.0.0.1:6379"}: started a private redis-server at ${redis.url}` : `Using Redis at ${redis.url}`)
 
   const expected = new Set<string>()
@@ -37,6 +53,13 @@ const main = async () => {
   })
   console.log(`Worker ${worker.identity.serverId} running (queue "${queue}"); enqueueing example tasks…`)
 
+  const stop = async () => {
+    const requeued = await worker.shutdown()
+    await redis.stop()
+    console.log(`Worker stopped${requeued > 0 ? ` (${requeued} unfinished task(s) requeued)` : ""}.`)
+  }
+  if (signalled) return stop()
+
   const client = createClient({ url: redis.url })
   const tasks = [
     await client.enqueue("email:welcome", { to: "ada@example.com" }, { queue }),
@@ -48,21 +71,10 @@ const main = async () => {
   if ([...expected].every((id) => completed.has(id))) finish()
   await client.close()
 
-  const stop = async () => {
-    const requeued = await worker.shutdown()
-    await redis.stop()
-    console.log(`Worker stopped${requeued > 0 ? ` (${requeued} unfinished task(s) requeued)` : ""}.`)
-  }
-  if (forever) {
-    console.log("Running until Ctrl-C (--forever).")
-    await new Promise<void>((resolve) => {
-      process.once("SIGINT", resolve)
-      process.once("SIGTERM", resolve)
-    })
-  } else {
-    await allDone
-    console.log(`All ${tasks.length} tasks done.`)
-  }
+  if (forever) console.log("Running until Ctrl-C (--forever).")
+  const outcome = await Promise.race([forever ? received : allDone.then(() => "done" as const), received])
+  if (outcome === "done") console.log(`All ${tasks.length} tasks done.`)
+  else console.log(`${outcome} received: shutting down.`)
   await stop()
 }
 

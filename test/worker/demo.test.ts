@@ -27,4 +27,34 @@ describe("npm start demo", () => {
     const running = execFileSync("sh", ["-c", `pgrep -f "[r]edis-server .*:${port}\$" || true`], { encoding: "utf8" }).trim()
     expect(running).toBe("")
   }, 60_000)
+
+  it("stops cleanly on SIGTERM before its tasks are done: the worker shuts down, the private redis-server is stopped, exit 0", async () => {
+    const deadPort = await freePort()
+    const child = spawn(process.execPath, ["--import", "tsx", "examples/demo/main.ts"], {
+      cwd: root,
+      env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${deadPort}` },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let out = ""
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve))
+    await new Promise<void>((resolve) => {
+      const onData = (d: Buffer) => {
+        out += d.toString()
+        // The delayed task is due 3 s after this line: the demo is still waiting for it.
+        if (out.includes("enqueueing example tasks")) resolve()
+      }
+      child.stdout.on("data", onData)
+      child.stderr.on("data", (d: Buffer) => (out += d.toString()))
+      void exited.then(() => resolve())
+    })
+    const port = /started a private redis-server at redis:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1]
+    expect(port, out).toBeDefined()
+    child.kill("SIGTERM")
+    expect(await exited, out).toBe(0)
+    expect(out).toContain("SIGTERM received: shutting down.")
+    expect(out).toContain("Worker stopped")
+    expect(out).not.toContain("All 4 tasks done.")
+    const running = execFileSync("sh", ["-c", `pgrep -f "[r]edis-server .*:${port}\$" || true`], { encoding: "utf8" }).trim()
+    expect(running).toBe("")
+  }, 60_000)
 })
