@@ -1,7 +1,8 @@
 -- inspector_removeQueue: deletes a queue's keys (asynq's RemoveQueue), never while a task is
 -- active. Without force the queue must hold no task at all. With force, each call deletes up to
--- ARGV[2] tasks (hashes and ids; lists from the tail, zsets lowest score first) and says how many
--- are left; the caller calls again until the queue is empty, then the structure keys are deleted.
+-- ARGV[2] tasks (hashes, ids and the uniqueness locks they hold; lists from the tail, zsets lowest
+-- score first) and says how many are left; the caller calls again until the queue is empty, then
+-- the structure keys are deleted.
 -- (asynq:queues is a global key outside the queue's slot: the caller removes the name there.)
 -- KEYS[1]  asynq:{q}:pending
 -- KEYS[2]  asynq:{q}:active
@@ -15,6 +16,7 @@
 -- KEYS[10] asynq:{q}:paused
 -- KEYS[11] asynq:{q}:t:   (task key prefix)
 -- KEYS[12] asynq:{q}:g:   (group and aggregation-set key prefix)
+-- KEYS[13] asynq:{q}:unique:   (a deleted task's uniqueness lock is released; only keys under it)
 -- ARGV[1] "1" force, "0" only when empty
 -- ARGV[2] batch size (> 0)
 -- Returns {1, deleted in this call} removed; {0, left} a batch was deleted, call again; {-1, tasks} not empty
@@ -46,7 +48,12 @@ end
 local budget = tonumber(ARGV[2])
 local function forget(ids)
   for _, id in ipairs(ids) do
-    redis.call("DEL", KEYS[11] .. id)
+    local key = KEYS[11] .. id
+    local ukey = redis.call("HGET", key, "unique_key")
+    if ukey and string.sub(ukey, 1, #KEYS[13]) == KEYS[13] and redis.call("GET", ukey) == id then
+      redis.call("DEL", ukey)
+    end
+    redis.call("DEL", key)
   end
   budget = budget - #ids
 end

@@ -3,7 +3,7 @@
  * effect-asynq: inspect and administer asynq queues (Go asynq's and effect-asynq's) from a shell.
  * Exit codes: 0 ok, 1 the operation failed, 2 the command line was wrong.
  */
-import { Effect, Fiber, Layer } from "effect"
+import { Effect, Fiber, Layer, Logger } from "effect"
 import { Command } from "effect/cli"
 import { cron } from "./commands/cron.js"
 import { group } from "./commands/group.js"
@@ -26,7 +26,11 @@ export const app = Command.make("effect-asynq").pipe(
   Command.withGlobalFlags([RedisUrl, Json])
 )
 
-const program = Command.runWith(app, { version })(process.argv.slice(2)).pipe(Effect.provide(Layer.mergeAll(nodeEnvironment, presenterLayer)))
+// stdout carries the command's output (tables, --json); library log lines (warnings) go to stderr.
+const program = Command.runWith(app, { version })(process.argv.slice(2)).pipe(
+  Effect.provide(Layer.mergeAll(nodeEnvironment, presenterLayer)),
+  Effect.provideService(Logger.LogToStderr, true)
+)
 
 const fiber = Effect.runFork(program)
 const interrupt = () => {

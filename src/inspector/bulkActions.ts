@@ -40,22 +40,30 @@ const source = (k: QueueKeys, state: TaskState, group: string | undefined) =>
  * first call are done (so a queue that keeps filling up cannot keep the loop going), reporting
  * progress after every batch. Returns how many tasks were handled.
  */
-const drain = (o: BulkOptions, batch: (now: number) => Effect.Effect<{ done: number; left: number }, RedisError>) =>
+const drain = (o: BulkOptions, batch: (now: number) => Effect.Effect<{ done: number; left: number; trimmed?: number }, RedisError>) =>
   Effect.gen(function* () {
     let done = 0
+    let trimmed: number | undefined
     let target = Infinity
     for (;;) {
       const now = yield* Clock.currentTimeMillis
       const r = yield* batch(now)
       done += r.done
+      if (r.trimmed !== undefined) trimmed = (trimmed ?? 0) + r.trimmed
       if (target === Infinity) target = r.done + r.left
-      o.onProgress?.({ done, total: done + r.left })
-      if (r.done === 0 || r.left === 0 || done >= target) return done
+      o.onProgress?.(trimmed === undefined ? { done, total: done + r.left } : { done, total: done + r.left, trimmed })
+      if (r.done === 0 || r.left === 0 || done >= target) {
+        if (trimmed !== undefined && trimmed > 0)
+          yield* Effect.logWarning(`archiving removed ${trimmed} older archived task(s) to keep the archive within ${archiveMaxSize} tasks and 90 days`)
+        return done
+      }
     }
   })
 
 const pair = (script: string) => (reply: unknown) =>
   Effect.map(asArray(script, reply), (a) => ({ done: num(a[0]) ?? 0, left: num(a[1]) ?? 0 }))
+const triple = (script: string) => (reply: unknown) =>
+  Effect.map(asArray(script, reply), (a) => ({ done: num(a[0]) ?? 0, left: num(a[1]) ?? 0, trimmed: num(a[2]) ?? 0 }))
 
 /** Moves every task of a state (scheduled, retry, archived, or a group) to pending (asynq's RunAll*Tasks). */
 export const runAll = Effect.fn("Inspector.runAll")(function* (queue: string, state: TaskState, options: BulkOptions = {}) {
@@ -69,7 +77,11 @@ export const runAll = Effect.fn("Inspector.runAll")(function* (queue: string, st
   )
 })
 
-/** Archives every task of a state (pending, scheduled, retry, or a group) (asynq's ArchiveAll*Tasks). */
+/**
+ * Archives every task of a state (pending, scheduled, retry, or a group) (asynq's ArchiveAll*Tasks).
+ * Like every archiving, it keeps the archive within 90 days and 10,000 tasks: the older archived
+ * tasks it removes are counted in the progress (`trimmed`) and logged as a warning.
+ */
 export const archiveAll = Effect.fn("Inspector.archiveAll")(function* (queue: string, state: TaskState, options: BulkOptions = {}) {
   const size = yield* check("archive", state, options)
   yield* requireQueue(queue)
@@ -86,7 +98,7 @@ export const archiveAll = Effect.fn("Inspector.archiveAll")(function* (queue: st
         archiveMaxSize,
         src.group
       ])
-      .pipe(Effect.flatMap(pair("inspector_archiveBatch")))
+      .pipe(Effect.flatMap(triple("inspector_archiveBatch")))
   )
 })
 

@@ -22,7 +22,7 @@ export const deleteQueue = Effect.fn("Inspector.deleteQueue")(function* (queue: 
   yield* requireQueue(queue)
   const { redis, knownQueues } = yield* Broker
   const k = queueKeys(queue)
-  const keys = [k.pending, k.active, k.scheduled, k.retry, k.archived, k.completed, k.lease, k.allGroups, k.allAggregationSets, k.paused, k.taskPrefix, k.groupPrefix]
+  const keys = [k.pending, k.active, k.scheduled, k.retry, k.archived, k.completed, k.lease, k.allGroups, k.allAggregationSets, k.paused, k.taskPrefix, k.groupPrefix, k.uniquePrefix]
   const batch = Math.max(1, Math.floor(options.batchSize ?? defaultBatchSize))
   let done = 0
   for (;;) {

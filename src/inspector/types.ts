@@ -70,6 +70,11 @@ export interface BulkProgress {
   readonly done: number
   /** done + what is left in the source right now (it can grow while new tasks arrive). */
   readonly total: number
+  /**
+   * Archive-all only: older archived tasks removed so far to keep the archive within asynq's limits
+   * (90 days, 10,000 tasks), as every archiving does. Archiving more than the limit loses the oldest.
+   */
+  readonly trimmed?: number
 }
 
 /** A Redis Cluster node serving a queue's slot. */

@@ -123,6 +123,17 @@ describe("CLI against real Redis", { timeout: 240_000 }, () => {
     expect(arch.code).toBe(0)
     expect(arch.stdout).toBe('Archived 5 retry task(s) in queue "default".\n')
     expect(arch.stderr).toBe("archived 2/5\narchived 4/5\narchived 5/5\n")
+    // An archived task past 90 days goes when more are archived: the CLI says so.
+    await putInZset(c, asynqMsg("default", "ancient"), "archived", nowSec() - 91 * 86_400)
+    await putPending(c, asynqMsg("default", "late"), Date.now())
+    const trimming = await cli("task", "archiveall", "--queue", "default", "--state", "pending")
+    expect(trimming.stdout).toBe(
+      'Archived 1 pending task(s) in queue "default". The archive\'s limits (90 days, 10,000 tasks) removed 1 older archived task(s).\n'
+    )
+    expect(trimming.stderr).toContain("archiving removed 1 older archived task(s)")
+    const trimmingJson = await cli("task", "archiveall", "--queue", "default", "--state", "pending", "--json")
+    expect(JSON.parse(trimmingJson.stdout)).toEqual({ queue: "default", state: "pending", action: "archiveall", count: 0, trimmed: 0 })
+    await cli("task", "delete", "--queue", "default", "--id", "late")
     const run = await cli("task", "runall", "--queue", "default", "--state", "archived", "--json")
     expect(JSON.parse(run.stdout)).toEqual({ queue: "default", state: "archived", action: "runall", count: 5 })
     const del = await cli("task", "deleteall", "--queue", "default", "--state", "pending")

@@ -54,6 +54,17 @@ describe("bulk actions", () => {
     expect(await c.hget("asynq:{default}:t:g1", "state")).toBe("archived")
   })
 
+  it("archive all reports the older archived tasks the archive's limits removed (trimmed)", async () => {
+    await putInZset(c, asynqMsg("default", "ancient"), "archived", nowSec - 91 * 86_400)
+    await putPending(c, asynqMsg("default", "p1"), now)
+    await putPending(c, asynqMsg("default", "p2"), now)
+    const seen: Array<BulkProgress> = []
+    expect(await h.run(archiveAll("default", "pending", { batchSize: 1, onProgress: (p) => seen.push(p) }), now)).toBe(2)
+    expect(seen).toEqual([{ done: 1, total: 2, trimmed: 1 }, { done: 2, total: 2, trimmed: 1 }])
+    expect(await c.exists("asynq:{default}:t:ancient")).toBe(0)
+    expect(await c.zrange("asynq:{default}:archived", "0", "-1")).toEqual(["p1", "p2"])
+  })
+
   it("runs and deletes a group Go asynq wrote (d-group)", async () => {
     await restoreSnapshot(c, "d-group")
     expect(await h.run(runAll("default", "aggregating", { group: "g1" }))).toBe(3)

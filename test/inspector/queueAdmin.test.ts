@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { Redis as IORedisClient } from "ioredis"
 import { deleteQueue } from "../../src/inspector/deleteQueue.js"
+import { enqueue } from "../../src/steps/enqueue.js"
 import { cancelProcessing, pauseQueue, unpauseQueue } from "../../src/inspector/control.js"
 import type { BulkProgress } from "../../src/inspector/types.js"
 import { asynqMsg, putActive, putAggregating, putInZset, putPending, restoreSnapshot } from "../support/asynqLayout.js"
@@ -28,18 +29,23 @@ describe("deleteQueue", () => {
     await putInZset(c, asynqMsg("work", "s"), "scheduled", nowSec + 60)
     await putInZset(c, asynqMsg("work", "done"), "completed", nowSec + 60)
     await putAggregating(c, asynqMsg("work", "g"), "grp", nowSec)
+    // A unique task: its lock must go with it (or the same task could not be enqueued again for the TTL).
+    const unique = await h.run(enqueue("report", { day: 1 }, { queue: "work", unique: 3_600_000 }))
+    expect(await c.keys("asynq:{work}:unique:*")).toHaveLength(1)
     const e = await h.fail(deleteQueue("work"))
-    expect(e).toMatchObject({ _tag: "QueueNotEmpty", queue: "work", size: 4 })
-    expect(e.message).toContain('queue "work" is not empty (4 task(s))')
+    expect(e).toMatchObject({ _tag: "QueueNotEmpty", queue: "work", size: 5 })
+    expect(e.message).toContain('queue "work" is not empty (5 task(s))')
     expect(await c.sismember("asynq:queues", "work")).toBe(1)
     expect(await c.exists("asynq:{work}:t:p")).toBe(1)
 
     const seen: Array<BulkProgress> = []
     const r = await h.run(deleteQueue("work", { force: true, batchSize: 3, onProgress: (p) => seen.push(p) }))
-    expect(r).toEqual({ deletedTasks: 4 })
-    expect(seen.at(-1)).toEqual({ done: 4, total: 4 })
+    expect(r).toEqual({ deletedTasks: 5 })
+    expect(seen.at(-1)).toEqual({ done: 5, total: 5 })
     expect(await queueKeyCount("work")).toBe(0)
     expect(await c.sismember("asynq:queues", "work")).toBe(0)
+    // The unique task can be enqueued again at once.
+    expect((await h.run(enqueue("report", { day: 1 }, { queue: "work", unique: 3_600_000 }))).id).not.toBe(unique.id)
   })
 
   it("never deletes a queue with active tasks, even forced (Go asynq's h-server-running)", async () => {
@@ -66,6 +72,12 @@ describe("pause / unpause", () => {
     await h.run(unpauseQueue("default"))
     expect(await c.exists("asynq:{default}:paused")).toBe(0)
     expect((await h.fail(unpauseQueue("default"))).message).toContain("not paused")
+  })
+
+  it("refuses an unknown queue with QueueNotFound (a typo must not look done) and writes nothing", async () => {
+    expect(await h.fail(pauseQueue("defualt"))).toMatchObject({ _tag: "QueueNotFound" })
+    expect(await h.fail(unpauseQueue("defualt"))).toMatchObject({ _tag: "QueueNotFound" })
+    expect(await c.exists("asynq:{defualt}:paused")).toBe(0)
   })
 
   it("unpauses the queue Go asynq paused (j-paused)", async () => {

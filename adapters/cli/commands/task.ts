@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { taskInfoToJson } from "../../shared/taskInfoJson.js"
 import { archiveAll, deleteAll, runAll } from "../../../src/inspector/bulkActions.js"
+import type { BulkProgress } from "../../../src/inspector/types.js"
 import { cancelProcessing } from "../../../src/inspector/control.js"
 import { getTaskInfo } from "../../../src/inspector/getTaskInfo.js"
 import { listTasks } from "../../../src/inspector/listTasks.js"
@@ -110,10 +111,20 @@ const bulk = (name: string, verb: string, f: typeof runAll, description: string)
         Effect.gen(function* () {
           const progress = progressLine(verb.toLowerCase())
           const group = opt(a.group)
-          const n = yield* f(a.queue, a.state, { batchSize: a.batch, onProgress: progress.onProgress, ...(group === undefined ? {} : { group }) }).pipe(
+          let trimmed: number | undefined
+          const onProgress = (p: BulkProgress) => {
+            trimmed = p.trimmed
+            progress.onProgress(p)
+          }
+          const n = yield* f(a.queue, a.state, { batchSize: a.batch, onProgress, ...(group === undefined ? {} : { group }) }).pipe(
             Effect.ensuring(Effect.sync(progress.finish))
           )
-          yield* emit(() => ({ queue: a.queue, state: a.state, action: name, count: n }), () => `${verb} ${n} ${a.state} task(s) in queue "${a.queue}".`)
+          yield* emit(
+            () => ({ queue: a.queue, state: a.state, action: name, count: n, ...(trimmed === undefined ? {} : { trimmed }) }),
+            () =>
+              `${verb} ${n} ${a.state} task(s) in queue "${a.queue}".` +
+              (trimmed ? ` The archive's limits (90 days, 10,000 tasks) removed ${trimmed} older archived task(s).` : "")
+          )
         })
       )
   ).pipe(Command.withDescription(description))
