@@ -1,8 +1,10 @@
+import type { EventEmitter } from "node:events"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
+import { Cluster } from "ioredis"
 import { Broker } from "../../src/broker/Broker.js"
 import { Redis, type RedisClient } from "../../src/redis/Redis.js"
 import type { RedisOptions } from "../../src/redis/options.js"
@@ -10,8 +12,8 @@ import type { RedisOptions } from "../../src/redis/options.js"
 /**
  * The services of one function container, built on the first invocation and reused by the warm
  * ones after it (one Redis connection per container). Between invocations the connection's
- * socket is unref'd, so it never keeps the Node.js event loop alive after a handler returns;
- * while an invocation runs it is ref'd again.
+ * socket is unref'd (also a socket ioredis reconnects while idle), so it never keeps the Node.js
+ * event loop alive after a handler returns; while an invocation runs it is ref'd again.
  */
 export interface WarmRuntime<R> {
   /** Runs one invocation's program with the container's services. Rejects with the program's error. */
@@ -42,9 +44,24 @@ export const makeWarmRuntime = <R, E>(layer: Layer.Layer<R | Redis, E>): WarmRun
         const context = yield* Layer.buildWithScope(layer, scope).pipe(Effect.onError(() => Scope.close(scope, Exit.void)))
         const client = Context.get(context as Context.Context<Redis>, Redis).client
         const b: Built<S> = { context, scope, client }
+        unrefOnReconnect(b)
         return b
       })
     )
+
+  // ioredis opens a new socket when it reconnects (say, after the server dropped an idle
+  // connection): if that happens between invocations, the new socket must not hold the loop either.
+  const unrefOnReconnect = (b: Built<S>) => {
+    const onConnect = () => {
+      if (inFlight === 0) setRef(b, false)
+    }
+    const watch = (emitter: EventEmitter) => emitter.on("connect", onConnect)
+    const c = b.client
+    if (c instanceof Cluster) {
+      for (const n of c.nodes("all")) watch(n)
+      c.on("+node", (n: EventEmitter) => watch(n))
+    } else watch(c)
+  }
 
   const acquire = (): Promise<Built<S>> => {
     if (built) {

@@ -1,8 +1,11 @@
 /**
  * Child process for exit.test.ts: runs the handlers like a Lambda container would (two warm
- * invocations each), prints what it saw, and then simply stops: no dispose, no process.exit.
+ * invocations each), has the server drop the enqueue container's connection between invocations
+ * (ioredis reconnects while the container is idle), prints what it saw, and then simply stops:
+ * no dispose, no process.exit.
  */
 import * as Effect from "effect/Effect"
+import { Redis as IORedis } from "ioredis"
 import { createEnqueueHandler } from "../../adapters/aws-lambda/enqueueHandler.js"
 import { createProcessorHandler } from "../../adapters/aws-lambda/processorHandler.js"
 import { createTickHandler } from "../../adapters/aws-lambda/tickHandler.js"
@@ -32,4 +35,17 @@ for (let i = 0; i < 2; i++) {
 }
 const ticks = [await tick({}), await tick({})].map((s) => s.errors.length)
 const drained = [await processor({}, context), await processor({}, context)].map((s) => s.succeeded)
-console.log(JSON.stringify({ statuses, sameConnection: ids[0] === ids[1], ticks, drained }))
+
+// The server drops the idle enqueue container's connection; ioredis reconnects in the background.
+// The new socket must not hold the event loop either.
+const admin = new IORedis(process.env.REDIS_URL!)
+const clientIds = async () => new Set(((await admin.call("CLIENT", "LIST")) as string).split("\n").map((l) => /id=(\d+)/.exec(l)?.[1]).filter(Boolean))
+const before = await clientIds()
+await admin.call("CLIENT", "KILL", "ID", String(ids[1]))
+let reconnected = false
+for (let i = 0; i < 200 && !reconnected; i++) {
+  reconnected = [...(await clientIds())].some((id) => !before.has(id))
+  if (!reconnected) await new Promise((r) => setTimeout(r, 25))
+}
+await admin.quit()
+console.log(JSON.stringify({ statuses, sameConnection: ids[0] === ids[1], ticks, drained, reconnected }))
