@@ -90,4 +90,39 @@ layer(testBrokerLayer())("long-lived Scheduler (real Redis, TestClock)", (it) =>
       expect(yield* io(() => c.zscore("asynq:schedulers", key))).toBeNull()
     })
   )
+
+  it.effect("three instances started together, each on its own connection, enqueue every occurrence exactly once", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(at("2026-11-22T11:00:20Z"))
+      const entries = [
+        { spec: "@every 30s", type: "every-30s", options: { queue: "l3" } },
+        { spec: "* * * * *", type: "cron", options: { queue: "l3" } }
+      ] as const
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const schedulers = yield* Effect.all(
+            ["multi-a", "multi-b", "multi-c"].map((id) => makeScheduler({ id }).pipe(Effect.provide(testBrokerLayer()))),
+            { concurrency: "unbounded" }
+          )
+          const ids = yield* Effect.forEach(schedulers, (s) => Effect.forEach(entries, (e) => s.register(e)))
+          // The same entry has the same id on every instance: that is what makes them one.
+          expect(new Set(ids.map((x) => x.join()))).toEqual(new Set([ids[0]!.join()]))
+          // 11:00:30 … 11:03:00 in 30 s steps: six @every occurrences, three minute marks.
+          const expectedAfter = [1, 3, 4, 6, 7, 9]
+          for (const n of expectedAfter) {
+            yield* TestClock.adjust("30 seconds")
+            yield* eventually(typesIn("l3"), (t) => t.length >= n)
+          }
+          yield* realPause(200) // give a slow instance the chance to enqueue a duplicate
+          const types = yield* typesIn("l3")
+          expect(types.filter((x) => x === "every-30s")).toHaveLength(6)
+          expect(types.filter((x) => x === "cron")).toHaveLength(3)
+          const [every, cron] = ids[0]!
+          expect((yield* io(() => historyOf(c, every!))).length).toBe(6)
+          expect((yield* io(() => historyOf(c, cron!))).length).toBe(3)
+        })
+      )
+    })
+  )
 })
+
