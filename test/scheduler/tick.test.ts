@@ -78,6 +78,30 @@ layer(testBrokerLayer())("schedulerTick (real Redis, TestClock)", (it) => {
     })
   )
 
+  it.effect("across DST changes, minute by minute on TestClock: 02:30 New York runs once at 03:30 EDT on spring-forward day; 02:30 Berlin once on fall-back day", () =>
+    Effect.gen(function* () {
+      const ny = entry({ spec: "30 2 * * *", type: "dst:ny", options: { queue: "tdst" } }, "America/New_York")
+      const berlin = entry({ spec: "CRON_TZ=Europe/Berlin 30 2 * * *", type: "dst:berlin", options: { queue: "tdst" } })
+      const runMinutes = (fromIso: string, minutes: number, e: typeof ny) =>
+        Effect.gen(function* () {
+          const out: Array<string> = []
+          for (let m = 0; m < minutes; m++) {
+            yield* TestClock.setTime(at(fromIso) + m * 60_000 + 5_000) // a tick 5 s after each minute
+            const s = yield* schedulerTick({ entries: [e], lookbackMs: 0 })
+            out.push(...s.enqueued.map((x) => x.scheduledAt.toISOString()))
+          }
+          return out
+        })
+      // 2026-03-08, New York: 02:00 EST jumps to 03:00 EDT (UTC 07:00). Tick every minute 06:00–08:00 UTC.
+      expect(yield* runMinutes("2026-03-08T06:00:00Z", 120, ny)).toEqual(["2026-03-08T07:30:00.000Z"])
+      // 2026-10-25, Berlin: 03:00 CEST falls back to 02:00 CET (UTC 01:00); wall-clock 02:30 comes at
+      // 00:30 and again at 01:30 UTC. Tick every minute 23:45–01:45 UTC.
+      expect(yield* runMinutes("2026-10-24T23:45:00Z", 120, berlin)).toEqual(["2026-10-25T00:30:00.000Z"])
+      expect(yield* io(() => historyOf(c, ny.id))).toHaveLength(1)
+      expect(yield* io(() => historyOf(c, berlin.id))).toHaveLength(1)
+    })
+  )
+
   it.effect("a new entry: occurrences within lookbackMs (default 60 s) count as due on the first tick", () =>
     Effect.gen(function* () {
       const e = entry({ spec: "0 12 * * *", type: "noon", options: { queue: "t3" } })
