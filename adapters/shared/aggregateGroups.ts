@@ -11,6 +11,8 @@ export interface AggregationConfig {
   readonly maxDelayMs?: number
   /** ... or it holds this many tasks (0 = no limit, the default). */
   readonly maxSize?: number
+  /** Groups checked per queue per tick, drawn at random (default: the tick's `batch`, 100). */
+  readonly maxGroups?: number
 }
 
 export interface AggregateSummary {

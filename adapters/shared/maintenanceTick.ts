@@ -15,7 +15,10 @@ export interface MaintenanceConfig {
   readonly aggregation?: AggregationConfig
   /** Retry delay for tasks whose lease expired (default asynq's). */
   readonly retryDelayMs?: (msg: TaskMessage) => number
-  /** More periodic work to run in the same tick (e.g. a scheduler tick), reported under `extra`. */
+  /**
+   * More periodic work to run in the same tick (e.g. a scheduler tick), reported under `extra`; the
+   * `errors` of its summary, if it has any, are listed in the tick's `errors` too.
+   */
   readonly extra?: Effect.Effect<unknown, unknown, Broker>
 }
 
@@ -27,6 +30,12 @@ export interface TickSummary {
   readonly janitor: { readonly deleted: number } | null
   readonly extra: unknown
   readonly errors: ReadonlyArray<{ readonly step: string; readonly message: string }>
+}
+
+/** The messages of an `errors` array in a step's summary, if it has one. */
+const errorsIn = (summary: unknown): ReadonlyArray<string> => {
+  const list = typeof summary === "object" && summary !== null ? (summary as { errors?: unknown }).errors : undefined
+  return Array.isArray(list) ? list.map((e) => messageOf(e)) : []
 }
 
 const messageOf = (e: unknown): string =>
@@ -57,10 +66,14 @@ export const maintenanceTick = Effect.fn("Adapters.maintenanceTick")(function* (
       Effect.map((r) => ({ retried: r.retried, archived: r.archived, corrupt: r.corrupt.length }))
     )
   )
-  const aggregated = config.aggregation ? yield* part("aggregate", aggregateGroups(queues, config.aggregation)) : null
+  const aggregated = config.aggregation
+    ? yield* part("aggregate", aggregateGroups(queues, { maxGroups: batch, ...config.aggregation }))
+    : null
   for (const f of aggregated?.failed ?? []) errors.push({ step: "aggregate", message: f.error })
   const cleaned = yield* part("janitor", janitor({ queues, batch }).pipe(Effect.map((r) => ({ deleted: r.deleted }))))
   const extra = config.extra ? yield* part("extra", config.extra) : null
+  // A summary with its own `errors` (a scheduler tick's failed occurrences) fails the tick too.
+  for (const e of errorsIn(extra)) errors.push({ step: "extra", message: e })
   const summary: TickSummary = { forwarded, recovered, aggregated, janitor: cleaned, extra, errors }
   return summary
 })

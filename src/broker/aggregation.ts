@@ -5,9 +5,12 @@ import { asIdBytesPairs, asInteger, asIntegers, asStrings } from "./replies.js"
 import { unixSeconds } from "./time.js"
 
 /** The groups listed in the queue's groups set. */
-export const listGroups = Effect.fn("Broker.listGroups")(function* (queue: string) {
+export const listGroups = Effect.fn("Broker.listGroups")(function* (queue: string, limit?: number) {
   const { redis } = yield* Broker
-  return yield* asStrings("smembers groups", yield* redis.use("smembers groups", (c) => c.smembers(queueKeys(queue).allGroups)))
+  const key = queueKeys(queue).allGroups
+  // With a limit: that many distinct groups drawn at random, so over successive calls every group is seen.
+  if (limit !== undefined) return yield* asStrings("srandmember groups", yield* redis.use("srandmember groups", (c) => c.srandmember(key, limit)))
+  return yield* asStrings("smembers groups", yield* redis.use("smembers groups", (c) => c.smembers(key)))
 })
 
 export interface GroupCheck {

@@ -36,6 +36,8 @@ export interface AggregateOptions {
   readonly maxDelayMs?: number
   /** ... or it holds this many tasks (0 = no limit, the default); one set takes at most this many. */
   readonly maxSize?: number
+  /** Check at most this many groups per call, drawn at random (default: all; see checkGroups). */
+  readonly maxGroups?: number
 }
 
 export interface AggregateFailure {
@@ -63,7 +65,8 @@ export const aggregate = Effect.fn("Steps.aggregate")(function* (options: Aggreg
     queue,
     gracePeriodMs: options.gracePeriodMs ?? 60_000,
     maxDelayMs: options.maxDelayMs ?? 0,
-    maxSize: options.maxSize ?? 0
+    maxSize: options.maxSize ?? 0,
+    ...(options.maxGroups === undefined ? {} : { maxGroups: options.maxGroups })
   })
   let enqueued = 0
   let tasks = 0

@@ -12,6 +12,11 @@ export interface CheckGroupsOptions {
   readonly maxDelayMs: number
   /** ... or it holds this many tasks (0 = no limit); a set takes at most this many. */
   readonly maxSize: number
+  /**
+   * Check at most this many groups per call, drawn at random (default: every group). Bounds the
+   * work of one call on a queue with very many groups; successive calls reach them all.
+   */
+  readonly maxGroups?: number
   /** The aggregating process must finish (read + delete the set) within this, or the set is reclaimed (default 2 min, asynq's). */
   readonly aggregationTimeoutMs?: number
 }
@@ -34,7 +39,8 @@ export const checkGroups = Effect.fn("Steps.checkGroups")(function* (options: Ch
   const maxSize = yield* wholeAtLeast("maxSize", options.maxSize, 0)
   const timeout = yield* durationAtLeast("aggregationTimeoutMs", options.aggregationTimeoutMs ?? 120_000, 1000)
   const now = yield* Clock.currentTimeMillis
-  const groups = yield* listGroups(options.queue)
+  const maxGroups = options.maxGroups === undefined ? undefined : yield* wholeAtLeast("maxGroups", options.maxGroups, 1)
+  const groups = yield* listGroups(options.queue, maxGroups)
   const checks = groups.map((group) => ({ group, setId: randomUUID() }))
   const sizes = yield* checkGroupsAggregation(
     options.queue,

@@ -103,4 +103,13 @@ describe("Lambda maintenance tick", () => {
     expect(res.functionError).toBe("Unhandled")
     expect((res.payload as { errorMessage: string }).errorMessage).toContain("aggregate: ")
   })
+
+  it("an extra step whose summary lists errors (a scheduler tick's) fails the invocation too", async () => {
+    const withExtra = createTickHandler({ ...config, extra: Effect.succeed({ enqueued: [], errors: [{ entryId: "e1", message: "occurrence failed: READONLY" }] }) })
+    server.define("withExtra", { handler: (e) => withExtra(e) })
+    const res = await invoke(server.client(), "withExtra", {})
+    await withExtra.runtime.dispose()
+    expect(res.functionError).toBe("Unhandled")
+    expect((res.payload as { errorMessage: string }).errorMessage).toContain("extra: occurrence failed: READONLY")
+  })
 })

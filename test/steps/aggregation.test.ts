@@ -164,6 +164,28 @@ layer(testBrokerLayer())("aggregation (real Redis)", (it) => {
     })
   )
 
+  it.effect("maxGroups bounds one call: at most that many groups are checked, and successive calls reach every group", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(baseNowMs)
+      const q = "ag8"
+      yield* io(async () => {
+        for (let g = 0; g < 7; g++) await putGrouped(c, makeMsg(q, `m${g}`), `g${g}`, nowSec - 100)
+      })
+      const aggregator = (group: string) => ({ type: "digest", payload: { group } })
+      const calls: Array<number> = []
+      for (let i = 0; i < 50 && calls.reduce((a, b) => a + b, 0) < 7; i++) {
+        calls.push((yield* aggregate({ queue: q, aggregator, gracePeriodMs: 60_000, maxGroups: 3 })).enqueued)
+      }
+      expect(calls.every((n) => n <= 3)).toBe(true)
+      expect(calls[0]).toBe(3)
+      expect(calls.reduce((a, b) => a + b, 0)).toBe(7)
+      expect(yield* io(() => c.llen(queueKeys(q).pending))).toBe(7)
+      expect(yield* io(() => c.exists(queueKeys(q).allGroups))).toBe(0)
+      const e = yield* Effect.flip(checkGroups({ queue: q, gracePeriodMs: 1000, maxDelayMs: 0, maxSize: 0, maxGroups: 0 }))
+      expect(e.message).toBe("maxGroups must be a whole number >= 1, got 0")
+    })
+  )
+
   it.effect("rejects a negative or fractional maxSize with InvalidArgument", () =>
     Effect.gen(function* () {
       const e = yield* Effect.flip(checkGroups({ queue: "ag6", gracePeriodMs: 1000, maxDelayMs: 0, maxSize: 1.5 }))
