@@ -15,6 +15,7 @@ import { worker } from "./commands/worker.js"
 import { outcome } from "./exitCode.js"
 import { Json, RedisUrl } from "./globalFlags.js"
 import { nodeEnvironment } from "./nodeEnvironment.js"
+import { visible } from "./output.js"
 import { presenterLayer } from "./presenter.js"
 import { signalsTakenOver } from "./signals.js"
 
@@ -26,8 +27,17 @@ export const app = Command.make("effect-asynq").pipe(
   Command.withGlobalFlags([RedisUrl, Json])
 )
 
+// effect/cli lists --wizard among its built-in flags, but it needs an interactive terminal reader,
+// which this CLI does not have (see nodeEnvironment.ts): refuse it as a usage error, before anything runs.
+const args = process.argv.slice(2)
+const beforeDashDash = args.indexOf("--") === -1 ? args : args.slice(0, args.indexOf("--"))
+if (beforeDashDash.includes("--wizard")) {
+  process.stderr.write("effect-asynq: --wizard (interactive mode) is not supported; see effect-asynq <command> --help\n")
+  process.exit(2)
+}
+
 // stdout carries the command's output (tables, --json); library log lines (warnings) go to stderr.
-const program = Command.runWith(app, { version })(process.argv.slice(2)).pipe(
+const program = Command.runWith(app, { version })(args).pipe(
   Effect.provide(Layer.mergeAll(nodeEnvironment, presenterLayer)),
   Effect.provideService(Logger.LogToStderr, true)
 )
@@ -43,7 +53,7 @@ process.once("SIGINT", interrupt)
 process.once("SIGTERM", interrupt)
 fiber.addObserver((exit) => {
   const { code, message } = outcome(exit)
-  if (message !== undefined) process.stderr.write(`effect-asynq: ${message}\n`)
+  if (message !== undefined) process.stderr.write(`effect-asynq: ${visible(message)}\n`)
   process.exitCode = code
   process.stdout.write("", () => process.stderr.write("", () => process.exit(code)))
 })

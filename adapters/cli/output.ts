@@ -4,13 +4,22 @@ import { Json } from "./globalFlags.js"
 
 const replacer = (_k: string, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString("base64") : v)
 
-/** Prints `json()` as JSON when --json is set, else `text()`. */
+/**
+ * Text as a terminal should see it: control characters (other than newline and tab) become visible
+ * `\xNN` escapes, so a task type, payload or error message stored in Redis cannot move the cursor,
+ * recolour or retitle the user's terminal.
+ */
+export const visible = (s: string): string =>
+  // eslint-disable-next-line no-control-regex
+  s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`)
+
+/** Prints `json()` as JSON when --json is set, else `text()` (with control characters made visible). */
 export const emit = (json: () => unknown, text: () => string) =>
   Effect.gen(function* () {
     if (yield* Json) yield* Console.log(JSON.stringify(json(), replacer, 2))
     else {
       const t = text()
-      if (t !== "") yield* Console.log(t)
+      if (t !== "") yield* Console.log(visible(t))
     }
   })
 

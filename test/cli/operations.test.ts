@@ -93,6 +93,20 @@ describe("CLI against real Redis", { timeout: 240_000 }, () => {
     expect((JSON.parse(t.stdout) as Array<{ id: string }>).map((x) => x.id)).toEqual(["d-g1-1", "d-g1-2", "d-g1-3"])
   })
 
+  it("control characters stored in Redis are printed as visible escapes, never raw (no terminal escape injection)", async () => {
+    await putPending(c, asynqMsg("default", "evil", { type: "x\u001b]0;pwned\u0007\u001b[31mred", errorMsg: "bad\u001b[2J" }), Date.now())
+    const ls = await cli("task", "ls", "--queue", "default", "--state", "pending")
+    expect(ls.code).toBe(0)
+    expect(ls.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/)
+    expect(ls.stdout).toContain("x\\x1b]0;pwned\\x07\\x1b[31mred")
+    const insp = await cli("task", "inspect", "--queue", "default", "--id", "evil")
+    expect(insp.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/)
+    // --json is escaped by JSON itself, and stays exact.
+    const json = JSON.parse((await cli("task", "inspect", "--queue", "default", "--id", "evil", "--json")).stdout)
+    expect(json.type).toBe("x\u001b]0;pwned\u0007\u001b[31mred")
+    await cli("task", "delete", "--queue", "default", "--id", "evil")
+  })
+
   it("task ls / inspect / run / archive / delete, with errors for states that do not fit", async () => {
     await putPending(c, asynqMsg("default", "p1"), Date.now())
     await putInZset(c, asynqMsg("default", "s1"), "scheduled", nowSec() + 600)

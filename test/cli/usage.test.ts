@@ -44,6 +44,13 @@ describe("CLI usage and failures", { timeout: 120_000 }, () => {
     expect(r.stderr).toBe("effect-asynq: page must be a whole number >= 1, got 0\n")
   })
 
+  it("--wizard (listed by effect/cli, but this CLI has no interactive input) is a usage error, exit 2", async () => {
+    const r = await runCli(["--wizard"])
+    expect(r.code).toBe(2)
+    expect(r.stdout).toBe("")
+    expect(r.stderr).toBe("effect-asynq: --wizard (interactive mode) is not supported; see effect-asynq <command> --help\n")
+  })
+
   it("an unreachable Redis fails at once (not after retries) with a clear message, exit 1", async () => {
     const port = await freePort()
     // The 20 s subprocess timeout only catches a hang: the connection is refused right away.
