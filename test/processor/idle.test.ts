@@ -1,0 +1,98 @@
+/**
+ * An idle server on a private redis-server (so its command counts are its own): it does not
+ * busy-poll, it still picks up a task pushed the way Go asynq's client pushes one (no wake-up
+ * message), and its health check reports a Redis outage and the recovery.
+ */
+import { Effect, Exit, Layer, References, Scope } from "effect"
+import type * as Context from "effect/Context"
+import { Redis as IORedis } from "ioredis"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Broker } from "../../src/broker/Broker.js"
+import type { HandlerInput } from "../../src/processor/Mux.js"
+import type { ServerOptions } from "../../src/processor/options.js"
+import * as Server from "../../src/processor/Server.js"
+import { Redis } from "../../src/redis/Redis.js"
+import { enqueue } from "../../src/steps/enqueue.js"
+import { asynqMsg, putPending } from "../support/asynqLayout.js"
+import { type RedisServerHandle, startRedisServer } from "../support/redis-server.js"
+import { sleep, waitFor } from "./support.js"
+
+let redis: RedisServerHandle
+let admin: IORedis
+beforeAll(async () => {
+  redis = await startRedisServer()
+  admin = new IORedis(redis.url, { maxRetriesPerRequest: 1 })
+  admin.on("error", () => {}) // the health-check test stops the server under it
+})
+afterAll(async () => {
+  admin.disconnect()
+  await redis.stop()
+})
+
+const start = async (handlers: HandlerInput, options: ServerOptions) => {
+  const scope = await Effect.runPromise(Scope.make())
+  const layer = Broker.layer.pipe(Layer.provideMerge(Redis.layer({ url: redis.url, connectTimeoutMs: 2000 })))
+  const context = (await Effect.runPromise(Layer.buildWithScope(layer, scope))) as Context.Context<Broker>
+  const run = <A, E>(eff: Effect.Effect<A, E, Broker>) =>
+    Effect.runPromise(Effect.provideContext(eff, context).pipe(Effect.provideService(References.MinimumLogLevel, "None")))
+  const handle = await run(Server.start(handlers, options).pipe(Scope.provide(scope)))
+  return { run, shutdown: () => run(handle.shutdown).finally(() => Effect.runPromise(Scope.close(scope, Exit.void))) }
+}
+
+/** Calls of a command since the last CONFIG RESETSTAT, from INFO commandstats. */
+const calls = async (command: string) => {
+  const info = (await admin.info("commandstats")) as string
+  return Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, "m").exec(info)?.[1] ?? 0)
+}
+
+describe("idle server (private redis-server)", () => {
+  it("sleeps between empty fetches: about one dequeue per poll interval, however many workers are idle", async () => {
+    const s = await start(async () => {}, { queues: { idle: 1 }, concurrency: 20, pollIntervalMs: 200 })
+    try {
+      await sleep(300) // let it find the queue empty and settle into waiting
+      await admin.config("RESETSTAT")
+      await sleep(1000)
+      const dequeues = await calls("evalsha")
+      if (process.env.DEBUG_TESTS) console.log(await admin.info("commandstats"))
+      // ~5 fetches in a second (plus at most a forward and a state write); a busy poll would make thousands.
+      expect(dequeues).toBeGreaterThan(0)
+      expect(dequeues).toBeLessThan(15)
+    } finally {
+      await s.shutdown()
+    }
+  })
+
+  it("picks up a task pushed without a wake-up message (Go asynq's client) by the poll fallback, and one from our client at once", async () => {
+    const done: Array<string> = []
+    const s = await start(async (task) => void done.push(task.id), { queues: { mixed: 1 }, pollIntervalMs: 100 })
+    try {
+      await sleep(150)
+      await putPending(admin, asynqMsg("mixed", "from-go"), Date.now()) // HSET + LPUSH, no PUBLISH
+      await waitFor("the Go-pushed task", () => done.includes("from-go"))
+      const ours = await s.run(enqueue("ours", {}, { queue: "mixed" }))
+      await waitFor("our task", () => done.includes(ours.id))
+      expect(await admin.llen("asynq:{mixed}:pending")).toBe(0)
+    } finally {
+      await s.shutdown()
+    }
+  })
+
+  it("the health check reports a Redis outage to the callback, and the recovery", async () => {
+    const seen: Array<unknown> = []
+    const s = await start(async () => {}, { queues: { hc: 1 }, healthCheck: (e) => void seen.push(e), healthCheckIntervalMs: 50 })
+    try {
+      await waitFor("a healthy check", () => seen.length > 0)
+      expect(seen.every((e) => e === undefined)).toBe(true)
+      const port = redis.port
+      await redis.stop()
+      await waitFor("a failed check", () => seen.some((e) => e !== undefined), 20_000)
+      const failure = seen.find((e) => e !== undefined) as { _tag?: string; message?: string }
+      expect(failure._tag).toBe("RedisError")
+      redis = await startRedisServer([], port)
+      const at = seen.length
+      await waitFor("a healthy check after the restart", () => seen.slice(at).some((e) => e === undefined), 20_000)
+    } finally {
+      await s.shutdown()
+    }
+  }, 60_000)
+})
