@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { enqueueMany } from "../../src/steps/enqueue.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { runBroker, waitFor } from "../processor/support.js"
+import { putPendingBytes, readTask } from "../support/arrange.js"
 import { flushTestDb, rawClient, testDb, testRedisUrl } from "../support/redis.js"
 import { spawnWorker, type WorkerProcess } from "./support.js"
 
@@ -110,4 +111,38 @@ describe("worker processes (real Redis, real child processes)", () => {
     expect(mine(await c.zrange("asynq:servers", "0", "-1"))).toEqual([])
     expect(w.output()).toContain("shutdown timeout: 5 unfinished task(s) stopped and put back at the head of their queue")
   }, 60_000)
+
+  it("a task whose msg is corrupt: archived with a clear error while the other 200 finish", async () => {
+    await c.del("test:runs")
+    const k = queueKeys("corrupt")
+    await putPendingBytes(c, "corrupt", "bad-1", Buffer.from([0xff, 0xff, 0xff, 0x01]))
+    await fill("corrupt", 200)
+    const w = start("corrupt", ["--concurrency", "10"])
+    await waitFor("all done", async () => ((await runs()).distinct === 200 && (await queueEmpty("corrupt")) && (await c.zcard(k.archived)) === 1 ? true : undefined), 60_000)
+    expect((await runs()).total).toBe(200)
+    const bad = await c.hgetall(k.task("bad-1"))
+    expect(bad.state).toBe("archived")
+    expect(bad.error).toMatch(/^asynq: task message is corrupt: /)
+    w.child.kill("SIGTERM")
+    expect(await w.exited).toBe(0)
+  }, 90_000)
+
+  it("a handler that never returns (and ignores its AbortSignal): each attempt ends at the task's timeout, is retried, then archived; other tasks go on", async () => {
+    await c.del("test:runs")
+    const k = queueKeys("hang")
+    const [hung] = await runBroker(enqueueMany([{ type: "test:hang", payload: {}, options: { queue: "hang", timeout: 1000, maxRetry: 1 } }]))
+    await fill("hang", 20)
+    const w = start("hang", ["--concurrency", "2"])
+    await waitFor("archived after two timed-out attempts", async () => ((await c.zcard(k.archived)) === 1 && (await queueEmpty("hang")) ? true : undefined), 60_000)
+    const id = hung!._tag === "Success" ? hung!.success.id : ""
+    expect(await c.hget("test:runs", id)).toBe("2")
+    expect((await runs()).distinct).toBe(21)
+    const t = await readTask(c, "hang", id)
+    expect(t.fields.state).toBe("archived")
+    expect(t.msg!.errorMsg).toBe("context deadline exceeded")
+    expect(t.msg!.retried).toBe(1)
+    w.child.kill("SIGTERM")
+    expect(await w.exited).toBe(0)
+  }, 90_000)
 })
+
