@@ -96,7 +96,7 @@ export const makeScheduler = Effect.fn("Scheduler.make")(function* (options: Sch
     const current = yield* list
     if (current.length === 0) return yield* changed.await
     const outcome = yield* Effect.result(
-      schedulerTick({ entries: current, lookbackMs: 0, maxCatchUp: options.maxCatchUp, timeZone: options.timeZone, hooks: options.hooks })
+      schedulerTick({ entries: current, lookbackMs: 0, maxCatchUp: options.maxCatchUp, timeZone: options.timeZone, hooks: options.hooks, publishAs: false })
     )
     let wait = retryDelayMs
     if (Result.isSuccess(outcome)) {

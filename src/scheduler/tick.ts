@@ -4,10 +4,12 @@
  * since then (at most `maxCatchUp` per entry, the latest ones), each with one atomic claim + write
  * script, records the enqueues in asynq's history, and says what it did.
  *
- * A cron function triggered every minute can run it as the whole scheduler; the long-lived
+ * A cron function triggered every minute can run it as the whole scheduler (it also publishes the
+ * entries in asynq:schedulers, so asynq's tools list them); the long-lived
  * scheduler runs it whenever an occurrence is due. Overlapping ticks and any number of instances
  * are safe: an occurrence is claimed by exactly one script call (see lua/scheduler_enqueue.lua).
  */
+import { createHash } from "node:crypto"
 import { Cause, Clock, Effect, Result } from "effect"
 import { Broker } from "../broker/Broker.js"
 import { registerQueueCall } from "../broker/enqueue.js"
@@ -22,6 +24,11 @@ import { claimOutcome, type PreparedClaim, prepareClaim } from "./claim.js"
 import { newTaskId } from "../steps/taskId.js"
 import { readRecords, recordTtlMs } from "./records.js"
 import { runCalls } from "./runCalls.js"
+import { publishEntries } from "./publish.js"
+
+/** The scheduler id a cron function's entries are published under: stable for the same entries. */
+export const derivedSchedulerId = (entries: ReadonlyArray<Entry>): string =>
+  `cron-${createHash("sha256").update(entries.map((e) => e.id).sort().join(",")).digest("hex").slice(0, 12)}`
 
 export interface SchedulerTickOptions {
   /** The entries (checked `Entry` values, or configs checked here; an invalid config fails the tick). */
@@ -39,6 +46,15 @@ export interface SchedulerTickOptions {
   readonly hooks?: SchedulerHooks | undefined
   /** History events kept per entry (default 1,000, as asynq). */
   readonly historyMax?: number | undefined
+  /**
+   * Publish the entries in `asynq:schedulers` under this scheduler id, so asynq's tools (`asynq cron
+   * ls`, our inspector and CLI) list them. Default: an id derived from the entries (`cron-` and 12 hex
+   * digits of a hash of their ids), the same for every overlapping invocation of one function;
+   * `false`: do not publish (the long-lived Scheduler publishes its own).
+   */
+  readonly publishAs?: string | false | undefined
+  /** How long a publication stays listed without a newer tick (default 3 min: ticks every minute keep it). */
+  readonly publishTtlMs?: number | undefined
 }
 
 export interface TickEnqueued {
@@ -203,6 +219,14 @@ export const schedulerTick = Effect.fn("Steps.schedulerTick")(function* (
   const historyReplies = yield* runCalls(history)
   for (const r of historyReplies) if (!r.ok) yield* Effect.logWarning(`scheduler: could not record enqueue history: ${r.error.message}`)
   for (const r of results) yield* post(r)
+
+  // 5. publication for asynq's tools (a failure loses a listing, not a task)
+  if (options.publishAs !== false && entries.length > 0) {
+    const schedulerId = options.publishAs ?? derivedSchedulerId(entries)
+    yield* publishEntries(schedulerId, entries, options.publishTtlMs ?? 180_000).pipe(
+      Effect.catchCause((cause) => Effect.logWarning(`scheduler: could not publish entries as ${schedulerId}: ${Cause.pretty(cause)}`))
+    )
+  }
 
   const next = entries.reduce<number | undefined>((m, e) => {
     const n = nextAfter(e.schedule, nowMs)

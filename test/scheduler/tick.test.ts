@@ -3,7 +3,8 @@ import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll } from "vitest"
-import { schedulerTick } from "../../src/scheduler/tick.js"
+import { schedulerEntries } from "../../src/inspector/scheduler.js"
+import { derivedSchedulerId, schedulerTick } from "../../src/scheduler/tick.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { readTask, testBrokerLayer, zsetOf } from "../support/arrange.js"
 import { flushTestDb, rawClient } from "../support/redis.js"
@@ -54,6 +55,29 @@ layer(testBrokerLayer())("schedulerTick (real Redis, TestClock)", (it) => {
       const again = yield* schedulerTick({ entries: [e], lookbackMs: 0 })
       expect(again.enqueued).toEqual([])
       expect(yield* io(() => pendingIds(c, "t1"))).toHaveLength(1)
+    })
+  )
+
+  it.effect("publishes the entries in asynq:schedulers (asynq's tools list a cron function's entries), under an id stable across invocations", () =>
+    Effect.gen(function* () {
+      const a = entry({ spec: "*/5 * * * *", type: "pub:a", options: { queue: "tpub" } })
+      const b = entry({ spec: "@every 1h", type: "pub:b", options: { queue: "tpub" } })
+      yield* TestClock.setTime(at("2026-11-22T13:00:30Z"))
+      yield* schedulerTick({ entries: [a, b] })
+      const id = derivedSchedulerId([b, a])
+      expect(id).toBe(derivedSchedulerId([a, b]))
+      expect(id).toMatch(/^cron-[0-9a-f]{12}$/)
+      const listed = yield* schedulerEntries()
+      expect(listed.filter((e) => e.id === a.id || e.id === b.id).map((e) => [e.spec, e.taskType, e.next.toISOString()])).toEqual([
+        ["*/5 * * * *", "pub:a", "2026-11-22T13:05:00.000Z"],
+        ["@every 1h", "pub:b", "2026-11-22T14:00:00.000Z"]
+      ])
+      const key = `asynq:schedulers:{${id}}`
+      expect(yield* io(() => c.pttl(key))).toBeGreaterThan(170_000)
+      // publishAs: false (the long-lived Scheduler's own ticks) writes no listing
+      const other = entry({ spec: "@every 2h", type: "pub:c", options: { queue: "tpub" } })
+      yield* schedulerTick({ entries: [other], publishAs: false })
+      expect(yield* io(() => c.exists(`asynq:schedulers:{${derivedSchedulerId([other])}}`))).toBe(0)
     })
   )
 
