@@ -83,7 +83,8 @@ const credentialsFromUrl = (url: string | undefined): IORedisOptions => {
  */
 export const invalidRedisOptions = (o: RedisOptions): string | undefined => {
   if (o.db !== undefined && !(Number.isInteger(o.db) && o.db >= 0)) return `db must be a whole number ≥ 0, got ${o.db}`
-  if (o.url === undefined) return undefined
+  // Without a scheme ioredis reads "host:port" or a unix socket path: no database to check there.
+  if (o.url === undefined || !o.url.includes("://")) return undefined
   let u: URL
   try {
     u = new URL(o.url)
@@ -97,7 +98,7 @@ export const invalidRedisOptions = (o: RedisOptions): string | undefined => {
 }
 
 class DatabaseRefused extends Error {}
-const dbOf = (o: RedisOptions): string => String(o.db ?? (o.url ? new URL(o.url).pathname.replace(/^\//, "") : "0"))
+const dbOf = (o: RedisOptions): string => String(o.db ?? (o.url?.includes("://") ? new URL(o.url).pathname.replace(/^\//, "") : "0"))
 
 /** Opens a connection and waits until it answers; on failure the reconnect loop is stopped. */
 const connect = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionError> => {

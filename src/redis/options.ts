@@ -27,6 +27,8 @@ export const describeTarget = (o: RedisOptions): string => {
   if (o.cluster) return `cluster ${o.cluster.map((n) => `${n.host}:${n.port}`).join(",")}`
   if (o.sentinel) return `sentinel ${o.sentinel.name}@${o.sentinel.sentinels.map((n) => `${n.host}:${n.port}`).join(",")}`
   const url = o.url ?? "redis://127.0.0.1:6379"
+  // ioredis's scheme-less forms ("host:port", a unix socket path) carry no password.
+  if (!url.includes("://")) return url
   try {
     const u = new URL(url)
     if (u.password) u.password = "***"

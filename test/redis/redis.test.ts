@@ -43,6 +43,15 @@ describe("Redis service", () => {
     expect((await fail({ url: at("/abc") })).message).toContain(`the database in the URL's path must be a whole number ≥ 0, got "abc"`)
     expect((await fail({ url: testRedisUrl(), db: -1 })).message).toContain("db must be a whole number ≥ 0, got -1")
     expect((await fail({ url: "http://127.0.0.1:6379" })).message).toContain("scheme must be redis: or rediss:")
+    // ioredis's scheme-less forms still work: "host:port".
+    const bare = new URL(testRedisUrl())
+    const hostPort = await Effect.runPromise(
+      Effect.gen(function* () {
+        const r = yield* Redis
+        return yield* r.use("ping", (c) => c.ping())
+      }).pipe(Effect.provide(Redis.layer({ url: `${bare.hostname}:${bare.port}` })))
+    )
+    expect(hostPort).toBe("PONG")
     // The database in a valid URL is the one used.
     const db = await Effect.runPromise(
       Effect.gen(function* () {
