@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import type { Redis as IORedis } from "ioredis"
+import { type Redis as IORedis, Redis as IORedisClient } from "ioredis"
 import { asynqMsg, putActive, putInZset, putPending, restoreSnapshot } from "../support/asynqLayout.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
+import { startRedisServer } from "../support/redis-server.js"
 import { runCli } from "./runCli.js"
 
 let c: IORedis
@@ -158,10 +159,24 @@ describe("CLI against real Redis", { timeout: 240_000 }, () => {
     expect(wrong.stderr).toContain("cannot run all pending tasks")
   })
 
-  it("task cancel publishes on asynq:cancel", async () => {
-    const r = await cli("task", "cancel", "some-id")
-    expect(r.code).toBe(0)
-    expect(r.stdout).toBe('Sent cancel for task "some-id", but no server is listening.\n')
+  it("task cancel publishes on asynq:cancel and says how many servers heard it", async () => {
+    // Pub/sub is server-wide (not per database): on the shared server another test file's worker may
+    // be subscribed, so this runs on a private one where the only subscriber is the test's own.
+    const server = await startRedisServer()
+    const sub = new IORedisClient(server.url)
+    try {
+      const none = await runCli(["task", "cancel", "some-id"], { REDIS_URL: server.url })
+      expect(none.code).toBe(0)
+      expect(none.stdout).toBe('Sent cancel for task "some-id", but no server is listening.\n')
+      const got = new Promise<string>((resolve) => sub.on("message", (_ch, msg) => resolve(msg)))
+      await sub.subscribe("asynq:cancel")
+      const one = await runCli(["task", "cancel", "other-id"], { REDIS_URL: server.url })
+      expect(one.stdout).toBe('Sent cancel for task "other-id" to 1 server(s).\n')
+      expect(await got).toBe("other-id")
+    } finally {
+      sub.disconnect()
+      await server.stop()
+    }
   })
 
   it("server ls and cron ls/history read what Go asynq wrote (h, i), heartbeats refreshed to now", async () => {
