@@ -35,12 +35,20 @@ const source = (k: QueueKeys, state: TaskState, group: string | undefined) =>
     ? { key: k.group(group!), list: false, group: group! }
     : { key: k[state as "pending" | "scheduled" | "retry" | "archived" | "completed"], list: state === "pending", group: "" }
 
+/** One batch's reply: tasks done, left in the source, and (archive batches) older archived tasks trimmed. */
+interface BatchCounts {
+  readonly done: number
+  readonly left: number
+  readonly trimmed?: number
+}
+
 /**
  * Calls one batch script until the source is empty, or until as many tasks as it held at the
  * first call are done (so a queue that keeps filling up cannot keep the loop going), reporting
- * progress after every batch. Returns how many tasks were handled.
+ * progress after every batch. Returns how many tasks were handled and, when the batches report
+ * it, how many were trimmed.
  */
-const drain = (o: BulkOptions, batch: (now: number) => Effect.Effect<{ done: number; left: number; trimmed?: number }, RedisError>) =>
+const drain = (o: BulkOptions, batch: (now: number) => Effect.Effect<BatchCounts, RedisError>) =>
   Effect.gen(function* () {
     let done = 0
     let trimmed: number | undefined
@@ -52,18 +60,16 @@ const drain = (o: BulkOptions, batch: (now: number) => Effect.Effect<{ done: num
       if (r.trimmed !== undefined) trimmed = (trimmed ?? 0) + r.trimmed
       if (target === Infinity) target = r.done + r.left
       o.onProgress?.(trimmed === undefined ? { done, total: done + r.left } : { done, total: done + r.left, trimmed })
-      if (r.done === 0 || r.left === 0 || done >= target) {
-        if (trimmed !== undefined && trimmed > 0)
-          yield* Effect.logWarning(`archiving removed ${trimmed} older archived task(s) to keep the archive within ${archiveMaxSize} tasks and 90 days`)
-        return done
-      }
+      if (r.done === 0 || r.left === 0 || done >= target) return { done, trimmed }
     }
   })
 
-const pair = (script: string) => (reply: unknown) =>
-  Effect.map(asArray(script, reply), (a) => ({ done: num(a[0]) ?? 0, left: num(a[1]) ?? 0 }))
-const triple = (script: string) => (reply: unknown) =>
-  Effect.map(asArray(script, reply), (a) => ({ done: num(a[0]) ?? 0, left: num(a[1]) ?? 0, trimmed: num(a[2]) ?? 0 }))
+/** Reads a batch script's `{done, left[, trimmed]}` reply. */
+const counts = (script: string) => (reply: unknown) =>
+  Effect.map(asArray(script, reply), (a): BatchCounts => {
+    const r = { done: num(a[0]) ?? 0, left: num(a[1]) ?? 0 }
+    return a.length > 2 ? { ...r, trimmed: num(a[2]) ?? 0 } : r
+  })
 
 /** Moves every task of a state (scheduled, retry, archived, or a group) to pending (asynq's RunAll*Tasks). */
 export const runAll = Effect.fn("Inspector.runAll")(function* (queue: string, state: TaskState, options: BulkOptions = {}) {
@@ -72,9 +78,10 @@ export const runAll = Effect.fn("Inspector.runAll")(function* (queue: string, st
   const { redis } = yield* Broker
   const k = queueKeys(queue)
   const src = source(k, state, options.group)
-  return yield* drain(options, (now) =>
-    redis.script("inspector_runBatch", [src.key, k.pending, k.taskPrefix, k.allGroups], [size, unixNanosString(now), src.group]).pipe(Effect.flatMap(pair("inspector_runBatch")))
+  const r = yield* drain(options, (now) =>
+    redis.script("inspector_runBatch", [src.key, k.pending, k.taskPrefix, k.allGroups], [size, unixNanosString(now), src.group]).pipe(Effect.flatMap(counts("inspector_runBatch")))
   )
+  return r.done
 })
 
 /**
@@ -88,7 +95,7 @@ export const archiveAll = Effect.fn("Inspector.archiveAll")(function* (queue: st
   const { redis } = yield* Broker
   const k = queueKeys(queue)
   const src = source(k, state, options.group)
-  return yield* drain(options, (now) =>
+  const r = yield* drain(options, (now) =>
     redis
       .script("inspector_archiveBatch", [src.key, k.archived, k.taskPrefix, k.allGroups], [
         src.list ? "list" : "zset",
@@ -98,8 +105,10 @@ export const archiveAll = Effect.fn("Inspector.archiveAll")(function* (queue: st
         archiveMaxSize,
         src.group
       ])
-      .pipe(Effect.flatMap(triple("inspector_archiveBatch")))
+      .pipe(Effect.flatMap(counts("inspector_archiveBatch")))
   )
+  if (r.trimmed) yield* Effect.logWarning(`archiving removed ${r.trimmed} older archived task(s) to keep the archive within ${archiveMaxSize} tasks and 90 days`)
+  return r.done
 })
 
 /** Deletes every task of a state (pending, scheduled, retry, archived, completed, or a group) (asynq's DeleteAll*Tasks). */
@@ -109,9 +118,10 @@ export const deleteAll = Effect.fn("Inspector.deleteAll")(function* (queue: stri
   const { redis } = yield* Broker
   const k = queueKeys(queue)
   const src = source(k, state, options.group)
-  return yield* drain(options, () =>
+  const r = yield* drain(options, () =>
     redis
       .script("inspector_deleteBatch", [src.key, k.taskPrefix, k.allGroups, k.uniquePrefix], [src.list ? "list" : "zset", size, src.group])
-      .pipe(Effect.flatMap(pair("inspector_deleteBatch")))
+      .pipe(Effect.flatMap(counts("inspector_deleteBatch")))
   )
+  return r.done
 })
