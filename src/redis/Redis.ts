@@ -76,12 +76,15 @@ const credentialsFromUrl = (url: string | undefined): IORedisOptions => {
   return o
 }
 
+/** The database a redis:// URL names ("" when none). */
+const databaseInPath = (u: URL): string => u.pathname.replace(/^\//, "")
+
 /**
  * Why these options cannot name a database, or undefined when they can: a URL that does not parse,
  * or a database (the URL's path or `db`) that is not a whole number ≥ 0. Checked before connecting,
  * because ioredis would send `SELECT NaN` and throw outside any promise.
  */
-export const invalidRedisOptions = (o: RedisOptions): string | undefined => {
+const invalidRedisOptions = (o: RedisOptions): string | undefined => {
   if (o.db !== undefined && !(Number.isInteger(o.db) && o.db >= 0)) return `db must be a whole number ≥ 0, got ${o.db}`
   // Without a scheme ioredis reads "host:port" or a unix socket path: no database to check there.
   if (o.url === undefined || !o.url.includes("://")) return undefined
@@ -92,13 +95,14 @@ export const invalidRedisOptions = (o: RedisOptions): string | undefined => {
     return "the URL does not parse; expected redis://[user:password@]host:port[/db] or rediss://…"
   }
   if (u.protocol !== "redis:" && u.protocol !== "rediss:") return `the URL's scheme must be redis: or rediss:, got ${u.protocol}`
-  const path = u.pathname.replace(/^\//, "")
+  const path = databaseInPath(u)
   if (path !== "" && !/^\d+$/.test(path)) return `the database in the URL's path must be a whole number ≥ 0, got "${decodeURIComponent(path)}"`
   return undefined
 }
 
 class DatabaseRefused extends Error {}
-const dbOf = (o: RedisOptions): string => String(o.db ?? (o.url?.includes("://") ? new URL(o.url).pathname.replace(/^\//, "") : "0"))
+/** The database the options select (checked valid by then), for messages. */
+const dbOf = (o: RedisOptions): string => String(o.db ?? ((o.url?.includes("://") && databaseInPath(new URL(o.url))) || "0"))
 
 /** Opens a connection and waits until it answers; on failure the reconnect loop is stopped. */
 const connect = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionError> => {
