@@ -24,12 +24,15 @@ export interface WarmRuntime<R> {
 
 type Built<R> = { readonly context: Context.Context<R>; readonly scope: Scope.Closeable; readonly client: RedisClient }
 
+type Socket = { ref(): unknown; unref(): unknown }
+type Connection = EventEmitter & { stream?: unknown }
+
+/** Every connection of a client: the client itself, or each node of a cluster. */
+const connections = (c: RedisClient): ReadonlyArray<Connection> => (c instanceof Cluster ? c.nodes("all") : [c])
+
 /** All sockets of a client (one, or one per node of a cluster). */
-const sockets = (c: RedisClient): ReadonlyArray<{ ref(): unknown; unref(): unknown }> => {
-  const one = (r: { stream?: unknown }) => (r.stream && typeof (r.stream as { unref?: unknown }).unref === "function" ? [r.stream as { ref(): unknown; unref(): unknown }] : [])
-  if ("nodes" in c && typeof c.nodes === "function") return c.nodes("all").flatMap((n) => one(n as unknown as { stream?: unknown }))
-  return one(c as unknown as { stream?: unknown })
-}
+const sockets = (c: RedisClient): ReadonlyArray<Socket> =>
+  connections(c).flatMap((n) => (n.stream && typeof (n.stream as { unref?: unknown }).unref === "function" ? [n.stream as Socket] : []))
 
 /** A warm runtime over any Layer that contains Redis (e.g. Broker + Redis + your services). */
 export const makeWarmRuntime = <R, E>(layer: Layer.Layer<R | Redis, E>): WarmRuntime<R | Redis> => {
@@ -55,12 +58,8 @@ export const makeWarmRuntime = <R, E>(layer: Layer.Layer<R | Redis, E>): WarmRun
     const onConnect = () => {
       if (inFlight === 0) setRef(b, false)
     }
-    const watch = (emitter: EventEmitter) => emitter.on("connect", onConnect)
-    const c = b.client
-    if (c instanceof Cluster) {
-      for (const n of c.nodes("all")) watch(n)
-      c.on("+node", (n: EventEmitter) => watch(n))
-    } else watch(c)
+    for (const n of connections(b.client)) n.on("connect", onConnect)
+    if (b.client instanceof Cluster) b.client.on("+node", (n: EventEmitter) => n.on("connect", onConnect))
   }
 
   const acquire = (): Promise<Built<S>> => {
