@@ -7,12 +7,11 @@ import { afterAll, beforeEach, describe, expect, it } from "vitest"
 import { Redis as IORedis } from "ioredis"
 import { createProcessorHandler } from "../../adapters/aws-lambda/processorHandler.js"
 import { drain, type DrainSummary } from "../../adapters/shared/drain.js"
-import { Broker } from "../../src/broker/Broker.js"
-import { Redis } from "../../src/redis/Redis.js"
 import { RevokeTask, SkipRetry } from "../../src/processor/errors.js"
 import { TaskContext } from "../../src/processor/TaskContext.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import { queueKeys } from "../../src/wire/keys.js"
+import { brokerLayerAt } from "../support/arrange.js"
 import { startRedisServer } from "../support/redis-server.js"
 import { startLambdaInvokeServer } from "../support/lambdaInvokeServer.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
@@ -135,7 +134,7 @@ describe("processor drain when Redis stops answering", () => {
     const server = await startRedisServer()
     const admin = new IORedis(server.url)
     try {
-      const layer = Broker.layer.pipe(Layer.provideMerge(Redis.layer({ url: server.url })))
+      const layer = brokerLayerAt({ url: server.url })
       await Effect.runPromise(enqueue("job", {}, { queue: "work" }).pipe(Effect.provide(layer)))
       // The handler succeeds, then every write hangs (EVALSHA counts as a write under CLIENT PAUSE WRITE).
       const handler: Handler = () => Effect.promise(() => admin.call("CLIENT", "PAUSE", "600000", "WRITE"))

@@ -7,9 +7,9 @@ import type { BulkProgress } from "../../src/inspector/types.js"
 import { asynqMsg, putActive, putAggregating, putInZset, putPending, restoreSnapshot } from "../support/asynqLayout.js"
 import { inspectorTestDb, now, nowSec } from "./harness.js"
 import { startRedisServer } from "../support/redis-server.js"
-import { Effect, Layer } from "effect"
-import { Broker } from "../../src/broker/Broker.js"
-import { Redis } from "../../src/redis/Redis.js"
+import { Effect } from "effect"
+import type { Broker } from "../../src/broker/Broker.js"
+import { brokerLayerAt } from "../support/arrange.js"
 
 const { h, c } = inspectorTestDb()
 
@@ -93,7 +93,7 @@ describe("cancelProcessing", () => {
   it("publishes the task id on asynq:cancel and says how many servers got it", async () => {
     const server = await startRedisServer()
     const run = <A, E>(eff: Effect.Effect<A, E, Broker>) =>
-      Effect.runPromise(eff.pipe(Effect.provide(Broker.layer.pipe(Layer.provide(Redis.layer({ url: server.url }))))) as Effect.Effect<A>)
+      Effect.runPromise(eff.pipe(Effect.provide(brokerLayerAt({ url: server.url }))) as Effect.Effect<A>)
     try {
       const sub = new IORedisClient(server.url)
       const got = new Promise<string>((resolve) => sub.on("message", (_ch, msg) => resolve(msg)))

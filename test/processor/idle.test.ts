@@ -3,19 +3,14 @@
  * busy-poll, it still picks up a task pushed the way Go asynq's client pushes one (no wake-up
  * message), and its health check reports a Redis outage and the recovery.
  */
-import { Effect, Exit, Layer, References, Scope } from "effect"
-import type * as Context from "effect/Context"
 import { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Broker } from "../../src/broker/Broker.js"
 import type { HandlerInput } from "../../src/processor/Mux.js"
 import type { ServerOptions } from "../../src/processor/options.js"
-import * as Server from "../../src/processor/Server.js"
-import { Redis } from "../../src/redis/Redis.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import { asynqMsg, putPending } from "../support/asynqLayout.js"
 import { type RedisServerHandle, startRedisServer } from "../support/redis-server.js"
-import { sleep, waitFor } from "./support.js"
+import { sleep, startServer, waitFor } from "./support.js"
 
 let redis: RedisServerHandle
 let admin: IORedis
@@ -29,15 +24,7 @@ afterAll(async () => {
   await redis.stop()
 })
 
-const start = async (handlers: HandlerInput, options: ServerOptions) => {
-  const scope = await Effect.runPromise(Scope.make())
-  const layer = Broker.layer.pipe(Layer.provideMerge(Redis.layer({ url: redis.url, connectTimeoutMs: 2000 })))
-  const context = (await Effect.runPromise(Layer.buildWithScope(layer, scope))) as Context.Context<Broker>
-  const run = <A, E>(eff: Effect.Effect<A, E, Broker>) =>
-    Effect.runPromise(Effect.provideContext(eff, context).pipe(Effect.provideService(References.MinimumLogLevel, "None")))
-  const handle = await run(Server.start(handlers, options).pipe(Scope.provide(scope)))
-  return { run, shutdown: () => run(handle.shutdown).finally(() => Effect.runPromise(Scope.close(scope, Exit.void))) }
-}
+const start = (handlers: HandlerInput, options: ServerOptions) => startServer(handlers, options, { url: redis.url, connectTimeoutMs: 2000 })
 
 /** Calls of a command since the last CONFIG RESETSTAT, from INFO commandstats. */
 const calls = async (command: string) => {

@@ -7,7 +7,8 @@ import type { ServerOptions } from "../../src/processor/options.js"
 import * as Server from "../../src/processor/Server.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import type { EnqueueOptions } from "../../src/steps/options.js"
-import { testBrokerLayer } from "../support/arrange.js"
+import type { RedisOptions } from "../../src/redis/options.js"
+import { brokerLayerAt, testBrokerLayer } from "../support/arrange.js"
 
 export interface TestServer {
   readonly handle: Server.ServerHandle
@@ -20,9 +21,11 @@ export interface TestServer {
 /** Logs at Error and above only, unless DEBUG_TESTS is set. */
 const quiet = <A, E, R>(eff: Effect.Effect<A, E, R>) => (process.env.DEBUG_TESTS ? eff : eff.pipe(Effect.provideService(References.MinimumLogLevel, "Error")))
 
-export const startServer = async (handlers: HandlerInput, options: ServerOptions = {}): Promise<TestServer> => {
+/** A server on this file's database, or on `redis` (e.g. a private redis-server). */
+export const startServer = async (handlers: HandlerInput, options: ServerOptions = {}, redis?: RedisOptions): Promise<TestServer> => {
   const scope = await Effect.runPromise(Scope.make())
-  const context = (await Effect.runPromise(Layer.buildWithScope(testBrokerLayer() as Layer.Layer<Broker, never>, scope))) as Context.Context<Broker>
+  const layer = (redis === undefined ? testBrokerLayer() : brokerLayerAt(redis)) as Layer.Layer<Broker, never>
+  const context = (await Effect.runPromise(Layer.buildWithScope(layer, scope))) as Context.Context<Broker>
   const run = <A, E>(eff: Effect.Effect<A, E, Broker>) => Effect.runPromise(quiet(Effect.provideContext(eff, context)))
   const handle = await run(Server.start(handlers, options).pipe(Scope.provide(scope)))
   let closed: Promise<number> | undefined

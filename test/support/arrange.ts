@@ -7,12 +7,17 @@ import type { Redis as IORedis } from "ioredis"
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import { Broker } from "../../src/broker/Broker.js"
+import { Redis } from "../../src/redis/Redis.js"
+import type { RedisOptions } from "../../src/redis/options.js"
 import { decodeTaskMessage, emptyTaskMessage, encodeTaskMessage, type TaskMessage } from "../../src/wire/TaskMessage.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { flushTestDb, rawClient, testRedisLayer } from "./redis.js"
 
 /** The Broker on this test file's database. */
 export const testBrokerLayer = (): Layer.Layer<Broker, unknown> => Broker.layer.pipe(Layer.provide(testRedisLayer()))
+
+/** The Broker (and its Redis) on any Redis, e.g. a private redis-server a test starts. */
+export const brokerLayerAt = (options: RedisOptions): Layer.Layer<Broker | Redis, unknown> => Broker.layer.pipe(Layer.provideMerge(Redis.layer(options)))
 
 /**
  * The TestClock start for step tests: the real time, on a whole second (so unix-second scores are
