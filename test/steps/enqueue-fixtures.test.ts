@@ -1,5 +1,5 @@
 /**
- * Reproduces asynq's own Redis snapshots (../shared/fixtures/asynq-wire/states a–d) with our
+ * Reproduces asynq's own Redis snapshots (test/fixtures/asynq-wire/states a–d) with our
  * enqueue: the same keys, key types, hash fields, list/zset/set contents, scores, TTL presence,
  * and protobuf messages. The TestClock is set to the capture time, so scores match exactly;
  * random ids (asynq's uuid, our 13-character id) are compared as "<random>".

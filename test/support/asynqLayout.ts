@@ -1,6 +1,6 @@
 /**
  * asynq's exact Redis layout, written with a raw client: (1) `restoreSnapshot` loads a Go asynq
- * capture from ../shared/fixtures/asynq-wire/states/*.json key for key (protobuf values base64 →
+ * capture from test/fixtures/asynq-wire/states/*.json key for key (protobuf values base64 →
  * bytes, `_decoded` annotations dropped); (2) `put*` write single tasks the way Go asynq's
  * scripts do (task hash msg/state/pending_since/group, LPUSH pending, lease and state zsets).
  * Tests that arrange state this way prove the code reads what Go asynq writes.
@@ -24,7 +24,7 @@ export interface Snapshot {
   readonly keys: Readonly<Record<string, KeyDump>>
 }
 
-const statesDir = new URL("../../../shared/fixtures/asynq-wire/states/", import.meta.url)
+const statesDir = new URL("../fixtures/asynq-wire/states/", import.meta.url)
 
 export const loadSnapshot = (name: StateFixture): Snapshot =>
   JSON.parse(readFileSync(fileURLToPath(new URL(`${name}.json`, statesDir)), "utf8")) as Snapshot

@@ -1,15 +1,15 @@
-/** Reading the golden asynq wire fixtures (../shared/fixtures/asynq-wire/, see its README). */
+/** Reading the golden asynq wire fixtures (test/fixtures/asynq-wire/, see its README). */
 import { existsSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 
-export const fixturesDir = new URL("../../../shared/fixtures/asynq-wire/", import.meta.url)
+export const fixturesDir = new URL("../fixtures/asynq-wire/", import.meta.url)
 
 /** A fixture file, parsed as JSON; `relPath` is relative to the fixtures folder, e.g. "states/a-enqueue.json". */
 export const loadFixture = <A = unknown>(relPath: string): A => {
   const dir = fileURLToPath(fixturesDir)
   if (!existsSync(dir)) {
     throw new Error(
-      `The asynq wire fixtures folder is missing: expected ${dir} (a sibling "shared/fixtures/asynq-wire" of the repository). These golden files were captured from Go asynq and are needed by the wire tests.`
+      `The asynq wire fixtures folder is missing: expected ${dir} (test/fixtures/asynq-wire in the repository). These golden files were captured from Go asynq and are needed by the wire tests.`
     )
   }
   const file = new URL(relPath, fixturesDir)
