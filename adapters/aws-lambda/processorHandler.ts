@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
 import type { RedisOptions } from "../../src/redis/options.js"
-import { drain, type DrainConfig, type DrainSummary } from "../shared/drain.js"
+import { drain, type DrainConfig, type DrainSummary } from "../../src/processor/drain.js"
 import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
 import type { LambdaContext } from "./types.js"
 

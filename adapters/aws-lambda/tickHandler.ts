@@ -5,7 +5,7 @@
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
 import type { RedisOptions } from "../../src/redis/options.js"
-import { type MaintenanceConfig, maintenanceTick, type TickSummary } from "../shared/maintenanceTick.js"
+import { type MaintenanceConfig, maintenanceTick, type TickSummary } from "../../src/processor/maintenance.js"
 import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
 
 export interface TickHandlerConfig extends MaintenanceConfig {

@@ -11,7 +11,7 @@ import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
 import type { RedisOptions } from "../../src/redis/options.js"
 import { type AuthConfig, checkAuthConfig, verifyAuth } from "../shared/auth.js"
-import { drain, type DrainConfig } from "../shared/drain.js"
+import { drain, type DrainConfig } from "../../src/processor/drain.js"
 import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
 import { checkAuth, flatHeaders, type GcfRequest, type GcfResponse, sendJson } from "./types.js"
 

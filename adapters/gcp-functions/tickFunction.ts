@@ -10,7 +10,7 @@ import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
 import type { RedisOptions } from "../../src/redis/options.js"
 import { type AuthConfig, checkAuthConfig, verifyAuth } from "../shared/auth.js"
-import { type MaintenanceConfig, maintenanceTick, type TickSummary } from "../shared/maintenanceTick.js"
+import { type MaintenanceConfig, maintenanceTick, type TickSummary } from "../../src/processor/maintenance.js"
 import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
 import { checkAuth, flatHeaders, type GcfCloudEvent, type GcfRequest, type GcfResponse, sendJson } from "./types.js"
 

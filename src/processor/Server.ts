@@ -25,6 +25,7 @@ import { type ResolvedOptions, resolveOptions, type ServerOptions } from "./opti
 import { recovererLoop } from "./recoverer.js"
 import { makeRegistry } from "./registry.js"
 import { clearServerState, type ServerIdentity, serverStateLoop } from "./serverState.js"
+import type { Settled } from "./settle.js"
 import { makeSignal } from "./Signal.js"
 import { subscribe } from "./subscriber.js"
 
@@ -54,8 +55,8 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
     let status: "active" | "stopped" = "active"
 
     yield* subscribe(opts.queueNames, registry, wake)
-    const tasks = yield* FiberSet.make<unknown, never>()
-    const deps: FetcherDeps<R> = { options: opts, handler: h, registry, broker, acker: makeAcker(), wake, slotFreed, tasks }
+    const attempts = yield* FiberSet.make<Settled, never>()
+    const deps: FetcherDeps<R> = { options: opts, handler: h, registry, broker, acker: makeAcker(), wake, slotFreed, attempts }
     const fork = <A, E, X>(eff: Effect.Effect<A, E, X>) => Effect.forkScoped(eff, { startImmediately: true })
 
     // Heartbeat and server state are stopped last (after the tasks), the others first.
@@ -82,7 +83,7 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
       yield* stop
       const inFlight = registry.tasks.size
       if (inFlight > 0) yield* Effect.logInfo(`shutting down: waiting up to ${opts.shutdownTimeoutMs} ms for ${inFlight} running task(s)`)
-      const finished = yield* FiberSet.awaitEmpty(tasks).pipe(
+      const finished = yield* FiberSet.awaitEmpty(attempts).pipe(
         Effect.as(true),
         Effect.timeoutOrElse({ duration: Duration.millis(opts.shutdownTimeoutMs), orElse: () => Effect.succeed(false) })
       )
@@ -91,7 +92,7 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
         requeued = registry.stopAll("shutdown")
         yield* Effect.logWarning(`shutdown timeout: ${requeued} unfinished task(s) stopped and put back at the head of their queue`)
         // The requeue writes retry while the lease holds; past that, whatever is left is the recoverer's.
-        yield* FiberSet.awaitEmpty(tasks).pipe(Effect.timeoutOrElse({ duration: Duration.millis(opts.leaseMs), orElse: () => Effect.void }))
+        yield* FiberSet.awaitEmpty(attempts).pipe(Effect.timeoutOrElse({ duration: Duration.millis(opts.leaseMs), orElse: () => Effect.void }))
       }
       yield* Fiber.interruptAll(others)
       yield* Fiber.interrupt(heartbeat)

@@ -1,28 +1,71 @@
 /**
- * Aggregator (asynq's, every 7 s or the grace period if shorter; only with a groupAggregator):
- * runs the `aggregate` step over each of the server's queues. A group whose aggregator throws is
- * logged; its set goes back to the group after its deadline, so no task is lost.
+ * Group aggregation: the aggregate pass (the `aggregate` step over each queue, summed; what the
+ * Server's aggregator and the maintenance tick run) and the Server's aggregator loop (asynq's,
+ * every 7 s or the grace period if shorter; only with a groupAggregator), which logs the groups
+ * whose aggregator threw. Such a group's set goes back to the group after its deadline, so no task
+ * is lost.
  */
 import { Effect } from "effect"
-import { aggregate } from "../steps/aggregate.js"
-import type { GroupAggregator, ResolvedOptions } from "./options.js"
+import { aggregate, type AggregateFailure, type GroupAggregator } from "../steps/aggregate.js"
+import type { ResolvedOptions } from "./options.js"
 import { periodic } from "./periodic.js"
 
-export const aggregateOnce = Effect.fn("Processor.aggregateOnce")(function* (options: ResolvedOptions, aggregator: GroupAggregator) {
+export type { AggregatedTask, GroupAggregator } from "../steps/aggregate.js"
+
+/** How groups are aggregated. */
+export interface AggregationConfig {
+  readonly aggregator: GroupAggregator
+  /** A group is ready when its newest task is this old (asynq's GroupGracePeriod; default 60 s). */
+  readonly gracePeriodMs?: number
+  /** ... or its oldest task is this old (0 = no limit, the default). */
+  readonly maxDelayMs?: number
+  /** ... or it holds this many tasks (0 = no limit, the default). */
+  readonly maxSize?: number
+  /** Groups checked per queue per pass, drawn at random (default: all; the maintenance tick's default is its `batch`, 100). */
+  readonly maxGroups?: number
+}
+
+export interface AggregatePassOptions extends AggregationConfig {
+  readonly queues: ReadonlyArray<string>
+}
+
+/** What one aggregate pass did. */
+export interface AggregateSummary {
+  /** Stale sets (their aggregator died or failed) put back into their groups. */
+  readonly reclaimed: number
+  /** Aggregated tasks enqueued. */
+  readonly enqueued: number
+  /** Group tasks consumed by those. */
+  readonly tasks: number
+  /** Groups whose aggregator threw: their tasks stay and return to the group after the set's deadline. */
+  readonly failed: ReadonlyArray<AggregateFailure & { readonly queue: string }>
+}
+
+export const aggregatePass = Effect.fn("Processor.aggregatePass")(function* (options: AggregatePassOptions) {
+  const { queues, ...config } = options
+  let reclaimed = 0
   let enqueued = 0
-  for (const queue of options.queueNames) {
-    const r = yield* aggregate({
-      queue,
+  let tasks = 0
+  const failed: Array<AggregateFailure & { readonly queue: string }> = []
+  for (const queue of queues) {
+    const r = yield* aggregate({ queue, ...config })
+    reclaimed += r.reclaimed
+    enqueued += r.enqueued
+    tasks += r.tasks
+    for (const f of r.failed) failed.push({ queue, ...f })
+  }
+  return { reclaimed, enqueued, tasks, failed } satisfies AggregateSummary as AggregateSummary
+})
+
+export const aggregatorLoop = (options: ResolvedOptions, aggregator: GroupAggregator) =>
+  periodic(
+    "aggregator",
+    options.groupCheckIntervalMs,
+    aggregatePass({
+      queues: options.queueNames,
       aggregator,
       gracePeriodMs: options.groupGracePeriodMs,
       maxDelayMs: options.groupMaxDelayMs,
       maxSize: options.groupMaxSize
-    })
-    for (const f of r.failed) yield* Effect.logError(f.error)
-    enqueued += r.enqueued
-  }
-  return enqueued
-})
-
-export const aggregatorLoop = (options: ResolvedOptions, aggregator: GroupAggregator) =>
-  periodic("aggregator", options.groupCheckIntervalMs, aggregateOnce(options, aggregator))
+    }).pipe(Effect.tap((r) => Effect.forEach(r.failed, (f) => Effect.logError(f.error), { discard: true })))
+  )

@@ -27,7 +27,10 @@ export class TaskDeadlineExceeded extends Data.TaggedError("TaskDeadlineExceeded
 /** The task was canceled through `asynq:cancel` (asynq records "context canceled"). */
 export class TaskCanceled extends Data.TaggedError("TaskCanceled")<{ readonly message: string }> {}
 
-/** The task's lease was lost (recovered elsewhere) or the server shuts down: the handler is stopped. */
+/**
+ * The processor stopped the handler because the task's lease was lost (recovered elsewhere) or
+ * the server shuts down (or a drain reached its hard stop): the reason its AbortSignal fires with.
+ */
 export class TaskStopped extends Data.TaggedError("TaskStopped")<{ readonly reason: "lease-lost" | "shutdown"; readonly message: string }> {}
 
 const tagOf = (e: unknown): unknown => (typeof e === "object" && e !== null && "_tag" in e ? (e as { _tag: unknown })._tag : undefined)

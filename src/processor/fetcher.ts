@@ -1,60 +1,95 @@
 /**
- * The fetch loop: while fewer than `concurrency` tasks run, take up to the free slots (at most
- * `fetchBatchSize`) in one round trip, in the queue order of this round, and start each task in its
- * own fiber. When a fetch comes back short (the queues are empty), wait for the wake signal or the
- * poll interval; when all slots are busy, wait for a slot. No fixed sleep between fetches and no
- * busy polling. A failing fetch (Redis down) backs off with jitter, up to 5 s.
+ * Fetching tasks: one fetch pass (lease up to `count` tasks in a given queue order, register each
+ * and start its attempt) — what the Server's fetch loop and a drain both run — and the Server's
+ * fetch loop: while fewer than `concurrency` tasks run, take up to the free slots (at most
+ * `fetchBatchSize`) in one round trip, in the queue order of this round. When a fetch comes back
+ * short (the queues are empty), wait for the wake signal or the poll interval; when all slots are
+ * busy, wait for a slot. No fixed sleep between fetches and no busy polling. A failing fetch
+ * (Redis down) backs off with jitter, up to 5 s.
  */
-import { Clock, Duration, Effect, FiberSet, Schedule } from "effect"
+import { Clock, Duration, Effect, type Fiber, FiberSet, Schedule } from "effect"
 import type { Broker } from "../broker/Broker.js"
 import { type DequeueLeaseResult, dequeueLease, dequeueLeaseCall } from "../steps/dequeueLease.js"
 import type { Ride, Rider } from "./acker.js"
-import type { ResolvedOptions } from "./options.js"
 import { queueOrder } from "./queueOrder.js"
-import type { Registry } from "./registry.js"
-import { makeEntry, runTask, type RunDeps } from "./runTask.js"
+import type { ActiveTask } from "./registry.js"
+import { makeActiveTask, runAttempt, type RunDeps } from "./runAttempt.js"
+import type { Settled } from "./settle.js"
 import type { Signal } from "./Signal.js"
 
-export interface FetcherDeps<R> extends RunDeps<R> {
-  readonly options: ResolvedOptions
-  readonly registry: Registry
+/** What starting leased tasks needs: what an attempt runs with, and the set its fiber goes into. */
+export interface StartDeps<R> extends RunDeps<R> {
+  /** The attempts running now (their fibers end with the scope that made the set). */
+  readonly attempts: FiberSet.FiberSet<Settled, never>
+  /** Raised when an attempt ends (a slot is free). */
+  readonly slotFreed?: Signal
+  /**
+   * Adjusts each freshly leased task before it is registered and started (a drain bounds the
+   * outcome write by its own end and, once past its hard stop, has the task stopped at once).
+   */
+  readonly prepare?: (task: ActiveTask) => void
+}
+
+export interface FetcherDeps<R> extends StartDeps<R> {
   /** Raised by the subscriber (wake channel), the forwarder, and reconnects. */
   readonly wake: Signal
-  /** Raised when a task finishes (a slot is free). */
   readonly slotFreed: Signal
-  readonly tasks: FiberSet.FiberSet<unknown, never>
+}
+
+/** What one fetch pass took. */
+export interface Fetched {
+  /** One started attempt per leased task (join one for its outcome). */
+  readonly started: ReadonlyArray<Fiber.Fiber<Settled>>
+  /** Corrupt messages dequeue set aside (archived with the decode error; logged). */
+  readonly corrupt: number
 }
 
 const errorBackoff = Schedule.min([Schedule.exponential(Duration.millis(100), 2), Schedule.spaced(Duration.seconds(5))]).pipe(Schedule.jittered)
 
-/** Registers and starts freshly leased tasks, and reports the corrupt ones set aside. */
-const startLeased = <R>(deps: FetcherDeps<R>, got: DequeueLeaseResult) =>
+/** Registers and starts freshly leased tasks (each attempt in its own fiber), and reports the corrupt ones set aside. */
+const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult) =>
   Effect.gen(function* () {
     for (const c of got.corrupt) yield* Effect.logError(`task ${c.id} in queue "${c.queue}" ${c.outcome}: ${c.error}`)
     const now = yield* Clock.currentTimeMillis
+    const started: Array<Fiber.Fiber<Settled>> = []
     for (const leased of got.tasks) {
-      const entry = makeEntry(leased.msg, now, leased.leaseExpiresAtMs)
-      deps.registry.add(entry)
+      const task = makeActiveTask(leased.msg, now, leased.leaseExpiresAtMs)
+      deps.prepare?.(task)
+      deps.registry.add(task)
       const onSettled = deps.options.onSettled
-      const run = onSettled
-        ? runTask(deps, entry).pipe(
-            Effect.tap((outcome) => Effect.try(() => onSettled(entry.msg, outcome)).pipe(Effect.catch((e) => Effect.logWarning(`onSettled threw: ${String(e)}`))))
+      const attempt = onSettled
+        ? runAttempt(deps, task).pipe(
+            Effect.tap((outcome) => Effect.try(() => onSettled(task.msg, outcome)).pipe(Effect.catch((e) => Effect.logWarning(`onSettled threw: ${String(e)}`))))
           )
-        : runTask(deps, entry)
-      yield* FiberSet.run(deps.tasks, run.pipe(Effect.ensuring(Effect.sync(() => deps.slotFreed.raise()))))
+        : runAttempt(deps, task)
+      const slotFreed = deps.slotFreed
+      started.push(yield* FiberSet.run(deps.attempts, slotFreed ? attempt.pipe(Effect.ensuring(Effect.sync(() => slotFreed.raise()))) : attempt))
     }
+    return started
   })
 
-/** One fetch: takes tasks and starts them. Uninterruptible, so a taken task is always registered and started. Returns whether it came back short. */
-const fetchOnce = <R>(deps: FetcherDeps<R>, free: number) =>
+/**
+ * One fetch pass: leases up to `count` tasks from `queues` (visited in that order), registers them
+ * and starts their attempts. Uninterruptible, so a leased task is always registered and started.
+ */
+export const fetchPass = <R>(deps: StartDeps<R>, request: { readonly queues: ReadonlyArray<string>; readonly count: number }) =>
+  Effect.uninterruptible(
+    Effect.gen(function* () {
+      const got = yield* dequeueLease({ queues: request.queues, count: request.count, leaseMs: deps.options.leaseMs })
+      const started = yield* startLeased(deps, got)
+      return { started, corrupt: got.corrupt.length } satisfies Fetched as Fetched
+    })
+  )
+
+/** The fetch loop's fetch: this round's queue order, for the free slots. Returns whether it came back short. */
+const fetchForSlots = <R>(deps: FetcherDeps<R>, free: number) =>
   Effect.uninterruptible(
     Effect.gen(function* () {
       const order = yield* queueOrder(deps.options.queues, deps.options.strictPriority)
       const want = Math.min(free, deps.options.fetchBatchSize)
       deps.wake.clear()
-      const got = yield* dequeueLease({ queues: order, count: want, leaseMs: deps.options.leaseMs })
-      yield* startLeased(deps, got)
-      return got.tasks.length + got.corrupt.length < want
+      const got = yield* fetchPass(deps, { queues: order, count: want })
+      return got.started.length + got.corrupt < want
     })
   )
 
@@ -86,6 +121,7 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
               if (reply === undefined) return Effect.void
               return (reply.ok ? fetch.land(reply.value) : Effect.fail(reply.error)).pipe(
                 Effect.flatMap((got) => startLeased(deps, got)),
+                Effect.asVoid,
                 Effect.catch((e) => Effect.logWarning(`fetching tasks along with completions failed: ${e.message}`)),
                 Effect.provideContext(context)
               )
@@ -104,7 +140,7 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
       }
       // Let other finished tasks settle first, so one round trip takes several tasks.
       if (free < deps.options.fetchBatchSize && deps.registry.tasks.size > 0) yield* Effect.yieldNow
-      const short = yield* fetchOnce(deps, freeSlots()).pipe(
+      const short = yield* fetchForSlots(deps, freeSlots()).pipe(
         Effect.retry({
           schedule: errorBackoff,
           while: (e) => Effect.logWarning(`fetching tasks failed, trying again: ${e.message}`).pipe(Effect.as(true))

@@ -1,4 +1,4 @@
-/** The processor: handlers, mux, middleware, task context, and the Server. */
+/** The processor: handlers, mux, middleware, task context, and its three modes: the Server, the time-boxed drain and the maintenance tick. */
 export * as Server from "./Server.js"
 export type { ServerHandle } from "./Server.js"
 export * from "./Handler.js"
@@ -10,5 +10,8 @@ export type { AggregatedTask, GroupAggregator, RetryDelayFn, ServerOptions, Reso
 export { resolveOptions } from "./options.js"
 export { queueOrder, strictOrder, weightedOrder } from "./queueOrder.js"
 export { publishWake, wakeChannel } from "./wake.js"
-export { computeDeadlineMs } from "./runTask.js"
+export { computeDeadlineMs } from "./runAttempt.js"
 export type { Settled } from "./settle.js"
+export { drain, type DrainConfig, type DrainSummary } from "./drain.js"
+export { maintenanceTick, type MaintenanceConfig, type TickSummary } from "./maintenance.js"
+export type { AggregateSummary, AggregationConfig } from "./aggregator.js"

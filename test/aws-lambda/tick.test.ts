@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { TickSummary } from "../../adapters/shared/maintenanceTick.js"
+import type { TickSummary } from "../../src/processor/maintenance.js"
 import { createTickHandler } from "../../adapters/aws-lambda/tickHandler.js"
 import { complete } from "../../src/steps/complete.js"
 import { dequeueLease } from "../../src/steps/dequeueLease.js"

@@ -3,7 +3,7 @@ import { Effect, Random } from "effect"
 import { describe, expect, it } from "vitest"
 import { resolveOptions } from "../../src/processor/options.js"
 import { queueOrder, strictOrder, weightedOrder } from "../../src/processor/queueOrder.js"
-import { computeDeadlineMs, defaultTimeoutMs } from "../../src/processor/runTask.js"
+import { computeDeadlineMs, defaultTimeoutMs } from "../../src/processor/runAttempt.js"
 import { defaultRetryDelayMs } from "../../src/steps/retryDelay.js"
 import { emptyTaskMessage } from "../../src/wire/TaskMessage.js"
 

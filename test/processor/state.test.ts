@@ -4,7 +4,7 @@ import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { extendLeasesOnce, heartbeatLoop } from "../../src/processor/heartbeat.js"
 import { makeRegistry } from "../../src/processor/registry.js"
-import { makeEntry } from "../../src/processor/runTask.js"
+import { makeActiveTask } from "../../src/processor/runAttempt.js"
 import type { Task } from "../../src/processor/Task.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { decodeServerInfo } from "../../src/wire/ServerInfo.js"
@@ -126,7 +126,7 @@ describe("server state, leases, corrupt messages, shutdown (real Redis)", () => 
     const msg = makeMsg("hb", "hb-1")
     await putActive(c, msg, baseNowMs / 1000 + 30)
     const registry = makeRegistry()
-    registry.add(makeEntry(msg, baseNowMs, baseNowMs + 30_000))
+    registry.add(makeActiveTask(msg, baseNowMs, baseNowMs + 30_000))
     await runBroker(
       Effect.gen(function* () {
         yield* TestClock.setTime(baseNowMs)

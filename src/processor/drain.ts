@@ -1,24 +1,25 @@
 /**
- * The processor drain for functions (Lambda, Cloud Functions): takes tasks and runs them with the
- * processor's own parts — the same handlers (a function, a record of patterns, or a ServeMux),
- * TaskContext and AbortSignal, per-task timeout/deadline, SkipRetry/RevokeTask, retryDelay,
- * isFailure and errorHandler, lease heartbeat, batched acknowledgements — until the queues are
- * empty or the invocation's time runs short. No forwarder, recoverer or server state: the
+ * The time-boxed drain, for functions (Lambda, Cloud Functions): takes tasks with the Server's
+ * fetch pass (lease, register, run an attempt) and runs them with the processor's own parts — the
+ * same handlers (a function, a record of patterns, or a ServeMux), TaskContext and AbortSignal,
+ * per-task timeout/deadline, SkipRetry/RevokeTask, retryDelay, isFailure and errorHandler, lease
+ * heartbeat, batched acknowledgements — until the queues are empty or the invocation's time runs
+ * short. No forwarder, recoverer or server state: the
  * maintenance tick does that work in a serverless deployment.
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import { Broker } from "../../src/broker/Broker.js"
-import { makeAcker } from "../../src/processor/acker.js"
-import { heartbeatLoop } from "../../src/processor/heartbeat.js"
-import { handlerOf, type HandlerInput } from "../../src/processor/Mux.js"
-import { resolveOptions, type ServerOptions } from "../../src/processor/options.js"
-import { makeRegistry } from "../../src/processor/registry.js"
-import { makeEntry, type RunDeps, runTask } from "../../src/processor/runTask.js"
-import type { Settled } from "../../src/processor/settle.js"
-import { dequeueLease } from "../../src/steps/dequeueLease.js"
+import * as FiberSet from "effect/FiberSet"
+import { Broker } from "../broker/Broker.js"
+import { makeAcker } from "./acker.js"
+import { fetchPass, type StartDeps } from "./fetcher.js"
+import { heartbeatLoop } from "./heartbeat.js"
+import { handlerOf, type HandlerInput } from "./Mux.js"
+import { resolveOptions, type ServerOptions } from "./options.js"
+import { makeRegistry } from "./registry.js"
+import type { Settled } from "./settle.js"
 
 export interface DrainConfig<R = never>
   extends Pick<ServerOptions, "retryDelay" | "isFailure" | "errorHandler" | "leaseMs" | "heartbeatIntervalMs"> {
@@ -91,12 +92,25 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
       ...(config.heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs: config.heartbeatIntervalMs } : {})
     })
     const registry = makeRegistry()
-    const deps: RunDeps<R> = { options, handler: handlerOf(config.handler), registry, broker: yield* Broker, acker: makeAcker() }
     const counts = { succeeded: 0, retried: 0, archived: 0, revoked: 0, requeued: 0, leaseLost: 0, gaveUp: 0, corrupt: 0 }
     let stoppedBecause: "empty" | "deadline" = "empty"
     /** Set at the hard stop: a task leased by a fetch that was in flight then goes straight back. */
     let stopping = false
+    const deps: StartDeps<R> = {
+      options,
+      handler: handlerOf(config.handler),
+      registry,
+      broker: yield* Broker,
+      acker: makeAcker(),
+      attempts: yield* FiberSet.make<Settled, never>(),
+      prepare: (task) => {
+        // A Redis that hangs when the outcome is written must not hold the drain past its deadline.
+        task.settleByMs = settleByMs
+        if (stopping) task.stopReason = "shutdown"
+      }
+    }
 
+    /** Takes one task at a time, in strict priority order, and waits for its outcome. */
     const worker = Effect.gen(function* () {
       for (;;) {
         const now = yield* Clock.currentTimeMillis
@@ -104,16 +118,11 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
           stoppedBecause = "deadline"
           return
         }
-        const { tasks, corrupt } = yield* dequeueLease({ queues: config.queues, count: 1, leaseMs: options.leaseMs })
-        counts.corrupt += corrupt.length
-        const leased = tasks[0]
-        if (!leased) return
-        const entry = makeEntry(leased.msg, yield* Clock.currentTimeMillis, leased.leaseExpiresAtMs)
-        // A Redis that hangs when the outcome is written must not hold the drain past its deadline.
-        entry.settleByMs = settleByMs
-        if (stopping) entry.stopReason = "shutdown"
-        registry.add(entry)
-        counts[counter[yield* runTask(deps, entry)]]++
+        const { started, corrupt } = yield* fetchPass(deps, { queues: config.queues, count: 1 })
+        counts.corrupt += corrupt
+        const attempt = started[0]
+        if (!attempt) return
+        counts[counter[yield* Fiber.join(attempt)]]++
       }
     })
 
@@ -136,4 +145,4 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
     )
     const end = yield* Clock.currentTimeMillis
     return { ...counts, stoppedBecause, remainingMs: deadlineMs - end } satisfies DrainSummary as DrainSummary
-  }).pipe(Effect.withSpan("Adapters.drain"))
+  }).pipe(Effect.scoped, Effect.withSpan("Processor.drain"))

@@ -1,17 +1,23 @@
+/**
+ * The maintenance tick, run once per invocation (a cron-triggered function): one bounded pass of
+ * each of the Server's background jobs — forward, recover, aggregate, janitor — plus any `extra`
+ * work, each reported on its own. Every move is one atomic script, so two ticks that overlap never
+ * move a task twice.
+ */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import type { Broker } from "../../src/broker/Broker.js"
-import { forward } from "../../src/steps/forward.js"
-import { janitor } from "../../src/steps/janitor.js"
-import { recover } from "../../src/steps/recover.js"
-import type { TaskMessage } from "../../src/wire/TaskMessage.js"
-import { aggregateGroups, type AggregateSummary, type AggregationConfig } from "./aggregateGroups.js"
+import type { Broker } from "../broker/Broker.js"
+import type { TaskMessage } from "../wire/TaskMessage.js"
+import { aggregatePass, type AggregateSummary, type AggregationConfig } from "./aggregator.js"
+import { forwardPass, type ForwardSummary } from "./forwarder.js"
+import { janitorPass, type JanitorSummary } from "./janitor.js"
+import { recoverPass, type RecoverSummary } from "./recoverer.js"
 
 export interface MaintenanceConfig {
   readonly queues: ReadonlyArray<string>
   /** Most tasks each step moves per queue in one tick (default 100): a tick's work is bounded. */
   readonly batch?: number
-  /** Group aggregation (omit when no queue uses groups). */
+  /** Group aggregation (omit when no queue uses groups); `maxGroups` defaults to `batch`. */
   readonly aggregation?: AggregationConfig
   /** Retry delay for tasks whose lease expired (default asynq's). */
   readonly retryDelayMs?: (msg: TaskMessage) => number
@@ -24,10 +30,10 @@ export interface MaintenanceConfig {
 
 /** What one tick did. Each part runs even when another failed; failures are listed in `errors`. */
 export interface TickSummary {
-  readonly forwarded: { readonly moved: number; readonly byQueue: Readonly<Record<string, number>>; readonly more: ReadonlyArray<string> } | null
-  readonly recovered: { readonly retried: number; readonly archived: number; readonly corrupt: number } | null
+  readonly forwarded: ForwardSummary | null
+  readonly recovered: RecoverSummary | null
   readonly aggregated: AggregateSummary | null
-  readonly janitor: { readonly deleted: number } | null
+  readonly janitor: JanitorSummary | null
   readonly extra: unknown
   readonly errors: ReadonlyArray<{ readonly step: string; readonly message: string }>
 }
@@ -41,12 +47,8 @@ const errorsIn = (summary: unknown): ReadonlyArray<string> => {
 const messageOf = (e: unknown): string =>
   e instanceof Error ? e.message : typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)
 
-/**
- * One maintenance tick: forward due scheduled/retry tasks, recover expired leases, aggregate
- * ready groups, delete expired completed tasks. Every move is one atomic script, so two ticks
- * that overlap never move a task twice.
- */
-export const maintenanceTick = Effect.fn("Adapters.maintenanceTick")(function* (config: MaintenanceConfig) {
+/** One maintenance tick: forward due scheduled/retry tasks, recover expired leases, aggregate ready groups, delete expired completed tasks. */
+export const maintenanceTick = Effect.fn("Processor.maintenanceTick")(function* (config: MaintenanceConfig) {
   const errors: Array<{ step: string; message: string }> = []
   const part = <A>(step: string, eff: Effect.Effect<A, unknown, Broker>) =>
     eff.pipe(
@@ -59,18 +61,11 @@ export const maintenanceTick = Effect.fn("Adapters.maintenanceTick")(function* (
     )
   const batch = config.batch ?? 100
   const { queues } = config
-  const forwarded = yield* part("forward", forward({ queues, batch }))
-  const recovered = yield* part(
-    "recover",
-    recover({ queues, batch, ...(config.retryDelayMs ? { retryDelayMs: config.retryDelayMs } : {}) }).pipe(
-      Effect.map((r) => ({ retried: r.retried, archived: r.archived, corrupt: r.corrupt.length }))
-    )
-  )
-  const aggregated = config.aggregation
-    ? yield* part("aggregate", aggregateGroups(queues, { maxGroups: batch, ...config.aggregation }))
-    : null
+  const forwarded = yield* part("forward", forwardPass({ queues, batch, rounds: "one" }))
+  const recovered = yield* part("recover", recoverPass({ queues, batch, ...(config.retryDelayMs ? { retryDelayMs: config.retryDelayMs } : {}) }))
+  const aggregated = config.aggregation ? yield* part("aggregate", aggregatePass({ queues, maxGroups: batch, ...config.aggregation })) : null
   for (const f of aggregated?.failed ?? []) errors.push({ step: "aggregate", message: f.error })
-  const cleaned = yield* part("janitor", janitor({ queues, batch }).pipe(Effect.map((r) => ({ deleted: r.deleted }))))
+  const cleaned = yield* part("janitor", janitorPass({ queues, batch, rounds: "one" }))
   const extra = config.extra ? yield* part("extra", config.extra) : null
   // A summary with its own `errors` (a scheduler tick's failed occurrences) fails the tick too.
   for (const e of errorsIn(extra)) errors.push({ step: "extra", message: e })

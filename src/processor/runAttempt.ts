@@ -1,5 +1,5 @@
 /**
- * Runs one leased task: the handler runs in one child fiber, which is interrupted when its time
+ * Runs one attempt of a leased task: the handler runs in one child fiber, which is interrupted when its time
  * is up (timeout from the start of the attempt, or the task's deadline, whichever is first; a
  * sleep on Effect's Clock) or when the registry stops the task (cancel, lost lease, shutdown); the
  * AbortSignal given to the handler (created only if the handler asks for it) then fires. Then the
@@ -13,7 +13,7 @@ import { writeResult } from "../steps/writeResult.js"
 import { encodePayload, type PayloadEncodeError } from "../wire/payload.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import type { Acker } from "./acker.js"
-import { TaskCanceled, TaskDeadlineExceeded } from "./errors.js"
+import { TaskCanceled, TaskDeadlineExceeded, TaskStopped } from "./errors.js"
 import type { Handler } from "./Handler.js"
 import type { ResolvedOptions } from "./options.js"
 import type { ActiveTask, Registry, StopReason } from "./registry.js"
@@ -47,14 +47,14 @@ const stopError = (reason: StopCause) =>
     ? new TaskDeadlineExceeded({ message: "context deadline exceeded" })
     : reason === "canceled"
       ? new TaskCanceled({ message: "context canceled" })
-      : new Error(reason === "shutdown" ? "server shutting down" : "task lease lost")
+      : new TaskStopped({ reason, message: reason === "shutdown" ? "server shutting down" : "task lease lost" })
 
 /** The error a failed Exit stands for: the failure, the defect, or an interruption from inside the handler. */
 const failureOf = (cause: Cause.Cause<unknown>): unknown =>
   Cause.hasInterruptsOnly(cause) ? new Error("the handler was interrupted") : Cause.squash(cause)
 
-/** Creates the registry entry for a freshly leased task (the fetcher registers it before forking). */
-export const makeEntry = (msg: TaskMessage, nowMs: number, leaseExpiresAtMs: number): ActiveTask => ({
+/** The registry's record of a freshly leased task (the fetch registers it before its attempt starts). */
+export const makeActiveTask = (msg: TaskMessage, nowMs: number, leaseExpiresAtMs: number): ActiveTask => ({
   msg,
   startedAtMs: nowMs,
   deadlineMs: computeDeadlineMs(msg, nowMs),
@@ -63,7 +63,6 @@ export const makeEntry = (msg: TaskMessage, nowMs: number, leaseExpiresAtMs: num
   stopReason: undefined,
   onStop: undefined
 })
-
 
 /** What a handler of one attempt sees (TaskContext); its AbortSignal is created on first read (most handlers never look at it). */
 class AttemptContext implements TaskContextShape {
@@ -131,7 +130,8 @@ const runHandler = <R>(deps: RunDeps<R>, entry: ActiveTask, task: Task, ctx: Tas
     return { exit, stoppedBy }
   })
 
-export const runTask = <R>(deps: RunDeps<R>, entry: ActiveTask): Effect.Effect<Settled, never, R | Broker> =>
+/** Runs one attempt of a registered task and writes its outcome; the task leaves the registry after that write. */
+export const runAttempt = <R>(deps: RunDeps<R>, entry: ActiveTask): Effect.Effect<Settled, never, R | Broker> =>
   Effect.gen(function* () {
     const msg = entry.msg
     const writeData = (data: unknown) =>
