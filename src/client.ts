@@ -11,11 +11,9 @@
  * connection is not remembered: the next call tries again.
  * Failures reject with the typed error objects (each has `_tag` and `message`).
  */
-import { Data, Effect, Exit, Layer, Result, Scope } from "effect"
-import * as Context from "effect/Context"
-import { Broker } from "./broker/Broker.js"
-import { Redis } from "./redis/Redis.js"
+import { Data, Result } from "effect"
 import type { RedisOptions } from "./redis/options.js"
+import { makeBrokerRuntime } from "./runtime/promiseRuntime.js"
 import { type EnqueueError, type EnqueueItem, enqueueManyUntraced, enqueueUntraced } from "./steps/enqueue.js"
 import type { EnqueueOptions } from "./steps/options.js"
 import type { TaskInfo } from "./steps/taskInfo.js"
@@ -45,52 +43,16 @@ export interface Client {
  * `process.env.REDIS_URL` is used, then redis://127.0.0.1:6379.
  */
 export const createClient = (options: RedisOptions = {}): Client => {
-  const redisOptions: RedisOptions =
-    options.url === undefined && options.cluster === undefined && options.sentinel === undefined && process.env.REDIS_URL
-      ? { ...options, url: process.env.REDIS_URL }
-      : options
-  const layer = Broker.layer.pipe(Layer.provide(Redis.layer(redisOptions)))
-  let opened: Promise<{ scope: Scope.Closeable; context: Context.Context<Broker> }> | undefined
-  // Once open: runs an effect with the broker context (built once, not per call).
-  let runOpen: (<A, E>(eff: Effect.Effect<A, E, Broker>) => Promise<A>) | undefined
-  let closed = false
-
-  const open = () => {
-    if (closed) return Promise.reject(new ClientClosed({ message: "the effect-asynq client is closed; create a new one with createClient()" }))
-    opened ??= Effect.runPromise(
-      Effect.gen(function* () {
-        const scope = yield* Scope.make()
-        const context = yield* Layer.buildWithScope(layer, scope).pipe(Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause))))
-        return { scope, context }
-      })
-    ).then((handle) => {
-      if (!closed) runOpen = Effect.runPromiseWith(handle.context)
-      return handle
-    }, (e: unknown) => {
-      opened = undefined // let the next call try again
-      throw e
-    })
-    return opened
-  }
-
-  const run = <A, E>(eff: Effect.Effect<A, E, Broker>): Promise<A> =>
-    runOpen !== undefined ? runOpen(eff) : open().then(({ context }) => Effect.runPromiseWith(context)(eff))
-
+  const runtime = makeBrokerRuntime(options, {
+    closedError: () => new ClientClosed({ message: "the effect-asynq client is closed; create a new one with createClient()" })
+  })
   return {
     // Untraced steps: a Promise caller has no tracer to receive spans.
-    enqueue: (type, payload, opts) => run(enqueueUntraced(type, payload, opts)),
+    enqueue: (type, payload, opts) => runtime.run(enqueueUntraced(type, payload, opts)),
     enqueueMany: (items) =>
-      run(enqueueManyUntraced(items)).then((rs) =>
+      runtime.run(enqueueManyUntraced(items)).then((rs) =>
         rs.map((r): EnqueueOutcome => (Result.isSuccess(r) ? { ok: true, info: r.success } : { ok: false, error: r.failure }))
       ),
-    close: async () => {
-      closed = true
-      const current = opened
-      opened = undefined
-      runOpen = undefined
-      if (!current) return
-      const handle = await current.catch(() => undefined)
-      if (handle) await Effect.runPromise(Scope.close(handle.scope, Exit.void))
-    }
+    close: runtime.close
   }
 }
