@@ -17,11 +17,14 @@ import { makeBrokerRuntime } from "./runtime/promiseRuntime.js"
 import { type EnqueueError, type EnqueueItem, enqueueManyUntraced, enqueueUntraced } from "./steps/enqueue.js"
 import type { EnqueueOptions } from "./steps/options.js"
 import type { TaskInfo } from "./steps/taskInfo.js"
+import type { TaskDefinition } from "./tasks/TaskDefinition.js"
 
 export { DuplicateTask, InvalidArgument, TaskIdConflict } from "./broker/errors.js"
 export { RedisConnectionError, RedisError } from "./redis/errors.js"
 export { payloadJson, payloadText } from "./wire/payload.js"
-export type { EnqueueError, EnqueueItem, EnqueueOptions, RedisOptions, TaskInfo }
+// Loads effect's Schema only where a definition is made: a bundle that never calls defineTask drops it.
+export { defineTask, type SchemaTaskDefinition } from "./tasks/defineTask.js"
+export type { EnqueueError, EnqueueItem, EnqueueOptions, RedisOptions, TaskDefinition, TaskInfo }
 
 /** `close()` was called: the client does not reconnect. */
 export class ClientClosed extends Data.TaggedError("ClientClosed")<{ readonly message: string }> {}
@@ -32,6 +35,8 @@ export type EnqueueOutcome = { readonly ok: true; readonly info: TaskInfo } | { 
 export interface Client {
   /** Enqueues one task. Rejects with InvalidArgument, DuplicateTask, TaskIdConflict, RedisError, RedisConnectionError or ClientClosed. */
   enqueue(type: string, payload?: unknown, options?: EnqueueOptions): Promise<TaskInfo>
+  /** Enqueues one task of a definition (defineTask): the payload is type-checked and validated (InvalidArgument `payload`, nothing written); the definition's options are the defaults. */
+  enqueue<A>(task: TaskDefinition<A>, payload: A, options?: EnqueueOptions): Promise<TaskInfo>
   /** Enqueues many tasks in one round trip; each item gets its own outcome, in input order. */
   enqueueMany(items: ReadonlyArray<EnqueueItem>): Promise<ReadonlyArray<EnqueueOutcome>>
   /** Closes the connection (QUIT). Safe to call more than once. */
@@ -48,7 +53,7 @@ export const createClient = (options: RedisOptions = {}): Client => {
   })
   return {
     // Untraced steps: a Promise caller has no tracer to receive spans.
-    enqueue: (type, payload, opts) => runtime.run(enqueueUntraced(type, payload, opts)),
+    enqueue: (type: string | TaskDefinition<any>, payload?: unknown, opts?: EnqueueOptions) => runtime.run(enqueueUntraced(type, payload, opts)),
     enqueueMany: (items) =>
       runtime.run(enqueueManyUntraced(items)).then((rs) =>
         rs.map((r): EnqueueOutcome => (Result.isSuccess(r) ? { ok: true, info: r.success } : { ok: false, error: r.failure }))
