@@ -1,19 +1,18 @@
-import type { EventEmitter } from "node:events"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
-import * as Scope from "effect/Scope"
-import { Cluster } from "ioredis"
-import { Broker } from "../../src/broker/Broker.js"
-import { Redis, type RedisClient } from "../../src/redis/Redis.js"
+import type * as Layer from "effect/Layer"
+import type { Broker } from "../../src/broker/Broker.js"
+import { type IdleSockets, idleSockets } from "../../src/redis/idleSockets.js"
 import type { RedisOptions } from "../../src/redis/options.js"
+import { Redis } from "../../src/redis/Redis.js"
+import { brokerLayer as facadeBrokerLayer, makePromiseRuntime } from "../../src/runtime/promiseRuntime.js"
 
 /**
  * The services of one function container, built on the first invocation and reused by the warm
- * ones after it (one Redis connection per container). Between invocations the connection's
- * socket is unref'd (also a socket ioredis reconnects while idle), so it never keeps the Node.js
- * event loop alive after a handler returns; while an invocation runs it is ref'd again.
+ * ones after it (one Redis connection per container), on the facades' shared Promise runtime.
+ * Between invocations the connection's socket is unref'd (also a socket ioredis reconnects while
+ * idle), so it never keeps the Node.js event loop alive after a handler returns; while an
+ * invocation runs it is ref'd again. A connection closed for good is replaced on the next run.
  */
 export interface WarmRuntime<R> {
   /** Runs one invocation's program with the container's services. Rejects with the program's error. */
@@ -22,93 +21,36 @@ export interface WarmRuntime<R> {
   readonly dispose: () => Promise<void>
 }
 
-type Built<R> = { readonly context: Context.Context<R>; readonly scope: Scope.Closeable; readonly client: RedisClient }
-
-type Socket = { ref(): unknown; unref(): unknown }
-type Connection = EventEmitter & { stream?: unknown }
-
-/** Every connection of a client: the client itself, or each node of a cluster. */
-const connections = (c: RedisClient): ReadonlyArray<Connection> => (c instanceof Cluster ? c.nodes("all") : [c])
-
-/** All sockets of a client (one, or one per node of a cluster). */
-const sockets = (c: RedisClient): ReadonlyArray<Socket> =>
-  connections(c).flatMap((n) => (n.stream && typeof (n.stream as { unref?: unknown }).unref === "function" ? [n.stream as Socket] : []))
-
 /** A warm runtime over any Layer that contains Redis (e.g. Broker + Redis + your services). */
 export const makeWarmRuntime = <R, E>(layer: Layer.Layer<R | Redis, E>): WarmRuntime<R | Redis> => {
   type S = R | Redis
-  let built: Promise<Built<S>> | undefined
   let inFlight = 0
-
-  const build = () =>
-    Effect.runPromise(
-      Effect.gen(function* () {
-        const scope = yield* Scope.make()
-        const context = yield* Layer.buildWithScope(layer, scope).pipe(Effect.onError(() => Scope.close(scope, Exit.void)))
-        const client = Context.get(context as Context.Context<Redis>, Redis).client
-        const b: Built<S> = { context, scope, client }
-        unrefOnReconnect(b)
-        return b
-      })
-    )
-
-  // ioredis opens a new socket when it reconnects (say, after the server dropped an idle
-  // connection): if that happens between invocations, the new socket must not hold the loop either.
-  const unrefOnReconnect = (b: Built<S>) => {
-    const onConnect = () => {
-      if (inFlight === 0) setRef(b, false)
-    }
-    for (const n of connections(b.client)) n.on("connect", onConnect)
-    if (b.client instanceof Cluster) b.client.on("+node", (n: EventEmitter) => n.on("connect", onConnect))
-  }
-
-  const acquire = (): Promise<Built<S>> => {
-    if (built) {
-      const current = built
-      return current.then((b) => {
-        if (b.client.status !== "end") return b
-        // The connection was closed for good (e.g. the server went away and retries ran out): start over.
-        if (built === current) built = undefined
-        return acquire()
-      })
-    }
-    const fresh = build()
-    built = fresh
-    fresh.catch(() => {
-      if (built === fresh) built = undefined
-    })
-    return fresh
-  }
-
-  const setRef = (b: Built<S>, on: boolean) => {
-    for (const s of sockets(b.client)) on ? s.ref() : s.unref()
-  }
+  const socketsOf = new WeakMap<Context.Context<S>, IdleSockets>()
+  const idle = (context: Context.Context<S>) => socketsOf.get(context)!
+  const runtime = makePromiseRuntime(layer, {
+    onOpen: (context) => socketsOf.set(context, idleSockets(Context.get(context as Context.Context<Redis>, Redis), () => inFlight === 0)),
+    isUsable: (context) => !idle(context).ended()
+  })
 
   return {
     run: async (program) => {
       inFlight++
-      let b: Built<S> | undefined
+      let sockets: IdleSockets | undefined
       try {
-        b = await acquire()
-        setRef(b, true)
-        return await Effect.runPromise(Effect.provideContext(program, b.context))
+        const { context } = await runtime.open()
+        sockets = idle(context)
+        sockets.hold(true)
+        return await Effect.runPromiseWith(context)(program)
       } finally {
         inFlight--
-        if (b && inFlight === 0) setRef(b, false)
+        if (sockets && inFlight === 0) sockets.hold(false)
       }
     },
-    dispose: async () => {
-      const current = built
-      built = undefined
-      if (!current) return
-      const b = await current.catch(() => undefined)
-      if (b) await Effect.runPromise(Scope.close(b.scope, Exit.void))
-    }
+    dispose: runtime.reset
   }
 }
 
-/** The usual container: Broker over one Redis connection (`options`, default REDIS_URL or redis://127.0.0.1:6379). */
-export const brokerLayer = (options?: RedisOptions): Layer.Layer<Broker | Redis, unknown> =>
-  Broker.layer.pipe(Layer.provideMerge(Redis.layer(options ?? { url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379" })))
+/** The usual container: Broker over one Redis connection (`options`, else REDIS_URL, else redis://127.0.0.1:6379). */
+export const brokerLayer = (options?: RedisOptions): Layer.Layer<Broker | Redis, unknown> => facadeBrokerLayer(options)
 
 export const makeBrokerRuntime = (options?: RedisOptions): WarmRuntime<Broker | Redis> => makeWarmRuntime(brokerLayer(options))

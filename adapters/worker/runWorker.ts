@@ -8,15 +8,14 @@
  * `shutdown()` is asynq's: stop fetching, wait up to shutdownTimeoutMs for running tasks, put the
  * rest back at the head of their queue, remove the server from asynq:servers, close Redis.
  */
-import { Effect, Exit, Layer, Scope } from "effect"
+import { Effect, Layer } from "effect"
 import type { LogLevel } from "effect/LogLevel"
-import { Broker } from "../../src/broker/Broker.js"
 import type { HandlerInput } from "../../src/processor/Mux.js"
 import type { ServerOptions } from "../../src/processor/options.js"
 import * as Server from "../../src/processor/Server.js"
 import type { ServerIdentity } from "../../src/processor/serverState.js"
-import { Redis } from "../../src/redis/Redis.js"
 import type { RedisOptions } from "../../src/redis/options.js"
+import { brokerLayer, makePromiseRuntime, resolveRedisOptions } from "../../src/runtime/promiseRuntime.js"
 import { type LogFormat, loggingLayer } from "./logging.js"
 
 export interface WorkerConfig extends ServerOptions {
@@ -39,35 +38,27 @@ export interface WorkerHandle {
   readonly activeCount: () => number
 }
 
-export const redisOptionsOf = (redis: RedisOptions | string | undefined): RedisOptions => {
-  if (typeof redis === "string") return { url: redis }
-  if (redis && (redis.url !== undefined || redis.cluster !== undefined || redis.sentinel !== undefined)) return redis
-  return { ...redis, url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379" }
-}
+/** The Redis options the worker connects with (see resolveRedisOptions: the facades' one rule). */
+export const redisOptionsOf = (redis: RedisOptions | string | undefined): RedisOptions => resolveRedisOptions(redis)
 
 export const runWorker = async (config: WorkerConfig): Promise<WorkerHandle> => {
   const { redis, handlers, logFormat, logLevel, ...options } = config
   const logging = loggingLayer(logFormat, logLevel)
-  const layer = Broker.layer.pipe(Layer.provideMerge(Redis.layer(redisOptionsOf(redis))), Layer.provideMerge(logging))
-  const run = <A, E>(eff: Effect.Effect<A, E>) => Effect.runPromise(eff.pipe(Effect.provide(logging)))
-  const scope = await run(Scope.make())
+  // Everything the worker runs (connect, the server, shutdown, close) logs through `logging`.
+  const runtime = makePromiseRuntime(brokerLayer(redis).pipe(Layer.provideMerge(logging)), { wrap: (eff) => Effect.provide(eff, logging) })
   try {
-    const context = await run(Layer.buildWithScope(layer, scope))
-    const handle = await run(Server.start(handlers, options).pipe(Scope.provide(scope), Effect.provideContext(context)))
+    const handle = await runtime.runScoped(Server.start(handlers, options))
     let closing: Promise<number> | undefined
     let resolveDone!: () => void
     const done = new Promise<void>((r) => (resolveDone = r))
     const shutdown = () =>
-      (closing ??= run(
-        handle.shutdown.pipe(
-          Effect.provideContext(context),
-          Effect.ensuring(Scope.close(scope, Exit.void)),
-          Effect.ensuring(Effect.sync(resolveDone))
-        )
-      ))
-    return { identity: handle.identity, stop: () => run(handle.stop), shutdown, done, activeCount: handle.activeCount }
+      (closing ??= runtime
+        .run(handle.shutdown)
+        .finally(runtime.close)
+        .finally(resolveDone))
+    return { identity: handle.identity, stop: () => runtime.run(handle.stop), shutdown, done, activeCount: handle.activeCount }
   } catch (e) {
-    await run(Scope.close(scope, Exit.void))
+    await runtime.close()
     throw e
   }
 }

@@ -2,10 +2,10 @@
  * Promise facade of the inspector for code that does not use Effect. Failures reject with the
  * tagged error itself (`e._tag === "QueueNotFound"`, `e.message`).
  */
-import { Effect, Layer, ManagedRuntime } from "effect"
-import { Broker } from "../broker/Broker.js"
-import { Redis } from "../redis/Redis.js"
+import type { Effect } from "effect"
+import type { Broker } from "../broker/Broker.js"
 import type { RedisOptions } from "../redis/options.js"
+import { makeBrokerRuntime, RuntimeClosed } from "../runtime/promiseRuntime.js"
 import type { TaskInfo } from "../steps/taskInfo.js"
 import type { TaskState } from "../wire/keys.js"
 import { archiveAll, deleteAll, runAll } from "./bulkActions.js"
@@ -48,14 +48,22 @@ export interface Inspector {
   readonly schedulerHistory: (entryId: string, options?: { readonly page?: number; readonly pageSize?: number }) => Promise<ReadonlyArray<EnqueueEventDetails>>
   readonly clusterKeySlot: (queue: string) => Promise<number>
   readonly clusterNodes: (queue: string) => Promise<ReadonlyArray<ClusterNode>>
-  /** Closes the Redis connection. */
+  /** Closes the Redis connection. Safe to call more than once. */
   readonly close: () => Promise<void>
 }
 
-/** An inspector with its own Redis connection (opened on first use; `close()` when done). */
+export { RuntimeClosed }
+
+/**
+ * An inspector with its own Redis connection, opened on first use and reused (a failed connect is
+ * retried by the next call). Without `url`, `cluster` and `sentinel` it uses `REDIS_URL`, then
+ * redis://127.0.0.1:6379. `close()` when done; calls after it reject with RuntimeClosed.
+ */
 export const createInspector = (options: InspectorOptions = {}): Inspector => {
-  const rt = ManagedRuntime.make(Broker.layer.pipe(Layer.provide(Redis.layer(options))))
-  const run = <A, E>(eff: Effect.Effect<A, E, Broker>): Promise<A> => rt.runPromise(eff)
+  const rt = makeBrokerRuntime(options, {
+    closedError: () => new RuntimeClosed({ message: "the effect-asynq inspector is closed; create a new one with createInspector()" })
+  })
+  const run = <A, E>(eff: Effect.Effect<A, E, Broker>): Promise<A> => rt.run(eff)
   return {
     queues: () => run(queues()),
     getQueueInfo: (q) => run(getQueueInfo(q)),
@@ -78,6 +86,6 @@ export const createInspector = (options: InspectorOptions = {}): Inspector => {
     schedulerHistory: (id, o) => run(schedulerHistory(id, o)),
     clusterKeySlot: (q) => run(clusterKeySlot(q)),
     clusterNodes: (q) => run(clusterNodes(q)),
-    close: () => rt.dispose()
+    close: rt.close
   }
 }

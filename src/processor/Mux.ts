@@ -7,6 +7,8 @@ import { Effect } from "effect"
 import { InvalidArgument } from "../broker/errors.js"
 import { type Handler, type HandlerFn, type Middleware, applyMiddleware, toHandler } from "./Handler.js"
 import { HandlerNotFound } from "./errors.js"
+import { type PayloadHandlerFn, payloadHandler } from "./payloadHandler.js"
+import type { TaskDefinition } from "../tasks/TaskDefinition.js"
 import type { Task } from "./Task.js"
 
 export class ServeMux<R = never> {
@@ -15,8 +17,15 @@ export class ServeMux<R = never> {
   private readonly middleware: Array<Middleware<R>> = []
 
   /** Registers a handler function (Effect or async) for a pattern. Throws InvalidArgument on an empty or duplicate pattern. */
-  handle(pattern: string, handler: HandlerFn<R>): this {
-    return this.handleEffect(pattern, toHandler(handler))
+  handle(pattern: string, handler: HandlerFn<R>): this
+  /**
+   * Registers a handler for a definition's type (defineTask): it receives the decoded, typed
+   * payload; a payload that does not decode archives the task at once (SkipRetry) with the schema's message.
+   */
+  handle<A>(task: TaskDefinition<A>, handler: PayloadHandlerFn<A, R>): this
+  handle(pattern: string | TaskDefinition<any>, handler: HandlerFn<R> | PayloadHandlerFn<any, R>): this {
+    if (typeof pattern === "string") return this.handleEffect(pattern, toHandler(handler as HandlerFn<R>))
+    return this.handleEffect(pattern.type, payloadHandler(pattern, handler as PayloadHandlerFn<any, R>))
   }
 
   /** Registers an already-normalized Handler. */

@@ -10,11 +10,10 @@
  * Entries may be registered before or after `start()`; an invalid one rejects at once with
  * InvalidCronSpec, InvalidTimeZone or InvalidArgument. Rejections carry the typed error objects.
  */
-import { Data, Effect, Exit, Layer, Scope } from "effect"
-import type * as Context from "effect/Context"
-import { Broker } from "../broker/Broker.js"
-import { Redis } from "../redis/Redis.js"
+import { Data, Effect, type Scope } from "effect"
+import type { Broker } from "../broker/Broker.js"
 import type { RedisOptions } from "../redis/options.js"
+import { makeBrokerRuntime, type PromiseRuntime } from "../runtime/promiseRuntime.js"
 import { type Entry, type EntryConfig, makeEntry } from "./entry.js"
 import { DuplicateEntry, EntryNotFound } from "./errors.js"
 import type { EnqueueAttempt, EnqueueResult, SchedulerHooks } from "./hooks.js"
@@ -58,32 +57,24 @@ const hook = <A>(f: ((a: A) => void | Promise<void>) | undefined) =>
 
 const effectHooks = (h: PromiseHooks | undefined): SchedulerHooks => ({ preEnqueue: hook(h?.preEnqueue), postEnqueue: hook(h?.postEnqueue) })
 
-const redisOptionsOf = (o: RedisOptions | undefined): RedisOptions => {
-  const options = o ?? {}
-  return options.url === undefined && options.cluster === undefined && options.sentinel === undefined && process.env.REDIS_URL
-    ? { ...options, url: process.env.REDIS_URL }
-    : options
-}
-
 interface Running<H> {
-  readonly scope: Scope.Closeable
+  readonly runtime: PromiseRuntime<Broker>
   readonly handle: H
 }
 
-/** Builds Broker + Redis and the handle in one scope (closed on failure). */
+/** Connects (Broker + Redis on the facades' shared runtime) and makes the handle, whose resources live until `stop`; on failure nothing stays open. */
 const startIn = async <H, E>(redis: RedisOptions | undefined, make: Effect.Effect<H, E, Broker | Scope.Scope>): Promise<Running<H>> => {
-  const layer = Broker.layer.pipe(Layer.provide(Redis.layer(redisOptionsOf(redis))))
-  return Effect.runPromise(
-    Effect.gen(function* () {
-      const scope = yield* Scope.make()
-      const handle = yield* Effect.gen(function* () {
-        const context: Context.Context<Broker> = yield* Layer.buildWithScope(layer, scope)
-        return yield* make.pipe(Scope.provide(scope), Effect.provideContext(context))
-      }).pipe(Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause))))
-      return { scope, handle }
-    })
-  )
+  const runtime = makeBrokerRuntime(redis)
+  try {
+    return { runtime, handle: await runtime.runScoped(make) }
+  } catch (e) {
+    await runtime.close()
+    throw e
+  }
 }
+
+/** Stops what `startIn` started and closes its connection. */
+const stop = (r: Running<unknown>) => r.runtime.close()
 
 /** A long-lived scheduler with a Promise API (asynq's NewScheduler / Register / Start / Shutdown). */
 export const createScheduler = (options: CreateSchedulerOptions = {}): PromiseScheduler => {
@@ -119,7 +110,7 @@ export const createScheduler = (options: CreateSchedulerOptions = {}): PromiseSc
         const r = running
         running = undefined
         state = "stopped"
-        if (r) await Effect.runPromise(Scope.close(r.scope, Exit.void))
+        if (r) await stop(r)
         throw e
       }
     },
@@ -127,7 +118,7 @@ export const createScheduler = (options: CreateSchedulerOptions = {}): PromiseSc
       const r = running
       running = undefined
       state = "stopped"
-      if (r) await Effect.runPromise(Scope.close(r.scope, Exit.void))
+      if (r) await stop(r)
     },
     async entries() {
       return running ? Effect.runPromise(running.handle.entries) : [...waiting.values()]
@@ -176,7 +167,7 @@ export const createPeriodicTaskManager = (options: CreatePeriodicTaskManagerOpti
     async shutdown() {
       const r = running
       running = undefined
-      if (r) await Effect.runPromise(Scope.close(r.scope, Exit.void))
+      if (r) await stop(r)
     }
   }
 }

@@ -8,6 +8,7 @@ import type { Broker } from "../broker/Broker.js"
 import { InvalidArgument, type DuplicateTask, type TaskIdConflict } from "../broker/errors.js"
 import { type TaskWrite, writeTask, writeTasks } from "../broker/enqueue.js"
 import type { RedisError } from "../redis/errors.js"
+import type { TaskDefinition } from "../tasks/TaskDefinition.js"
 import type { TaskState } from "../wire/keys.js"
 import { encodePayload } from "../wire/payload.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
@@ -18,12 +19,14 @@ import { type TaskInfo, taskInfoFromMessage } from "./taskInfo.js"
 
 export type EnqueueError = InvalidArgument | DuplicateTask | TaskIdConflict | RedisError
 
-/** One task for `enqueueMany`. */
+/** One task for `enqueueMany`: a type name, or a definition (its payload validated, its default options applied). */
 export interface EnqueueItem {
-  readonly type: string
+  readonly type: string | TaskDefinition<any>
   readonly payload?: unknown
   readonly options?: EnqueueOptions | undefined
 }
+
+type PayloadEncoder = (payload: any) => Result.Result<Uint8Array | undefined, InvalidArgument>
 
 interface Prepared {
   readonly write: TaskWrite
@@ -39,9 +42,9 @@ const payloadBytes = (payload: unknown): Result.Result<Uint8Array | undefined, I
 }
 
 /** Validates one task and builds its message and write (pure: no Redis, `nowMs` given). */
-const prepare = (type: string, payload: unknown, options: EnqueueOptions | undefined, nowMs: number, newId: () => string): Result.Result<Prepared, InvalidArgument> =>
+const prepare = (type: string, payload: unknown, options: EnqueueOptions | undefined, nowMs: number, newId: () => string, encode: PayloadEncoder): Result.Result<Prepared, InvalidArgument> =>
   Result.flatMap(resolveEnqueueOptions(type, options, nowMs), (o) =>
-    Result.map(payloadBytes(payload), (bytes): Prepared => {
+    Result.map(encode(payload), (bytes): Prepared => {
       // Every field spelled out (in field order), not spread from emptyTaskMessage: cheaper per task.
       const msg: TaskMessage = {
         type,
@@ -72,6 +75,20 @@ const prepare = (type: string, payload: unknown, options: EnqueueOptions | undef
     })
   )
 
+/** A definition's default options overridden by the call's (an option given as undefined keeps the default). */
+const withDefaults = (defaults: EnqueueOptions | undefined, options: EnqueueOptions | undefined): EnqueueOptions | undefined => {
+  if (defaults === undefined) return options
+  if (options === undefined) return defaults
+  const merged: Record<string, unknown> = { ...defaults }
+  for (const [k, v] of Object.entries(options)) if (v !== undefined) merged[k] = v
+  return merged as EnqueueOptions
+}
+
+/** The type name, the effective options and the payload encoder of a plain type (as given) or a definition. */
+const typeName = (task: string | TaskDefinition<any>): string => (typeof task === "string" ? task : task.type)
+const optionsFor = (task: string | TaskDefinition<any>, options: EnqueueOptions | undefined) => (typeof task === "string" ? options : withDefaults(task.options, options))
+const encoderFor = (task: string | TaskDefinition<any>): PayloadEncoder => (typeof task === "string" ? payloadBytes : task.encodePayload)
+
 const info = (p: Prepared, state: TaskState): TaskInfo => taskInfoFromMessage(p.write.msg, state, { nextProcessAt: p.nextProcessAt })
 
 /** How many times a generated id that turned out taken is replaced before TaskIdConflict is given up on. */
@@ -83,10 +100,15 @@ const generatedId = (options: EnqueueOptions | undefined) => options?.taskId ===
 
 /**
  * Enqueues one task: `payload` is bytes, a string (UTF-8) or a JSON value (see encodePayload).
+ * With a definition (defineTask) the payload is type-checked and validated against its schema
+ * (InvalidArgument `payload`, nothing written) and the definition's options are the defaults.
  * One round trip (including the first-time registration of the queue in `asynq:queues`).
  */
-export const enqueue = Effect.fn("Steps.enqueue")(function* (
-  type: string,
+export const enqueue: {
+  <A>(task: TaskDefinition<A>, payload: A, options?: EnqueueOptions): Effect.Effect<TaskInfo, EnqueueError, Broker>
+  (type: string, payload: unknown, options?: EnqueueOptions): Effect.Effect<TaskInfo, EnqueueError, Broker>
+} = Effect.fn("Steps.enqueue")(function* (
+  type: string | TaskDefinition<any>,
   payload: unknown,
   options?: EnqueueOptions
 ): Effect.fn.Return<TaskInfo, EnqueueError, Broker> {
@@ -98,9 +120,15 @@ export const enqueue = Effect.fn("Steps.enqueue")(function* (
  * overhead of an enqueue). For the Promise client, which has no tracer to report spans to.
  * @internal
  */
-export const enqueueUntraced = (type: string, payload: unknown, options?: EnqueueOptions, newId: () => string = newTaskId): Effect.Effect<TaskInfo, EnqueueError, Broker> =>
+export const enqueueUntraced = (
+  task: string | TaskDefinition<any>,
+  payload: unknown,
+  callOptions?: EnqueueOptions,
+  newId: () => string = newTaskId
+): Effect.Effect<TaskInfo, EnqueueError, Broker> =>
   Effect.flatMap(Clock.currentTimeMillis, (nowMs): Effect.Effect<TaskInfo, EnqueueError, Broker> => {
-    const p = prepare(type, payload, options, nowMs, newId)
+    const options = optionsFor(task, callOptions)
+    const p = prepare(typeName(task), payload, options, nowMs, newId, encoderFor(task))
     if (Result.isFailure(p)) return Effect.fail(p.failure)
     const write = (pp: Prepared, attemptsLeft: number): Effect.Effect<TaskInfo, EnqueueError, Broker> => {
       const written = Effect.map(writeTask(pp.write), (state) => info(pp, state))
@@ -128,7 +156,7 @@ export const enqueueManyUntraced = Effect.fnUntraced(function* (
   newId: () => string = newTaskId
 ): Effect.fn.Return<ReadonlyArray<Result.Result<TaskInfo, EnqueueError>>, never, Broker> {
   const nowMs = yield* Clock.currentTimeMillis
-  const prepared = items.map((it) => prepare(it.type, it.payload, it.options, nowMs, newId))
+  const prepared = items.map((it) => prepare(typeName(it.type), it.payload, optionsFor(it.type, it.options), nowMs, newId, encoderFor(it.type)))
   const results: Array<Result.Result<TaskInfo, EnqueueError>> = new Array(items.length)
   // Items still to write (index into `items`), and their prepared writes.
   let todo: Array<number> = []
@@ -145,7 +173,7 @@ export const enqueueManyUntraced = Effect.fnUntraced(function* (
     const again: Array<number> = []
     todo.forEach((i, j) => {
       const o = outcomes[j]!
-      if (Result.isFailure(o) && o.failure._tag === "TaskIdConflict" && generatedId(items[i]!.options) && attempt < freshIdAttempts) {
+      if (Result.isFailure(o) && o.failure._tag === "TaskIdConflict" && generatedId(optionsFor(items[i]!.type, items[i]!.options)) && attempt < freshIdAttempts) {
         current[i] = withId(current[i]!, newId())
         again.push(i)
       } else results[i] = Result.map(o, (state) => info(current[i]!, state))
