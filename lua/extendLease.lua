@@ -5,7 +5,8 @@
 -- ARGV[2..] task ids
 -- Returns: the ids that are still held (in the lease set), in argument order.
 local leaseKey = KEYS[1]
-local expiry = tonumber(ARGV[1])
+local newExpiry = ARGV[1]
+local expiry = tonumber(newExpiry)
 local firstTaskIdArg = 2
 local held = {}
 for i = firstTaskIdArg, #ARGV do
