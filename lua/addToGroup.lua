@@ -19,18 +19,11 @@
 -- Returns  1  added to the group
 --          0  a task with this id already exists in the queue (nothing written)
 --         -1  the uniqueness lock is held by another task (nothing written)
-local taskKey = KEYS[1] .. ARGV[1]
-local lock = KEYS[4]
-if lock and redis.call("EXISTS", lock) == 1 then
-  return -1
-end
-if redis.call("EXISTS", taskKey) == 1 then
-  return 0
-end
-if lock then
-  redis.call("SET", lock, ARGV[1], "PX", ARGV[5])
-end
-redis.call("HSET", taskKey, "msg", ARGV[2], "state", "aggregating", "group", ARGV[4])
-redis.call("ZADD", KEYS[2], ARGV[3], ARGV[1])
-redis.call("SADD", KEYS[3], ARGV[4])
-return 1
+--- @include "includes/newTask.lua"
+--- @include "includes/writeAggregatingTask.lua"
+local taskKeyPrefix, groupKey, groupsKey, lockKey = unpack(KEYS)
+local taskId, msg, now, groupName, lockTtlMs = unpack(ARGV)
+local taskKey = taskKeyPrefix .. taskId
+return addNewTask(taskKey, taskId, lockKey, lockTtlMs, function()
+  writeAggregatingTask(taskKey, taskId, msg, now, groupKey, groupsKey, groupName)
+end)

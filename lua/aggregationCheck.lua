@@ -14,27 +14,30 @@
 -- ARGV[5] now, unix seconds
 -- ARGV[6] group name
 -- Returns: the number of tasks moved into the set (0 = not ready, no set created).
-local size = redis.call("ZCARD", KEYS[1])
+local groupKey, setKey, aggregationSetsKey, groupsKey = unpack(KEYS)
+local maxSize, maxDelay, gracePeriod, setDeadline, now, groupName = unpack(ARGV)
+maxSize = tonumber(maxSize)
+maxDelay = tonumber(maxDelay)
+gracePeriod = tonumber(gracePeriod)
+now = tonumber(now)
+local size = redis.call("ZCARD", groupKey)
 if size == 0 then
-  redis.call("SREM", KEYS[4], ARGV[6])
+  redis.call("SREM", groupsKey, groupName)
   return 0
 end
-local maxSize = tonumber(ARGV[1])
-local maxDelay = tonumber(ARGV[2])
-local now = tonumber(ARGV[5])
 local ready = false
 if maxSize > 0 and size >= maxSize then
   ready = true
 end
 if not ready and maxDelay > 0 then
-  local oldest = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
+  local oldest = redis.call("ZRANGE", groupKey, 0, 0, "WITHSCORES")
   if tonumber(oldest[2]) <= now - maxDelay then
     ready = true
   end
 end
 if not ready then
-  local newest = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
-  if tonumber(newest[2]) <= now - tonumber(ARGV[3]) then
+  local newest = redis.call("ZRANGE", groupKey, -1, -1, "WITHSCORES")
+  if tonumber(newest[2]) <= now - gracePeriod then
     ready = true
   end
 end
@@ -45,13 +48,13 @@ local last = -1
 if maxSize > 0 then
   last = maxSize - 1
 end
-local res = redis.call("ZRANGE", KEYS[1], 0, last, "WITHSCORES")
+local res = redis.call("ZRANGE", groupKey, 0, last, "WITHSCORES")
 for i = 1, #res, 2 do
-  redis.call("ZADD", KEYS[2], res[i + 1], res[i])
+  redis.call("ZADD", setKey, res[i + 1], res[i])
 end
-redis.call("ZREMRANGEBYRANK", KEYS[1], 0, last)
-redis.call("ZADD", KEYS[3], ARGV[4], KEYS[2])
-if redis.call("ZCARD", KEYS[1]) == 0 then
-  redis.call("SREM", KEYS[4], ARGV[6])
+redis.call("ZREMRANGEBYRANK", groupKey, 0, last)
+redis.call("ZADD", aggregationSetsKey, setDeadline, setKey)
+if redis.call("ZCARD", groupKey) == 0 then
+  redis.call("SREM", groupsKey, groupName)
 end
 return #res / 2

@@ -11,23 +11,24 @@
 -- ARGV[3] now, unix seconds
 -- ARGV[4] "active" | "set"
 -- Returns: 1 archived; 2 dropped (no msg); 0 the id was not in the source (nothing was changed).
-local id = ARGV[1]
+local taskKeyPrefix, archivedKey, sourceKey, leaseKey = unpack(KEYS)
+local taskId, errorText, now, sourceType = unpack(ARGV)
 local removed
-if ARGV[4] == "active" then
-  removed = redis.call("LREM", KEYS[3], 0, id)
-  redis.call("ZREM", KEYS[4], id)
+if sourceType == "active" then
+  removed = redis.call("LREM", sourceKey, 0, taskId)
+  redis.call("ZREM", leaseKey, taskId)
 else
-  removed = redis.call("ZREM", KEYS[3], id)
+  removed = redis.call("ZREM", sourceKey, taskId)
 end
 if removed == 0 then
   return 0
 end
-local key = KEYS[1] .. id
-if redis.call("HEXISTS", key, "msg") == 0 then
-  redis.call("DEL", key)
+local taskKey = taskKeyPrefix .. taskId
+if redis.call("HEXISTS", taskKey, "msg") == 0 then
+  redis.call("DEL", taskKey)
   return 2
 end
-redis.call("ZADD", KEYS[2], ARGV[3], id)
-redis.call("HSET", key, "state", "archived", "error", ARGV[2])
-redis.call("HDEL", key, "pending_since")
+redis.call("ZADD", archivedKey, now, taskId)
+redis.call("HSET", taskKey, "state", "archived", "error", errorText)
+redis.call("HDEL", taskKey, "pending_since")
 return 1

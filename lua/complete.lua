@@ -15,34 +15,22 @@
 -- ARGV[4] completed zset score (expiry of the retained task), unix seconds ("keep" only)
 -- ARGV[5] encoded TaskMessage with completed_at set ("keep" only)
 -- Returns: 1 done; 0 the task is not active under a lease (nothing was changed).
-local id = ARGV[1]
-if not redis.call("ZSCORE", KEYS[2], id) then
+--- @include "includes/leaveActive.lua"
+--- @include "includes/countDone.lua"
+--- @include "includes/releaseUniqueLock.lua"
+local activeKey, leaseKey, completedKey, taskKeyPrefix,
+  processedDayKey, processedTotalKey, lockKey = unpack(KEYS)
+local taskId, statExpireAt, disposal, retainUntil, completedMsg = unpack(ARGV)
+if not leaveActive(activeKey, leaseKey, taskId, "", false) then
   return 0
 end
-if redis.call("LREM", KEYS[1], 0, id) == 0 then
-  return 0
-end
-redis.call("ZREM", KEYS[2], id)
-local key = KEYS[4] .. id
-if ARGV[3] == "keep" then
-  redis.call("ZADD", KEYS[3], ARGV[4], id)
-  redis.call("HSET", key, "msg", ARGV[5], "state", "completed")
+local taskKey = taskKeyPrefix .. taskId
+if disposal == "keep" then
+  redis.call("ZADD", completedKey, retainUntil, taskId)
+  redis.call("HSET", taskKey, "msg", completedMsg, "state", "completed")
 else
-  redis.call("DEL", key)
+  redis.call("DEL", taskKey)
 end
-if redis.call("INCR", KEYS[5]) == 1 then
-  redis.call("EXPIREAT", KEYS[5], ARGV[2])
-end
--- asynq resets the total to 1 when it is at the int64 maximum; INCR refuses exactly that value
--- (overflow), so one INCR does the same as asynq's GET-then-INCR.
-local total = redis.pcall("INCR", KEYS[6])
-if type(total) == "table" and total.err then
-  if not string.find(total.err, "overflow", 1, true) then
-    return redis.error_reply(total.err)
-  end
-  redis.call("SET", KEYS[6], 1)
-end
-if KEYS[7] and redis.call("GET", KEYS[7]) == id then
-  redis.call("DEL", KEYS[7])
-end
+countDone(statExpireAt, processedDayKey, processedTotalKey, nil, nil)
+releaseUniqueLock(lockKey, taskId, nil)
 return 1

@@ -5,10 +5,11 @@
 -- KEYS[3] asynq:{q}:t:   (task key prefix)
 -- ARGV    none
 -- Returns: the number of member tasks deleted.
-local ids = redis.call("ZRANGE", KEYS[1], 0, -1)
+local setKey, aggregationSetsKey, taskKeyPrefix = unpack(KEYS)
+local ids = redis.call("ZRANGE", setKey, 0, -1)
 for _, id in ipairs(ids) do
-  redis.call("DEL", KEYS[3] .. id)
+  redis.call("DEL", taskKeyPrefix .. id)
 end
-redis.call("DEL", KEYS[1])
-redis.call("ZREM", KEYS[2], KEYS[1])
+redis.call("DEL", setKey)
+redis.call("ZREM", aggregationSetsKey, setKey)
 return #ids

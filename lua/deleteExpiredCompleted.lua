@@ -6,14 +6,17 @@
 -- ARGV[1] now, unix seconds
 -- ARGV[2] maximum number of tasks (>= 1)
 -- Returns: the number of task hashes deleted.
+local completedKey, taskKeyPrefix = unpack(KEYS)
+local now, maxDeleted = unpack(ARGV)
+maxDeleted = tonumber(maxDeleted)
 local deleted = 0
-local ids = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", ARGV[1], "LIMIT", 0, tonumber(ARGV[2]))
+local ids = redis.call("ZRANGEBYSCORE", completedKey, "-inf", now, "LIMIT", 0, maxDeleted)
 for _, id in ipairs(ids) do
-  local key = KEYS[2] .. id
-  if redis.call("HGET", key, "state") == "completed" then
-    redis.call("DEL", key)
+  local taskKey = taskKeyPrefix .. id
+  if redis.call("HGET", taskKey, "state") == "completed" then
+    redis.call("DEL", taskKey)
     deleted = deleted + 1
   end
-  redis.call("ZREM", KEYS[1], id)
+  redis.call("ZREM", completedKey, id)
 end
 return deleted

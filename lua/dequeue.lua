@@ -11,24 +11,26 @@
 -- ARGV[2] maximum number of tasks to pop (>= 1)
 -- Returns: a flat array id1, msg1, id2, msg2, ... (msg false for a dangling id); empty when
 -- paused or empty.
+local pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix = unpack(KEYS)
+local leaseExpiry, maxTasks = unpack(ARGV)
+maxTasks = tonumber(maxTasks)
 local out = {}
-if redis.call("EXISTS", KEYS[2]) == 1 then
+if redis.call("EXISTS", pausedKey) == 1 then
   return out
 end
-local n = tonumber(ARGV[2])
-for _ = 1, n do
-  local id = redis.call("RPOPLPUSH", KEYS[1], KEYS[3])
+for _ = 1, maxTasks do
+  local id = redis.call("RPOPLPUSH", pendingKey, activeKey)
   if not id then
     break
   end
-  local key = KEYS[5] .. id
-  local msg = redis.call("HGET", key, "msg")
+  local taskKey = taskKeyPrefix .. id
+  local msg = redis.call("HGET", taskKey, "msg")
   if msg then
-    redis.call("HSET", key, "state", "active")
-    redis.call("HDEL", key, "pending_since")
-    redis.call("ZADD", KEYS[4], ARGV[1], id)
+    redis.call("HSET", taskKey, "state", "active")
+    redis.call("HDEL", taskKey, "pending_since")
+    redis.call("ZADD", leaseKey, leaseExpiry, id)
   else
-    redis.call("LREM", KEYS[3], 1, id)
+    redis.call("LREM", activeKey, 1, id)
   end
   table.insert(out, id)
   table.insert(out, msg)

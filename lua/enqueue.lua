@@ -18,21 +18,11 @@
 -- Returns  1  enqueued
 --          0  a task with this id already exists in the queue (nothing written)
 --         -1  the uniqueness lock is held by another task (nothing written)
-local taskKey = KEYS[1] .. ARGV[1]
-local lock = KEYS[3]
-if lock and redis.call("EXISTS", lock) == 1 then
-  return -1
-end
-if redis.call("EXISTS", taskKey) == 1 then
-  return 0
-end
-if lock then
-  redis.call("SET", lock, ARGV[1], "PX", ARGV[5])
-  redis.call("HSET", taskKey, "msg", ARGV[2], "state", "pending", "pending_since", ARGV[3], "unique_key", lock)
-else
-  redis.call("HSET", taskKey, "msg", ARGV[2], "state", "pending", "pending_since", ARGV[3])
-end
-if redis.call("LPUSH", KEYS[2], ARGV[1]) == 1 then
-  redis.call("PUBLISH", "effect-asynq:wake", ARGV[4])
-end
-return 1
+--- @include "includes/newTask.lua"
+--- @include "includes/writePendingTask.lua"
+local taskKeyPrefix, pendingKey, lockKey = unpack(KEYS)
+local taskId, msg, pendingSince, queueName, lockTtlMs = unpack(ARGV)
+local taskKey = taskKeyPrefix .. taskId
+return addNewTask(taskKey, taskId, lockKey, lockTtlMs, function()
+  writePendingTask(taskKey, taskId, msg, pendingSince, lockKey, pendingKey, queueName)
+end)

@@ -4,14 +4,17 @@
 -- ARGV[1] new lease expiry, unix seconds
 -- ARGV[2..] task ids
 -- Returns: the ids that are still held (in the lease set), in argument order.
+local leaseKey = KEYS[1]
+local newExpiry = ARGV[1]
+local expiry = tonumber(newExpiry)
+local firstTaskIdArg = 2
 local held = {}
-local expiry = tonumber(ARGV[1])
-for i = 2, #ARGV do
+for i = firstTaskIdArg, #ARGV do
   local id = ARGV[i]
-  local score = redis.call("ZSCORE", KEYS[1], id)
+  local score = redis.call("ZSCORE", leaseKey, id)
   if score then
     if tonumber(score) < expiry then
-      redis.call("ZADD", KEYS[1], "XX", expiry, id)
+      redis.call("ZADD", leaseKey, "XX", expiry, id)
     end
     table.insert(held, id)
   end

@@ -12,27 +12,31 @@
 -- ARGV[2] now, unix nanoseconds (string)
 -- ARGV[3] maximum number of tasks to move (>= 1)
 -- Returns: {moved from scheduled, moved from retry, dangling ids dropped}
-local left = tonumber(ARGV[3])
+local scheduledKey, retryKey, pendingKey, taskKeyPrefix, groupKeyPrefix, groupsKey = unpack(KEYS)
+local nowSeconds, nowNanos, left = unpack(ARGV)
+left = tonumber(left)
+local sources = {scheduledKey, retryKey}
 local counts = {0, 0, 0}
-for src = 1, 2 do
+local dangling = 3
+for src, sourceKey in ipairs(sources) do
   if left <= 0 then
     break
   end
-  local ids = redis.call("ZRANGEBYSCORE", KEYS[src], "-inf", ARGV[1], "LIMIT", 0, left)
+  local ids = redis.call("ZRANGEBYSCORE", sourceKey, "-inf", nowSeconds, "LIMIT", 0, left)
   for _, id in ipairs(ids) do
-    local key = KEYS[4] .. id
-    redis.call("ZREM", KEYS[src], id)
-    if redis.call("EXISTS", key) == 0 then
-      counts[3] = counts[3] + 1
+    local taskKey = taskKeyPrefix .. id
+    redis.call("ZREM", sourceKey, id)
+    if redis.call("EXISTS", taskKey) == 0 then
+      counts[dangling] = counts[dangling] + 1
     else
-      local group = redis.call("HGET", key, "group")
+      local group = redis.call("HGET", taskKey, "group")
       if group and group ~= "" then
-        redis.call("ZADD", KEYS[5] .. group, ARGV[1], id)
-        redis.call("SADD", KEYS[6], group)
-        redis.call("HSET", key, "state", "aggregating")
+        redis.call("ZADD", groupKeyPrefix .. group, nowSeconds, id)
+        redis.call("SADD", groupsKey, group)
+        redis.call("HSET", taskKey, "state", "aggregating")
       else
-        redis.call("LPUSH", KEYS[3], id)
-        redis.call("HSET", key, "state", "pending", "pending_since", ARGV[2])
+        redis.call("LPUSH", pendingKey, id)
+        redis.call("HSET", taskKey, "state", "pending", "pending_since", nowNanos)
       end
       counts[src] = counts[src] + 1
     end

@@ -14,41 +14,17 @@
 -- ARGV[5] maximum number of archived tasks kept (>= 1)
 -- ARGV[6] group name when KEYS[1] is a group, else ""
 -- Returns {moved, left in the source, trimmed}.
-local n = tonumber(ARGV[2])
-local ids
-if ARGV[1] == "list" then
-  ids = redis.call("RPOP", KEYS[1], n) or {}
-else
-  ids = redis.call("ZRANGE", KEYS[1], 0, n - 1)
-  if #ids > 0 then
-    redis.call("ZREM", KEYS[1], unpack(ids))
-  end
-end
+--- @include "includes/batchSource.lua"
+--- @include "includes/trimArchive.lua"
+local sourceKey, archivedKey, taskKeyPrefix, groupsKey = unpack(KEYS)
+local sourceType, batchSize, now, trimCutoff, maxArchived, groupName = unpack(ARGV)
+batchSize = tonumber(batchSize)
+local ids = takeBatch(sourceKey, sourceType, batchSize)
 for _, id in ipairs(ids) do
-  redis.call("ZADD", KEYS[2], ARGV[3], id)
-  redis.call("HSET", KEYS[3] .. id, "state", "archived")
-  redis.call("HDEL", KEYS[3] .. id, "pending_since")
+  redis.call("ZADD", archivedKey, now, id)
+  redis.call("HSET", taskKeyPrefix .. id, "state", "archived")
+  redis.call("HDEL", taskKeyPrefix .. id, "pending_since")
 end
-local trimmed = 0
-local function drop(old)
-  for _, id in ipairs(old) do
-    redis.call("DEL", KEYS[3] .. id)
-    redis.call("ZREM", KEYS[2], id)
-    trimmed = trimmed + 1
-  end
-end
-drop(redis.call("ZRANGEBYSCORE", KEYS[2], "-inf", ARGV[4]))
-local extra = redis.call("ZCARD", KEYS[2]) - tonumber(ARGV[5])
-if extra > 0 then
-  drop(redis.call("ZRANGE", KEYS[2], 0, extra - 1))
-end
-local left
-if ARGV[1] == "list" then
-  left = redis.call("LLEN", KEYS[1])
-else
-  left = redis.call("ZCARD", KEYS[1])
-end
-if left == 0 and ARGV[6] ~= "" then
-  redis.call("SREM", KEYS[4], ARGV[6])
-end
+local trimmed = trimArchive(archivedKey, taskKeyPrefix, trimCutoff, maxArchived, nil)
+local left = leftInSource(sourceKey, sourceType, groupsKey, groupName)
 return {#ids, left, trimmed}

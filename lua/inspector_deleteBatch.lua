@@ -11,31 +11,14 @@
 -- ARGV[2] batch size (> 0)
 -- ARGV[3] group name when KEYS[1] is a group, else ""
 -- Returns {deleted, left in the source}.
-local n = tonumber(ARGV[2])
-local ids
-if ARGV[1] == "list" then
-  ids = redis.call("RPOP", KEYS[1], n) or {}
-else
-  ids = redis.call("ZRANGE", KEYS[1], 0, n - 1)
-  if #ids > 0 then
-    redis.call("ZREM", KEYS[1], unpack(ids))
-  end
-end
+--- @include "includes/batchSource.lua"
+--- @include "includes/deleteTaskHash.lua"
+local sourceKey, taskKeyPrefix, groupsKey, lockPrefix = unpack(KEYS)
+local sourceType, batchSize, groupName = unpack(ARGV)
+batchSize = tonumber(batchSize)
+local ids = takeBatch(sourceKey, sourceType, batchSize)
 for _, id in ipairs(ids) do
-  local key = KEYS[2] .. id
-  local ukey = redis.call("HGET", key, "unique_key")
-  if ukey and string.sub(ukey, 1, #KEYS[4]) == KEYS[4] and redis.call("GET", ukey) == id then
-    redis.call("DEL", ukey)
-  end
-  redis.call("DEL", key)
+  deleteTaskHash(taskKeyPrefix .. id, id, lockPrefix)
 end
-local left
-if ARGV[1] == "list" then
-  left = redis.call("LLEN", KEYS[1])
-else
-  left = redis.call("ZCARD", KEYS[1])
-end
-if left == 0 and ARGV[3] ~= "" then
-  redis.call("SREM", KEYS[3], ARGV[3])
-end
+local left = leftInSource(sourceKey, sourceType, groupsKey, groupName)
 return {#ids, left}

@@ -7,28 +7,27 @@
 -- KEYS[4] asynq:{q}:unique:   (only lock keys under this prefix are touched)
 -- ARGV[1] task id
 -- Returns {1, previous state} done; {0, ""} no such task; {-1, "active"} refused.
-local id = ARGV[1]
-if redis.call("EXISTS", KEYS[1]) == 0 then
+--- @include "includes/deleteTaskHash.lua"
+local taskKey, queuePrefix, groupsKey, lockPrefix = unpack(KEYS)
+local taskId = ARGV[1]
+if redis.call("EXISTS", taskKey) == 0 then
   return {0, ""}
 end
-local f = redis.call("HMGET", KEYS[1], "state", "group", "unique_key")
-local state, group, ukey = f[1], f[2], f[3]
+local fields = redis.call("HMGET", taskKey, "state", "group")
+local state, group = fields[1], fields[2]
 if state == "active" then
   return {-1, state}
 end
 if state == "pending" then
-  redis.call("LREM", KEYS[2] .. "pending", 0, id)
+  redis.call("LREM", queuePrefix .. "pending", 0, taskId)
 elseif state == "aggregating" then
-  local gkey = KEYS[2] .. "g:" .. tostring(group)
-  redis.call("ZREM", gkey, id)
-  if redis.call("ZCARD", gkey) == 0 then
-    redis.call("SREM", KEYS[3], group)
+  local groupKey = queuePrefix .. "g:" .. tostring(group)
+  redis.call("ZREM", groupKey, taskId)
+  if redis.call("ZCARD", groupKey) == 0 then
+    redis.call("SREM", groupsKey, group)
   end
 elseif state == "scheduled" or state == "retry" or state == "archived" or state == "completed" then
-  redis.call("ZREM", KEYS[2] .. state, id)
+  redis.call("ZREM", queuePrefix .. state, taskId)
 end
-if ukey and string.sub(ukey, 1, #KEYS[4]) == KEYS[4] and redis.call("GET", ukey) == id then
-  redis.call("DEL", ukey)
-end
-redis.call("DEL", KEYS[1])
+deleteTaskHash(taskKey, taskId, lockPrefix)
 return {1, tostring(state)}

@@ -5,17 +5,19 @@
 -- Returns false (nil) when the task does not exist, else {msg, state, score, result}: score is
 -- the task's score in its state's zset (scheduled/retry/archived/completed: unix s; aggregating:
 -- time added to the group), the lease expiry for active, false otherwise.
-if redis.call("EXISTS", KEYS[1]) == 0 then
+local taskKey, queuePrefix = unpack(KEYS)
+local taskId = ARGV[1]
+if redis.call("EXISTS", taskKey) == 0 then
   return false
 end
-local f = redis.call("HMGET", KEYS[1], "msg", "state", "result", "group")
-local state = f[2]
+local fields = redis.call("HMGET", taskKey, "msg", "state", "result", "group")
+local msg, state, result, group = fields[1], fields[2], fields[3], fields[4]
 local score = false
 if state == "scheduled" or state == "retry" or state == "archived" or state == "completed" then
-  score = redis.call("ZSCORE", KEYS[2] .. state, ARGV[1])
+  score = redis.call("ZSCORE", queuePrefix .. state, taskId)
 elseif state == "active" then
-  score = redis.call("ZSCORE", KEYS[2] .. "lease", ARGV[1])
-elseif state == "aggregating" and f[4] then
-  score = redis.call("ZSCORE", KEYS[2] .. "g:" .. f[4], ARGV[1])
+  score = redis.call("ZSCORE", queuePrefix .. "lease", taskId)
+elseif state == "aggregating" and group then
+  score = redis.call("ZSCORE", queuePrefix .. "g:" .. group, taskId)
 end
-return {f[1], state, score, f[3]}
+return {msg, state, score, result}

@@ -7,12 +7,14 @@
 -- ARGV[2] LRANGE stop
 -- Returns a flat array {id, msg, result, lease score, ...} in LRANGE order (head first); a missing
 -- field is false (nil).
+local listKey, taskKeyPrefix, leaseKey = unpack(KEYS)
+local start, stop = unpack(ARGV)
 local res = {}
-for _, id in ipairs(redis.call("LRANGE", KEYS[1], ARGV[1], ARGV[2])) do
-  local f = redis.call("HMGET", KEYS[2] .. id, "msg", "result")
+for _, id in ipairs(redis.call("LRANGE", listKey, start, stop)) do
+  local fields = redis.call("HMGET", taskKeyPrefix .. id, "msg", "result")
   table.insert(res, id)
-  table.insert(res, f[1])
-  table.insert(res, f[2])
-  table.insert(res, redis.call("ZSCORE", KEYS[3], id))
+  table.insert(res, fields[1])
+  table.insert(res, fields[2])
+  table.insert(res, redis.call("ZSCORE", leaseKey, id))
 end
 return res

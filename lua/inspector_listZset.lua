@@ -5,14 +5,16 @@
 -- ARGV[1] ZRANGE start
 -- ARGV[2] ZRANGE stop
 -- Returns a flat array {id, score, msg, result, ...}; a missing field is false (nil).
+local zsetKey, taskKeyPrefix = unpack(KEYS)
+local start, stop = unpack(ARGV)
 local res = {}
-local pairs_ = redis.call("ZRANGE", KEYS[1], ARGV[1], ARGV[2], "WITHSCORES")
+local pairs_ = redis.call("ZRANGE", zsetKey, start, stop, "WITHSCORES")
 for i = 1, #pairs_, 2 do
   local id = pairs_[i]
-  local f = redis.call("HMGET", KEYS[2] .. id, "msg", "result")
+  local fields = redis.call("HMGET", taskKeyPrefix .. id, "msg", "result")
   table.insert(res, id)
   table.insert(res, pairs_[i + 1])
-  table.insert(res, f[1])
-  table.insert(res, f[2])
+  table.insert(res, fields[1])
+  table.insert(res, fields[2])
 end
 return res

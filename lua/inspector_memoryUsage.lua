@@ -14,7 +14,11 @@
 -- ARGV[1] task sample size per structure (> 0)
 -- ARGV[2] number of groups sampled
 -- Returns the estimate in bytes (integer).
-local sample = tonumber(ARGV[1])
+local activeKey, pendingKey, scheduledKey, retryKey, archivedKey, completedKey,
+  groupsKey, taskKeyPrefix, groupKeyPrefix = unpack(KEYS)
+local sample, groupsSampled = unpack(ARGV)
+sample = tonumber(sample)
+groupsSampled = tonumber(groupsSampled)
 local function usage(key)
   return redis.call("MEMORY", "USAGE", key) or 0
 end
@@ -23,26 +27,26 @@ local function estimate(ids, size, key)
   if #ids > 0 then
     local sum = 0
     for _, id in ipairs(ids) do
-      sum = sum + usage(KEYS[8] .. id)
+      sum = sum + usage(taskKeyPrefix .. id)
     end
     total = total + (sum / #ids) * size
   end
   total = total + usage(key)
 end
-for i = 1, 2 do
-  estimate(redis.call("LRANGE", KEYS[i], 0, sample - 1), redis.call("LLEN", KEYS[i]), KEYS[i])
+for _, key in ipairs({activeKey, pendingKey}) do
+  estimate(redis.call("LRANGE", key, 0, sample - 1), redis.call("LLEN", key), key)
 end
-for i = 3, 6 do
-  estimate(redis.call("ZRANGE", KEYS[i], 0, sample - 1), redis.call("ZCARD", KEYS[i]), KEYS[i])
+for _, key in ipairs({scheduledKey, retryKey, archivedKey, completedKey}) do
+  estimate(redis.call("ZRANGE", key, 0, sample - 1), redis.call("ZCARD", key), key)
 end
-local groups = redis.call("SMEMBERS", KEYS[7])
+local groups = redis.call("SMEMBERS", groupsKey)
 local count, sampled, sum = 0, 0, 0
 for i, g in ipairs(groups) do
-  local gkey = KEYS[9] .. g
-  count = count + redis.call("ZCARD", gkey)
-  if i <= tonumber(ARGV[2]) then
-    for _, id in ipairs(redis.call("ZRANGE", gkey, 0, sample - 1)) do
-      sum = sum + usage(KEYS[8] .. id)
+  local groupKey = groupKeyPrefix .. g
+  count = count + redis.call("ZCARD", groupKey)
+  if i <= groupsSampled then
+    for _, id in ipairs(redis.call("ZRANGE", groupKey, 0, sample - 1)) do
+      sum = sum + usage(taskKeyPrefix .. id)
       sampled = sampled + 1
     end
   end

@@ -17,27 +17,35 @@
 -- Returns {pending, active, scheduled, retry, archived, completed, processed today, failed today,
 -- processed total, failed total, paused (0/1), group count, aggregating count,
 -- oldest pending task's pending_since (unix ns as a string, "" when none)}.
+local pendingKey, activeKey, scheduledKey, retryKey, archivedKey, completedKey,
+  processedDayKey, failedDayKey, processedTotalKey, failedTotalKey,
+  pausedKey, groupsKey, taskKeyPrefix, groupKeyPrefix = unpack(KEYS)
+local function counter(key)
+  return tonumber(redis.call("GET", key) or "0") or 0
+end
 local res = {}
-res[1] = redis.call("LLEN", KEYS[1])
-res[2] = redis.call("LLEN", KEYS[2])
-for i = 3, 6 do
-  res[i] = redis.call("ZCARD", KEYS[i])
-end
-for i = 7, 10 do
-  res[i] = tonumber(redis.call("GET", KEYS[i]) or "0") or 0
-end
-res[11] = redis.call("EXISTS", KEYS[11])
-local groups = redis.call("SMEMBERS", KEYS[12])
+res[1] = redis.call("LLEN", pendingKey)
+res[2] = redis.call("LLEN", activeKey)
+res[3] = redis.call("ZCARD", scheduledKey)
+res[4] = redis.call("ZCARD", retryKey)
+res[5] = redis.call("ZCARD", archivedKey)
+res[6] = redis.call("ZCARD", completedKey)
+res[7] = counter(processedDayKey)
+res[8] = counter(failedDayKey)
+res[9] = counter(processedTotalKey)
+res[10] = counter(failedTotalKey)
+res[11] = redis.call("EXISTS", pausedKey)
+local groups = redis.call("SMEMBERS", groupsKey)
 res[12] = #groups
 local aggregating = 0
 for _, g in ipairs(groups) do
-  aggregating = aggregating + redis.call("ZCARD", KEYS[14] .. g)
+  aggregating = aggregating + redis.call("ZCARD", groupKeyPrefix .. g)
 end
 res[13] = aggregating
 local oldest = ""
 if res[1] > 0 then
-  local id = redis.call("LINDEX", KEYS[1], -1)
-  oldest = redis.call("HGET", KEYS[13] .. id, "pending_since") or ""
+  local id = redis.call("LINDEX", pendingKey, -1)
+  oldest = redis.call("HGET", taskKeyPrefix .. id, "pending_since") or ""
 end
 res[14] = oldest
 return res

@@ -21,73 +21,77 @@
 -- ARGV[2] batch size (> 0)
 -- Returns {1, deleted in this call} removed; {0, left} a batch was deleted, call again; {-1, tasks} not empty
 -- (no force); {-2, active} tasks are active; nothing is changed in the last two cases.
-local active = redis.call("LLEN", KEYS[2])
+--- @include "includes/batchSource.lua"
+--- @include "includes/deleteTaskHash.lua"
+local pendingKey, activeKey, scheduledKey, retryKey, archivedKey, completedKey,
+  leaseKey, groupsKey, aggregationSetsKey, pausedKey,
+  taskKeyPrefix, groupKeyPrefix, lockPrefix = unpack(KEYS)
+local force, batchSize = unpack(ARGV)
+batchSize = tonumber(batchSize)
+local stateZsets = {scheduledKey, retryKey, archivedKey, completedKey}
+local structureKeys = {
+  pendingKey, activeKey, scheduledKey, retryKey, archivedKey, completedKey,
+  leaseKey, groupsKey, aggregationSetsKey, pausedKey
+}
+local active = redis.call("LLEN", activeKey)
 if active > 0 then
   return {-2, active}
 end
-local groups = redis.call("SMEMBERS", KEYS[8])
-local sets = redis.call("ZRANGE", KEYS[9], 0, -1)
+local groups = redis.call("SMEMBERS", groupsKey)
+local sets = redis.call("ZRANGE", aggregationSetsKey, 0, -1)
 local function inSlot(key)
-  return string.sub(key, 1, #KEYS[12]) == KEYS[12]
+  return string.sub(key, 1, #groupKeyPrefix) == groupKeyPrefix
 end
-local total = redis.call("LLEN", KEYS[1])
-for i = 3, 6 do
-  total = total + redis.call("ZCARD", KEYS[i])
+local total = redis.call("LLEN", pendingKey)
+for _, key in ipairs(stateZsets) do
+  total = total + redis.call("ZCARD", key)
 end
 for _, g in ipairs(groups) do
-  total = total + redis.call("ZCARD", KEYS[12] .. g)
+  total = total + redis.call("ZCARD", groupKeyPrefix .. g)
 end
 for _, s in ipairs(sets) do
   if inSlot(s) then
     total = total + redis.call("ZCARD", s)
   end
 end
-if total > 0 and ARGV[1] ~= "1" then
+if total > 0 and force ~= "1" then
   return {-1, total}
 end
-local budget = tonumber(ARGV[2])
+local budget = batchSize
 local function forget(ids)
   for _, id in ipairs(ids) do
-    local key = KEYS[11] .. id
-    local ukey = redis.call("HGET", key, "unique_key")
-    if ukey and string.sub(ukey, 1, #KEYS[13]) == KEYS[13] and redis.call("GET", ukey) == id then
-      redis.call("DEL", ukey)
-    end
-    redis.call("DEL", key)
+    deleteTaskHash(taskKeyPrefix .. id, id, lockPrefix)
   end
   budget = budget - #ids
 end
 local function drainZset(key)
-  if budget <= 0 then return end
-  local ids = redis.call("ZRANGE", key, 0, budget - 1)
-  if #ids > 0 then
-    redis.call("ZREM", key, unpack(ids))
-    forget(ids)
+  if budget > 0 then
+    forget(takeBatch(key, "zset", budget))
   end
 end
 if budget > 0 and total > 0 then
-  forget(redis.call("RPOP", KEYS[1], budget) or {})
+  forget(takeBatch(pendingKey, "list", budget))
 end
-for i = 3, 6 do
-  drainZset(KEYS[i])
+for _, key in ipairs(stateZsets) do
+  drainZset(key)
 end
 for _, g in ipairs(groups) do
-  drainZset(KEYS[12] .. g)
+  drainZset(groupKeyPrefix .. g)
 end
 for _, s in ipairs(sets) do
   if inSlot(s) then
     drainZset(s)
   end
 end
-local deleted = tonumber(ARGV[2]) - budget
+local deleted = batchSize - budget
 if deleted > 0 and deleted < total then
   return {0, total - deleted}
 end
-for i = 1, 10 do
-  redis.call("DEL", KEYS[i])
+for _, key in ipairs(structureKeys) do
+  redis.call("DEL", key)
 end
 for _, g in ipairs(groups) do
-  redis.call("DEL", KEYS[12] .. g)
+  redis.call("DEL", groupKeyPrefix .. g)
 end
 for _, s in ipairs(sets) do
   if inSlot(s) then

@@ -10,16 +10,14 @@
 -- ARGV[2] now, unix nanoseconds (string)
 -- ARGV[3] group name when KEYS[1] is a group, else ""
 -- Returns {moved, left in the source}.
-local ids = redis.call("ZRANGE", KEYS[1], 0, tonumber(ARGV[1]) - 1)
+--- @include "includes/batchSource.lua"
+local sourceKey, pendingKey, taskKeyPrefix, groupsKey = unpack(KEYS)
+local batchSize, now, groupName = unpack(ARGV)
+batchSize = tonumber(batchSize)
+local ids = takeBatch(sourceKey, "zset", batchSize)
 for _, id in ipairs(ids) do
-  redis.call("LPUSH", KEYS[2], id)
-  redis.call("HSET", KEYS[3] .. id, "state", "pending", "pending_since", ARGV[2])
+  redis.call("LPUSH", pendingKey, id)
+  redis.call("HSET", taskKeyPrefix .. id, "state", "pending", "pending_since", now)
 end
-if #ids > 0 then
-  redis.call("ZREM", KEYS[1], unpack(ids))
-end
-local left = redis.call("ZCARD", KEYS[1])
-if left == 0 and ARGV[3] ~= "" then
-  redis.call("SREM", KEYS[4], ARGV[3])
-end
+local left = leftInSource(sourceKey, "zset", groupsKey, groupName)
 return {#ids, left}

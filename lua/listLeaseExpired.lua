@@ -4,10 +4,13 @@
 -- ARGV[1] cutoff, unix seconds
 -- ARGV[2] maximum number of tasks (>= 1)
 -- Returns: a flat array id1, msg1, ... (msg false when the task hash has no msg).
+local leaseKey, taskKeyPrefix = unpack(KEYS)
+local cutoff, maxTasks = unpack(ARGV)
+maxTasks = tonumber(maxTasks)
 local out = {}
-local ids = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", ARGV[1], "LIMIT", 0, tonumber(ARGV[2]))
+local ids = redis.call("ZRANGEBYSCORE", leaseKey, "-inf", cutoff, "LIMIT", 0, maxTasks)
 for _, id in ipairs(ids) do
   table.insert(out, id)
-  table.insert(out, redis.call("HGET", KEYS[2] .. id, "msg"))
+  table.insert(out, redis.call("HGET", taskKeyPrefix .. id, "msg"))
 end
 return out

@@ -3,7 +3,9 @@
 -- KEYS[1] asynq:{q}:paused
 -- ARGV[1] now, unix seconds
 -- Returns: 1 paused; 0 it was already paused (nothing was changed).
-if redis.call("SET", KEYS[1], ARGV[1], "NX") then
+local pausedKey = KEYS[1]
+local now = ARGV[1]
+if redis.call("SET", pausedKey, now, "NX") then
   return 1
 end
 return 0

@@ -5,10 +5,11 @@
 -- ARGV    none
 -- Returns: {deadline (unix seconds, string) or false when the set is not registered,
 --           id1, msg1, id2, msg2, ...} (msg false when the task hash has no msg).
-local out = {redis.call("ZSCORE", KEYS[2], KEYS[1])}
-local ids = redis.call("ZRANGE", KEYS[1], 0, -1)
+local setKey, aggregationSetsKey, taskKeyPrefix = unpack(KEYS)
+local out = {redis.call("ZSCORE", aggregationSetsKey, setKey)}
+local ids = redis.call("ZRANGE", setKey, 0, -1)
 for _, id in ipairs(ids) do
   table.insert(out, id)
-  table.insert(out, redis.call("HGET", KEYS[3] .. id, "msg"))
+  table.insert(out, redis.call("HGET", taskKeyPrefix .. id, "msg"))
 end
 return out

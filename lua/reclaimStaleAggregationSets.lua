@@ -8,20 +8,22 @@
 -- ARGV[1] now, unix seconds
 -- ARGV[2] maximum number of sets (>= 1)
 -- Returns: {sets reclaimed, tasks put back}
+local aggregationSetsKey, groupKeyPrefix, groupsKey = unpack(KEYS)
+local now, maxSets = unpack(ARGV)
+maxSets = tonumber(maxSets)
 local sets, tasks = 0, 0
-local prefix = KEYS[2]
-local stale = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", ARGV[1], "LIMIT", 0, tonumber(ARGV[2]))
+local stale = redis.call("ZRANGEBYSCORE", aggregationSetsKey, "-inf", now, "LIMIT", 0, maxSets)
 for _, setKey in ipairs(stale) do
-  redis.call("ZREM", KEYS[1], setKey)
+  redis.call("ZREM", aggregationSetsKey, setKey)
   local idx = string.find(setKey, ":[^:]*$")
-  if string.sub(setKey, 1, #prefix) == prefix and idx and idx > #prefix + 1 then
+  if string.sub(setKey, 1, #groupKeyPrefix) == groupKeyPrefix and idx and idx > #groupKeyPrefix + 1 then
     local groupKey = string.sub(setKey, 1, idx - 1)
     local res = redis.call("ZRANGE", setKey, 0, -1, "WITHSCORES")
     for i = 1, #res, 2 do
       redis.call("ZADD", groupKey, res[i + 1], res[i])
     end
     if #res > 0 then
-      redis.call("SADD", KEYS[3], string.sub(groupKey, #prefix + 1))
+      redis.call("SADD", groupsKey, string.sub(groupKey, #groupKeyPrefix + 1))
     end
     redis.call("DEL", setKey)
     sets = sets + 1

@@ -8,4 +8,6 @@
 -- ARGV[1]  queue name
 --
 -- Returns  1 if the queue was added, 0 if it was already there
-return redis.call("SADD", KEYS[1], ARGV[1])
+local queuesKey = KEYS[1]
+local queueName = ARGV[1]
+return redis.call("SADD", queuesKey, queueName)

@@ -7,14 +7,12 @@
 -- ARGV[1] task id
 -- ARGV[2] now, unix nanoseconds (string)
 -- Returns: 1 done; 0 the task is not active under a lease (nothing was changed).
-local id = ARGV[1]
-if not redis.call("ZSCORE", KEYS[2], id) then
+--- @include "includes/leaveActive.lua"
+local activeKey, leaseKey, pendingKey, taskKeyPrefix = unpack(KEYS)
+local taskId, now = unpack(ARGV)
+if not leaveActive(activeKey, leaseKey, taskId, "", false) then
   return 0
 end
-if redis.call("LREM", KEYS[1], 0, id) == 0 then
-  return 0
-end
-redis.call("ZREM", KEYS[2], id)
-redis.call("RPUSH", KEYS[3], id)
-redis.call("HSET", KEYS[4] .. id, "state", "pending", "pending_since", ARGV[2])
+redis.call("RPUSH", pendingKey, taskId)
+redis.call("HSET", taskKeyPrefix .. taskId, "state", "pending", "pending_since", now)
 return 1

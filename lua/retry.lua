@@ -19,36 +19,17 @@
 -- ARGV[6] lease cutoff, unix seconds, or "" (the caller holds the lease)
 -- Returns: 1 done; 0 the task is not active under a (matching) lease (nothing was changed, except
 -- that a lease entry for a task missing from the active list is removed as stale).
-local id = ARGV[1]
-local score = redis.call("ZSCORE", KEYS[3], id)
-if not score then
+--- @include "includes/leaveActive.lua"
+--- @include "includes/countDone.lua"
+local taskKeyPrefix, activeKey, leaseKey, retryKey,
+  processedDayKey, failedDayKey, processedTotalKey, failedTotalKey = unpack(KEYS)
+local taskId, msg, retryAt, statExpireAt, countsAsFailure, leaseCutoff = unpack(ARGV)
+if not leaveActive(activeKey, leaseKey, taskId, leaseCutoff, true) then
   return 0
 end
-if ARGV[6] ~= "" and tonumber(score) > tonumber(ARGV[6]) then
-  return 0
-end
-if redis.call("LREM", KEYS[2], 0, id) == 0 then
-  -- Not active, yet leased: a stale lease entry (dequeue adds both at once). Drop it, or it would
-  -- sit at the head of the expired leases and block recovery of the tasks behind it.
-  redis.call("ZREM", KEYS[3], id)
-  return 0
-end
-redis.call("ZREM", KEYS[3], id)
-redis.call("ZADD", KEYS[4], ARGV[3], id)
-redis.call("HSET", KEYS[1] .. id, "msg", ARGV[2], "state", "retry")
-if ARGV[5] == "1" then
-  if redis.call("INCR", KEYS[5]) == 1 then
-    redis.call("EXPIREAT", KEYS[5], ARGV[4])
-  end
-  if redis.call("INCR", KEYS[6]) == 1 then
-    redis.call("EXPIREAT", KEYS[6], ARGV[4])
-  end
-  if redis.call("GET", KEYS[7]) == "9223372036854775807" then
-    redis.call("SET", KEYS[7], 1)
-    redis.call("SET", KEYS[8], 1)
-  else
-    redis.call("INCR", KEYS[7])
-    redis.call("INCR", KEYS[8])
-  end
+redis.call("ZADD", retryKey, retryAt, taskId)
+redis.call("HSET", taskKeyPrefix .. taskId, "msg", msg, "state", "retry")
+if countsAsFailure == "1" then
+  countDone(statExpireAt, processedDayKey, processedTotalKey, failedDayKey, failedTotalKey)
 end
 return 1

@@ -16,19 +16,11 @@
 -- Returns  1  scheduled
 --          0  a task with this id already exists in the queue (nothing written)
 --         -1  the uniqueness lock is held by another task (nothing written)
-local taskKey = KEYS[1] .. ARGV[1]
-local lock = KEYS[3]
-if lock and redis.call("EXISTS", lock) == 1 then
-  return -1
-end
-if redis.call("EXISTS", taskKey) == 1 then
-  return 0
-end
-if lock then
-  redis.call("SET", lock, ARGV[1], "PX", ARGV[4])
-  redis.call("HSET", taskKey, "msg", ARGV[2], "state", "scheduled", "unique_key", lock)
-else
-  redis.call("HSET", taskKey, "msg", ARGV[2], "state", "scheduled")
-end
-redis.call("ZADD", KEYS[2], ARGV[3], ARGV[1])
-return 1
+--- @include "includes/newTask.lua"
+--- @include "includes/writeScheduledTask.lua"
+local taskKeyPrefix, scheduledKey, lockKey = unpack(KEYS)
+local taskId, msg, processAt, lockTtlMs = unpack(ARGV)
+local taskKey = taskKeyPrefix .. taskId
+return addNewTask(taskKey, taskId, lockKey, lockTtlMs, function()
+  writeScheduledTask(taskKey, taskId, msg, processAt, lockKey, scheduledKey)
+end)

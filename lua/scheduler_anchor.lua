@@ -9,7 +9,9 @@
 -- ARGV[2]  record TTL, ms (set only when the record is created)
 --
 -- Returns {through, prev or false, task or false}
-if redis.call("HSETNX", KEYS[1], "through", ARGV[1]) == 1 then
-  redis.call("PEXPIRE", KEYS[1], ARGV[2])
+local recordKey = KEYS[1]
+local initialThrough, recordTtlMs = unpack(ARGV)
+if redis.call("HSETNX", recordKey, "through", initialThrough) == 1 then
+  redis.call("PEXPIRE", recordKey, recordTtlMs)
 end
-return redis.call("HMGET", KEYS[1], "through", "prev", "task")
+return redis.call("HMGET", recordKey, "through", "prev", "task")

@@ -8,10 +8,12 @@
 -- ARGV[3]  drop members scored below this, unix seconds
 --
 -- Returns the number of members left
-if ARGV[2] == "remove" then
-  redis.call("ZREM", KEYS[1], ARGV[1])
+local schedulersKey = KEYS[1]
+local member, expiry, dropBelow = unpack(ARGV)
+if expiry == "remove" then
+  redis.call("ZREM", schedulersKey, member)
 else
-  redis.call("ZADD", KEYS[1], ARGV[2], ARGV[1])
+  redis.call("ZADD", schedulersKey, expiry, member)
 end
-redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", "(" .. ARGV[3])
-return redis.call("ZCARD", KEYS[1])
+redis.call("ZREMRANGEBYSCORE", schedulersKey, "-inf", "(" .. dropBelow)
+return redis.call("ZCARD", schedulersKey)

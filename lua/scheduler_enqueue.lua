@@ -35,52 +35,36 @@
 --                               -1 occurrence handled, uniqueness lock held (nothing else written)
 --                               -2 occurrence already handled by someone (nothing written)
 --          through = the record's `through` after the call (string)
-local record = KEYS[1]
-local occurrence = tonumber(ARGV[1])
-local through = tonumber(redis.call("HGET", record, "through") or "-1")
-if through >= occurrence then
+--- @include "includes/newTask.lua"
+--- @include "includes/writePendingTask.lua"
+--- @include "includes/writeScheduledTask.lua"
+--- @include "includes/writeAggregatingTask.lua"
+local recordKey, taskKeyPrefix, targetKey, groupsKey, lockKey = unpack(KEYS)
+local occurrence, recordTtlMs, taskId, msg, mode, score,
+  groupName, queueName, lockTtlMs, generatedId = unpack(ARGV)
+local through = tonumber(redis.call("HGET", recordKey, "through") or "-1")
+if through >= tonumber(occurrence) then
   return {-2, tostring(through)}
 end
-local taskKey = KEYS[2] .. ARGV[3]
-if ARGV[10] == "1" and redis.call("EXISTS", taskKey) == 1 then
+local taskKey = taskKeyPrefix .. taskId
+if generatedId == "1" and redis.call("EXISTS", taskKey) == 1 then
   return {2, tostring(through)}
 end
-redis.call("HSET", record, "through", ARGV[1])
-redis.call("PEXPIRE", record, ARGV[2])
-local lock = KEYS[5]
-if lock and redis.call("EXISTS", lock) == 1 then
-  return {-1, ARGV[1]}
+redis.call("HSET", recordKey, "through", occurrence)
+redis.call("PEXPIRE", recordKey, recordTtlMs)
+local refusal = newTaskRefusal(taskKey, lockKey)
+if refusal then
+  return {refusal, occurrence}
 end
-if redis.call("EXISTS", taskKey) == 1 then
-  return {0, ARGV[1]}
-end
-redis.call("HSET", record, "prev", ARGV[1], "task", ARGV[3])
-local mode = ARGV[5]
-if lock then
-  redis.call("SET", lock, ARGV[3], "PX", ARGV[9])
-end
+redis.call("HSET", recordKey, "prev", occurrence, "task", taskId)
+takeUniqueLock(lockKey, taskId, lockTtlMs)
 if mode == "pending" then
-  if lock then
-    redis.call("HSET", taskKey, "msg", ARGV[4], "state", "pending", "pending_since", ARGV[6], "unique_key", lock)
-  else
-    redis.call("HSET", taskKey, "msg", ARGV[4], "state", "pending", "pending_since", ARGV[6])
-  end
-  if redis.call("LPUSH", KEYS[3], ARGV[3]) == 1 then
-    redis.call("PUBLISH", "effect-asynq:wake", ARGV[8])
-  end
+  writePendingTask(taskKey, taskId, msg, score, lockKey, targetKey, queueName)
 elseif mode == "scheduled" then
-  if lock then
-    redis.call("HSET", taskKey, "msg", ARGV[4], "state", "scheduled", "unique_key", lock)
-  else
-    redis.call("HSET", taskKey, "msg", ARGV[4], "state", "scheduled")
-  end
-  redis.call("ZADD", KEYS[3], ARGV[6], ARGV[3])
+  writeScheduledTask(taskKey, taskId, msg, score, lockKey, targetKey)
 elseif mode == "aggregating" then
-  -- as asynq's addToGroup: no unique_key field in the hash, the key is only inside the message
-  redis.call("HSET", taskKey, "msg", ARGV[4], "state", "aggregating", "group", ARGV[7])
-  redis.call("ZADD", KEYS[3], ARGV[6], ARGV[3])
-  redis.call("SADD", KEYS[4], ARGV[7])
+  writeAggregatingTask(taskKey, taskId, msg, score, targetKey, groupsKey, groupName)
 else
   return redis.error_reply("scheduler_enqueue: unknown mode " .. tostring(mode))
 end
-return {1, ARGV[1]}
+return {1, occurrence}

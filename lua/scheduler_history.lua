@@ -7,11 +7,13 @@
 -- ARGV[3]  most events kept (asynq: 1000); the lowest-scored are removed beyond it
 --
 -- Returns the number of events kept
-redis.call("ZADD", KEYS[1], ARGV[1], ARGV[2])
-local max = tonumber(ARGV[3])
-local n = redis.call("ZCARD", KEYS[1])
+local historyKey = KEYS[1]
+local enqueuedAt, event, max = unpack(ARGV)
+max = tonumber(max)
+redis.call("ZADD", historyKey, enqueuedAt, event)
+local n = redis.call("ZCARD", historyKey)
 if n > max then
-  redis.call("ZREMRANGEBYRANK", KEYS[1], 0, n - max - 1)
+  redis.call("ZREMRANGEBYRANK", historyKey, 0, n - max - 1)
   n = max
 end
 return n

@@ -8,11 +8,14 @@
 -- ARGV[2..] SchedulerEntry protobuf bytes, ascending next run time
 --
 -- Returns the number of entries written
-redis.call("DEL", KEYS[1])
-for i = 2, #ARGV do
-  redis.call("LPUSH", KEYS[1], ARGV[i])
+local entriesKey = KEYS[1]
+local ttlMs = ARGV[1]
+local firstEntryArg = 2
+redis.call("DEL", entriesKey)
+for i = firstEntryArg, #ARGV do
+  redis.call("LPUSH", entriesKey, ARGV[i])
 end
-if #ARGV > 1 then
-  redis.call("PEXPIRE", KEYS[1], ARGV[1])
+if #ARGV >= firstEntryArg then
+  redis.call("PEXPIRE", entriesKey, ttlMs)
 end
-return #ARGV - 1
+return #ARGV - firstEntryArg + 1

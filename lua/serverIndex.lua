@@ -6,8 +6,10 @@
 -- ARGV[2] member: asynq:servers:{host:pid:serverId} or asynq:workers:{host:pid:serverId}
 -- ARGV[3] score: expiry, unix seconds (for "add")
 -- Returns: 1 when added/removed, 0 otherwise.
-if ARGV[1] == "add" then
-  redis.call("ZADD", KEYS[1], ARGV[3], ARGV[2])
+local listingKey = KEYS[1]
+local action, member, expiry = unpack(ARGV)
+if action == "add" then
+  redis.call("ZADD", listingKey, expiry, member)
   return 1
 end
-return redis.call("ZREM", KEYS[1], ARGV[2])
+return redis.call("ZREM", listingKey, member)

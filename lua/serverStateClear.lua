@@ -3,4 +3,5 @@
 -- KEYS[2] asynq:workers:{host:pid:serverId}
 -- ARGV    none
 -- Returns: the number of keys deleted.
-return redis.call("DEL", KEYS[1], KEYS[2])
+local serverKey, workersKey = unpack(KEYS)
+return redis.call("DEL", serverKey, workersKey)

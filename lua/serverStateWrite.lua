@@ -7,14 +7,17 @@
 -- ARGV[2] ServerInfo bytes
 -- ARGV[3], ARGV[4], ... task id, WorkerInfo bytes (pairs; none when idle)
 -- Returns: the number of workers written.
-redis.call("SETEX", KEYS[1], ARGV[1], ARGV[2])
-redis.call("DEL", KEYS[2])
+local serverKey, workersKey = unpack(KEYS)
+local ttlSeconds, serverInfo = ARGV[1], ARGV[2]
+local firstWorkerArg = 3
+redis.call("SETEX", serverKey, ttlSeconds, serverInfo)
+redis.call("DEL", workersKey)
 local n = 0
-for i = 3, #ARGV - 1, 2 do
-  redis.call("HSET", KEYS[2], ARGV[i], ARGV[i + 1])
+for i = firstWorkerArg, #ARGV - 1, 2 do
+  redis.call("HSET", workersKey, ARGV[i], ARGV[i + 1])
   n = n + 1
 end
 if n > 0 then
-  redis.call("EXPIRE", KEYS[2], ARGV[1])
+  redis.call("EXPIRE", workersKey, ttlSeconds)
 end
 return n

@@ -2,4 +2,5 @@
 -- KEYS[1] asynq:{q}:paused
 -- ARGV    none
 -- Returns: 1 resumed; 0 it was not paused.
-return redis.call("DEL", KEYS[1])
+local pausedKey = KEYS[1]
+return redis.call("DEL", pausedKey)

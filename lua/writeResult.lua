@@ -3,8 +3,10 @@
 -- KEYS[1] asynq:{q}:t:<id>
 -- ARGV[1] result bytes
 -- Returns: the number of bytes written; -1 when the task does not exist.
-if redis.call("EXISTS", KEYS[1]) == 0 then
+local taskKey = KEYS[1]
+local result = ARGV[1]
+if redis.call("EXISTS", taskKey) == 0 then
   return -1
 end
-redis.call("HSET", KEYS[1], "result", ARGV[1])
-return string.len(ARGV[1])
+redis.call("HSET", taskKey, "result", result)
+return string.len(result)

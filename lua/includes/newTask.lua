@@ -1,0 +1,34 @@
+-- includes/newTask.lua: the checks and the lock of a new task's write (enqueue, schedule,
+-- addToGroup, scheduler_enqueue). Checks come first; nothing is written unless both pass.
+-- Defines newTaskRefusal(taskKey, lockKey)
+--   taskKey  asynq:{q}:t:<id>
+--   lockKey  asynq:{q}:unique:<type>:<md5(payload)>, or nil (no uniqueness)
+-- Returns -1 the lock is held by another task; 0 a task with this id exists; nil go ahead.
+-- Defines takeUniqueLock(lockKey, taskId, lockTtlMs): SET lockKey taskId PX lockTtlMs, when
+-- lockKey is not nil. Returns nothing.
+-- Defines addNewTask(taskKey, taskId, lockKey, lockTtlMs, write): the whole write of enqueue,
+-- schedule and addToGroup: the checks, then the lock, then write() (a function writing the task).
+-- Returns the script's reply: 1 written; 0 or -1 refused as newTaskRefusal says (nothing written).
+local function newTaskRefusal(taskKey, lockKey)
+  if lockKey and redis.call("EXISTS", lockKey) == 1 then
+    return -1
+  end
+  if redis.call("EXISTS", taskKey) == 1 then
+    return 0
+  end
+  return nil
+end
+local function takeUniqueLock(lockKey, taskId, lockTtlMs)
+  if lockKey then
+    redis.call("SET", lockKey, taskId, "PX", lockTtlMs)
+  end
+end
+local function addNewTask(taskKey, taskId, lockKey, lockTtlMs, write)
+  local refusal = newTaskRefusal(taskKey, lockKey)
+  if refusal then
+    return refusal
+  end
+  takeUniqueLock(lockKey, taskId, lockTtlMs)
+  write()
+  return 1
+end
