@@ -31,6 +31,8 @@ let work: string
 let tarball: string
 let app: string
 let packed: Array<string>
+let publint: Promise<{ stdout: string }>
+let attw: Promise<{ stdout: string }>
 
 /** The wildcard subpaths of `exports` as the concrete entry points dist/ holds (./aws-lambda/enqueueHandler, …). */
 const wildcardEntryPoints = (): Array<string> =>
@@ -64,12 +66,19 @@ beforeAll(async () => {
   await flushTestDb()
   await npm(["run", "build"], root)
   work = mkdtempSync(join(tmpdir(), "effect-asynq-pack-"))
-  const [dry, real] = await Promise.all([
-    npm(["pack", "--dry-run", "--json", "--ignore-scripts"], root),
-    npm(["pack", "--json", "--ignore-scripts", "--pack-destination", work], root)
-  ])
-  packed = (JSON.parse(dry.stdout) as Array<{ files: Array<PackedFile> }>)[0]!.files.map((f) => f.path).sort()
-  tarball = join(work, (JSON.parse(real.stdout) as Array<{ filename: string }>)[0]!.filename)
+  // --ignore-scripts: dist/ is built above (prepare would build it again)
+  const { stdout } = await npm(["pack", "--json", "--ignore-scripts", "--pack-destination", work], root)
+  const report = (JSON.parse(stdout) as Array<{ filename: string; files: Array<PackedFile> }>)[0]!
+  packed = report.files.map((f) => f.path).sort()
+  tarball = join(work, report.filename)
+
+  // The linters read the tarball while the app installs; their tests await them.
+  publint = run(bin("publint"), ["run", tarball, "--strict"], { env: cleanEnv })
+  attw = run(bin("attw"), [tarball, "--profile", "esm-only", "--format", "json", "--include-entrypoints", ...wildcardEntryPoints()], {
+    env: cleanEnv,
+    maxBuffer: 64 * 1024 * 1024
+  })
+  for (const linter of [publint, attw]) linter.catch(() => undefined) // a failure is reported by its test
 
   // An empty app in the temp directory (so nothing resolves from this repository's node_modules).
   app = join(work, "app")
@@ -116,19 +125,16 @@ describe("npm pack", () => {
     for (const target of Object.values(pkg.bin)) expect(packed).toContain(target.slice(2))
   })
 
-  it("publint finds nothing to report on the tarball", async () => {
-    const { stdout } = await run(bin("publint"), ["run", tarball, "--strict"], { env: cleanEnv })
+  it("publint (strict) finds nothing to report on the tarball", async () => {
+    const { stdout } = await publint
     expect(stdout).toContain("All good!")
   }, 60_000)
 
   it("arethetypeswrong (esm-only profile) passes for every entry point, the wildcard ones included", async () => {
     const entryPoints = wildcardEntryPoints()
     expect(entryPoints).toEqual(expect.arrayContaining(["./aws-lambda/enqueueHandler", "./aws-lambda/dispatcherHandler", "./gcp-functions/drainFunction"]))
-    // exits non-zero on any problem the profile does not ignore
-    const { stdout } = await run(bin("attw"), [tarball, "--profile", "esm-only", "--format", "json", "--include-entrypoints", ...entryPoints], {
-      env: cleanEnv,
-      maxBuffer: 64 * 1024 * 1024
-    })
+    // exits non-zero (the await throws) on any problem the profile does not ignore
+    const { stdout } = await attw
     const report = JSON.parse(stdout) as { analysis: { entrypoints: Record<string, unknown>; problems: Array<{ entrypoint: string; resolutionKind?: string }> } }
     expect(Object.keys(report.analysis.entrypoints)).toEqual(expect.arrayContaining([".", "./client", "./worker", ...entryPoints]))
     // what remains is CommonJS and node10 resolution: an ESM-only package does not serve them
