@@ -1,8 +1,10 @@
 /**
  * The published package: what `npm pack` puts in the tarball, publint's and arethetypeswrong's
  * verdicts on it, and an empty app (outside the repository) that installs the tarball beside
- * `effect` from npm's cache and uses it: the Promise client and an Effect program enqueue into this
- * file's Redis database over ONE shared copy of `effect`, without the optional AWS SDK installed.
+ * `effect` and uses it: the Promise client and an Effect program enqueue into this file's Redis
+ * database over ONE shared copy of `effect`, without the optional AWS SDK installed. No registry is
+ * asked: the app's other packages are tarballs of this repository's installed ones (npm 11 wants full
+ * registry metadata to resolve a name, which `npm install` of the project does not cache).
  * dist/ is built fresh first, so the tarball never holds stale output.
  */
 import { execFile, execFileSync } from "node:child_process"
@@ -88,7 +90,7 @@ beforeAll(async () => {
   const dependencies = { "effect-asynq": `file:${tarball}`, ...localTarballs(["effect", ...Object.keys(manifest.dependencies)], join(work, "deps")) }
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "packed-app", private: true, type: "module", dependencies }))
   await npm(["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts"], app)
-}, 180_000)
+}, 300_000) // build + pack + install took ~65 s alone and ~190 s inside the full suite on a loaded 2-core machine
 
 afterAll(() => {
   redis.disconnect()
