@@ -1,6 +1,7 @@
-import { InvokeCommand, type LambdaClient } from "@aws-sdk/client-lambda"
+import type { LambdaClient } from "@aws-sdk/client-lambda"
 import * as Effect from "effect/Effect"
 import { queueDepths, type QueueDepth } from "../shared/queueDepths.js"
+import { lambdaSdk } from "./lambdaSdk.js"
 
 export interface DispatchConfig {
   /** Queues to look at (their pending depth is summed). */
@@ -34,8 +35,12 @@ export interface DrainEvent {
 export const invocationsFor = (backlog: number, per: number, max: number): number =>
   backlog <= 0 ? 0 : Math.min(max, Math.ceil(backlog / Math.max(1, per)))
 
-/** Reads the queue depths and invokes the processor asynchronously as many times as the backlog needs. */
+/**
+ * Reads the queue depths and invokes the processor asynchronously as many times as the backlog
+ * needs. Fails with MissingPeerDependency when @aws-sdk/client-lambda is not installed.
+ */
 export const dispatch = Effect.fn("Lambda.dispatch")(function* (config: DispatchConfig, lambda: LambdaClient) {
+  const { InvokeCommand } = yield* lambdaSdk("effect-asynq/aws-lambda/dispatch")
   const depths = yield* queueDepths(config.queues)
   const backlog = depths.reduce((n, d) => n + d.pending, 0)
   const per = config.tasksPerInvocation ?? 10

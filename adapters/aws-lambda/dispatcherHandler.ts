@@ -2,13 +2,14 @@
  * AWS Lambda dispatcher (EventBridge schedule): reads queue depths and starts processor
  * invocations (InvocationType "Event") for the backlog, up to a concurrency cap.
  */
-import { LambdaClient, type LambdaClientConfig } from "@aws-sdk/client-lambda"
+import type { LambdaClient, LambdaClientConfig } from "@aws-sdk/client-lambda"
 import type { Broker } from "../../src/broker/Broker.js"
 import { InvalidArgument } from "../../src/broker/errors.js"
 import type { Redis } from "../../src/redis/Redis.js"
 import type { RedisOptions } from "../../src/redis/options.js"
 import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
 import { dispatch, type DispatchConfig, type DispatchSummary } from "./dispatch.js"
+import { importLambdaSdk } from "./lambdaSdk.js"
 
 export interface DispatcherHandlerConfig extends DispatchConfig {
   readonly redis?: RedisOptions
@@ -35,13 +36,23 @@ const checkDispatchConfig = (config: DispatchConfig): void => {
   }
 }
 
+/** A client has `send`; a LambdaClientConfig has none (duck-typed: the app's SDK copy may not be the one we would import). */
+const isLambdaClient = (lambda: LambdaClient | LambdaClientConfig): lambda is LambdaClient =>
+  typeof (lambda as { readonly send?: unknown }).send === "function"
+
+/**
+ * Without a client in `config.lambda`, @aws-sdk/client-lambda is imported and the client built as
+ * the handler is created (during the cold start); when the package is not installed, every
+ * invocation rejects with MissingPeerDependency saying so.
+ */
 export const createDispatcherHandler = (config: DispatcherHandlerConfig): DispatcherHandler => {
   checkDispatchConfig(config)
   const runtime = makeBrokerRuntime(config.redis)
-  let lambda: LambdaClient | undefined = config.lambda instanceof LambdaClient ? config.lambda : undefined
-  const handler = (_event?: unknown) => {
-    lambda ??= new LambdaClient(config.lambda instanceof LambdaClient ? {} : (config.lambda ?? {}))
-    return runtime.run(dispatch(config, lambda))
-  }
+  const given = config.lambda ?? {}
+  const lambda: Promise<LambdaClient> = isLambdaClient(given)
+    ? Promise.resolve(given)
+    : importLambdaSdk("effect-asynq/aws-lambda/dispatcherHandler").then((sdk) => new sdk.LambdaClient(given))
+  lambda.catch(() => undefined) // reported by each invocation, not as an unhandled rejection
+  const handler = async (_event?: unknown) => runtime.run(dispatch(config, await lambda))
   return Object.assign(handler, { runtime })
 }

@@ -1,8 +1,9 @@
-import { InvokeCommand, type LambdaClient } from "@aws-sdk/client-lambda"
+import type { LambdaClient } from "@aws-sdk/client-lambda"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type { Task } from "../../src/processor/Task.js"
 import type { TaskMessage } from "../../src/wire/TaskMessage.js"
+import { lambdaSdk } from "./lambdaSdk.js"
 
 /** The task invoking a Lambda function failed: the function threw (`functionError`) or the call did not go through. */
 export class LambdaTaskError extends Data.TaggedError("LambdaTaskError")<{
@@ -59,13 +60,17 @@ export interface LambdaTaskConfig {
  * Lambda function synchronously (RequestResponse). Succeeds with the function's response bytes; a
  * function error (the function threw) or a failed call becomes a LambdaTaskError, which the
  * processor treats like any handler failure (retry, then archive). When the attempt is stopped
- * (timeout, cancel, shutdown) the HTTP call is aborted.
+ * (timeout, cancel, shutdown) the HTTP call is aborted. Without @aws-sdk/client-lambda installed
+ * every attempt fails with a LambdaTaskError (errorType "MissingPeerDependency") saying so.
  */
 export const invokeLambdaTask = (config: LambdaTaskConfig, lambda: LambdaClient) =>
   Effect.fn("Lambda.invokeTask")(function* (task: Task) {
     const msg = task.message
     const fail = (functionError: string | undefined, errorType: string | undefined, message: string) =>
       new LambdaTaskError({ functionName: config.functionName, functionError, errorType, message })
+    const { InvokeCommand } = yield* lambdaSdk("effect-asynq/aws-lambda/lambdaTask").pipe(
+      Effect.mapError((missing) => fail(undefined, missing._tag, missing.message))
+    )
     const out = yield* Effect.tryPromise({
       try: (signal) =>
         lambda.send(
