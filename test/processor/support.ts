@@ -1,4 +1,4 @@
-/** In-process servers on this test file's database, and small polling helpers. */
+/** In-process servers on this test file's database. */
 import { Effect, Exit, Layer, References, Scope } from "effect"
 import type * as Context from "effect/Context"
 import { Broker } from "../../src/broker/Broker.js"
@@ -43,16 +43,3 @@ export const startServer = async (handlers: HandlerInput, options: ServerOptions
 /** Runs an Effect needing the Broker on this file's database (a fresh connection, closed after). */
 export const runBroker = <A, E>(eff: Effect.Effect<A, E, Broker>): Promise<A> =>
   Effect.runPromise(quiet(eff.pipe(Effect.provide(testBrokerLayer() as Layer.Layer<Broker, never>))))
-
-/** Polls `check` until it returns a value other than undefined (every 10 ms, up to `timeoutMs`). */
-export const waitFor = async <A>(what: string, check: () => Promise<A | undefined> | A | undefined, timeoutMs = 10_000): Promise<A> => {
-  const until = Date.now() + timeoutMs
-  for (;;) {
-    const v = await check()
-    if (v !== undefined && v !== false) return v
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
