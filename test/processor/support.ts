@@ -1,5 +1,6 @@
 /** In-process servers on this test file's database. */
 import { Effect, Exit, Layer, References, Scope } from "effect"
+import { TestClock } from "effect/testing"
 import type * as Context from "effect/Context"
 import { Broker } from "../../src/broker/Broker.js"
 import type { HandlerInput } from "../../src/processor/Mux.js"
@@ -21,12 +22,18 @@ export interface TestServer {
 /** Logs at Error and above only, unless DEBUG_TESTS is set. */
 const quiet = <A, E, R>(eff: Effect.Effect<A, E, R>) => (process.env.DEBUG_TESTS ? eff : eff.pipe(Effect.provideService(References.MinimumLogLevel, "Error")))
 
-/** A server on this file's database, or on `redis` (e.g. a private redis-server). */
-export const startServer = async (handlers: HandlerInput, options: ServerOptions = {}, redis?: RedisOptions): Promise<TestServer> => {
+/**
+ * A server on this file's database, or on `redis` (e.g. a private redis-server). With
+ * `testClockAtMs`, the server's Effect Clock is a TestClock set to that time, which moves only when
+ * the test says so: `run(TestClock.adjust(…))`.
+ */
+export const startServer = async (handlers: HandlerInput, options: ServerOptions = {}, redis?: RedisOptions, testClockAtMs?: number): Promise<TestServer> => {
   const scope = await Effect.runPromise(Scope.make())
-  const layer = (redis === undefined ? testBrokerLayer() : brokerLayerAt(redis)) as Layer.Layer<Broker, never>
+  const broker = (redis === undefined ? testBrokerLayer() : brokerLayerAt(redis)) as Layer.Layer<Broker, never>
+  const layer = testClockAtMs === undefined ? broker : Layer.merge(broker, TestClock.layer())
   const context = (await Effect.runPromise(Layer.buildWithScope(layer, scope))) as Context.Context<Broker>
   const run = <A, E>(eff: Effect.Effect<A, E, Broker>) => Effect.runPromise(quiet(Effect.provideContext(eff, context)))
+  if (testClockAtMs !== undefined) await run(TestClock.setTime(testClockAtMs))
   const handle = await run(Server.start(handlers, options).pipe(Scope.provide(scope)))
   let closed: Promise<number> | undefined
   return {

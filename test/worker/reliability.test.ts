@@ -66,7 +66,7 @@ describe("worker processes (real Redis, real child processes)", () => {
     expect(await c.zcard(queueKeys("kill").archived)).toBe(0)
     b.child.kill("SIGTERM")
     expect(await b.exited).toBe(0)
-  }, { timeoutMs: 90_000 })
+  }, 90_000)
 
   it("Redis connections killed (CLIENT KILL) mid-run: the worker reconnects and finishes everything", async () => {
     await c.del("test:runs")
@@ -90,7 +90,7 @@ describe("worker processes (real Redis, real child processes)", () => {
     expect(await c.zcard(queueKeys("reconnect").archived)).toBe(0)
     w.child.kill("SIGTERM")
     expect(await w.exited).toBe(0)
-  }, { timeoutMs: 90_000 })
+  }, 90_000)
 
   it("SIGTERM with tasks in flight: the worker exits 0, unfinished tasks are back in pending, nothing lost, server gone from asynq:servers", async () => {
     await c.del("test:runs")
@@ -111,7 +111,7 @@ describe("worker processes (real Redis, real child processes)", () => {
     expect(mine(await c.keys("asynq:workers:*"))).toEqual([])
     expect(mine(await c.zrange("asynq:servers", "0", "-1"))).toEqual([])
     expect(w.output()).toContain("shutdown timeout: 5 unfinished task(s) stopped and put back at the head of their queue")
-  }, { timeoutMs: 60_000 })
+  }, 60_000)
 
   it("a task whose msg is corrupt: archived with a clear error while the other 200 finish", async () => {
     await c.del("test:runs")
@@ -126,7 +126,7 @@ describe("worker processes (real Redis, real child processes)", () => {
     expect(bad.error).toMatch(/^asynq: task message is corrupt: /)
     w.child.kill("SIGTERM")
     expect(await w.exited).toBe(0)
-  }, { timeoutMs: 90_000 })
+  }, 90_000)
 
   it("a handler that never returns (and ignores its AbortSignal): each attempt ends at the task's timeout, is retried, then archived; other tasks go on", async () => {
     await c.del("test:runs")
@@ -144,6 +144,6 @@ describe("worker processes (real Redis, real child processes)", () => {
     expect(t.msg!.retried).toBe(1)
     w.child.kill("SIGTERM")
     expect(await w.exited).toBe(0)
-  }, { timeoutMs: 90_000 })
+  }, 90_000)
 })
 
