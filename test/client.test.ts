@@ -6,6 +6,7 @@ import { ClientClosed, createClient, DuplicateTask, InvalidArgument, TaskIdConfl
 import { queueKeys } from "../src/wire/keys.js"
 import { freePort, redisServerBinary, waitForPing } from "./support/redis-server.js"
 import { flushTestDb, rawClient, testDb, testRedisUrl } from "./support/redis.js"
+import { waitFor } from "./support/waitFor.js"
 
 let c: IORedis
 beforeAll(async () => {
@@ -154,8 +155,9 @@ describe("createClient in a short-lived process", () => {
 
   it("(control) without close() the open connection keeps it running", async () => {
     const r = run("no-close")
-    // Wait for its output (the enqueues are done), then give it time to exit if it were going to.
-    for (let i = 0; i < 200 && r.output() === ""; i++) await new Promise((res) => setTimeout(res, 50))
+    // Wait for its output (the enqueues are done), then give it time to exit if it were going to
+    // (showing that a process does NOT exit takes real time: `within` below).
+    await waitFor("the child's output", () => r.output(), (out) => out !== "")
     expect(r.output()).toContain("ids")
     const code = await within(r.exited, 1500)
     r.p.kill("SIGKILL")

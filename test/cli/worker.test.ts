@@ -8,6 +8,7 @@ import { asynqMsg, putPending } from "../support/asynqLayout.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
 import { runCli } from "./runCli.js"
 import { cliBundle } from "../support/cliBundle.js"
+import { waitFor } from "../support/waitFor.js"
 
 const root = fileURLToPath(new URL("../../", import.meta.url))
 let c: IORedis
@@ -45,14 +46,6 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-const waitFor = async (check: () => Promise<boolean>, what: string) => {
-  for (let i = 0; i < 600; i++) {
-    if (await check()) return
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
-
 describe("CLI worker", { timeout: 120_000 }, () => {
   it("processes tasks with the module's handlers, shows up in server ls, stops gracefully on SIGTERM (exit 0)", async () => {
     const child = spawn(process.execPath, [await cliBundle(), "worker", join(dir, "handlers.mjs"), "--queues", "default=1", "--concurrency", "2"], {
@@ -66,8 +59,8 @@ describe("CLI worker", { timeout: 120_000 }, () => {
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
 
     await putPending(c, asynqMsg("default", "w1"), Date.now())
-    await waitFor(async () => (await c.lrange("seen", 0, -1)).includes("w1"), "the handler to run task w1")
-    await waitFor(async () => (await c.get("asynq:{default}:processed")) === "1", "the task to be counted as processed")
+    await waitFor("the handler to run task w1", () => c.lrange("seen", 0, -1), (seen) => seen.includes("w1"), { timeoutMs: 60_000 })
+    await waitFor("the task to be counted as processed", () => c.get("asynq:{default}:processed"), (n) => n === "1", { timeoutMs: 60_000 })
     expect(await c.exists("asynq:{default}:t:w1")).toBe(0)
 
     const servers = JSON.parse((await runCli(["server", "ls", "--json"], { REDIS_URL: testRedisUrl() })).stdout) as Array<{ pid: number; concurrency: number; queues: Record<string, number> }>
@@ -89,8 +82,11 @@ describe("CLI worker", { timeout: 120_000 }, () => {
     child.stdout.on("data", (d) => (logs += d))
     child.stderr.on("data", (d) => (logs += d))
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-    await waitFor(async () => existsSync(join(dir, "slow-loading")), "the module to start loading")
+    await waitFor("the module to start loading", () => existsSync(join(dir, "slow-loading")), Boolean, { timeoutMs: 60_000 })
     child.kill("SIGTERM")
+    // The child shows nothing when the signal lands (it reports it only once the load finishes), so
+    // there is no condition to wait on: a short pause for the signal to be delivered and handled
+    // before the module load is let through.
     await new Promise((r) => setTimeout(r, 200))
     writeFileSync(join(dir, "slow-go"), "")
     expect(await exited).toBe(0)

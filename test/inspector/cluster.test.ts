@@ -7,6 +7,7 @@ import { clusterKeySlot, clusterNodes } from "../../src/inspector/cluster.js"
 import { keySlot } from "../../src/inspector/keySlot.js"
 import { type RedisServerHandle, startRedisServer } from "../support/redis-server.js"
 import { makeHarness } from "./harness.js"
+import { waitFor } from "../support/waitFor.js"
 
 const h = makeHarness()
 let node: RedisServerHandle
@@ -17,11 +18,7 @@ beforeAll(async () => {
   node = await startRedisServer(["--cluster-enabled", "yes", "--cluster-announce-ip", "127.0.0.1"])
   raw = new IORedis(node.url)
   await raw.call("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
-  for (let i = 0; i < 100; i++) {
-    const info = (await raw.call("CLUSTER", "INFO")) as string
-    if (info.includes("cluster_state:ok")) break
-    await new Promise((r) => setTimeout(r, 100))
-  }
+  await waitFor("the one-node cluster to report cluster_state:ok", () => raw.call("CLUSTER", "INFO") as Promise<string>, (info) => info.includes("cluster_state:ok"), { timeoutMs: 20_000 })
 }, 30_000)
 afterAll(async () => {
   raw.disconnect()

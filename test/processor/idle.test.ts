@@ -1,8 +1,10 @@
 /**
  * An idle server on a private redis-server (so its command counts are its own): it does not
  * busy-poll, it still picks up a task pushed the way Go asynq's client pushes one (no wake-up
- * message), and its health check reports a Redis outage and the recovery.
+ * message), and its health check reports a Redis outage and the recovery. The poll interval is
+ * kept on the Effect Clock, so the first two run on TestClock: the test decides when it passes.
  */
+import { TestClock } from "effect/testing"
 import { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { HandlerInput } from "../../src/processor/Mux.js"
@@ -10,7 +12,8 @@ import type { ServerOptions } from "../../src/processor/options.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import { asynqMsg, putPending } from "../support/asynqLayout.js"
 import { type RedisServerHandle, startRedisServer } from "../support/redis-server.js"
-import { sleep, startServer, waitFor } from "./support.js"
+import { waitFor } from "../support/waitFor.js"
+import { startServer } from "./support.js"
 
 let redis: RedisServerHandle
 let admin: IORedis
@@ -24,7 +27,16 @@ afterAll(async () => {
   await redis.stop()
 })
 
-const start = (handlers: HandlerInput, options: ServerOptions) => startServer(handlers, options, { url: redis.url, connectTimeoutMs: 2000 })
+/** A server on the private redis-server; with `testClock`, on a TestClock starting at the real time. */
+const start = (handlers: HandlerInput, options: ServerOptions, testClock = false) =>
+  startServer(handlers, options, { url: redis.url, connectTimeoutMs: 2000 }, testClock ? Date.now() : undefined)
+
+/**
+ * A short real pause with the server's TestClock standing still. TestClock does not show which
+ * fibers sleep on it, so "the fetcher is waiting on its poll interval" has no condition to wait on;
+ * the pause is far longer than the few Redis round trips that lead there.
+ */
+const letFibersSettle = () => new Promise((r) => setTimeout(r, 100))
 
 /** Calls of a command since the last CONFIG RESETSTAT, from INFO commandstats. */
 const calls = async (command: string) => {
@@ -34,11 +46,20 @@ const calls = async (command: string) => {
 
 describe("idle server (private redis-server)", () => {
   it("sleeps between empty fetches: about one dequeue per poll interval, however many workers are idle", async () => {
-    const s = await start(async () => {}, { queues: { idle: 1 }, concurrency: 20, pollIntervalMs: 200 })
+    const s = await start(async () => {}, { queues: { idle: 1 }, concurrency: 20, pollIntervalMs: 200 }, true)
     try {
-      await sleep(300) // let it find the queue empty and settle into waiting
+      // let it find the queue empty and settle into waiting (its clock stands still: no second fetch)
+      await waitFor("the first fetch", () => calls("evalsha"), (n) => n >= 1)
+      await letFibersSettle()
       await admin.config("RESETSTAT")
-      await sleep(1000)
+      // A busy poll does not wait on the clock: it would make hundreds of calls in this pause alone.
+      await letFibersSettle()
+      // One second of the server's clock, one poll interval at a time, each followed by its fetch.
+      for (let interval = 1; interval <= 5; interval++) {
+        await s.run(TestClock.adjust(200))
+        await waitFor(`the fetch after poll interval ${interval}`, () => calls("evalsha"), (n) => n >= interval)
+        await letFibersSettle()
+      }
       const dequeues = await calls("evalsha")
       if (process.env.DEBUG_TESTS) console.log(await admin.info("commandstats"))
       // ~5 fetches in a second (plus at most a forward and a state write); a busy poll would make thousands.
@@ -51,13 +72,17 @@ describe("idle server (private redis-server)", () => {
 
   it("picks up a task pushed without a wake-up message (Go asynq's client) by the poll fallback, and one from our client at once", async () => {
     const done: Array<string> = []
-    const s = await start(async (task) => void done.push(task.id), { queues: { mixed: 1 }, pollIntervalMs: 100 })
+    const s = await start(async (task) => void done.push(task.id), { queues: { mixed: 1 }, pollIntervalMs: 100 }, true)
     try {
-      await sleep(150)
+      await admin.config("RESETSTAT")
+      await waitFor("the first (empty) fetch", () => calls("evalsha"), (n) => n >= 1)
+      await letFibersSettle()
       await putPending(admin, asynqMsg("mixed", "from-go"), Date.now()) // HSET + LPUSH, no PUBLISH
-      await waitFor("the Go-pushed task", () => done.includes("from-go"))
+      // Only the poll fallback can find it: move the server's clock on one poll interval per look.
+      await waitFor("the Go-pushed task", async () => (await s.run(TestClock.adjust(100)), done), (ids) => ids.includes("from-go"))
+      // Ours publishes a wake-up: picked up at once, with the server's clock standing still.
       const ours = await s.run(enqueue("ours", {}, { queue: "mixed" }))
-      await waitFor("our task", () => done.includes(ours.id))
+      await waitFor("our task", () => done, (ids) => ids.includes(ours.id))
       expect(await admin.llen("asynq:{mixed}:pending")).toBe(0)
     } finally {
       await s.shutdown()
@@ -68,16 +93,16 @@ describe("idle server (private redis-server)", () => {
     const seen: Array<unknown> = []
     const s = await start(async () => {}, { queues: { hc: 1 }, healthCheck: (e) => void seen.push(e), healthCheckIntervalMs: 50 })
     try {
-      await waitFor("a healthy check", () => seen.length > 0)
+      await waitFor("a healthy check", () => seen.length, (n) => n > 0)
       expect(seen.every((e) => e === undefined)).toBe(true)
       const port = redis.port
       await redis.stop()
-      await waitFor("a failed check", () => seen.some((e) => e !== undefined), 20_000)
+      await waitFor("a failed check", () => seen, (checks) => checks.some((e) => e !== undefined), { timeoutMs: 20_000 })
       const failure = seen.find((e) => e !== undefined) as { _tag?: string; message?: string }
       expect(failure._tag).toBe("RedisError")
       redis = await startRedisServer([], port)
       const at = seen.length
-      await waitFor("a healthy check after the restart", () => seen.slice(at).some((e) => e === undefined), 20_000)
+      await waitFor("a healthy check after the restart", () => seen.slice(at), (checks) => checks.some((e) => e === undefined), { timeoutMs: 20_000 })
     } finally {
       await s.shutdown()
     }

@@ -6,6 +6,7 @@ import { handlerOf, ServeMux } from "../../src/processor/Mux.js"
 import { makeTask } from "../../src/processor/Task.js"
 import { TaskContext } from "../../src/processor/TaskContext.js"
 import { emptyTaskMessage } from "../../src/wire/TaskMessage.js"
+import { waitFor } from "../support/waitFor.js"
 
 const taskOf = (type: string) => makeTask({ ...emptyTaskMessage, type, id: `id-${type}`, queue: "default" }, new Date(0), { taskId: "x", write: async () => 0 })
 
@@ -71,16 +72,19 @@ describe("ServeMux", () => {
   })
 
   it("interrupting an attempt interrupts an Effect handler behind an async middleware (not left running)", async () => {
+    let handlerStarted = false
     let handlerStopped = false
-    const mux = new ServeMux().handle("slow", () => Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => void (handlerStopped = true)))))
+    const mux = new ServeMux().handle("slow", () =>
+      Effect.sync(() => void (handlerStarted = true)).pipe(Effect.andThen(Effect.never), Effect.onInterrupt(() => Effect.sync(() => void (handlerStopped = true))))
+    )
     mux.use(asyncMiddleware(async (_task, _signal, next) => next()))
     const task = taskOf("slow")
     const ctx = TaskContext.of({ task, taskId: task.id, retryCount: 0, maxRetry: 0, queue: "default", deadline: new Date(0), signal: new AbortController().signal, writeResult: () => Effect.succeed(0) })
     const started = Effect.runFork(mux.handler(task).pipe(Effect.provideService(TaskContext, ctx)) as Effect.Effect<void, unknown>)
-    await new Promise((r) => setTimeout(r, 20))
+    await waitFor("the handler to start", () => handlerStarted)
     expect(handlerStopped).toBe(false)
     await Effect.runPromise(Fiber.interrupt(started))
-    for (let i = 0; i < 100 && !handlerStopped; i++) await new Promise((r) => setTimeout(r, 5))
+    await waitFor("the handler to be interrupted", () => handlerStopped)
     expect(handlerStopped).toBe(true)
   })
 })

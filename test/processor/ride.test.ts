@@ -8,7 +8,7 @@ import { enqueue } from "../../src/steps/enqueue.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { testBrokerLayer } from "../support/arrange.js"
 import { flushTestDb, rawClient } from "../support/redis.js"
-import { waitFor } from "./support.js"
+import { waitFor } from "../support/waitFor.js"
 
 let c: IORedis
 beforeAll(async () => {
@@ -48,7 +48,7 @@ it("at full concurrency the next tasks are leased in the round trip that complet
         { concurrency: 2, queues: { ride: 1 } }
       ).pipe(Scope.provide(scope))
     )
-    await waitFor("all processed", async () => ((await c.get(queueKeys("ride").processedTotal)) === String(n) ? true : undefined))
+    await waitFor("all processed", () => c.get(queueKeys("ride").processedTotal), (total) => total === String(n))
     expect(done.sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i))
     expect(most).toBeLessThanOrEqual(2)
     const rides = batches.filter((b) => b.includes("dequeue"))

@@ -8,7 +8,8 @@ import { queueKeys } from "../../src/wire/keys.js"
 import { readTask, zsetOf } from "../support/arrange.js"
 import { flushTestDb, rawClient } from "../support/redis.js"
 import { enqueue } from "../../src/steps/enqueue.js"
-import { runBroker, startServer, waitFor } from "./support.js"
+import { waitFor } from "../support/waitFor.js"
+import { runBroker, startServer } from "./support.js"
 
 let c: IORedis
 beforeAll(async () => {
@@ -41,7 +42,7 @@ describe("Server (real Redis, in process)", () => {
       const a = await srv.enqueue("fx:one", { n: 1 }, { queue: "ctx", maxRetry: 3, retention: 60_000 })
       const b = await srv.enqueue("async:two", { n: 2 }, { queue: "ctx", maxRetry: 7, retention: 60_000 })
       const k = queueKeys("ctx")
-      await waitFor("both completed", async () => ((await c.zcard(k.completed)) === 2 ? true : undefined))
+      await waitFor("both completed", () => c.zcard(k.completed), (n) => n === 2)
       expect(seen).toEqual(
         expect.arrayContaining([
           { kind: "effect", id: a, retry: 0, max: 3, queue: "ctx", payload: { n: 1 } },
@@ -76,7 +77,7 @@ describe("Server (real Redis, in process)", () => {
     try {
       const ids = [] as Array<string>
       for (const n of [1, 2, 3]) ids.push(await srv.enqueue(`item:${n}`, { n }, { queue: "agg", group: "daily" }))
-      await waitFor("the digest ran", () => (digests.length === 1 ? true : undefined))
+      await waitFor("the digest ran", () => digests.length, (v) => v === 1)
       expect(digests).toEqual([{ group: "daily", ids: ids.sort() }])
       const k = queueKeys("agg")
       expect(await c.exists(k.group("daily"), k.allAggregationSets, ...ids.map((id) => k.task(id)))).toBe(0)
@@ -106,7 +107,7 @@ describe("Server (real Redis, in process)", () => {
       const k = queueKeys("fails")
       const before = Math.floor(Date.now() / 1000)
       const ids = [await srv.enqueue("fail:throw", undefined, { queue: "fails" }), await srv.enqueue("fail:defect", undefined, { queue: "fails" }), await srv.enqueue("fail:effect", undefined, { queue: "fails", maxRetry: 5 })]
-      await waitFor("three retries", async () => ((await c.zcard(k.retry)) === 3 ? true : undefined))
+      await waitFor("three retries", () => c.zcard(k.retry), (n) => n === 3)
       const after = Math.ceil(Date.now() / 1000)
       for (const [id, score] of await zsetOf(c, k.retry)) {
         expect(ids).toContain(id)
@@ -150,7 +151,7 @@ describe("Server (real Redis, in process)", () => {
       const exhausted = await srv.enqueue("exhausted", undefined, { queue: "outcomes", maxRetry: 0 })
       const revoked = await srv.enqueue("revoke", undefined, { queue: "outcomes", retention: 60_000 })
       const transient = await srv.enqueue("transient", undefined, { queue: "outcomes" })
-      await waitFor("all settled", async () => ((await c.zcard(k.archived)) === 3 && (await c.zcard(k.retry)) === 1 && (await c.llen(k.active)) === 0 ? true : undefined))
+      await waitFor("all settled", async () => ({ archived: await c.zcard(k.archived), retry: await c.zcard(k.retry), active: await c.llen(k.active) }), (s) => s.archived === 3 && s.retry === 1 && s.active === 0)
       expect((await zsetOf(c, k.archived)).map(([id]) => id).sort()).toEqual([skip, wrapped, exhausted].sort())
       expect((await readTask(c, "outcomes", skip)).msg!.errorMsg).toBe("bad payload")
       expect((await readTask(c, "outcomes", wrapped)).msg!.errorMsg).toBe("json.Unmarshal failed: skip retry")
@@ -185,7 +186,7 @@ describe("Server (real Redis, in process)", () => {
       const k = queueKeys("hang")
       const a = await srv.enqueue("hang:async", undefined, { queue: "hang", timeout: 1000 })
       const b = await srv.enqueue("hang:effect", undefined, { queue: "hang", deadline: new Date(Date.now() + 1500) })
-      await waitFor("both retried", async () => ((await c.zcard(k.retry)) === 2 ? true : undefined))
+      await waitFor("both retried", () => c.zcard(k.retry), (n) => n === 2)
       for (const id of [a, b]) {
         const t = await readTask(c, "hang", id)
         expect(t.msg!.errorMsg).toBe("context deadline exceeded")
@@ -206,7 +207,7 @@ describe("Server (real Redis, in process)", () => {
       const id = await srv.enqueue("slow", undefined, { queue: "cancel" })
       await waitFor("task started", () => started)
       expect(await c.publish("asynq:cancel", id)).toBeGreaterThanOrEqual(1)
-      await waitFor("task retried", async () => ((await c.zcard(queueKeys("cancel").retry)) === 1 ? true : undefined))
+      await waitFor("task retried", () => c.zcard(queueKeys("cancel").retry), (n) => n === 1)
       expect((await readTask(c, "cancel", id)).msg!.errorMsg).toBe("context canceled")
     } finally {
       await srv.shutdown()
@@ -219,7 +220,7 @@ describe("Server (real Redis, in process)", () => {
     for (const q of ["low", "high", "mid"]) for (let i = 0; i < 3; i++) await runBroker(enqueue("prio", q, { queue: q }))
     const srv = await startServer({ prio: async (task) => void order.push(task.text()) }, { concurrency: 1, queues: { high: 3, mid: 2, low: 1 }, strictPriority: true })
     try {
-      await waitFor("all nine", () => (order.length === 9 ? true : undefined))
+      await waitFor("all nine", () => order.length, (v) => v === 9)
       expect(order).toEqual(["high", "high", "high", "mid", "mid", "mid", "low", "low", "low"])
     } finally {
       await srv.shutdown()

@@ -11,7 +11,8 @@ import { decodeServerInfo } from "../../src/wire/ServerInfo.js"
 import { decodeWorkerInfo } from "../../src/wire/WorkerInfo.js"
 import { baseNowMs, makeMsg, putActive, putPendingBytes, readTask, zsetOf } from "../support/arrange.js"
 import { flushTestDb, rawClient } from "../support/redis.js"
-import { runBroker, startServer, waitFor } from "./support.js"
+import { waitFor } from "../support/waitFor.js"
+import { runBroker, startServer } from "./support.js"
 
 let c: IORedis
 beforeAll(async () => {
@@ -30,7 +31,7 @@ describe("server state, leases, corrupt messages, shutdown (real Redis)", () => 
       const sid = srv.handle.identity.serverId
       const skey = `asynq:servers:{vm:25483:${sid}}`
       const wkey = `asynq:workers:{vm:25483:${sid}}`
-      await waitFor("a worker entry", async () => ((await c.hlen(wkey)) === 1 ? true : undefined))
+      await waitFor("a worker entry", () => c.hlen(wkey), (n) => n === 1)
       const now = Math.floor(Date.now() / 1000)
       const [[member, score]] = await zsetOf(c, "asynq:servers")
       expect(member).toBe(skey)
@@ -46,7 +47,7 @@ describe("server state, leases, corrupt messages, shutdown (real Redis)", () => 
       expect(new TextDecoder().decode(w.taskPayload)).toBe('{"n":1}')
       expect(w.deadline.seconds - w.startTime.seconds).toBe(600)
       release()
-      await waitFor("task done", async () => ((await c.llen(queueKeys("default").active)) === 0 ? true : undefined))
+      await waitFor("task done", () => c.llen(queueKeys("default").active), (n) => n === 0)
     } finally {
       release()
       await srv.shutdown()
@@ -66,8 +67,8 @@ describe("server state, leases, corrupt messages, shutdown (real Redis)", () => 
     const k = queueKeys("inflight")
     const stuck = [await srv.enqueue("stuck", 1, { queue: "inflight" }), await srv.enqueue("stuck", 2, { queue: "inflight" })]
     await srv.enqueue("quick", 3, { queue: "inflight" })
-    await waitFor("both stuck tasks running", () => (started.length === 2 ? true : undefined))
-    await waitFor("quick done", async () => ((await c.get(k.processedTotal)) === "1" ? true : undefined))
+    await waitFor("both stuck tasks running", () => started.length, (v) => v === 2)
+    await waitFor("quick done", () => c.get(k.processedTotal), (n) => n === "1")
     const requeued = await srv.shutdown()
     expect(requeued).toBe(2)
     expect((await c.lrange(k.pending, 0, -1)).sort()).toEqual([...stuck].sort())
@@ -87,8 +88,8 @@ describe("server state, leases, corrupt messages, shutdown (real Redis)", () => 
     const srv = await startServer({ ok: async (task) => void done.push(task.json<number>()) }, { concurrency: 2, queues: { corrupt: 1 } })
     try {
       for (let i = 0; i < 5; i++) await srv.enqueue("ok", i, { queue: "corrupt" })
-      await waitFor("five done", () => (done.length === 5 ? true : undefined))
-      await waitFor("corrupt archived", async () => ((await c.zcard(k.archived)) === 1 ? true : undefined))
+      await waitFor("five done", () => done.length, (v) => v === 5)
+      await waitFor("corrupt archived", () => c.zcard(k.archived), (n) => n === 1)
       const bad = await c.hgetall(k.task("bad-1"))
       expect(bad.state).toBe("archived")
       expect(bad.error).toMatch(/^asynq: task message is corrupt: /)
@@ -110,8 +111,8 @@ describe("server state, leases, corrupt messages, shutdown (real Redis)", () => 
       await waitFor("running", () => started)
       // Someone else (a recoverer) took the task: it is no longer in active/lease.
       await c.multi().lrem(k.active, 0, id).zrem(k.lease, id).hset(k.task(id), "state", "retry").zadd(k.retry, 1, id).exec()
-      await waitFor("handler stopped", () => (abortedWith !== undefined ? true : undefined))
-      await waitFor("slot free", () => (srv.handle.activeCount() === 0 ? true : undefined))
+      await waitFor("handler stopped", () => abortedWith, (v) => v !== undefined)
+      await waitFor("slot free", () => srv.handle.activeCount(), (v) => v === 0)
       expect(String((abortedWith as Error).message)).toBe("task lease lost")
       const t = await readTask(c, "lease", id)
       expect(t.fields.state).toBe("retry")
@@ -133,13 +134,15 @@ describe("server state, leases, corrupt messages, shutdown (real Redis)", () => 
         const fiber = yield* Effect.forkChild(heartbeatLoop(registry, 30_000, 5000))
         yield* TestClock.adjust("5 seconds")
         yield* Effect.yieldNow
-        yield* Effect.promise(() => waitFor("lease extended", async () => ((await zsetOf(c, queueKeys("hb").lease))[0]![1] === baseNowMs / 1000 + 35 ? true : undefined)))
-        yield* Effect.promise(() => waitFor("registry updated", () => (registry.tasks.get("hb-1")!.leaseExpiresAtMs === baseNowMs + 35_000 ? true : undefined)))
-        // let the heartbeat fiber reach its next sleep before the clock moves (else that sleep starts after the move)
+        yield* Effect.promise(() => waitFor("lease extended", () => zsetOf(c, queueKeys("hb").lease), (lease) => lease[0]![1] === baseNowMs / 1000 + 35))
+        yield* Effect.promise(() => waitFor("registry updated", () => registry.tasks.get("hb-1")!.leaseExpiresAtMs, (v) => v === baseNowMs + 35_000))
+        // Let the heartbeat fiber reach its next sleep before the clock moves (else that sleep starts
+        // after the move). TestClock does not show its pending sleeps, so there is no condition to wait
+        // on: a short real pause, far longer than the few synchronous steps from the write to the sleep.
         yield* Effect.promise(() => new Promise((r) => setTimeout(r, 20)))
         yield* TestClock.adjust("5 seconds")
-        yield* Effect.promise(() => waitFor("lease extended again", async () => ((await zsetOf(c, queueKeys("hb").lease))[0]![1] === baseNowMs / 1000 + 40 ? true : undefined)))
-        yield* Effect.promise(() => waitFor("registry updated", () => (registry.tasks.get("hb-1")!.leaseExpiresAtMs === baseNowMs + 40_000 ? true : undefined)))
+        yield* Effect.promise(() => waitFor("lease extended again", () => zsetOf(c, queueKeys("hb").lease), (lease) => lease[0]![1] === baseNowMs / 1000 + 40))
+        yield* Effect.promise(() => waitFor("registry updated", () => registry.tasks.get("hb-1")!.leaseExpiresAtMs, (v) => v === baseNowMs + 40_000))
         // The lease disappears (recovered elsewhere): the next beat stops the task.
         yield* Effect.promise(() => c.zrem(queueKeys("hb").lease, "hb-1"))
         const stopped = yield* extendLeasesOnce(registry, 30_000)

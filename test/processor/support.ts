@@ -1,5 +1,6 @@
-/** In-process servers on this test file's database, and small polling helpers. */
+/** In-process servers on this test file's database. */
 import { Effect, Exit, Layer, References, Scope } from "effect"
+import { TestClock } from "effect/testing"
 import type * as Context from "effect/Context"
 import { Broker } from "../../src/broker/Broker.js"
 import type { HandlerInput } from "../../src/processor/Mux.js"
@@ -21,12 +22,18 @@ export interface TestServer {
 /** Logs at Error and above only, unless DEBUG_TESTS is set. */
 const quiet = <A, E, R>(eff: Effect.Effect<A, E, R>) => (process.env.DEBUG_TESTS ? eff : eff.pipe(Effect.provideService(References.MinimumLogLevel, "Error")))
 
-/** A server on this file's database, or on `redis` (e.g. a private redis-server). */
-export const startServer = async (handlers: HandlerInput, options: ServerOptions = {}, redis?: RedisOptions): Promise<TestServer> => {
+/**
+ * A server on this file's database, or on `redis` (e.g. a private redis-server). With
+ * `testClockAtMs`, the server's Effect Clock is a TestClock set to that time, which moves only when
+ * the test says so: `run(TestClock.adjust(…))`.
+ */
+export const startServer = async (handlers: HandlerInput, options: ServerOptions = {}, redis?: RedisOptions, testClockAtMs?: number): Promise<TestServer> => {
   const scope = await Effect.runPromise(Scope.make())
-  const layer = (redis === undefined ? testBrokerLayer() : brokerLayerAt(redis)) as Layer.Layer<Broker, never>
+  const broker = (redis === undefined ? testBrokerLayer() : brokerLayerAt(redis)) as Layer.Layer<Broker, never>
+  const layer = testClockAtMs === undefined ? broker : Layer.merge(broker, TestClock.layer())
   const context = (await Effect.runPromise(Layer.buildWithScope(layer, scope))) as Context.Context<Broker>
   const run = <A, E>(eff: Effect.Effect<A, E, Broker>) => Effect.runPromise(quiet(Effect.provideContext(eff, context)))
+  if (testClockAtMs !== undefined) await run(TestClock.setTime(testClockAtMs))
   const handle = await run(Server.start(handlers, options).pipe(Scope.provide(scope)))
   let closed: Promise<number> | undefined
   return {
@@ -43,16 +50,3 @@ export const startServer = async (handlers: HandlerInput, options: ServerOptions
 /** Runs an Effect needing the Broker on this file's database (a fresh connection, closed after). */
 export const runBroker = <A, E>(eff: Effect.Effect<A, E, Broker>): Promise<A> =>
   Effect.runPromise(quiet(eff.pipe(Effect.provide(testBrokerLayer() as Layer.Layer<Broker, never>))))
-
-/** Polls `check` until it returns a value other than undefined (every 10 ms, up to `timeoutMs`). */
-export const waitFor = async <A>(what: string, check: () => Promise<A | undefined> | A | undefined, timeoutMs = 10_000): Promise<A> => {
-  const until = Date.now() + timeoutMs
-  for (;;) {
-    const v = await check()
-    if (v !== undefined && v !== false) return v
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { Redis } from "../../src/redis/Redis.js"
 import type { RedisOptions } from "../../src/redis/options.js"
 import { freePort, redisServerBinary, startRedisServer, type RedisServerHandle } from "../support/redis-server.js"
+import { waitFor } from "../support/waitFor.js"
 
 const cleanups: Array<() => Promise<void> | void> = []
 afterAll(async () => {
@@ -76,13 +77,7 @@ describe("Redis connection modes", () => {
     cleanups.push(() => kill(proc))
     const ca = readFileSync(join(dir, "ca.crt"))
     // the server needs a moment to listen; retry the connect until it answers
-    let value: string | null = null
-    for (let i = 0; i < 50 && value === null; i++) {
-      value = await roundTrip({ url: `rediss://127.0.0.1:${port}`, tls: { ca }, connectTimeoutMs: 1000 }).catch(async () => {
-        await new Promise((r) => setTimeout(r, 100))
-        return null
-      })
-    }
+    const value = await waitFor("the TLS server to answer", () => roundTrip({ url: `rediss://127.0.0.1:${port}`, tls: { ca }, connectTimeoutMs: 1000 }), (v) => v === "ok", { timeoutMs: 30_000 })
     expect(value).toBe("ok")
 
     // Without the CA the server's certificate is not trusted: a clear connection error.
@@ -102,15 +97,7 @@ describe("Redis connection modes", () => {
     const proc = spawn(redisServerBinary(), [conf, "--sentinel"], { stdio: "ignore" })
     cleanups.push(() => kill(proc))
 
-    let value: string | null = null
-    for (let i = 0; i < 50 && value === null; i++) {
-      value = await roundTrip({ sentinel: { sentinels: [{ host: "127.0.0.1", port }], name: "testmaster" }, connectTimeoutMs: 1000 }).catch(
-        async () => {
-          await new Promise((r) => setTimeout(r, 100))
-          return null
-        }
-      )
-    }
+    const value = await waitFor("the master through Sentinel to answer", () => roundTrip({ sentinel: { sentinels: [{ host: "127.0.0.1", port }], name: "testmaster" }, connectTimeoutMs: 1000 }), (v) => v === "ok", { timeoutMs: 30_000 })
     expect(value).toBe("ok")
     const direct = new IORedis(master.url)
     expect(await direct.get("mode-test")).toBe("ok")

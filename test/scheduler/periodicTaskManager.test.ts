@@ -9,7 +9,8 @@ import { decodeTaskMessage } from "../../src/wire/TaskMessage.js"
 import { testBrokerLayer } from "../support/arrange.js"
 import { flushTestDb, rawClient } from "../support/redis.js"
 import { at, pendingIds } from "./support.js"
-import { eventually, realPause } from "./support-live.js"
+import { waitForEffect } from "../support/waitFor.js"
+import { realPause } from "./support-live.js"
 
 let c: IORedis
 beforeAll(async () => {
@@ -46,7 +47,7 @@ layer(testBrokerLayer())("PeriodicTaskManager (real Redis, TestClock)", (it) => 
           const aId = first.find((e) => e.type === "a")!.id
 
           yield* TestClock.adjust("25 seconds") // 10:00:30
-          expect(yield* eventually(typesIn("m1"), (t) => t.length === 1)).toEqual(["a"])
+          expect(yield* waitForEffect("the first enqueue in m1", typesIn("m1"), (t) => t.length === 1)).toEqual(["a"])
 
           // remove a, change b (same explicit id, new spec), add c
           configs = [
@@ -60,7 +61,7 @@ layer(testBrokerLayer())("PeriodicTaskManager (real Redis, TestClock)", (it) => 
           expect(r.unchanged).toBe(0)
           expect((yield* m.sync)).toEqual({ added: [], removed: [], unchanged: 2 })
 
-          const step = (s: Duration.Input, n: number) => TestClock.adjust(s).pipe(Effect.andThen(eventually(typesIn("m1"), (t) => t.length === n)))
+          const step = (s: Duration.Input, n: number) => TestClock.adjust(s).pipe(Effect.andThen(waitForEffect(`${n} tasks in m1`, typesIn("m1"), (t) => t.length === n)))
           yield* step("10 seconds", 2) // 10:00:40 c
           const at1 = yield* step("20 seconds", 3) // 10:01:00 c (b is now */2, a is gone)
           expect(at1).toEqual(["a", "c", "c"])
@@ -84,7 +85,7 @@ layer(testBrokerLayer())("PeriodicTaskManager (real Redis, TestClock)", (it) => 
           // the interval sync (every 60 s since start) picks up an empty list: nothing runs any more
           configs = []
           yield* TestClock.adjust("65 seconds") // 10:03:05, past the sync at 10:03:05
-          yield* eventually(m.scheduler.entries, (es) => es.length === 0)
+          yield* waitForEffect("the interval sync to remove every entry", Effect.map(m.scheduler.entries, (es) => es.map((e) => e.id)), (ids) => ids.length === 0)
           const before = (yield* typesIn("m1")).length
           yield* TestClock.adjust("2 minutes")
           yield* realPause(100)

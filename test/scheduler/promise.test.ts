@@ -2,6 +2,7 @@ import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createPeriodicTaskManager, createScheduler } from "../../src/scheduler/promise.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
+import { waitFor } from "../support/waitFor.js"
 import { pendingIds } from "./support.js"
 
 let c: IORedis
@@ -11,13 +12,12 @@ beforeAll(async () => {
 })
 afterAll(() => c.disconnect())
 
-const waitFor = async (check: () => Promise<boolean>, timeoutMs = 5000) => {
-  const start = Date.now()
-  while (!(await check())) {
-    if (Date.now() - start > timeoutMs) throw new Error("condition not met in time")
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
+/**
+ * The Promise facade runs the scheduler on its own runtime, on the real clock (no TestClock can
+ * reach it), so showing that an unregistered entry stops needs real time to pass: a pause longer
+ * than the entry's 1 s period, in which a still-running entry would enqueue again.
+ */
+const longerThanOnePeriod = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describe("Promise facade (real Redis, real time)", () => {
   it("createScheduler: register before start, runs, rejects bad entries with typed errors, shuts down cleanly", async () => {
@@ -35,17 +35,20 @@ describe("Promise facade (real Redis, real time)", () => {
 
     await s.start()
     await expect(s.start()).rejects.toMatchObject({ _tag: "SchedulerNotRunning" })
-    await waitFor(async () => posted.filter((p) => p === "enqueued").length >= 2) // the hook runs after the write
+    await waitFor("two postEnqueue calls with outcome enqueued", () => posted, (outcomes) => outcomes.filter((p) => p === "enqueued").length >= 2)
+    // The hook runs after the write; wait on the tasks themselves all the same, so this reads what
+    // Redis holds rather than relying on the order of two observations.
+    await waitFor("two tasks pending in pr1", () => pendingIds(c, "pr1"), (ids) => ids.length >= 2)
     expect((await pendingIds(c, "pr1")).length).toBeGreaterThanOrEqual(2)
     expect((await s.lastTick())?.errors).toEqual([])
-    await waitFor(async () => (await c.exists("asynq:schedulers:{promise-1}")) === 1)
+    await waitFor("the scheduler's published entries", () => c.exists("asynq:schedulers:{promise-1}"), (n) => n === 1)
 
     await s.unregister(id)
     const n = (await pendingIds(c, "pr1")).length
-    await new Promise((r) => setTimeout(r, 1300))
+    await longerThanOnePeriod(1300)
     expect((await pendingIds(c, "pr1")).length).toBeLessThanOrEqual(n + 1) // at most one tick that was already under way
     const m = (await pendingIds(c, "pr1")).length
-    await new Promise((r) => setTimeout(r, 1100))
+    await longerThanOnePeriod(1100)
     expect((await pendingIds(c, "pr1")).length).toBe(m)
 
     await s.shutdown()
@@ -65,7 +68,7 @@ describe("Promise facade (real Redis, real time)", () => {
     const m = createPeriodicTaskManager({ redis: { url: testRedisUrl() }, provider: { getConfigs: async () => configs }, id: "promise-2" })
     await expect(m.sync()).rejects.toMatchObject({ _tag: "SchedulerNotRunning" })
     await m.start()
-    await waitFor(async () => (await pendingIds(c, "pr2")).length >= 1)
+    await waitFor("a task pending in pr2", () => pendingIds(c, "pr2"), (ids) => ids.length >= 1)
     configs = []
     expect((await m.sync()).removed).toHaveLength(1)
     expect(await m.entries()).toEqual([])

@@ -10,7 +10,8 @@ import { goZeroTime } from "../../src/wire/Timestamp.js"
 import { testBrokerLayer } from "../support/arrange.js"
 import { flushTestDb, rawClient } from "../support/redis.js"
 import { at, historyOf, pendingIds } from "./support.js"
-import { eventually, realPause } from "./support-live.js"
+import { waitForEffect } from "../support/waitFor.js"
+import { realPause } from "./support-live.js"
 
 let c: IORedis
 beforeAll(async () => {
@@ -41,11 +42,12 @@ layer(testBrokerLayer())("long-lived Scheduler (real Redis, TestClock)", (it) =>
           yield* realPause(50)
           expect(yield* typesIn("l1")).toEqual([])
           yield* TestClock.adjust("10 seconds") // 10:00:30
-          expect(yield* eventually(typesIn("l1"), (t) => t.length === 1)).toEqual(["every-30s"])
+          expect(yield* waitForEffect("the first @every enqueue in l1", typesIn("l1"), (t) => t.length === 1)).toEqual(["every-30s"])
 
           // published entries (heartbeat at 10:00:30): asynq's layout, head = the entry due last
           // (published by the heartbeat and again right after the enqueue, so wait for the latter)
-          const decoded = yield* eventually(
+          const decoded = yield* waitForEffect(
+            "both entries published, the @every one with its enqueue",
             io(async () => (await c.lrangeBuffer(key, 0, -1)).map((b) => decodeSchedulerEntry(b))),
             (l) => l.length === 2 && l[1]!.prevEnqueueTime.seconds > 0
           )
@@ -66,7 +68,7 @@ layer(testBrokerLayer())("long-lived Scheduler (real Redis, TestClock)", (it) =>
             [cron, "2026-11-22T10:02:00.000Z", undefined]
           ])
 
-          const step = (n: number) => TestClock.adjust("30 seconds").pipe(Effect.andThen(eventually(typesIn("l1"), (t) => t.length === n)))
+          const step = (n: number) => TestClock.adjust("30 seconds").pipe(Effect.andThen(waitForEffect(`${n} tasks in l1`, typesIn("l1"), (t) => t.length === n)))
           yield* step(2) // 10:01:00
           yield* step(3) // 10:01:30
           const t = yield* step(5) // 10:02:00: both
@@ -111,7 +113,7 @@ layer(testBrokerLayer())("long-lived Scheduler (real Redis, TestClock)", (it) =>
           const expectedAfter = [1, 3, 4, 6, 7, 9]
           for (const n of expectedAfter) {
             yield* TestClock.adjust("30 seconds")
-            yield* eventually(typesIn("l3"), (t) => t.length >= n)
+            yield* waitForEffect(`${n} tasks in l3`, typesIn("l3"), (t) => t.length >= n)
           }
           yield* realPause(200) // give a slow instance the chance to enqueue a duplicate
           const types = yield* typesIn("l3")

@@ -8,6 +8,7 @@ import { derivedSchedulerId, schedulerTick } from "../../src/scheduler/tick.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { readTask, testBrokerLayer, zsetOf } from "../support/arrange.js"
 import { flushTestDb, rawClient } from "../support/redis.js"
+import { waitFor } from "../support/waitFor.js"
 import { at, entry, historyOf, pendingIds, recordOf } from "./support.js"
 
 let c: IORedis
@@ -123,7 +124,8 @@ layer(testBrokerLayer())("schedulerTick (real Redis, TestClock)", (it) => {
       expect(yield* runMinutes("2026-10-24T23:45:00Z", 120, berlin)).toEqual(["2026-10-25T00:30:00.000Z"])
       expect(yield* io(() => historyOf(c, ny.id))).toHaveLength(1)
       expect(yield* io(() => historyOf(c, berlin.id))).toHaveLength(1)
-    })
+    }),
+    120_000 // 240 ticks, each a few Redis round trips: well over 30 s on a loaded 2-core machine
   )
 
   it.effect("a new entry: occurrences within lookbackMs (default 60 s) count as due on the first tick", () =>
@@ -241,8 +243,11 @@ layer(testBrokerLayer())("schedulerTick (real Redis, TestClock)", (it) => {
       yield* schedulerTick({ entries: [e], lookbackMs: 0 })
       yield* TestClock.setTime(at("2026-11-22T16:01:00Z"))
       expect((yield* schedulerTick({ entries: [e], lookbackMs: 0 })).enqueued).toHaveLength(1)
+      // Redis delivers a subscriber's messages in publish order: once this marker arrives, every
+      // wake-up published before it has arrived too.
       yield* io(async () => {
-        for (let i = 0; i < 100 && !got.includes("effect-asynq:wake t7"); i++) await new Promise((r) => setTimeout(r, 10))
+        await c.publish("effect-asynq:wake", "marker-t7")
+        await waitFor("the marker after the wake-up", () => got, (g) => g.includes("effect-asynq:wake marker-t7"))
       })
       // Pub/sub is server-wide: keep only this test's queue.
       expect(got.filter((m) => m.endsWith(" t7"))).toEqual(["effect-asynq:wake t7"])

@@ -11,6 +11,7 @@ import { Redis } from "../../src/redis/Redis.js"
 import { enqueue, enqueueMany } from "../../src/steps/enqueue.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { type RedisServerHandle, startRedisServer } from "../support/redis-server.js"
+import { waitFor } from "../support/waitFor.js"
 
 let nodes: Array<RedisServerHandle> = []
 let admin: Array<IORedis> = []
@@ -27,12 +28,13 @@ const startCluster = async () => {
     })
   )
   for (const n of nodes.slice(1)) await admin[0]!.call("CLUSTER", "MEET", "127.0.0.1", n.port)
-  for (let i = 0; i < 200; i++) {
-    const states = await Promise.all(admin.map((c) => c.call("CLUSTER", "INFO") as Promise<string>))
-    if (states.every((s) => s.includes("cluster_state:ok") && s.includes("cluster_known_nodes:3"))) return
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error("the test cluster did not reach cluster_state:ok")
+  await waitFor(
+    "every node of the test cluster to report cluster_state:ok and 3 known nodes",
+    // each node's "cluster_state:… cluster_known_nodes:…"
+    () => Promise.all(admin.map(async (c) => ((await c.call("CLUSTER", "INFO")) as string).match(/cluster_state:\w+|cluster_known_nodes:\d+/g)?.join(" ") ?? "")),
+    (states) => states.every((s) => s.includes("cluster_state:ok") && s.includes("cluster_known_nodes:3")),
+    { timeoutMs: 20_000 }
+  )
 }
 
 beforeAll(startCluster, 60_000)

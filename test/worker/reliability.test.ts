@@ -2,7 +2,8 @@ import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { enqueueMany } from "../../src/steps/enqueue.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { runBroker, waitFor } from "../processor/support.js"
+import { runBroker } from "../processor/support.js"
+import { waitFor } from "../support/waitFor.js"
 import { putPendingBytes, readTask } from "../support/arrange.js"
 import { flushTestDb, rawClient, testDb, testRedisUrl } from "../support/redis.js"
 import { spawnWorker, type WorkerProcess } from "./support.js"
@@ -49,14 +50,14 @@ describe("worker processes (real Redis, real child processes)", () => {
     await c.del("test:runs")
     await fill("kill", 2000)
     const a = start("kill", ["--concurrency", "50"], { WORK_MS: "5" })
-    await waitFor("a third processed", async () => ((await c.hlen("test:runs")) >= 700 ? true : undefined), 30_000)
+    await waitFor("a third processed", () => c.hlen("test:runs"), (n) => n >= 700, { timeoutMs: 30_000 })
     a.child.kill("SIGKILL")
     expect(await a.exited).toBeNull()
     const inFlight = await c.llen(queueKeys("kill").active)
     expect(inFlight).toBeGreaterThan(0)
     expect(inFlight).toBeLessThanOrEqual(50)
     const b = start("kill", ["--concurrency", "50"], { WORK_MS: "1" })
-    await waitFor("all 2,000 done", async () => ((await queueEmpty("kill")) && (await c.hlen("test:runs")) === 2000 ? true : undefined), 40_000)
+    await waitFor("all 2,000 done", async () => ({ queueEmpty: await queueEmpty("kill"), runs: await c.hlen("test:runs") }), (s) => s.queueEmpty && s.runs === 2000, { timeoutMs: 40_000 })
     const r = await runs()
     expect(r.distinct).toBe(2000)
     expect(r.total - 2000).toBeLessThanOrEqual(inFlight)
@@ -71,7 +72,7 @@ describe("worker processes (real Redis, real child processes)", () => {
     await c.del("test:runs")
     await fill("reconnect", 1000)
     const w = start("reconnect", ["--concurrency", "20"], { WORK_MS: "2" })
-    await waitFor("300 processed", async () => ((await c.hlen("test:runs")) >= 300 ? true : undefined), 30_000)
+    await waitFor("300 processed", () => c.hlen("test:runs"), (n) => n >= 300, { timeoutMs: 30_000 })
     const ownId = await c.client("ID")
     const list = (await c.client("LIST")) as string
     let killed = 0
@@ -84,7 +85,7 @@ describe("worker processes (real Redis, real child processes)", () => {
       }
     }
     expect(killed).toBeGreaterThanOrEqual(2)
-    await waitFor("all 1,000 done", async () => ((await queueEmpty("reconnect")) && (await c.hlen("test:runs")) === 1000 ? true : undefined), 40_000)
+    await waitFor("all 1,000 done", async () => ({ queueEmpty: await queueEmpty("reconnect"), runs: await c.hlen("test:runs") }), (s) => s.queueEmpty && s.runs === 1000, { timeoutMs: 40_000 })
     expect((await runs()).distinct).toBe(1000)
     expect(await c.zcard(queueKeys("reconnect").archived)).toBe(0)
     w.child.kill("SIGTERM")
@@ -96,8 +97,8 @@ describe("worker processes (real Redis, real child processes)", () => {
     await fill("term", 8)
     const w = start("term", ["--concurrency", "5", "--shutdown-timeout", "300"], { MODE: "block" })
     const k = queueKeys("term")
-    await waitFor("five running", async () => ((await c.hlen("test:runs")) === 5 && (await c.llen(k.active)) === 5 ? true : undefined), 30_000)
-    await waitFor("server listed", async () => ((await c.zrange("asynq:servers", "0", "-1")).some((m) => m.includes(`:${w.child.pid}:`)) ? true : undefined))
+    await waitFor("five running", async () => ({ runs: await c.hlen("test:runs"), active: await c.llen(k.active) }), (s) => s.runs === 5 && s.active === 5, { timeoutMs: 30_000 })
+    await waitFor("server listed", () => c.zrange("asynq:servers", "0", "-1"), (servers) => servers.some((m) => m.includes(`:${w.child.pid}:`)))
     w.child.kill("SIGTERM")
     expect(await w.exited).toBe(0)
     expect(await c.llen(k.active)).toBe(0)
@@ -118,7 +119,7 @@ describe("worker processes (real Redis, real child processes)", () => {
     await putPendingBytes(c, "corrupt", "bad-1", Buffer.from([0xff, 0xff, 0xff, 0x01]))
     await fill("corrupt", 200)
     const w = start("corrupt", ["--concurrency", "10"])
-    await waitFor("all done", async () => ((await runs()).distinct === 200 && (await queueEmpty("corrupt")) && (await c.zcard(k.archived)) === 1 ? true : undefined), 60_000)
+    await waitFor("all done", async () => ({ distinct: (await runs()).distinct, queueEmpty: await queueEmpty("corrupt"), archived: await c.zcard(k.archived) }), (s) => s.distinct === 200 && s.queueEmpty && s.archived === 1, { timeoutMs: 60_000 })
     expect((await runs()).total).toBe(200)
     const bad = await c.hgetall(k.task("bad-1"))
     expect(bad.state).toBe("archived")
@@ -133,7 +134,7 @@ describe("worker processes (real Redis, real child processes)", () => {
     const [hung] = await runBroker(enqueueMany([{ type: "test:hang", payload: {}, options: { queue: "hang", timeout: 1000, maxRetry: 1 } }]))
     await fill("hang", 20)
     const w = start("hang", ["--concurrency", "2"])
-    await waitFor("archived after two timed-out attempts", async () => ((await c.zcard(k.archived)) === 1 && (await queueEmpty("hang")) ? true : undefined), 60_000)
+    await waitFor("archived after two timed-out attempts", async () => ({ archived: await c.zcard(k.archived), queueEmpty: await queueEmpty("hang") }), (s) => s.archived === 1 && s.queueEmpty, { timeoutMs: 60_000 })
     const id = hung!._tag === "Success" ? hung!.success.id : ""
     expect(await c.hget("test:runs", id)).toBe("2")
     expect((await runs()).distinct).toBe(21)
