@@ -8,7 +8,8 @@ import { queueKeys } from "../../src/wire/keys.js"
 import { payloadJson } from "../../src/wire/payload.js"
 import { readTask, zsetOf } from "../support/arrange.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
-import { runBroker, startServer, waitFor } from "../processor/support.js"
+import { runBroker, startServer } from "../processor/support.js"
+import { waitFor } from "../support/waitFor.js"
 
 let c: IORedis
 beforeAll(async () => {
@@ -112,7 +113,7 @@ describe("ServeMux.handle(definition, …) with a real server", () => {
       // Bad bytes under the same type, written with the plain-string API (as another producer might).
       const bad = await server.enqueue("email:send", { to: 7 }, { queue: "td-serve", maxRetry: 5 })
       const k = queueKeys("td-serve")
-      await waitFor("both settled", async () => ((await c.zcard(k.archived)) === 1 && (await c.llen(k.pending)) === 0 && (await c.llen(k.active)) === 0 ? true : undefined))
+      await waitFor("both settled", async () => (await c.zcard(k.archived)) === 1 && (await c.llen(k.pending)) === 0 && (await c.llen(k.active)) === 0)
       expect(seen).toEqual([{ to: "ok@x", type: "email:send" }])
       expect((await zsetOf(c, k.archived)).map(([id]) => id)).toEqual([bad])
       const archived = (await readTask(c, "td-serve", bad)).msg!
