@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { freePort } from "../support/redis-server.js"
+import { waitFor } from "../support/waitFor.js"
 
 export interface FrameworkHandle {
   readonly url: string
@@ -37,17 +38,19 @@ export const startFunction = async (
   child.stderr!.on("data", (d: Buffer) => (out += d.toString()))
   const url = `http://127.0.0.1:${port}`
   // Generous: starting Node + tsx + the framework is slow on a loaded machine.
-  const deadline = Date.now() + 120_000
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`functions-framework exited (${child.exitCode}):\n${out}`)
-    try {
+  const state = await waitFor(
+    `functions-framework to listen on ${port}`,
+    async () => {
+      if (child.exitCode !== null) return "exited"
       await fetch(`${url}/__ready`, { method: "HEAD" })
-      break
-    } catch {
-      if (Date.now() > deadline) throw new Error(`functions-framework did not listen on ${port}:\n${out}`)
-      await new Promise((r) => setTimeout(r, 100))
-    }
-  }
+      return "listening"
+    },
+    Boolean,
+    { timeoutMs: 120_000 }
+  ).catch((e: Error) => {
+    throw new Error(`${e.message}\n${out}`)
+  })
+  if (state === "exited") throw new Error(`functions-framework exited (${child.exitCode}):\n${out}`)
   return {
     url,
     output: () => out,

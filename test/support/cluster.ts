@@ -11,6 +11,7 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { Redis } from "ioredis"
 import { freePort, redisServerBinary, waitForPing } from "./redis-server.js"
+import { waitFor } from "./waitFor.js"
 
 export interface ClusterNode {
   readonly host: string
@@ -90,13 +91,12 @@ export const startRedisCluster = async (timeoutMs = 30_000): Promise<RedisCluste
     await run("redis-cli", ["--cluster", "create", ...ports.map((p) => `127.0.0.1:${p}`), "--cluster-replicas", "0", "--cluster-yes"], {
       timeout: timeoutMs
     })
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const ok = await Promise.all(ports.map(clusterOk))
-      if (ok.every(Boolean)) break
-      if (Date.now() > deadline) throw new Error(`Redis Cluster on ports ${ports.join(", ")} did not reach cluster_state:ok within ${timeoutMs} ms`)
-      await new Promise((r) => setTimeout(r, 100))
-    }
+    await waitFor(
+      `Redis Cluster on ports ${ports.join(", ")} to reach cluster_state:ok`,
+      () => Promise.all(ports.map(clusterOk)),
+      (ok) => ok.every(Boolean),
+      { timeoutMs }
+    )
     return { nodes: ports.map((port) => ({ host: "127.0.0.1", port })), stop }
   } catch (e) {
     await stop()

@@ -8,6 +8,7 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Redis } from "ioredis"
+import { waitFor } from "./waitFor.js"
 
 /** Whether a Redis answers PING at `url` (within about 2 s; never throws). */
 export const redisAnswers = async (url: string): Promise<boolean> => {
@@ -45,23 +46,28 @@ export const redisServerBinary = (): string => {
   }
 }
 
-export const waitForPing = async (port: number, timeoutMs = 10_000, proc?: ChildProcess): Promise<void> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    if (proc && proc.exitCode !== null) throw new Error(`redis-server on port ${port} exited at start with code ${proc.exitCode}`)
-    const c = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
-    c.on("error", () => {})
-    try {
-      await c.connect()
-      await c.ping()
-      c.disconnect()
-      return
-    } catch {
-      c.disconnect()
-      if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer within ${timeoutMs} ms`)
-      await new Promise((r) => setTimeout(r, 50))
-    }
+const pingOnce = async (port: number): Promise<boolean> => {
+  const c = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+  c.on("error", () => {})
+  try {
+    await c.connect()
+    await c.ping()
+    return true
+  } catch {
+    return false
+  } finally {
+    c.disconnect()
   }
+}
+
+export const waitForPing = async (port: number, timeoutMs = 10_000, proc?: ChildProcess): Promise<void> => {
+  const status = await waitFor(
+    `redis-server on port ${port} to answer PING`,
+    async () => (proc && proc.exitCode !== null ? "exited" : (await pingOnce(port)) ? "up" : "not yet"),
+    (s) => s !== "not yet",
+    { timeoutMs }
+  )
+  if (status === "exited") throw new Error(`redis-server on port ${port} exited at start with code ${proc!.exitCode}`)
 }
 
 export interface RedisServerHandle {
