@@ -3,7 +3,7 @@ import { Cluster } from "ioredis"
 import { Broker } from "../broker/Broker.js"
 import { queueKeys } from "../wire/keys.js"
 import { NotACluster } from "./errors.js"
-import { keySlot } from "./keySlot.js"
+import { keySlot } from "../redis/keySlot.js"
 import type { ClusterNode } from "./types.js"
 
 /** The Redis Cluster hash slot all keys of a queue live in (asynq's ClusterKeySlot); computed locally. */

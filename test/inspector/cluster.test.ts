@@ -4,7 +4,7 @@ import { Effect, Layer } from "effect"
 import { Broker } from "../../src/broker/Broker.js"
 import { Redis } from "../../src/redis/Redis.js"
 import { clusterKeySlot, clusterNodes } from "../../src/inspector/cluster.js"
-import { keySlot } from "../../src/inspector/keySlot.js"
+import { keySlot } from "../../src/redis/keySlot.js"
 import { type RedisServerHandle, startRedisServer } from "../support/redis-server.js"
 import { makeHarness } from "./harness.js"
 
