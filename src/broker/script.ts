@@ -50,6 +50,20 @@ export const runScript = <I, A, E>(def: ScriptDef<I, A, E>, input: I): Effect.Ef
     return Effect.flatMap(reply, (r) => Effect.fromResult(def.decode(r, input)))
   })
 
+/**
+ * `runScripts`, with raw `extra` calls of other steps riding along in the same batch (their replies
+ * come back undecoded, in order, for the step that made them).
+ */
+export const runScriptsAlong = <A, E>(bound: ReadonlyArray<BoundScript<A, E>>, extra: ReadonlyArray<ScriptCall>) =>
+  Effect.flatMap(Broker, ({ redis }) => {
+    const calls = bound.map((b) => b.call)
+    for (const c of extra) calls.push(c)
+    return Effect.map(redis.scriptBatch(calls), (replies) => ({
+      outcomes: bound.map((b, i) => landReply(b, replies[i]!)) as ReadonlyArray<Result.Result<A, E | RedisError>>,
+      extra: replies.slice(bound.length) as ReadonlyArray<BatchReply>
+    }))
+  })
+
 type Outcomes<T extends ReadonlyArray<BoundScript<any, any>>> = {
   readonly [K in keyof T]: T[K] extends BoundScript<infer A, infer E> ? Result.Result<A, E | RedisError> : never
 }

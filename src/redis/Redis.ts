@@ -52,13 +52,12 @@ type IORedisOptions = Record<string, unknown>
 const toArg = (a: ScriptArg): string | number | Buffer =>
   typeof a === "string" || typeof a === "number" || Buffer.isBuffer(a) ? a : Buffer.from(a.buffer, a.byteOffset, a.byteLength)
 /** EVALSHA's arguments: sha, key count, keys, args (one array, no intermediate copies). */
-const evalshaArgs = (sha: string, call: ScriptCall): Array<string | number | Buffer> => {
-  const out: Array<string | number | Buffer> = [sha, call.keys.length]
-  for (const k of call.keys) out.push(k)
-  for (const a of call.args) out.push(toArg(a))
+const evalshaArgs = (sha: string, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>): Array<string | number | Buffer> => {
+  const out: Array<string | number | Buffer> = [sha, keys.length]
+  for (const k of keys) out.push(k)
+  for (const a of args) out.push(toArg(a))
   return out
 }
-const toArgs = (args: ReadonlyArray<ScriptArg>) => args.map(toArg)
 
 const isNoScript = (e: unknown) => errorMessage(e).startsWith("NOSCRIPT")
 
@@ -219,15 +218,13 @@ export const makeRedis = (client: RedisClient, options: RedisOptions): RedisShap
   const run = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
     use(`script ${name}`, async (c) => {
       const s = luaScript(name)
-      const call = (cmd: string, first: string) =>
-        buffers
-          ? c.callBuffer(cmd, first, keys.length, ...keys, ...toArgs(args))
-          : c.call(cmd, first, keys.length, ...keys, ...toArgs(args))
+      const argv = evalshaArgs(s.sha, keys, args)
       try {
-        return await call("EVALSHA", s.sha)
+        return await (buffers ? c.callBuffer("EVALSHA", ...argv) : c.call("EVALSHA", ...argv))
       } catch (e) {
         if (!isNoScript(e)) throw e
-        return await call("EVAL", s.source)
+        argv[0] = s.source
+        return await (buffers ? c.callBuffer("EVAL", ...argv) : c.call("EVAL", ...argv))
       }
     })
 
@@ -240,7 +237,7 @@ export const makeRedis = (client: RedisClient, options: RedisOptions): RedisShap
 
   const single = async (c: RedisClient, call: ScriptCall, buffers: boolean): Promise<BatchReply> => {
     const s = luaScript(call.script)
-    const argv = evalshaArgs(s.sha, call)
+    const argv = evalshaArgs(s.sha, call.keys, call.args)
     for (let attempt = 0; ; attempt++) {
       try {
         const value = buffers ? await c.callBuffer("EVALSHA", ...argv) : await c.call("EVALSHA", ...argv)
@@ -286,7 +283,7 @@ export const makeRedis = (client: RedisClient, options: RedisOptions): RedisShap
       const p = c.pipeline()
       for (const i of pending) {
         const call = calls[i]!
-        const argv = evalshaArgs(luaScript(call.script).sha, call)
+        const argv = evalshaArgs(luaScript(call.script).sha, call.keys, call.args)
         if (call.buffers ?? buffers) p.callBuffer("EVALSHA", ...argv)
         else p.call("EVALSHA", ...argv)
       }
