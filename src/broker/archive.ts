@@ -11,6 +11,9 @@ import { statsExpireAt, unixSeconds } from "./time.js"
 export const archiveMaxAgeMs = 90 * 24 * 60 * 60 * 1000
 export const archiveMaxSize = 10_000
 
+/** Archived tasks scored below this (unix seconds) are past the 90 days. */
+export const archiveCutoffSeconds = (nowMs: number): number => unixSeconds(nowMs - archiveMaxAgeMs)
+
 export interface ArchiveInput {
   /** The message as it is to be stored (errorMsg/lastFailedAt already updated). */
   readonly updated: TaskMessage

@@ -81,6 +81,8 @@ export const replyCodes = {
     0: notFound,
     [-1]: ({ id }: ActionRef) => new InvalidState({ message: `task "${id}" is active (running) and cannot be deleted; cancel it first` })
   },
+  // inspector_getTask: {msg, state, score, result}; nil (read as code 0) when the task does not exist.
+  inspector_getTask: { 0: notFound },
   // inspector_removeQueue: {1, deleted} removed, {0, left} a batch was deleted (call again).
   inspector_removeQueue: {
     [-1]: ({ queue, count }: { readonly queue: string; readonly count: number; readonly done: number }) =>
