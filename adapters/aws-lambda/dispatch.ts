@@ -1,6 +1,6 @@
 import { InvokeCommand, type LambdaClient } from "@aws-sdk/client-lambda"
 import * as Effect from "effect/Effect"
-import { queueDepths, type QueueDepth } from "../shared/queueDepths.js"
+import { queueDepths, type QueueDepth } from "../../src/broker/queueDepths.js"
 
 export interface DispatchConfig {
   /** Queues to look at (their pending depth is summed). */

@@ -150,3 +150,17 @@ export const readRecordPrevs = Effect.fn("Broker.readRecordPrevs")(function* (re
   const { redis } = yield* Broker
   return yield* redis.use("hget scheduler records", (c) => Promise.all(records.map((r) => c.hget(entryRecordKey(r.queue, r.entryId), "prev"))))
 })
+
+/** The SchedulerEntry bytes of every scheduler instance whose listing has not expired at `nowSec`. */
+export const readSchedulerEntries = Effect.fn("Broker.readSchedulerEntries")(function* (nowSec: number) {
+  const { redis } = yield* Broker
+  const keys = yield* redis.use("zrangebyscore asynq:schedulers", (c) => c.zrangebyscore(allSchedulers, nowSec, "+inf"))
+  const lists = yield* redis.use("lrange scheduler entries", (c) => Promise.all(keys.map((k) => c.lrangeBuffer(k, 0, -1))))
+  return lists.flat()
+})
+
+/** SchedulerEnqueueEvent bytes of one entry's history, newest first, ranks `start`..`stop`. */
+export const readSchedulerHistory = Effect.fn("Broker.readSchedulerHistory")(function* (entryId: string, start: number, stop: number) {
+  const { redis } = yield* Broker
+  return yield* redis.use("zrevrange scheduler history", (c) => c.zrevrangeBuffer(schedulerHistoryKey(entryId), start, stop))
+})
