@@ -3,7 +3,7 @@ import { Result } from "effect"
 import { queueKeys, type TaskState } from "../wire/keys.js"
 import { archiveCutoffSeconds, archiveMaxSize } from "./archive.js"
 import { arrayReply } from "./decode.js"
-import { num } from "./fields.js"
+import { numField } from "./fields.js"
 import { defineScript } from "./script.js"
 import { unixNanosString, unixSeconds } from "./time.js"
 
@@ -33,8 +33,8 @@ const source = ({ queue, state, group }: BulkBatchInput) => {
 
 const counts = (script: "inspector_runBatch" | "inspector_archiveBatch" | "inspector_deleteBatch") => (reply: unknown) =>
   Result.map(arrayReply(script, reply), (a): BatchCounts => {
-    const r = { done: num(a[0]) ?? 0, left: num(a[1]) ?? 0 }
-    return a.length > 2 ? { ...r, trimmed: num(a[2]) ?? 0 } : r
+    const r = { done: numField(a[0]) ?? 0, left: numField(a[1]) ?? 0 }
+    return a.length > 2 ? { ...r, trimmed: numField(a[2]) ?? 0 } : r
   })
 
 /** Script `inspector_runBatch`: up to `size` tasks of a state (scheduled, retry, archived, a group) -> pending. */

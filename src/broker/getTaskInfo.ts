@@ -2,7 +2,7 @@ import { Result } from "effect"
 import { queueKeys, type TaskState, taskStates } from "../wire/keys.js"
 import { arrayReply, unexpectedReply } from "./decode.js"
 import type { TaskNotFound } from "./errors.js"
-import { bytes, num, text } from "./fields.js"
+import { bytesField, numField, textField } from "./fields.js"
 import type { StoredRow } from "./listTasks.js"
 import { codeError } from "./replyCodes.js"
 import { defineScript } from "./script.js"
@@ -20,9 +20,9 @@ export const getTaskInfoScript = defineScript<{ readonly queue: string; readonly
     if (raw === null) return Result.fail(codeError("inspector_getTask", 0, { queue, id })!)
     return Result.flatMap(arrayReply("inspector_getTask", raw), (reply) => {
       const key = queueKeys(queue).task(id)
-      const state = text(reply[1]) ?? ""
+      const state = textField(reply[1]) ?? ""
       if (!(taskStates as ReadonlyArray<string>).includes(state)) return Result.fail(unexpectedReply("inspector_getTask", raw, `a task state (task hash ${key} has state "${state}")`))
-      return Result.succeed({ key, msg: bytes(reply[0]), state: state as TaskState, score: num(reply[2]), result: bytes(reply[3]) })
+      return Result.succeed({ key, msg: bytesField(reply[0]), state: state as TaskState, score: numField(reply[2]), result: bytesField(reply[3]) })
     })
   }
 })

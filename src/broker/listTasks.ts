@@ -2,7 +2,7 @@
 import { Result } from "effect"
 import { queueKeys, type TaskState } from "../wire/keys.js"
 import { arrayReply } from "./decode.js"
-import { bytes, num, text } from "./fields.js"
+import { bytesField, numField, textField } from "./fields.js"
 import { defineScript } from "./script.js"
 
 /** One task as stored: its hash key, message bytes, result, and its score in the state's zset (or lease). */
@@ -37,7 +37,7 @@ export const listListScript = defineScript<PageInput, ReadonlyArray<StoredRow>>(
     Result.map(arrayReply("inspector_listList", reply), (a) => {
       const k = queueKeys(queue)
       const rows: Array<StoredRow> = []
-      for (let i = 0; i + 3 < a.length; i += 4) rows.push({ key: k.task(text(a[i]) ?? ""), msg: bytes(a[i + 1]), result: bytes(a[i + 2]), score: num(a[i + 3]) })
+      for (let i = 0; i + 3 < a.length; i += 4) rows.push({ key: k.task(textField(a[i]) ?? ""), msg: bytesField(a[i + 1]), result: bytesField(a[i + 2]), score: numField(a[i + 3]) })
       return rows.reverse()
     })
 })
@@ -55,7 +55,7 @@ export const listZsetScript = defineScript<PageInput, ReadonlyArray<StoredRow>>(
     Result.map(arrayReply("inspector_listZset", reply), (a) => {
       const k = queueKeys(queue)
       const rows: Array<StoredRow> = []
-      for (let i = 0; i + 3 < a.length; i += 4) rows.push({ key: k.task(text(a[i]) ?? ""), score: num(a[i + 1]), msg: bytes(a[i + 2]), result: bytes(a[i + 3]) })
+      for (let i = 0; i + 3 < a.length; i += 4) rows.push({ key: k.task(textField(a[i]) ?? ""), score: numField(a[i + 1]), msg: bytesField(a[i + 2]), result: bytesField(a[i + 3]) })
       return rows
     })
 })

@@ -3,7 +3,7 @@ import { Effect, Result } from "effect"
 import { queueKeys } from "../wire/keys.js"
 import { Broker } from "./Broker.js"
 import { arrayReply, unexpectedReply } from "./decode.js"
-import { num, text } from "./fields.js"
+import { numField, textField } from "./fields.js"
 import { defineScript } from "./script.js"
 
 export interface QueueCounters {
@@ -35,14 +35,14 @@ export const queueStatsScript = defineScript<{ readonly queue: string; readonly 
   args: () => [],
   decode: (raw) =>
     Result.flatMap(arrayReply("inspector_queueStats", raw), (reply) => {
-      const n = reply.slice(0, 13).map(num)
+      const n = reply.slice(0, 13).map(numField)
       if (reply.length !== 14 || n.some((x) => x === undefined)) return Result.fail(unexpectedReply("inspector_queueStats", raw, "14 counters"))
       const [pending, active, scheduled, retry, archived, completed, processed, failed, processedTotal, failedTotal, paused, groups, aggregating] = n as Array<number>
       return Result.succeed({
         pending: pending!, active: active!, scheduled: scheduled!, retry: retry!, archived: archived!, completed: completed!,
         processed: processed!, failed: failed!, processedTotal: processedTotal!, failedTotal: failedTotal!,
         paused: paused === 1, groups: groups!, aggregating: aggregating!,
-        oldestPendingSince: text(reply[13]) ?? ""
+        oldestPendingSince: textField(reply[13]) ?? ""
       })
     })
 })
@@ -71,7 +71,7 @@ export const groupStatsScript = defineScript<{ readonly queue: string }, Readonl
   decode: (raw) =>
     Result.map(arrayReply("inspector_groupStats", raw), (reply) => {
       const out: Array<{ group: string; size: number }> = []
-      for (let i = 0; i + 1 < reply.length; i += 2) out.push({ group: text(reply[i]) ?? "", size: num(reply[i + 1]) ?? 0 })
+      for (let i = 0; i + 1 < reply.length; i += 2) out.push({ group: textField(reply[i]) ?? "", size: numField(reply[i + 1]) ?? 0 })
       return out
     })
 })

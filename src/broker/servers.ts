@@ -13,7 +13,7 @@ export interface ServerStateKeys {
 }
 
 /** Writes the server's info and worker entries (TTL `ttlSec`) and lists both keys until `expiresAtSec`. */
-export const writeServerState = Effect.fn("Broker.writeServerState")(function* (
+export const saveServerState = Effect.fn("Broker.saveServerState")(function* (
   keys: ServerStateKeys,
   info: Uint8Array,
   workers: ReadonlyArray<{ readonly taskId: string; readonly info: Uint8Array }>,
@@ -29,7 +29,7 @@ export const writeServerState = Effect.fn("Broker.writeServerState")(function* (
 })
 
 /** Removes the server's state (asynq's ClearServerState). */
-export const clearServerState = Effect.fn("Broker.clearServerState")(function* (keys: ServerStateKeys) {
+export const deleteServerState = Effect.fn("Broker.deleteServerState")(function* (keys: ServerStateKeys) {
   const { redis } = yield* Broker
   yield* redis.script("serverIndex", [allServers], ["remove", keys.server])
   yield* redis.script("serverIndex", [allWorkers], ["remove", keys.workers])

@@ -13,7 +13,7 @@ export interface Subscription {
  * Subscribes to `channels` on a connection of its own (closed with the scope). ioredis
  * resubscribes after a reconnect.
  */
-export const subscribe = Effect.fn("Broker.subscribe")(function* (channels: ReadonlyArray<string>, subscription: Subscription) {
+export const subscribeChannels = Effect.fn("Broker.subscribeChannels")(function* (channels: ReadonlyArray<string>, subscription: Subscription) {
   const { redis } = yield* Broker
   const conn = yield* redis.duplicate
   conn.on("message", subscription.onMessage)

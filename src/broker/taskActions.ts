@@ -3,7 +3,7 @@ import { Result } from "effect"
 import { queueKeys, type TaskState } from "../wire/keys.js"
 import { unexpectedReply } from "./decode.js"
 import type { InvalidState, TaskNotFound } from "./errors.js"
-import { text } from "./fields.js"
+import { textField } from "./fields.js"
 import { archiveCutoffSeconds, archiveMaxSize } from "./archive.js"
 import { codeError } from "./replyCodes.js"
 import { defineScript } from "./script.js"
@@ -29,7 +29,7 @@ const actionDecode =
   (reply: unknown, { queue, id }: TaskActionInput): Result.Result<TaskActionResult, TaskNotFound | InvalidState | ReturnType<typeof unexpectedReply>> => {
     if (!(Array.isArray(reply) && reply.length === 2 && typeof reply[0] === "number")) return Result.fail(unexpectedReply(script, reply, "{code, state}"))
     const code: number = reply[0]
-    const state = text(reply[1]) ?? ""
+    const state = textField(reply[1]) ?? ""
     if (code === 1) return Result.succeed({ id, from: state as TaskState })
     const error = codeError(script, code, { queue, id, state })
     return Result.fail(error ?? unexpectedReply(script, reply, "{code, state} with code 1, 0 or -1"))

@@ -65,12 +65,12 @@ export const writeServerState = Effect.fn("Processor.writeServerState")(function
         })
     })
   }
-  yield* ServerStateStore.writeServerState(keys, info, workers, ttlSec, expSec)
+  yield* ServerStateStore.saveServerState(keys, info, workers, ttlSec, expSec)
 })
 
 /** Removes the server's state (asynq's ClearServerState). */
 export const clearServerState = Effect.fn("Processor.clearServerState")(function* (id: ServerIdentity) {
-  yield* ServerStateStore.clearServerState(serverKeys(id))
+  yield* ServerStateStore.deleteServerState(serverKeys(id))
 })
 
 export const serverStateLoop = (id: ServerIdentity, options: ResolvedOptions, registry: Registry, status: () => "active" | "stopped") =>

@@ -5,7 +5,7 @@
  * signal (a fetch looks at the queues at once) — a lost cancel is lost, as in asynq.
  */
 import { Effect } from "effect"
-import { subscribe as subscribeChannels } from "../broker/subscribe.js"
+import { subscribeChannels } from "../broker/subscribe.js"
 import { cancelChannel } from "../wire/keys.js"
 import type { Registry } from "./registry.js"
 import type { Signal } from "./Signal.js"
