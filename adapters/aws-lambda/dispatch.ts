@@ -1,6 +1,6 @@
 import type { LambdaClient } from "@aws-sdk/client-lambda"
 import * as Effect from "effect/Effect"
-import { queueDepths, type QueueDepth } from "../shared/queueDepths.js"
+import { queueDepths, type QueueDepth } from "../../src/broker/queueDepths.js"
 import { lambdaSdk } from "./lambdaSdk.js"
 
 export interface DispatchConfig {

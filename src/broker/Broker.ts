@@ -4,8 +4,10 @@ import { KnownQueues } from "./knownQueues.js"
 
 /**
  * The broker: the Redis service plus what the queue steps remember between calls (which queues
- * are already registered in `asynq:queues`, so enqueue can skip that SADD). Every function in
- * src/broker/ runs one Lua script (or one read) through it; src/steps/ composes them.
+ * are already registered in `asynq:queues`, so enqueue can skip that SADD). src/broker/ is the only
+ * code that talks to Redis: one descriptor per Lua script (src/broker/script.ts: how its KEYS and
+ * ARGV are built, how its reply decodes; run with `runScript`/`runScripts`), plus the few raw reads
+ * and pub/sub operations. src/steps/, the inspector, the scheduler and the processor compose them.
  */
 export interface BrokerShape {
   readonly redis: RedisShape

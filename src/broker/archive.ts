@@ -1,16 +1,20 @@
-import { Effect } from "effect"
+import { Result } from "effect"
 import { encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { queueKeys } from "../wire/keys.js"
 import { bytesArg } from "./args.js"
-import { Broker } from "./Broker.js"
-import { asIntegers } from "./replies.js"
+import { coded, integersReply } from "./decode.js"
+import type { LeaseLost } from "./errors.js"
+import { defineScript } from "./script.js"
 import { statsExpireAt, unixSeconds } from "./time.js"
 
 /** asynq's archive limits: tasks archived more than 90 days ago, and beyond 10,000 entries, are deleted. */
 export const archiveMaxAgeMs = 90 * 24 * 60 * 60 * 1000
 export const archiveMaxSize = 10_000
 
-export interface ArchiveArgs {
+/** Archived tasks scored below this (unix seconds) are past the 90 days. */
+export const archiveCutoffSeconds = (nowMs: number): number => unixSeconds(nowMs - archiveMaxAgeMs)
+
+export interface ArchiveInput {
   /** The message as it is to be stored (errorMsg/lastFailedAt already updated). */
   readonly updated: TaskMessage
   readonly nowMs: number
@@ -21,23 +25,25 @@ export interface ArchiveArgs {
 }
 
 /**
- * Script `archive`: active -> archived, then trims the archive. Returns `moved` false when the
- * task is not active under a (matching) lease, and how many old archived tasks were deleted.
+ * Script `archive`: active -> archived, then trims the archive; returns how many old archived
+ * tasks were deleted. LeaseLost when the task is not active under a (matching) lease.
  */
-export const archiveActive = Effect.fnUntraced(function* (a: ArchiveArgs) {
-  const { redis } = yield* Broker
-  const m = a.updated
-  const k = queueKeys(m.queue)
-  const keys = [k.taskPrefix, k.active, k.lease, k.archived, k.processed(a.nowMs), k.failed(a.nowMs), k.processedTotal, k.failedTotal]
-  const args = [
-    m.id,
-    bytesArg(encodeTaskMessage(m)),
+export const archiveScript = defineScript<ArchiveInput, { readonly trimmed: number }, LeaseLost>({
+  name: "archive",
+  buffers: false,
+  keys: ({ updated, nowMs }) => {
+    const k = queueKeys(updated.queue)
+    return [k.taskPrefix, k.active, k.lease, k.archived, k.processed(nowMs), k.failed(nowMs), k.processedTotal, k.failedTotal]
+  },
+  args: (a) => [
+    a.updated.id,
+    bytesArg(encodeTaskMessage(a.updated)),
     unixSeconds(a.nowMs),
     unixSeconds(a.nowMs - (a.maxAgeMs ?? archiveMaxAgeMs)),
     Math.max(1, Math.floor(a.maxSize ?? archiveMaxSize)),
     statsExpireAt(a.nowMs),
     a.leaseCutoffSec ?? ""
-  ]
-  const [moved, trimmed] = yield* asIntegers("archive", yield* redis.script("archive", keys, args), 2)
-  return { moved: moved === 1, trimmed: trimmed! }
+  ],
+  decode: (reply, { updated }) =>
+    Result.flatMap(integersReply("archive", reply, 2), ([moved, trimmed]) => Result.map(coded("archive", moved!, updated, [1]), () => ({ trimmed: trimmed! })))
 })

@@ -1,18 +1,23 @@
-import { Effect } from "effect"
+import { Result } from "effect"
 import { queueKeys } from "../wire/keys.js"
-import { Broker } from "./Broker.js"
-import { asIntegers } from "./replies.js"
+import { integersReply } from "./decode.js"
+import { defineScript } from "./script.js"
 import { unixNanosString, unixSeconds } from "./time.js"
 
+export interface ForwardInput {
+  readonly queue: string
+  readonly nowMs: number
+  readonly batch: number
+}
+
 /** Script `forward`: due scheduled/retry tasks of one queue -> pending (or their group), at most `batch`. */
-export const forwardDue = Effect.fn("Broker.forward")(function* (queue: string, nowMs: number, batch: number) {
-  const { redis } = yield* Broker
-  const k = queueKeys(queue)
-  const reply = yield* redis.script(
-    "forward",
-    [k.scheduled, k.retry, k.pending, k.taskPrefix, k.groupPrefix, k.allGroups],
-    [unixSeconds(nowMs), unixNanosString(nowMs), batch]
-  )
-  const [scheduled, retry, dropped] = yield* asIntegers("forward", reply, 3)
-  return { scheduled: scheduled!, retry: retry!, dropped: dropped! }
+export const forwardScript = defineScript<ForwardInput, { readonly scheduled: number; readonly retry: number; readonly dropped: number }>({
+  name: "forward",
+  buffers: false,
+  keys: ({ queue }) => {
+    const k = queueKeys(queue)
+    return [k.scheduled, k.retry, k.pending, k.taskPrefix, k.groupPrefix, k.allGroups]
+  },
+  args: ({ nowMs, batch }) => [unixSeconds(nowMs), unixNanosString(nowMs), batch],
+  decode: (reply) => Result.map(integersReply("forward", reply, 3), ([scheduled, retry, dropped]) => ({ scheduled: scheduled!, retry: retry!, dropped: dropped! }))
 })

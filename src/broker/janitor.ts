@@ -1,12 +1,22 @@
-import { Effect } from "effect"
 import { queueKeys } from "../wire/keys.js"
-import { Broker } from "./Broker.js"
-import { asInteger } from "./replies.js"
+import { integerReply } from "./decode.js"
+import { defineScript } from "./script.js"
 import { unixSeconds } from "./time.js"
 
-/** Script `deleteExpiredCompleted`: deletes up to `batch` completed tasks of one queue whose retention ended. */
-export const deleteExpiredCompleted = Effect.fn("Broker.deleteExpiredCompleted")(function* (queue: string, nowMs: number, batch: number) {
-  const { redis } = yield* Broker
-  const k = queueKeys(queue)
-  return yield* asInteger("deleteExpiredCompleted", yield* redis.script("deleteExpiredCompleted", [k.completed, k.taskPrefix], [unixSeconds(nowMs), batch]))
+export interface JanitorInput {
+  readonly queue: string
+  readonly nowMs: number
+  readonly batch: number
+}
+
+/** Script `deleteExpiredCompleted`: deletes up to `batch` completed tasks of one queue whose retention ended; returns how many. */
+export const janitorScript = defineScript<JanitorInput, number>({
+  name: "deleteExpiredCompleted",
+  buffers: false,
+  keys: ({ queue }) => {
+    const k = queueKeys(queue)
+    return [k.completed, k.taskPrefix]
+  },
+  args: ({ nowMs, batch }) => [unixSeconds(nowMs), batch],
+  decode: (reply) => integerReply("deleteExpiredCompleted", reply)
 })

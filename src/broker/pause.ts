@@ -1,20 +1,24 @@
-import { Effect } from "effect"
+import { Result } from "effect"
 import { queueKeys } from "../wire/keys.js"
-import { Broker } from "./Broker.js"
-import { InvalidState } from "./errors.js"
-import { asInteger } from "./replies.js"
+import { coded, integerReply } from "./decode.js"
+import type { InvalidState } from "./errors.js"
+import { defineScript } from "./script.js"
 import { unixSeconds } from "./time.js"
 
-/** Script `pause`; InvalidState when the queue is already paused. */
-export const pauseQueue = Effect.fn("Broker.pause")(function* (queue: string, nowMs: number) {
-  const { redis } = yield* Broker
-  const n = yield* asInteger("pause", yield* redis.script("pause", [queueKeys(queue).paused], [unixSeconds(nowMs)]))
-  if (n !== 1) return yield* Effect.fail(new InvalidState({ message: `queue "${queue}" is already paused` }))
+/** Script `pause`: marks the queue paused; InvalidState when it is already paused. */
+export const pauseScript = defineScript<{ readonly queue: string; readonly nowMs: number }, void, InvalidState>({
+  name: "pause",
+  buffers: false,
+  keys: ({ queue }) => [queueKeys(queue).paused],
+  args: ({ nowMs }) => [unixSeconds(nowMs)],
+  decode: (reply, i) => Result.flatMap(integerReply("pause", reply), (n) => Result.map(coded("pause", n, i, [1]), () => undefined))
 })
 
 /** Script `unpause`; InvalidState when the queue is not paused. */
-export const unpauseQueue = Effect.fn("Broker.unpause")(function* (queue: string) {
-  const { redis } = yield* Broker
-  const n = yield* asInteger("unpause", yield* redis.script("unpause", [queueKeys(queue).paused], []))
-  if (n !== 1) return yield* Effect.fail(new InvalidState({ message: `queue "${queue}" is not paused` }))
+export const unpauseScript = defineScript<{ readonly queue: string }, void, InvalidState>({
+  name: "unpause",
+  buffers: false,
+  keys: ({ queue }) => [queueKeys(queue).paused],
+  args: () => [],
+  decode: (reply, i) => Result.flatMap(integerReply("unpause", reply), (n) => Result.map(coded("unpause", n, i, [1]), () => undefined))
 })

@@ -2,8 +2,11 @@ import { Effect } from "effect"
 import { cancelChannel } from "../wire/keys.js"
 import { Broker } from "./Broker.js"
 
-/** PUBLISH asynq:cancel <id>: every server subscribed cancels the task if it runs it. Returns the receiver count. */
-export const publishCancelMessage = Effect.fn("Broker.publishCancel")(function* (taskId: string) {
+/**
+ * Asks every server (Go asynq or ours) running the task to cancel it: PUBLISH asynq:cancel <id>.
+ * Returns how many subscribers got the message.
+ */
+export const publishCancel = Effect.fn("Steps.publishCancel")(function* (taskId: string) {
   const { redis } = yield* Broker
   return yield* redis.use("publish cancel", (c) => c.publish(cancelChannel, taskId))
 })

@@ -1,12 +1,13 @@
-import { Effect } from "effect"
+import { Result } from "effect"
 import { encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { queueKeys } from "../wire/keys.js"
 import { bytesArg } from "./args.js"
-import { Broker } from "./Broker.js"
-import { asInteger } from "./replies.js"
+import { coded, integerReply } from "./decode.js"
+import type { LeaseLost } from "./errors.js"
+import { defineScript } from "./script.js"
 import { statsExpireAt, unixSeconds } from "./time.js"
 
-export interface RetryArgs {
+export interface RetryInput {
   /** The message as it is to be stored (retried/errorMsg/lastFailedAt already updated). */
   readonly updated: TaskMessage
   readonly retryAtMs: number
@@ -16,12 +17,14 @@ export interface RetryArgs {
   readonly leaseCutoffSec?: number
 }
 
-/** Script `retry`: active -> retry. Returns false when the task is not active under a (matching) lease. */
-export const retryActive = Effect.fnUntraced(function* (a: RetryArgs) {
-  const { redis } = yield* Broker
-  const m = a.updated
-  const k = queueKeys(m.queue)
-  const keys = [k.taskPrefix, k.active, k.lease, k.retry, k.processed(a.nowMs), k.failed(a.nowMs), k.processedTotal, k.failedTotal]
-  const args = [m.id, bytesArg(encodeTaskMessage(m)), unixSeconds(a.retryAtMs), statsExpireAt(a.nowMs), a.isFailure ? "1" : "0", a.leaseCutoffSec ?? ""]
-  return (yield* asInteger("retry", yield* redis.script("retry", keys, args))) === 1
+/** Script `retry`: active -> retry. LeaseLost when the task is not active under a (matching) lease. */
+export const retryScript = defineScript<RetryInput, void, LeaseLost>({
+  name: "retry",
+  buffers: false,
+  keys: ({ updated, nowMs }) => {
+    const k = queueKeys(updated.queue)
+    return [k.taskPrefix, k.active, k.lease, k.retry, k.processed(nowMs), k.failed(nowMs), k.processedTotal, k.failedTotal]
+  },
+  args: (a) => [a.updated.id, bytesArg(encodeTaskMessage(a.updated)), unixSeconds(a.retryAtMs), statsExpireAt(a.nowMs), a.isFailure ? "1" : "0", a.leaseCutoffSec ?? ""],
+  decode: (reply, { updated }) => Result.flatMap(integerReply("retry", reply), (n) => Result.map(coded("retry", n, updated, [1]), () => undefined))
 })

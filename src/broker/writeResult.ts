@@ -1,14 +1,27 @@
-import { Effect } from "effect"
+import { Effect, Result } from "effect"
 import { queueKeys } from "../wire/keys.js"
 import { bytesArg } from "./args.js"
-import { Broker } from "./Broker.js"
-import { TaskNotFound } from "./errors.js"
-import { asInteger } from "./replies.js"
+import { integerReply, unexpectedReply } from "./decode.js"
+import type { TaskNotFound } from "./errors.js"
+import { codeError } from "./replyCodes.js"
+import { defineScript, runScript } from "./script.js"
 
-/** Script `writeResult`: stores result bytes in the task hash; TaskNotFound when the task does not exist. */
-export const writeTaskResult = Effect.fn("Broker.writeResult")(function* (queue: string, id: string, result: Uint8Array) {
-  const { redis } = yield* Broker
-  const n = yield* asInteger("writeResult", yield* redis.script("writeResult", [queueKeys(queue).task(id)], [bytesArg(result)]))
-  if (n < 0) return yield* Effect.fail(new TaskNotFound({ queue, id, message: `cannot write the result of task ${id}: no such task in queue "${queue}"` }))
-  return n
+export interface WriteResultOptions {
+  readonly queue: string
+  readonly id: string
+  readonly result: Uint8Array
+}
+
+/** Script `writeResult`: stores result bytes in the task hash; returns the byte count. TaskNotFound when the task does not exist. */
+export const writeResultScript = defineScript<WriteResultOptions, number, TaskNotFound>({
+  name: "writeResult",
+  buffers: false,
+  keys: ({ queue, id }) => [queueKeys(queue).task(id)],
+  args: ({ result }) => [bytesArg(result)],
+  decode: (reply, i) => Result.flatMap(integerReply("writeResult", reply), (n) => (n >= 0 ? Result.succeed(n) : Result.fail(codeError("writeResult", n, i) ?? unexpectedReply("writeResult", n, "a byte count or -1"))))
+})
+
+/** Stores a task's result (hash field `result`, kept with a retained completed task). Returns the byte count. */
+export const writeResult = Effect.fn("Steps.writeResult")(function* (options: WriteResultOptions) {
+  return yield* runScript(writeResultScript, options)
 })

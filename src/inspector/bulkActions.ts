@@ -1,12 +1,11 @@
 import { Clock, Effect } from "effect"
-import { Broker } from "../broker/Broker.js"
+import { archiveMaxSize } from "../broker/archive.js"
+import { archiveAllBatchScript, type BatchCounts, deleteAllBatchScript, runAllBatchScript } from "../broker/bulkActions.js"
+import { runScript } from "../broker/script.js"
 import type { RedisError } from "../redis/errors.js"
-import { unixNanosString, unixSeconds } from "../broker/time.js"
-import { type QueueKeys, queueKeys, type TaskState } from "../wire/keys.js"
-import { archiveCutoffSeconds, archiveMaxSize } from "./archiveLimits.js"
+import type { TaskState } from "../wire/keys.js"
 import { InvalidArgument } from "./errors.js"
 import { requireQueue } from "./requireQueue.js"
-import { asArray, num } from "./replies.js"
 import type { BulkOptions } from "./types.js"
 
 export const defaultBatchSize = 1000
@@ -29,26 +28,13 @@ const check = (verb: Verb, state: string, o: BulkOptions) =>
     return batch
   })
 
-/** Source key, whether it is a list, and the group name ("" unless aggregating). */
-const source = (k: QueueKeys, state: TaskState, group: string | undefined) =>
-  state === "aggregating"
-    ? { key: k.group(group!), list: false, group: group! }
-    : { key: k[state as "pending" | "scheduled" | "retry" | "archived" | "completed"], list: state === "pending", group: "" }
-
-/** One batch's reply: tasks done, left in the source, and (archive batches) older archived tasks trimmed. */
-interface BatchCounts {
-  readonly done: number
-  readonly left: number
-  readonly trimmed?: number
-}
-
 /**
  * Calls one batch script until the source is empty, or until as many tasks as it held at the
  * first call are done (so a queue that keeps filling up cannot keep the loop going), reporting
  * progress after every batch. Returns how many tasks were handled and, when the batches report
  * it, how many were trimmed.
  */
-const drain = (o: BulkOptions, batch: (now: number) => Effect.Effect<BatchCounts, RedisError>) =>
+const drain = <R>(o: BulkOptions, batch: (now: number) => Effect.Effect<BatchCounts, RedisError, R>) =>
   Effect.gen(function* () {
     let done = 0
     let trimmed: number | undefined
@@ -64,23 +50,11 @@ const drain = (o: BulkOptions, batch: (now: number) => Effect.Effect<BatchCounts
     }
   })
 
-/** Reads a batch script's `{done, left[, trimmed]}` reply. */
-const counts = (script: string) => (reply: unknown) =>
-  Effect.map(asArray(script, reply), (a): BatchCounts => {
-    const r = { done: num(a[0]) ?? 0, left: num(a[1]) ?? 0 }
-    return a.length > 2 ? { ...r, trimmed: num(a[2]) ?? 0 } : r
-  })
-
 /** Moves every task of a state (scheduled, retry, archived, or a group) to pending (asynq's RunAll*Tasks). */
 export const runAll = Effect.fn("Inspector.runAll")(function* (queue: string, state: TaskState, options: BulkOptions = {}) {
   const size = yield* check("run", state, options)
   yield* requireQueue(queue)
-  const { redis } = yield* Broker
-  const k = queueKeys(queue)
-  const src = source(k, state, options.group)
-  const r = yield* drain(options, (now) =>
-    redis.script("inspector_runBatch", [src.key, k.pending, k.taskPrefix, k.allGroups], [size, unixNanosString(now), src.group]).pipe(Effect.flatMap(counts("inspector_runBatch")))
-  )
+  const r = yield* drain(options, (nowMs) => runScript(runAllBatchScript, { queue, state, group: options.group, size, nowMs }))
   return r.done
 })
 
@@ -92,21 +66,7 @@ export const runAll = Effect.fn("Inspector.runAll")(function* (queue: string, st
 export const archiveAll = Effect.fn("Inspector.archiveAll")(function* (queue: string, state: TaskState, options: BulkOptions = {}) {
   const size = yield* check("archive", state, options)
   yield* requireQueue(queue)
-  const { redis } = yield* Broker
-  const k = queueKeys(queue)
-  const src = source(k, state, options.group)
-  const r = yield* drain(options, (now) =>
-    redis
-      .script("inspector_archiveBatch", [src.key, k.archived, k.taskPrefix, k.allGroups], [
-        src.list ? "list" : "zset",
-        size,
-        unixSeconds(now),
-        archiveCutoffSeconds(now),
-        archiveMaxSize,
-        src.group
-      ])
-      .pipe(Effect.flatMap(counts("inspector_archiveBatch")))
-  )
+  const r = yield* drain(options, (nowMs) => runScript(archiveAllBatchScript, { queue, state, group: options.group, size, nowMs }))
   if (r.trimmed) yield* Effect.logWarning(`archiving removed ${r.trimmed} older archived task(s) to keep the archive within ${archiveMaxSize} tasks and 90 days`)
   return r.done
 })
@@ -115,13 +75,6 @@ export const archiveAll = Effect.fn("Inspector.archiveAll")(function* (queue: st
 export const deleteAll = Effect.fn("Inspector.deleteAll")(function* (queue: string, state: TaskState, options: BulkOptions = {}) {
   const size = yield* check("delete", state, options)
   yield* requireQueue(queue)
-  const { redis } = yield* Broker
-  const k = queueKeys(queue)
-  const src = source(k, state, options.group)
-  const r = yield* drain(options, () =>
-    redis
-      .script("inspector_deleteBatch", [src.key, k.taskPrefix, k.allGroups, k.uniquePrefix], [src.list ? "list" : "zset", size, src.group])
-      .pipe(Effect.flatMap(counts("inspector_deleteBatch")))
-  )
+  const r = yield* drain(options, (nowMs) => runScript(deleteAllBatchScript, { queue, state, group: options.group, size, nowMs }))
   return r.done
 })

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { pause, unpause } from "../steps/pause.js"
-import { publishCancel } from "../steps/publishCancel.js"
+import { publishCancel } from "../broker/publishCancel.js"
 import { requireQueue } from "./requireQueue.js"
 
 /**

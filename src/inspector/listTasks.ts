@@ -1,10 +1,10 @@
 import { Clock, Effect, Option } from "effect"
-import { Broker } from "../broker/Broker.js"
+import { listListScript, listZsetScript } from "../broker/listTasks.js"
+import { runScript } from "../broker/script.js"
 import type { TaskInfo } from "../steps/taskInfo.js"
-import { queueKeys, type TaskState } from "../wire/keys.js"
+import type { TaskState } from "../wire/keys.js"
 import { InvalidArgument } from "./errors.js"
 import { requireQueue } from "./requireQueue.js"
-import { asArray, bytes, num, text } from "./replies.js"
 import { type StoredTask, toTaskInfoOption } from "./taskRow.js"
 import type { ListOptions } from "./types.js"
 
@@ -32,26 +32,10 @@ export const listTasks = Effect.fn("Inspector.listTasks")(function* (queue: stri
     return yield* new InvalidArgument({ field: "group", message: "listing aggregating tasks needs a group name" })
   }
   yield* requireQueue(queue)
-  const { redis } = yield* Broker
   const now = yield* Clock.currentTimeMillis
-  const k = queueKeys(queue)
-  const rows: Array<StoredTask> = []
-  if (state === "pending" || state === "active") {
-    // LPUSH puts the newest at the head: count the page from the tail, then reverse it.
-    const reply = yield* asArray("inspector_listList", yield* redis.scriptBuffer("inspector_listList", [k[state], k.taskPrefix, k.lease], [-(stop + 1), -(start + 1)]))
-    for (let i = 0; i + 3 < reply.length; i += 4) {
-      const id = text(reply[i]) ?? ""
-      rows.push({ key: k.task(id), msg: bytes(reply[i + 1]), result: bytes(reply[i + 2]), score: num(reply[i + 3]), state })
-    }
-    rows.reverse()
-  } else {
-    const source = state === "aggregating" ? k.group(options.group!) : k[state]
-    const reply = yield* asArray("inspector_listZset", yield* redis.scriptBuffer("inspector_listZset", [source, k.taskPrefix], [start, stop]))
-    for (let i = 0; i + 3 < reply.length; i += 4) {
-      const id = text(reply[i]) ?? ""
-      rows.push({ key: k.task(id), score: num(reply[i + 1]), msg: bytes(reply[i + 2]), result: bytes(reply[i + 3]), state })
-    }
-  }
+  const page = { queue, state, group: options.group, start, stop }
+  const stored = yield* runScript(state === "pending" || state === "active" ? listListScript : listZsetScript, page)
+  const rows: ReadonlyArray<StoredTask> = stored.map((r) => ({ ...r, state }))
   const infos: Array<TaskInfo> = []
   for (const row of rows) {
     const info = yield* toTaskInfoOption(row, now)

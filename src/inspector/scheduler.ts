@@ -1,6 +1,5 @@
 import { Clock, Effect } from "effect"
-import { Broker } from "../broker/Broker.js"
-import { allSchedulers, schedulerHistoryKey } from "../wire/keys.js"
+import { readSchedulerEntries, readSchedulerHistory } from "../broker/scheduler.js"
 import { decodeSchedulerEnqueueEvent } from "../wire/SchedulerEnqueueEvent.js"
 import { decodeSchedulerEntry } from "../wire/SchedulerEntry.js"
 import { isGoZeroTime, timestampToDate } from "../wire/Timestamp.js"
@@ -13,12 +12,9 @@ import type { EnqueueEventDetails, SchedulerEntryDetails } from "./serverTypes.j
  * SchedulerEntries). Schedulers whose heartbeat expired are left out; undecodable items too.
  */
 export const schedulerEntries = Effect.fn("Inspector.schedulerEntries")(function* () {
-  const { redis } = yield* Broker
   const nowSec = Math.floor((yield* Clock.currentTimeMillis) / 1000)
-  const keys = yield* redis.use("zrangebyscore asynq:schedulers", (c) => c.zrangebyscore(allSchedulers, nowSec, "+inf"))
-  const lists = yield* redis.use("lrange scheduler entries", (c) => Promise.all(keys.map((k) => c.lrangeBuffer(k, 0, -1))))
   const out: Array<SchedulerEntryDetails> = []
-  for (const bytes of lists.flat()) {
+  for (const bytes of yield* readSchedulerEntries(nowSec)) {
     try {
       const e = decodeSchedulerEntry(bytes)
       out.push({
@@ -43,9 +39,8 @@ export const schedulerHistory = Effect.fn("Inspector.schedulerHistory")(function
   const size = options.pageSize ?? defaultPageSize
   if (!Number.isInteger(page) || page < 1) return yield* new InvalidArgument({ field: "page", message: `page must be a whole number >= 1, got ${page}` })
   if (!Number.isInteger(size) || size < 1) return yield* new InvalidArgument({ field: "pageSize", message: `page size must be a whole number >= 1, got ${size}` })
-  const { redis } = yield* Broker
   const start = (page - 1) * size
-  const members = yield* redis.use("zrevrange scheduler history", (c) => c.zrevrangeBuffer(schedulerHistoryKey(entryId), start, start + size - 1))
+  const members = yield* readSchedulerHistory(entryId, start, start + size - 1)
   const out: Array<EnqueueEventDetails> = []
   for (const m of members) {
     try {

@@ -1,6 +1,5 @@
 import { Clock, Effect } from "effect"
-import { Broker } from "../broker/Broker.js"
-import { allServers, allWorkers } from "../wire/keys.js"
+import { readServerStates } from "../broker/servers.js"
 import { decodeServerInfo } from "../wire/ServerInfo.js"
 import { timestampToDate } from "../wire/Timestamp.js"
 import { decodeWorkerInfo, type WorkerInfo } from "../wire/WorkerInfo.js"
@@ -29,15 +28,11 @@ const toWorker = (w: WorkerInfo): WorkerDetails => ({
  * of asynq:servers / asynq:workers whose heartbeat expiry has not passed. Read-only.
  */
 export const servers = Effect.fn("Inspector.servers")(function* () {
-  const { redis } = yield* Broker
   const nowSec = Math.floor((yield* Clock.currentTimeMillis) / 1000)
-  const serverKeys = yield* redis.use("zrangebyscore asynq:servers", (c) => c.zrangebyscore(allServers, nowSec, "+inf"))
-  const workerKeys = yield* redis.use("zrangebyscore asynq:workers", (c) => c.zrangebyscore(allWorkers, nowSec, "+inf"))
-  const infos = yield* redis.use("get server info", (c) => Promise.all(serverKeys.map((k) => c.getBuffer(k).then((b) => ({ k, b })))))
-  const workerValues = yield* redis.use("hvals workers", (c) => Promise.all(workerKeys.map((k) => c.hvalsBuffer(k))))
-  const workers = workerValues.flat().flatMap((b) => tryDecode(() => decodeWorkerInfo(b)))
+  const state = yield* readServerStates(nowSec)
+  const workers = state.workers.flatMap((b) => tryDecode(() => decodeWorkerInfo(b)))
   const out: Array<ServerDetails> = []
-  for (const { k, b } of infos) {
+  for (const { key: k, bytes: b } of state.servers) {
     if (b === null) continue
     for (const s of tryDecode(() => decodeServerInfo(b, k))) {
       out.push({

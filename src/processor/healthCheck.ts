@@ -1,11 +1,10 @@
 /** Health check (asynq's, every 15 s): PING Redis and report the result (undefined when it answered) to the user's callback. */
 import { Duration, Effect } from "effect"
-import { Broker } from "../broker/Broker.js"
+import { ping } from "../broker/ping.js"
 import { periodic } from "./periodic.js"
 
 export const healthCheckOnce = Effect.fn("Processor.healthCheckOnce")(function* (callback: (error: unknown) => void) {
-  const { redis } = yield* Broker
-  const r = yield* Effect.result(redis.use("ping", (c) => c.ping()))
+  const r = yield* Effect.result(ping())
   const error = r._tag === "Success" ? undefined : r.failure
   yield* Effect.try({ try: () => callback(error), catch: (e) => e }).pipe(Effect.catch((e) => Effect.logWarning(`healthCheck callback threw: ${String(e)}`)))
 })

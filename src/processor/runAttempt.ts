@@ -9,7 +9,7 @@
  */
 import { Cause, Clock, Duration, Effect, Exit, Fiber } from "effect"
 import { Broker, type BrokerShape } from "../broker/Broker.js"
-import { writeResult } from "../steps/writeResult.js"
+import { writeResult } from "../broker/writeResult.js"
 import { encodePayload, type PayloadEncodeError } from "../wire/payload.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import type { Acker } from "./acker.js"

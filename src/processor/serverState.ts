@@ -6,9 +6,8 @@
  * Removed at shutdown.
  */
 import { Clock, Duration, Effect } from "effect"
-import { Broker } from "../broker/Broker.js"
-import { bytesArg } from "../broker/args.js"
-import { allServers, allWorkers, serverInfoKey, workersKey } from "../wire/keys.js"
+import * as ServerStateStore from "../broker/servers.js"
+import { serverInfoKey, workersKey } from "../wire/keys.js"
 import { encodeServerInfo } from "../wire/ServerInfo.js"
 import { timestampFromMillis } from "../wire/Timestamp.js"
 import { encodeWorkerInfo } from "../wire/WorkerInfo.js"
@@ -34,7 +33,6 @@ export const writeServerState = Effect.fn("Processor.writeServerState")(function
   registry: Registry,
   status: "active" | "stopped"
 ) {
-  const { redis } = yield* Broker
   const now = yield* Clock.currentTimeMillis
   const ttlSec = Math.max(1, Math.ceil((options.heartbeatIntervalMs * 2) / 1000))
   const expSec = Math.floor(now / 1000) + ttlSec
@@ -50,12 +48,11 @@ export const writeServerState = Effect.fn("Processor.writeServerState")(function
     startTime: timestampFromMillis(id.startedAtMs),
     activeWorkerCount: registry.tasks.size
   })
-  const workerArgs: Array<string | Buffer> = []
+  const workers: Array<{ taskId: string; info: Uint8Array }> = []
   for (const t of registry.tasks.values()) {
-    workerArgs.push(
-      t.msg.id,
-      bytesArg(
-        encodeWorkerInfo({
+    workers.push({
+      taskId: t.msg.id,
+      info: encodeWorkerInfo({
           host: id.host,
           pid: id.pid,
           serverId: id.serverId,
@@ -66,21 +63,14 @@ export const writeServerState = Effect.fn("Processor.writeServerState")(function
           startTime: timestampFromMillis(t.startedAtMs),
           deadline: timestampFromMillis(t.deadlineMs)
         })
-      )
-    )
+    })
   }
-  yield* redis.script("serverIndex", [allServers], ["add", keys.server, expSec])
-  yield* redis.script("serverIndex", [allWorkers], ["add", keys.workers, expSec])
-  yield* redis.script("serverStateWrite", [keys.server, keys.workers], [ttlSec, bytesArg(info), ...workerArgs])
+  yield* ServerStateStore.saveServerState(keys, info, workers, ttlSec, expSec)
 })
 
 /** Removes the server's state (asynq's ClearServerState). */
 export const clearServerState = Effect.fn("Processor.clearServerState")(function* (id: ServerIdentity) {
-  const { redis } = yield* Broker
-  const keys = serverKeys(id)
-  yield* redis.script("serverIndex", [allServers], ["remove", keys.server])
-  yield* redis.script("serverIndex", [allWorkers], ["remove", keys.workers])
-  yield* redis.script("serverStateClear", [keys.server, keys.workers], [])
+  yield* ServerStateStore.deleteServerState(serverKeys(id))
 })
 
 export const serverStateLoop = (id: ServerIdentity, options: ResolvedOptions, registry: Registry, status: () => "active" | "stopped") =>

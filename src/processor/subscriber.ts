@@ -5,29 +5,22 @@
  * signal (a fetch looks at the queues at once) — a lost cancel is lost, as in asynq.
  */
 import { Effect } from "effect"
-import { Broker } from "../broker/Broker.js"
-import { RedisError } from "../redis/errors.js"
+import { subscribeChannels } from "../broker/subscribe.js"
 import { cancelChannel } from "../wire/keys.js"
 import type { Registry } from "./registry.js"
 import type { Signal } from "./Signal.js"
 import { wakeChannel } from "./wake.js"
 
 export const subscribe = Effect.fn("Processor.subscribe")(function* (queues: ReadonlyArray<string>, registry: Registry, wake: Signal) {
-  const { redis } = yield* Broker
-  const conn = yield* redis.duplicate
   const served = new Set(queues)
-  conn.on("message", (channel: string, message: string) => {
-    if (channel === cancelChannel) {
-      registry.stop(message, "canceled")
-    } else if (channel === wakeChannel && served.has(message)) {
-      wake.raise()
-    }
+  yield* subscribeChannels([cancelChannel, wakeChannel], {
+    onMessage: (channel, message) => {
+      if (channel === cancelChannel) {
+        registry.stop(message, "canceled")
+      } else if (channel === wakeChannel && served.has(message)) {
+        wake.raise()
+      }
+    },
+    onReady: () => wake.raise()
   })
-  conn.on("ready", () => wake.raise())
-  yield* Effect.tryPromise({
-    try: () => conn.subscribe(cancelChannel, wakeChannel),
-    catch: (cause) =>
-      new RedisError({ op: "subscribe", message: `cannot subscribe to ${cancelChannel} and ${wakeChannel}: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
-  })
-  return conn
 })

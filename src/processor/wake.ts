@@ -6,8 +6,6 @@
  * non-empty (LPUSH returned 1): edge-triggered, so a busy queue costs no messages, and no waiter
  * misses work, because a worker only waits after a fetch that saw its queues empty.
  */
-import { Effect } from "effect"
-import { Broker } from "../broker/Broker.js"
 import { wakeChannel } from "../wire/keys.js"
 
 export { wakeChannel }
@@ -16,12 +14,4 @@ export { wakeChannel }
  * Publishes a wake-up for each queue. For code paths that make tasks pending without the enqueue
  * script's own signal (forwarding, aggregation). Returns how many subscribers heard it.
  */
-export const publishWake = Effect.fn("Processor.publishWake")(function* (queues: ReadonlyArray<string>) {
-  const { redis } = yield* Broker
-  if (queues.length === 0) return 0
-  return yield* redis.use("publish wake", async (c) => {
-    let n = 0
-    for (const q of queues) n += await c.publish(wakeChannel, q)
-    return n
-  })
-})
+export { publishWake } from "../broker/wake.js"

@@ -2,6 +2,7 @@ import { Cluster, Redis as IORedis } from "ioredis"
 import { Config, Context, Effect, Layer, Option, Redacted, type Scope } from "effect"
 import { RedisConnectionError, RedisError, errorMessage } from "./errors.js"
 import { describeTarget, type RedisOptions } from "./options.js"
+import { keySlot } from "./keySlot.js"
 import { type LuaName, luaScript } from "./scripts.js"
 
 export type RedisClient = IORedis | Cluster
@@ -12,6 +13,8 @@ export interface ScriptCall {
   readonly script: LuaName
   readonly keys: ReadonlyArray<string>
   readonly args: ReadonlyArray<ScriptArg>
+  /** Read this call's bulk replies as Buffers (default: the batch's `buffers` option, else strings). */
+  readonly buffers?: boolean
 }
 
 /** A script call's outcome inside a batch: its reply, or the error Redis gave for that call alone. */
@@ -29,8 +32,15 @@ export interface RedisShape {
   readonly script: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => Effect.Effect<unknown, RedisError>
   /** Same as `script`, bulk replies as Buffers (for protobuf payloads). */
   readonly scriptBuffer: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => Effect.Effect<unknown, RedisError>
-  /** Sends many script calls in one round trip (all keys of a batch must share a cluster slot); a batch of one is a plain EVALSHA, no pipeline. */
-  readonly scriptBatch: (calls: ReadonlyArray<ScriptCall>, opts?: { readonly buffers?: boolean }) => Effect.Effect<ReadonlyArray<BatchReply>, RedisError>
+  /**
+   * Sends many script calls in as few round trips as the deployment allows, and gives each call its
+   * own outcome (never fails as a whole). Single node or Sentinel: one pipeline (a batch of one is
+   * a plain EVALSHA). Redis Cluster: the calls are grouped by the hash slot of their first key (all
+   * keys of one call must share its slot), one pipeline per slot, all sent at once; a pipeline that
+   * fails (e.g. its node is unreachable) fails only its own calls. Calls of one slot keep their
+   * order. A script missing on the server (NOSCRIPT) is loaded and its calls sent again.
+   */
+  readonly scriptBatch: (calls: ReadonlyArray<ScriptCall>, opts?: { readonly buffers?: boolean }) => Effect.Effect<ReadonlyArray<BatchReply>>
   /** A second connection with the same settings (for blocking commands and pub/sub), closed with the scope. */
   readonly duplicate: Effect.Effect<RedisClient, RedisConnectionError, Scope.Scope>
 }
@@ -42,13 +52,12 @@ type IORedisOptions = Record<string, unknown>
 const toArg = (a: ScriptArg): string | number | Buffer =>
   typeof a === "string" || typeof a === "number" || Buffer.isBuffer(a) ? a : Buffer.from(a.buffer, a.byteOffset, a.byteLength)
 /** EVALSHA's arguments: sha, key count, keys, args (one array, no intermediate copies). */
-const evalshaArgs = (sha: string, call: ScriptCall): Array<string | number | Buffer> => {
-  const out: Array<string | number | Buffer> = [sha, call.keys.length]
-  for (const k of call.keys) out.push(k)
-  for (const a of call.args) out.push(toArg(a))
+const evalshaArgs = (sha: string, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>): Array<string | number | Buffer> => {
+  const out: Array<string | number | Buffer> = [sha, keys.length]
+  for (const k of keys) out.push(k)
+  for (const a of args) out.push(toArg(a))
   return out
 }
-const toArgs = (args: ReadonlyArray<ScriptArg>) => args.map(toArg)
 
 const isNoScript = (e: unknown) => errorMessage(e).startsWith("NOSCRIPT")
 
@@ -209,15 +218,13 @@ export const makeRedis = (client: RedisClient, options: RedisOptions): RedisShap
   const run = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
     use(`script ${name}`, async (c) => {
       const s = luaScript(name)
-      const call = (cmd: string, first: string) =>
-        buffers
-          ? c.callBuffer(cmd, first, keys.length, ...keys, ...toArgs(args))
-          : c.call(cmd, first, keys.length, ...keys, ...toArgs(args))
+      const argv = evalshaArgs(s.sha, keys, args)
       try {
-        return await call("EVALSHA", s.sha)
+        return await (buffers ? c.callBuffer("EVALSHA", ...argv) : c.call("EVALSHA", ...argv))
       } catch (e) {
         if (!isNoScript(e)) throw e
-        return await call("EVAL", s.source)
+        argv[0] = s.source
+        return await (buffers ? c.callBuffer("EVAL", ...argv) : c.call("EVAL", ...argv))
       }
     })
 
@@ -230,7 +237,7 @@ export const makeRedis = (client: RedisClient, options: RedisOptions): RedisShap
 
   const single = async (c: RedisClient, call: ScriptCall, buffers: boolean): Promise<BatchReply> => {
     const s = luaScript(call.script)
-    const argv = evalshaArgs(s.sha, call)
+    const argv = evalshaArgs(s.sha, call.keys, call.args)
     for (let attempt = 0; ; attempt++) {
       try {
         const value = buffers ? await c.callBuffer("EVALSHA", ...argv) : await c.call("EVALSHA", ...argv)
@@ -245,48 +252,108 @@ export const makeRedis = (client: RedisClient, options: RedisOptions): RedisShap
     }
   }
 
-  const scriptBatch = (calls: ReadonlyArray<ScriptCall>, opts?: { readonly buffers?: boolean }) =>
-    use("script batch", async (c) => {
-      for (const call of calls) {
-        const name = call.script
-        if (loaded.has(name)) continue
+  /** Loads the scripts of a batch not yet known to be cached (a failure is left to the calls themselves: they answer NOSCRIPT or their own error). */
+  const loadMissing = async (c: RedisClient, calls: ReadonlyArray<ScriptCall>) => {
+    for (const call of calls) {
+      const name = call.script
+      if (loaded.has(name)) continue
+      try {
         await loadEverywhere(c, luaScript(name).source)
         loaded.add(name)
+      } catch {
+        // e.g. one cluster node unreachable: the calls to it fail on their own (they answer
+        // NOSCRIPT and are loaded again, or fail with the node's error). Loading the others would
+        // only wait for the same failure again.
+        return
       }
-      // One call: a plain EVALSHA (a pipeline costs more CPU for no gain). Its error reply is that
-      // call's reply, and NOSCRIPT (a SCRIPT FLUSH since it was loaded) reloads and retries once,
-      // as in a pipelined batch.
-      if (calls.length === 1) return [await single(c, calls[0]!, opts?.buffers === true)]
-      const send = async (batch: ReadonlyArray<ScriptCall>) => {
-        const p = c.pipeline()
-        for (const call of batch) {
-          const argv = evalshaArgs(luaScript(call.script).sha, call)
-          if (opts?.buffers) p.callBuffer("EVALSHA", ...argv)
-          else p.call("EVALSHA", ...argv)
+    }
+  }
+
+  /** One pipeline of calls (of one slot on a cluster), each call its own reply; NOSCRIPT calls are sent again once. */
+  const pipelined = async (c: RedisClient, calls: ReadonlyArray<ScriptCall>, buffers: boolean, replies: Array<BatchReply>, at: ReadonlyArray<number> | undefined) => {
+    const fail = (i: number, err: unknown) =>
+      (replies[at ? at[i]! : i] = { ok: false, error: new RedisError({ op: `script ${calls[i]!.script}`, message: errorMessage(err), cause: err }) })
+    // One call: a plain EVALSHA (a pipeline costs more CPU for no gain).
+    if (calls.length === 1) {
+      replies[at ? at[0]! : 0] = await single(c, calls[0]!, calls[0]!.buffers ?? buffers)
+      return
+    }
+    let pending = calls.map((_, i) => i)
+    for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
+      const p = c.pipeline()
+      for (const i of pending) {
+        const call = calls[i]!
+        const argv = evalshaArgs(luaScript(call.script).sha, call.keys, call.args)
+        if (call.buffers ?? buffers) p.callBuffer("EVALSHA", ...argv)
+        else p.call("EVALSHA", ...argv)
+      }
+      let res: Array<[Error | null, unknown]>
+      try {
+        res = (await p.exec()) ?? []
+      } catch (err) {
+        // The round trip itself failed: every call it carried fails with that error.
+        for (const i of pending) fail(i, err)
+        return
+      }
+      const again: Array<number> = []
+      pending.forEach((i, j) => {
+        const [err, value] = res[j] ?? [new Error("no reply in the pipeline's answer"), undefined]
+        if (err && isNoScript(err) && attempt === 0) again.push(i)
+        else if (err) fail(i, err)
+        else replies[at ? at[i]! : i] = { ok: true, value }
+      })
+      // A NOSCRIPT reply means that call did nothing, so only those calls are sent again.
+      if (again.length > 0) {
+        try {
+          for (const name of new Set(again.map((i) => calls[i]!.script))) await loadEverywhere(c, luaScript(name).source)
+        } catch (err) {
+          for (const i of again) fail(i, err)
+          return
         }
-        return (await p.exec()) ?? []
       }
-      const replies: Array<BatchReply> = new Array(calls.length)
-      let pending = calls.map((_, i) => i)
-      for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
-        const res = await send(pending.map((i) => calls[i]!))
-        const again: Array<number> = []
-        res.forEach(([err, value], j) => {
-          const i = pending[j]!
-          if (err && isNoScript(err) && attempt === 0) again.push(i)
-          else if (err) replies[i] = { ok: false, error: new RedisError({ op: `script ${calls[i]!.script}`, message: errorMessage(err), cause: err }) }
-          else replies[i] = { ok: true, value }
-        })
-        // A NOSCRIPT reply means that call did nothing, so only those calls are sent again.
-        if (again.length > 0) for (const name of new Set(again.map((i) => calls[i]!.script))) await loadEverywhere(c, luaScript(name).source)
-        pending = again
-      }
-      return replies
+      pending = again
+    }
+  }
+
+  const isCluster = client instanceof Cluster
+
+  /** The calls' indexes grouped by the hash slot of their first key, in call order within a slot. */
+  const bySlot = (calls: ReadonlyArray<ScriptCall>): ReadonlyArray<ReadonlyArray<number>> => {
+    const groups = new Map<number, Array<number>>()
+    calls.forEach((call, i) => {
+      const slot = call.keys.length === 0 ? -1 : keySlot(call.keys[0]!)
+      const g = groups.get(slot)
+      if (g) g.push(i)
+      else groups.set(slot, [i])
     })
+    return [...groups.values()]
+  }
+
+  const scriptBatch = (calls: ReadonlyArray<ScriptCall>, opts?: { readonly buffers?: boolean }): Effect.Effect<ReadonlyArray<BatchReply>> =>
+    calls.length === 0
+      ? Effect.succeed([])
+      : Effect.promise(async () => {
+          const buffers = opts?.buffers === true
+          const replies: Array<BatchReply> = new Array(calls.length)
+          try {
+            await loadMissing(client, calls)
+            if (!isCluster) await pipelined(client, calls, buffers, replies, undefined)
+            else {
+              const groups = bySlot(calls)
+              if (groups.length === 1) await pipelined(client, calls, buffers, replies, undefined)
+              else await Promise.all(groups.map((idx) => pipelined(client, idx.map((i) => calls[i]!), buffers, replies, idx)))
+            }
+          } catch (err) {
+            // Defensive: any call left without a reply gets the error.
+            for (let i = 0; i < calls.length; i++)
+              if (replies[i] === undefined) replies[i] = { ok: false, error: new RedisError({ op: `script ${calls[i]!.script}`, message: errorMessage(err), cause: err }) }
+          }
+          return replies as ReadonlyArray<BatchReply>
+        })
 
   return {
     client,
-    isCluster: client instanceof Cluster,
+    isCluster,
     target,
     use,
     script: (name, keys, args) => run(name, keys, args, false),

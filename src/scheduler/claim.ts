@@ -1,22 +1,20 @@
 /**
- * One occurrence of an entry → one `scheduler_enqueue` script call (claim + task write, atomic),
- * and the script's reply → what happened. The task message is built as the enqueue step builds
- * it (asynq's defaults, uniqueness key, group, processIn counted from the enqueue time).
+ * One occurrence of an entry → one `scheduler_enqueue` script call (claim + task write, atomic;
+ * see src/broker/scheduler.ts), and its outcome. The task message is built as the enqueue step
+ * builds it (asynq's defaults, uniqueness key, group, processIn counted from the enqueue time).
  */
 import { Result } from "effect"
-import { bytesArg } from "../broker/args.js"
-import { DuplicateTask, type InvalidArgument, TaskIdConflict } from "../broker/errors.js"
-import { unixNanosString, unixSeconds } from "../broker/time.js"
-import { RedisError } from "../redis/errors.js"
-import type { BatchReply, ScriptCall } from "../redis/Redis.js"
+import type { DuplicateTask, InvalidArgument, TaskIdConflict } from "../broker/errors.js"
+import { claimScript, type ClaimReply } from "../broker/scheduler.js"
+import { type BoundScript, bindScript } from "../broker/script.js"
+import type { RedisError } from "../redis/errors.js"
 import { resolveEnqueueOptions } from "../steps/options.js"
 import { newTaskId } from "../steps/taskId.js"
 import { type TaskInfo, taskInfoFromMessage } from "../steps/taskInfo.js"
-import { queueKeys, type TaskState } from "../wire/keys.js"
-import { emptyTaskMessage, encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
+import type { TaskState } from "../wire/keys.js"
+import { emptyTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { uniqueKey } from "../wire/uniqueKey.js"
 import type { Entry } from "./entry.js"
-import { entryRecordKey } from "./keys.js"
 
 /** A ready claim: the message to write and the script call that claims and writes it. */
 export interface PreparedClaim {
@@ -27,7 +25,7 @@ export interface PreparedClaim {
   readonly msg: TaskMessage
   readonly state: TaskState
   readonly nextProcessAt: Date | undefined
-  readonly call: ScriptCall
+  readonly bound: BoundScript<ClaimReply, never>
 }
 
 /** What a claim did. Only `enqueued` wrote a task; every outcome but `alreadyDone` handled the occurrence here. */
@@ -62,69 +60,24 @@ export const prepareClaim = (
       groupKey: o.group ?? "",
       headers: o.headers
     }
-    const k = queueKeys(o.queue)
     let state: TaskState
-    let target: string
-    let arg6: string | number
-    let lockTtl: number | undefined = o.uniqueMs
+    let lockTtlMs: number | undefined = o.uniqueMs
     let nextProcessAt: Date | undefined
     if (o.processAtMs !== undefined) {
       state = "scheduled"
-      target = k.scheduled
-      arg6 = unixSeconds(o.processAtMs)
-      if (lockTtl !== undefined) lockTtl = o.processAtMs - nowMs + lockTtl
+      if (lockTtlMs !== undefined) lockTtlMs = o.processAtMs - nowMs + lockTtlMs
       nextProcessAt = new Date(o.processAtMs)
     } else if (o.group !== undefined) {
       state = "aggregating"
-      target = k.group(o.group)
-      arg6 = unixSeconds(nowMs)
     } else {
       state = "pending"
-      target = k.pending
-      arg6 = unixNanosString(nowMs)
       nextProcessAt = new Date(nowMs)
     }
-    const lock = lockTtl === undefined ? [] : [msg.uniqueKey]
-    const call: ScriptCall = {
-      script: "scheduler_enqueue",
-      keys: [entryRecordKey(o.queue, entry.id), k.taskPrefix, target, k.allGroups, ...lock],
-      args: [
-        String(scheduledAtMs), String(Math.ceil(recordTtlMs)), msg.id, bytesArg(encodeTaskMessage(msg)), state, arg6, o.group ?? "", o.queue,
-        lockTtl === undefined ? 0 : Math.max(1, Math.ceil(lockTtl)),
-        o.taskId === undefined ? "1" : "0"
-      ]
-    }
-    return { entry, scheduledAtMs, generatedId: o.taskId === undefined, msg, state, nextProcessAt, call }
+    const generatedId = o.taskId === undefined
+    const bound = bindScript(claimScript, { entryId: entry.id, scheduledAtMs, nowMs, recordTtlMs, msg, state, processAtMs: o.processAtMs, lockTtlMs, generatedId })
+    return { entry, scheduledAtMs, generatedId, msg, state, nextProcessAt, bound }
   })
 
-const badReply = (v: unknown) =>
-  new RedisError({ op: "script scheduler_enqueue", message: `script scheduler_enqueue replied ${JSON.stringify(v) ?? String(v)}, expected [code, through]; is another script loaded under its SHA?` })
-
-/** The script's reply as a claim outcome (or the RedisError of the call). */
-export const claimOutcome = (p: PreparedClaim, reply: BatchReply): Result.Result<ClaimOutcome, RedisError> => {
-  if (!reply.ok) return Result.fail(reply.error)
-  const v = reply.value
-  if (!Array.isArray(v) || v.length !== 2) return Result.fail(badReply(v))
-  const code = Number(v[0])
-  const { queue, id, type, uniqueKey: lockKey } = p.msg
-  switch (code) {
-    case 1:
-      return Result.succeed({ _tag: "Enqueued", task: taskInfoFromMessage(p.msg, p.state, { nextProcessAt: p.nextProcessAt }) })
-    case 0:
-      return Result.succeed({
-        _tag: "IdConflict",
-        error: new TaskIdConflict({ queue, id, message: `task ID conflicts with another task: a task with id "${id}" already exists in queue "${queue}" (periodic entry ${p.entry.id}, occurrence ${new Date(p.scheduledAtMs).toISOString()} skipped)` })
-      })
-    case -1:
-      return Result.succeed({
-        _tag: "Duplicate",
-        error: new DuplicateTask({ queue, type, uniqueKey: lockKey, message: `task already exists: a task of type "${type}" with the same payload is still unique-locked in queue "${queue}" (lock ${lockKey}; periodic entry ${p.entry.id}, occurrence ${new Date(p.scheduledAtMs).toISOString()} skipped)` })
-      })
-    case -2:
-      return Result.succeed({ _tag: "AlreadyDone", throughMs: Number(v[1]) })
-    case 2:
-      return Result.succeed({ _tag: "IdTaken" })
-    default:
-      return Result.fail(badReply(v))
-  }
-}
+/** The claim's outcome (or the RedisError of its call). */
+export const claimOutcome = (p: PreparedClaim, reply: Result.Result<ClaimReply, RedisError>): Result.Result<ClaimOutcome, RedisError> =>
+  Result.map(reply, (r): ClaimOutcome => (r._tag === "Enqueued" ? { _tag: "Enqueued", task: taskInfoFromMessage(p.msg, p.state, { nextProcessAt: p.nextProcessAt }) } : r))

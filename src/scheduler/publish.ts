@@ -9,17 +9,14 @@
 import { hostname } from "node:os"
 import { randomUUID } from "node:crypto"
 import { Clock, Effect } from "effect"
-import { bytesArg } from "../broker/args.js"
-import { Broker } from "../broker/Broker.js"
+import { announceScript, publishEntriesScript, readRecordPrevs } from "../broker/scheduler.js"
+import { bindScript, runScripts } from "../broker/script.js"
 import { unixSeconds } from "../broker/time.js"
-import type { RedisError } from "../redis/errors.js"
-import type { BatchReply } from "../redis/Redis.js"
 import { encodeSchedulerEntry, type SchedulerEntry } from "../wire/SchedulerEntry.js"
 import { goZeroTime, timestampFromMillis } from "../wire/Timestamp.js"
 import { nextAfter } from "./cronSpec.js"
 import type { Entry } from "./entry.js"
-import { allSchedulers, entryRecordKey, schedulerEntriesKey } from "./keys.js"
-import { runCalls } from "./runCalls.js"
+import { schedulerEntriesKey } from "./keys.js"
 
 /** asynq's heartbeat: entries rewritten every 10 s, living 20 s. */
 export const defaultHeartbeatMs = 10_000
@@ -29,9 +26,8 @@ export const newSchedulerId = (): string => `${hostname()}:${process.pid}:${rand
 
 /** The asynq SchedulerEntry of each entry (prev from the records), in ascending next-run order. */
 export const describeEntries = Effect.fn("Scheduler.describeEntries")(function* (entries: ReadonlyArray<Entry>) {
-  const { redis } = yield* Broker
   const nowMs = yield* Clock.currentTimeMillis
-  const prevs = yield* redis.use("hget scheduler records", (c) => Promise.all(entries.map((e) => c.hget(entryRecordKey(e.queue, e.id), "prev"))))
+  const prevs = yield* readRecordPrevs(entries.map((e) => ({ queue: e.queue, entryId: e.id })))
   return entries
     .map((e, i): SchedulerEntry => {
       const prev = prevs[i]
@@ -48,22 +44,18 @@ export const describeEntries = Effect.fn("Scheduler.describeEntries")(function* 
     .sort((a, b) => a.nextEnqueueTime.seconds - b.nextEnqueueTime.seconds || a.nextEnqueueTime.nanos - b.nextEnqueueTime.nanos)
 })
 
-const firstError = (rs: ReadonlyArray<BatchReply>): RedisError | undefined => {
-  for (const r of rs) if (!r.ok) return r.error
-  return undefined
-}
 
 /** Writes the instance's entries list and announces it (two scripts, one round trip per slot). */
 export const publishEntries = Effect.fn("Scheduler.publishEntries")(function* (schedulerId: string, entries: ReadonlyArray<Entry>, ttlMs = 2 * defaultHeartbeatMs) {
   const nowMs = yield* Clock.currentTimeMillis
   const described = yield* describeEntries(entries)
   const key = schedulerEntriesKey(schedulerId)
-  const rs = yield* runCalls([
-    { script: "scheduler_publish", keys: [key], args: [Math.ceil(ttlMs), ...described.map((d) => bytesArg(encodeSchedulerEntry(d)))] },
-    { script: "scheduler_announce", keys: [allSchedulers], args: [key, unixSeconds(nowMs + ttlMs), unixSeconds(nowMs - 60_000)] }
+  const [written, announced] = yield* runScripts([
+    bindScript(publishEntriesScript, { key, ttlMs, entries: described.map(encodeSchedulerEntry) }),
+    bindScript(announceScript, { key, expiresAtSec: unixSeconds(nowMs + ttlMs), dropBeforeSec: unixSeconds(nowMs - 60_000) })
   ])
-  const err = firstError(rs)
-  if (err) return yield* Effect.fail(err)
+  yield* Effect.fromResult(written)
+  yield* Effect.fromResult(announced)
   return described.length
 })
 
@@ -71,10 +63,10 @@ export const publishEntries = Effect.fn("Scheduler.publishEntries")(function* (s
 export const withdrawEntries = Effect.fn("Scheduler.withdrawEntries")(function* (schedulerId: string) {
   const nowMs = yield* Clock.currentTimeMillis
   const key = schedulerEntriesKey(schedulerId)
-  const rs = yield* runCalls([
-    { script: "scheduler_publish", keys: [key], args: [0] },
-    { script: "scheduler_announce", keys: [allSchedulers], args: [key, "remove", unixSeconds(nowMs - 60_000)] }
+  const [deleted, removed] = yield* runScripts([
+    bindScript(publishEntriesScript, { key, ttlMs: 0, entries: [] }),
+    bindScript(announceScript, { key, expiresAtSec: "remove", dropBeforeSec: unixSeconds(nowMs - 60_000) })
   ])
-  const err = firstError(rs)
-  if (err) return yield* Effect.fail(err)
+  yield* Effect.fromResult(deleted)
+  yield* Effect.fromResult(removed)
 })

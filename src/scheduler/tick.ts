@@ -12,18 +12,19 @@
 import { createHash } from "node:crypto"
 import { Cause, Clock, Effect, Result } from "effect"
 import { Broker } from "../broker/Broker.js"
-import { registerQueueCall } from "../broker/enqueue.js"
+import { registerQueueScript } from "../broker/enqueue.js"
+import type { ClaimReply } from "../broker/scheduler.js"
+import { historyScript } from "../broker/scheduler.js"
+import { type BoundScript, bindScript, runScripts } from "../broker/script.js"
 import type { InvalidArgument } from "../broker/errors.js"
 import { RedisError } from "../redis/errors.js"
-import type { BatchReply, ScriptCall } from "../redis/Redis.js"
 import { dueBetween, nextAfter } from "./cronSpec.js"
 import { type Entry, type EntryConfig, makeEntry } from "./entry.js"
 import type { EnqueueResult, SchedulerHooks } from "./hooks.js"
-import { historyCall, maxHistoryEvents } from "./history.js"
+import { maxHistoryEvents } from "./history.js"
 import { claimOutcome, type PreparedClaim, prepareClaim } from "./claim.js"
 import { newTaskId } from "../steps/taskId.js"
 import { readRecords, recordTtlMs } from "./records.js"
-import { runCalls } from "./runCalls.js"
 import { publishEntries } from "./publish.js"
 
 /** The scheduler id a cron function's entries are published under: stable for the same entries. */
@@ -154,18 +155,18 @@ export const schedulerTick = Effect.fn("Steps.schedulerTick")(function* (
   // 3. claims + queue registrations (one round trip per slot); a claim whose generated task id
   // turned out taken (nothing written, nothing claimed) goes again with a new id
   const queues = [...new Set(claims.map((c) => c.msg.queue))].filter((q) => !knownQueues.has(q, nowMs))
-  const settled: Array<readonly [PreparedClaim, BatchReply]> = []
+  const settled: Array<readonly [PreparedClaim, Result.Result<ClaimReply, RedisError>]> = []
   let round = claims
   for (let attempt = 0; round.length > 0 || attempt === 0; attempt++) {
     // the queue registrations ride with the first round
-    const registrations = attempt === 0 ? queues.map(registerQueueCall) : []
-    const all = yield* runCalls([...registrations, ...round.map((c) => c.call)])
+    const registrations = attempt === 0 ? queues.map((q) => bindScript(registerQueueScript, q)) : []
+    const all = yield* runScripts<ReadonlyArray<BoundScript<void | ClaimReply, never>>>([...registrations, ...round.map((c) => c.bound)])
     if (attempt === 0) {
       queues.forEach((q, i) => {
-        if (all[i]!.ok) knownQueues.add(q, nowMs)
+        if (Result.isSuccess(all[i]!)) knownQueues.add(q, nowMs)
       })
     }
-    const replies = all.slice(registrations.length)
+    const replies = all.slice(registrations.length) as ReadonlyArray<Result.Result<ClaimReply, RedisError>>
     const again: Array<PreparedClaim> = []
     round.forEach((c, i) => {
       const o = claimOutcome(c, replies[i]!)
@@ -176,7 +177,7 @@ export const schedulerTick = Effect.fn("Steps.schedulerTick")(function* (
     round = again
   }
   const enqueued: Array<TickEnqueued> = []
-  const history: Array<ScriptCall> = []
+  const history: Array<BoundScript<number, never>> = []
   const results: Array<EnqueueResult> = []
   let alreadyDone = 0
   let refused = 0
@@ -191,7 +192,7 @@ export const schedulerTick = Effect.fn("Steps.schedulerTick")(function* (
     switch (o.success._tag) {
       case "Enqueued":
         enqueued.push({ entryId: c.entry.id, scheduledAt: base.scheduledAt, taskId: c.msg.id, queue: c.msg.queue })
-        history.push(historyCall(c.entry.id, c.msg.id, nowMs, options.historyMax ?? maxHistoryEvents))
+        history.push(bindScript(historyScript, { entryId: c.entry.id, taskId: c.msg.id, enqueuedAtMs: nowMs, max: options.historyMax ?? maxHistoryEvents }))
         results.push({ ...base, outcome: "enqueued", task: o.success.task })
         return
       case "Duplicate":
@@ -216,8 +217,8 @@ export const schedulerTick = Effect.fn("Steps.schedulerTick")(function* (
   })
 
   // 4. history (one round trip per slot); a failure here loses a history line, not a task
-  const historyReplies = yield* runCalls(history)
-  for (const r of historyReplies) if (!r.ok) yield* Effect.logWarning(`scheduler: could not record enqueue history: ${r.error.message}`)
+  const historyReplies = yield* runScripts(history)
+  for (const r of historyReplies) if (Result.isFailure(r)) yield* Effect.logWarning(`scheduler: could not record enqueue history: ${r.failure.message}`)
   for (const r of results) yield* post(r)
 
   // 5. publication for asynq's tools (a failure loses a listing, not a task)

@@ -1,5 +1,6 @@
 import { Clock, Effect } from "effect"
-import { deleteAggregationSetTasks, readAggregationSetRaw } from "../broker/aggregation.js"
+import { deleteAggregationSetScript, readAggregationSetScript } from "../broker/aggregate.js"
+import { runScript } from "../broker/script.js"
 import { InvalidState } from "../broker/errors.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import { type CorruptTask, decodeStored, setAsideCorrupt } from "./corrupt.js"
@@ -21,7 +22,7 @@ export interface AggregationSetContent {
 
 /** Reads an aggregation set made by checkGroups. InvalidState when it no longer exists (deleted or reclaimed). */
 export const readAggregationSet = Effect.fn("Steps.readAggregationSet")(function* (id: AggregationSetId) {
-  const raw = yield* readAggregationSetRaw(id.queue, id.group, id.setId)
+  const raw = yield* runScript(readAggregationSetScript, id)
   if (raw.deadlineSec === undefined) {
     return yield* Effect.fail(
       new InvalidState({ message: `aggregation set ${id.setId} of group "${id.group}" in queue "${id.queue}" does not exist (it was deleted, or reclaimed after its deadline)` })
@@ -43,5 +44,5 @@ export const readAggregationSet = Effect.fn("Steps.readAggregationSet")(function
 
 /** Deletes an aggregation set and its member tasks (after their aggregate was enqueued). */
 export const deleteAggregationSet = Effect.fn("Steps.deleteAggregationSet")(function* (id: AggregationSetId) {
-  return { deleted: yield* deleteAggregationSetTasks(id.queue, id.group, id.setId) }
+  return { deleted: yield* runScript(deleteAggregationSetScript, id) }
 })

@@ -1,6 +1,6 @@
 import { Clock, Effect } from "effect"
-import { archiveActive } from "../broker/archive.js"
-import { leaseLost } from "../broker/leaseLost.js"
+import { archiveScript } from "../broker/archive.js"
+import { runScript } from "../broker/script.js"
 import { unixSeconds } from "../broker/time.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 
@@ -28,12 +28,11 @@ export const archivedMessage = (msg: TaskMessage, errorMsg: string, nowMs: numbe
  */
 export const archive = Effect.fn("Steps.archive")(function* (msg: TaskMessage, options: ArchiveOptions) {
   const now = yield* Clock.currentTimeMillis
-  const r = yield* archiveActive({
+  const r = yield* runScript(archiveScript, {
     updated: archivedMessage(msg, options.errorMsg, now),
     nowMs: now,
     ...(options.maxAgeMs !== undefined ? { maxAgeMs: options.maxAgeMs } : {}),
     ...(options.maxSize !== undefined ? { maxSize: options.maxSize } : {})
   })
-  if (!r.moved) return yield* Effect.fail(leaseLost(msg.queue, msg.id, "archive"))
   return { trimmed: r.trimmed }
 })

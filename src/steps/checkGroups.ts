@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto"
 import { Clock, Effect } from "effect"
-import { checkGroupsAggregation, listGroups } from "../broker/aggregation.js"
+import { checkGroupsScript, listGroups } from "../broker/aggregate.js"
+import { bindScript, runScripts } from "../broker/script.js"
 import { unixSeconds } from "../broker/time.js"
 import { durationAtLeast, wholeAtLeast } from "./validate.js"
 
@@ -42,12 +43,10 @@ export const checkGroups = Effect.fn("Steps.checkGroups")(function* (options: Ch
   const maxGroups = options.maxGroups === undefined ? undefined : yield* wholeAtLeast("maxGroups", options.maxGroups, 1)
   const groups = yield* listGroups(options.queue, maxGroups)
   const checks = groups.map((group) => ({ group, setId: randomUUID() }))
-  const sizes = yield* checkGroupsAggregation(
-    options.queue,
-    checks,
-    { maxSize, maxDelaySec: unixSeconds(maxDelay), gracePeriodSec: unixSeconds(grace), deadlineSec: unixSeconds(now + timeout) },
-    now
-  )
+  const rule = { maxSize, maxDelaySec: unixSeconds(maxDelay), gracePeriodSec: unixSeconds(grace), deadlineSec: unixSeconds(now + timeout) }
+  const outcomes = yield* runScripts(checks.map((c) => bindScript(checkGroupsScript, { queue: options.queue, group: c.group, setId: c.setId, rule, nowMs: now })))
+  const sizes: Array<number> = []
+  for (const o of outcomes) sizes.push(yield* Effect.fromResult(o))
   const sets: Array<AggregationSetRef> = []
   checks.forEach((c, i) => {
     if (sizes[i]! > 0) sets.push({ ...c, size: sizes[i]! })

@@ -1,5 +1,6 @@
 import { Clock, Effect, Result } from "effect"
-import { completeActive, completeActiveMany } from "../broker/complete.js"
+import { completeScript } from "../broker/complete.js"
+import { bindScript, runScript, runScriptsAlong } from "../broker/script.js"
 import type { LeaseLost } from "../broker/errors.js"
 import type { RedisError } from "../redis/errors.js"
 import type { BatchReply, ScriptCall } from "../redis/Redis.js"
@@ -17,7 +18,7 @@ export interface CompleteResult {
  */
 export const complete = Effect.fn("Steps.complete")(function* (msg: TaskMessage) {
   const now = yield* Clock.currentTimeMillis
-  return { outcome: yield* completeActive(msg, now) } satisfies CompleteResult as CompleteResult
+  return { outcome: yield* runScript(completeScript, { msg, nowMs: now }) } satisfies CompleteResult as CompleteResult
 })
 
 /**
@@ -28,9 +29,12 @@ export const complete = Effect.fn("Steps.complete")(function* (msg: TaskMessage)
  */
 export const completeMany = Effect.fn("Steps.completeMany")(function* (msgs: ReadonlyArray<TaskMessage>, extra: ReadonlyArray<ScriptCall> = []) {
   const now = yield* Clock.currentTimeMillis
-  const r = yield* completeActiveMany(msgs, now, extra)
+  const r = yield* runScriptsAlong(
+    msgs.map((msg) => bindScript(completeScript, { msg, nowMs: now })),
+    extra
+  )
   return {
-    results: r.results.map(Result.map((outcome): CompleteResult => ({ outcome }))),
+    results: r.outcomes.map(Result.map((outcome): CompleteResult => ({ outcome }))),
     extra: r.extra
   } as {
     readonly results: ReadonlyArray<Result.Result<CompleteResult, LeaseLost | RedisError>>

@@ -1,5 +1,6 @@
 import { Effect } from "effect"
-import { archiveCorruptTask, type CorruptSource } from "../broker/archiveCorrupt.js"
+import { archiveCorruptScript, type CorruptSource } from "../broker/archiveCorrupt.js"
+import { runScript } from "../broker/script.js"
 import { decodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { queueKeys } from "../wire/keys.js"
 
@@ -35,6 +36,6 @@ export const decodeStored = (queue: string, id: string, bytes: Uint8Array | unde
 
 /** Moves an unusable task out of `source` into the archive (or drops a dangling id) and describes it. */
 export const setAsideCorrupt = (queue: string, id: string, error: string, source: CorruptSource, nowMs: number) =>
-  Effect.map(archiveCorruptTask(queue, id, error, source, nowMs), (outcome) =>
+  Effect.map(runScript(archiveCorruptScript, { queue, id, error, source, nowMs }), (outcome) =>
     outcome === "absent" ? undefined : ({ queue, id, error, outcome } satisfies CorruptTask)
   )

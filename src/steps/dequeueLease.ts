@@ -1,7 +1,8 @@
 import { Clock, Effect } from "effect"
 import type { Broker } from "../broker/Broker.js"
-import { dequeueCall, dequeueFromQueue, dequeueReply } from "../broker/dequeue.js"
-import type { IdAndBytes } from "../broker/replies.js"
+import type { IdAndBytes } from "../broker/decode.js"
+import { dequeueLeaseScript } from "../broker/dequeueLease.js"
+import { bindScript, runScript } from "../broker/script.js"
 import type { RedisError } from "../redis/errors.js"
 import type { ScriptCall } from "../redis/Redis.js"
 import { unixSeconds } from "../broker/time.js"
@@ -44,7 +45,7 @@ export const dequeueLease = Effect.fn("Steps.dequeueLease")(function* (options: 
   for (const queue of options.queues) {
     const want = count - tasks.length - corrupt.length
     if (want <= 0) break
-    yield* sortLeased(queue, yield* dequeueFromQueue(queue, want, expiresSec), expiresSec, now, tasks, corrupt)
+    yield* sortLeased(queue, yield* runScript(dequeueLeaseScript, { queue, count: want, leaseExpiresAtSec: expiresSec }), expiresSec, now, tasks, corrupt)
   }
   return { tasks, corrupt } satisfies DequeueLeaseResult as DequeueLeaseResult
 })
@@ -81,13 +82,14 @@ export interface DequeueLeaseCall {
 /** Prepares `dequeueLease({ queues: [queue], count, leaseMs })` for a batch; count >= 1, leaseMs >= 1000. */
 export const dequeueLeaseCall = (queue: string, count: number, leaseMs: number, nowMs: number): DequeueLeaseCall => {
   const expiresSec = unixSeconds(nowMs + leaseMs)
+  const bound = bindScript(dequeueLeaseScript, { queue, count, leaseExpiresAtSec: expiresSec })
   return {
-    call: dequeueCall(queue, count, expiresSec),
+    call: bound.call,
     land: (reply) =>
       Effect.gen(function* () {
         const tasks: Array<LeasedTask> = []
         const corrupt: Array<CorruptTask> = []
-        yield* sortLeased(queue, yield* dequeueReply(reply), expiresSec, nowMs, tasks, corrupt)
+        yield* sortLeased(queue, yield* Effect.fromResult(bound.decode(reply)), expiresSec, nowMs, tasks, corrupt)
         return { tasks, corrupt } satisfies DequeueLeaseResult as DequeueLeaseResult
       })
   }

@@ -1,5 +1,6 @@
 import { Clock, Effect } from "effect"
-import { extendLeases } from "../broker/extendLease.js"
+import { extendLeaseScript } from "../broker/extendLease.js"
+import { runScript } from "../broker/script.js"
 import { unixSeconds } from "../broker/time.js"
 import { durationAtLeast } from "./validate.js"
 
@@ -23,7 +24,7 @@ export const extendLease = Effect.fn("Steps.extendLease")(function* (options: Ex
   const leaseMs = yield* durationAtLeast("leaseMs", options.leaseMs ?? 30_000, 1000)
   const now = yield* Clock.currentTimeMillis
   const expiresSec = unixSeconds(now + leaseMs)
-  const extended = yield* extendLeases(options.queue, options.ids, expiresSec)
+  const extended = options.ids.length === 0 ? [] : yield* runScript(extendLeaseScript, { queue: options.queue, ids: options.ids, expiresAtSec: expiresSec })
   const held = new Set(extended)
   return { extended, lost: options.ids.filter((id) => !held.has(id)), expiresAtMs: expiresSec * 1000 } satisfies ExtendLeaseResult as ExtendLeaseResult
 })

@@ -1,5 +1,6 @@
 import { Clock, Effect } from "effect"
-import { forwardDue } from "../broker/forward.js"
+import { forwardScript } from "../broker/forward.js"
+import { runScript } from "../broker/script.js"
 import { wholeAtLeast } from "./validate.js"
 
 export interface ForwardOptions {
@@ -24,7 +25,7 @@ export const forward = Effect.fn("Steps.forward")(function* (options: ForwardOpt
   const more: Array<string> = []
   let moved = 0
   for (const queue of options.queues) {
-    const r = yield* forwardDue(queue, now, batch)
+    const r = yield* runScript(forwardScript, { queue, nowMs: now, batch })
     const n = r.scheduled + r.retry
     byQueue[queue] = (byQueue[queue] ?? 0) + n
     moved += n

@@ -1,5 +1,6 @@
 import { Clock, Effect } from "effect"
-import { deleteExpiredCompleted } from "../broker/janitor.js"
+import { janitorScript } from "../broker/janitor.js"
+import { runScript } from "../broker/script.js"
 import { wholeAtLeast } from "./validate.js"
 
 export interface JanitorOptions {
@@ -15,7 +16,7 @@ export const janitor = Effect.fn("Steps.janitor")(function* (options: JanitorOpt
   const byQueue: Record<string, number> = {}
   let deleted = 0
   for (const queue of options.queues) {
-    const n = yield* deleteExpiredCompleted(queue, now, batch)
+    const n = yield* runScript(janitorScript, { queue, nowMs: now, batch })
     byQueue[queue] = (byQueue[queue] ?? 0) + n
     deleted += n
   }

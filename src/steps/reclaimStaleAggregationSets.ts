@@ -1,5 +1,6 @@
 import { Clock, Effect } from "effect"
-import { reclaimStaleSets } from "../broker/aggregation.js"
+import { reclaimStaleAggregationSetsScript } from "../broker/aggregate.js"
+import { runScript } from "../broker/script.js"
 import { wholeAtLeast } from "./validate.js"
 
 export interface ReclaimOptions {
@@ -12,6 +13,6 @@ export interface ReclaimOptions {
 export const reclaimStaleAggregationSets = Effect.fn("Steps.reclaimStaleAggregationSets")(function* (options: ReclaimOptions) {
   const batch = yield* wholeAtLeast("batch", options.batch ?? 100, 1)
   const now = yield* Clock.currentTimeMillis
-  const r = yield* reclaimStaleSets(options.queue, now, batch)
+  const r = yield* runScript(reclaimStaleAggregationSetsScript, { queue: options.queue, nowMs: now, batch })
   return { reclaimed: r.sets, tasks: r.tasks }
 })

@@ -1,7 +1,8 @@
 import { Clock, Effect } from "effect"
-import { archiveActive } from "../broker/archive.js"
-import { listLeaseExpired } from "../broker/listLeaseExpired.js"
-import { retryActive } from "../broker/retry.js"
+import { archiveScript } from "../broker/archive.js"
+import { listLeaseExpiredScript } from "../broker/recover.js"
+import { retryScript } from "../broker/retry.js"
+import { runScript } from "../broker/script.js"
 import { unixSeconds } from "../broker/time.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import { archivedMessage } from "./archive.js"
@@ -46,7 +47,7 @@ export const recover = Effect.fn("Steps.recover")(function* (options: RecoverOpt
   let archived = 0
   const corrupt: Array<CorruptTask> = []
   for (const queue of options.queues) {
-    for (const { id, bytes } of yield* listLeaseExpired(queue, cutoffSec, batch)) {
+    for (const { id, bytes } of yield* runScript(listLeaseExpiredScript, { queue, cutoffSec, batch })) {
       const decoded = decodeStored(queue, id, bytes)
       if (!("msg" in decoded)) {
         const c = yield* setAsideCorrupt(queue, id, decoded.error, { kind: "active" }, now)
@@ -55,17 +56,24 @@ export const recover = Effect.fn("Steps.recover")(function* (options: RecoverOpt
       }
       const msg = decoded.msg
       if (msg.retried >= msg.retry) {
-        const r = yield* archiveActive({ updated: archivedMessage(msg, leaseExpiredError, now), nowMs: now, leaseCutoffSec: cutoffSec })
-        if (r.moved) archived++
+        // LeaseLost: the lease changed since it was listed (re-leased or finished): not ours to move.
+        const moved = yield* runScript(archiveScript, { updated: archivedMessage(msg, leaseExpiredError, now), nowMs: now, leaseCutoffSec: cutoffSec }).pipe(
+          Effect.as(true),
+          Effect.catchTag("LeaseLost", () => Effect.succeed(false))
+        )
+        if (moved) archived++
       } else {
         const delay = options.retryDelayMs ? options.retryDelayMs(msg) : yield* defaultRetryDelayMs(msg.retried)
-        const moved = yield* retryActive({
+        const moved = yield* runScript(retryScript, {
           updated: retriedMessage(msg, leaseExpiredError, true, now),
           retryAtMs: now + delay,
           isFailure: true,
           nowMs: now,
           leaseCutoffSec: cutoffSec
-        })
+        }).pipe(
+          Effect.as(true),
+          Effect.catchTag("LeaseLost", () => Effect.succeed(false))
+        )
         if (moved) retried++
       }
     }

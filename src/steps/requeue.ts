@@ -1,5 +1,6 @@
 import { Clock, Effect } from "effect"
-import { requeueActive } from "../broker/requeue.js"
+import { requeueScript } from "../broker/requeue.js"
+import { runScript } from "../broker/script.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 
 /**
@@ -8,5 +9,5 @@ import type { TaskMessage } from "../wire/TaskMessage.js"
  */
 export const requeue = Effect.fn("Steps.requeue")(function* (msg: TaskMessage) {
   const now = yield* Clock.currentTimeMillis
-  yield* requeueActive(msg, now)
+  yield* runScript(requeueScript, { msg, nowMs: now })
 })

@@ -1,6 +1,6 @@
 import { Clock, Effect } from "effect"
-import { leaseLost } from "../broker/leaseLost.js"
-import { retryActive } from "../broker/retry.js"
+import { retryScript } from "../broker/retry.js"
+import { runScript } from "../broker/script.js"
 import { unixSeconds } from "../broker/time.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 
@@ -23,6 +23,5 @@ export const retriedMessage = (msg: TaskMessage, errorMsg: string, isFailure: bo
 /** Moves an active task that failed to the retry set, due at `retryAtMs`. Fails with LeaseLost when it is no longer active. */
 export const retry = Effect.fn("Steps.retry")(function* (msg: TaskMessage, options: RetryOptions) {
   const now = yield* Clock.currentTimeMillis
-  const moved = yield* retryActive({ updated: retriedMessage(msg, options.errorMsg, options.isFailure, now), retryAtMs: options.retryAtMs, isFailure: options.isFailure, nowMs: now })
-  if (!moved) return yield* Effect.fail(leaseLost(msg.queue, msg.id, "retry"))
+  yield* runScript(retryScript, { updated: retriedMessage(msg, options.errorMsg, options.isFailure, now), retryAtMs: options.retryAtMs, isFailure: options.isFailure, nowMs: now })
 })

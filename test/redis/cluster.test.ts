@@ -124,17 +124,22 @@ describe("Redis service on a 3-master Redis Cluster", () => {
     expect(out.unpauseLoaded).toEqual([[1], [1], [1]])
   })
 
-  it("fails a batch whose keys span slots with a RedisError (callers batch per slot)", async () => {
-    const err = await run(
-      Effect.gen(function* () {
-        const r = yield* Redis
-        return yield* r
-          .scriptBatch(queues.map((q) => ({ script: "unpause" as const, keys: [queueKeys(q).paused], args: [] })))
-          .pipe(Effect.flip)
-      })
-    )
-    expect(err._tag).toBe("RedisError")
-    expect(err.op).toBe("script batch")
+  it("sends a batch whose keys span slots as one pipeline per slot, every call its own reply, in call order", async () => {
+    const [a, b, c] = queues as [string, string, string]
+    const paused = (q: string) => queueKeys(q).paused
+    const calls = [
+      { script: "pause" as const, keys: [paused(a)], args: [1] },
+      { script: "pause" as const, keys: [paused(b)], args: [1] },
+      { script: "pause" as const, keys: [paused(a)], args: [1] },
+      { script: "unpause" as const, keys: [paused(c)], args: [] },
+      { script: "unpause" as const, keys: [paused(b)], args: [] },
+      { script: "pause" as const, keys: [paused(c)], args: [1] },
+      { script: "unpause" as const, keys: [paused(a)], args: [] },
+      { script: "unpause" as const, keys: [paused(a)], args: [] }
+    ]
+    const replies = await run(Effect.flatMap(Redis, (r) => r.scriptBatch(calls)))
+    // pause answers 1 when it paused, 0 when already paused; unpause 1 when it unpaused, 0 when not paused.
+    expect(replies.map((x) => (x.ok ? x.value : x.error.message))).toEqual([1, 1, 0, 0, 1, 1, 1, 0])
   })
 
   it("enqueues, leases and completes tasks in two queues (different slots), registering both in asynq:queues", async () => {

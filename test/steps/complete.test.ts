@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { complete } from "../../src/steps/complete.js"
 import { dequeueLease } from "../../src/steps/dequeueLease.js"
-import { writeResult } from "../../src/steps/writeResult.js"
+import { writeResult } from "../../src/broker/writeResult.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { baseNowMs, makeMsg, putActive, putPending, readTask, testBrokerLayer, zsetOf, stepsTestDb, io } from "../support/arrange.js"
 

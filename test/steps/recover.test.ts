@@ -1,7 +1,8 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { retryActive } from "../../src/broker/retry.js"
+import { retryScript } from "../../src/broker/retry.js"
+import { runScript } from "../../src/broker/script.js"
 import { complete } from "../../src/steps/complete.js"
 import { dequeueLease } from "../../src/steps/dequeueLease.js"
 import { recover } from "../../src/steps/recover.js"
@@ -144,14 +145,14 @@ layer(testBrokerLayer())("recover (real Redis)", (it) => {
       const q = "rc7"
       const msg = makeMsg(q, "re-leased")
       yield* io(() => putActive(c, msg, nowSec + 30))
-      const moved = yield* retryActive({
+      const notMoved = yield* runScript(retryScript, {
         updated: retriedMessage(msg, "asynq: task lease expired", true, baseNowMs),
         retryAtMs: baseNowMs,
         isFailure: true,
         nowMs: baseNowMs,
         leaseCutoffSec: nowSec - 30
-      })
-      expect(moved).toBe(false)
+      }).pipe(Effect.flip)
+      expect(notMoved._tag).toBe("LeaseLost")
       expect(yield* io(() => c.lrange(queueKeys(q).active, 0, -1))).toEqual(["re-leased"])
       expect(yield* io(() => c.exists(queueKeys(q).failedTotal))).toBe(0)
     })

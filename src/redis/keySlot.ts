@@ -25,4 +25,7 @@ const hashPart = (key: Uint8Array): Uint8Array => {
   return key.subarray(open + 1, close)
 }
 
-export const keySlot = (key: string): number => crc16(hashPart(new TextEncoder().encode(key))) % 16384
+const encoder = new TextEncoder()
+
+/** The hash slot of `key` (what `CLUSTER KEYSLOT key` answers). */
+export const keySlot = (key: string): number => crc16(hashPart(encoder.encode(key))) % 16384

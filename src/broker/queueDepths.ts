@@ -1,7 +1,7 @@
-import * as Effect from "effect/Effect"
-import { Broker } from "../../src/broker/Broker.js"
-import type { RedisError } from "../../src/redis/errors.js"
-import { queueKeys } from "../../src/wire/keys.js"
+import { Effect } from "effect"
+import type { RedisError } from "../redis/errors.js"
+import { queueKeys } from "../wire/keys.js"
+import { Broker } from "./Broker.js"
 
 /** How many tasks wait in a queue's pending list; a paused queue counts as 0 (nobody may take them). */
 export interface QueueDepth {
@@ -10,8 +10,8 @@ export interface QueueDepth {
   readonly paused: boolean
 }
 
-/** Reads the pending depth of each queue (one round trip per queue: its keys share a cluster slot). */
-export const queueDepths = Effect.fn("Adapters.queueDepths")(function* (queues: ReadonlyArray<string>) {
+/** Reads the pending depth of each queue (one round trip per queue: its keys share a cluster slot), for the dispatcher. */
+export const queueDepths = Effect.fn("Broker.queueDepths")(function* (queues: ReadonlyArray<string>) {
   const { redis } = yield* Broker
   return yield* Effect.forEach(
     queues,

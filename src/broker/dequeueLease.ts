@@ -1,0 +1,25 @@
+import { queueKeys } from "../wire/keys.js"
+import { type IdAndBytes, idBytesPairsReply } from "./decode.js"
+import { defineScript } from "./script.js"
+
+export interface DequeueLeaseInput {
+  readonly queue: string
+  readonly count: number
+  readonly leaseExpiresAtSec: number
+}
+
+/**
+ * Script `dequeue`: pops up to `count` tasks of one queue into active under a lease expiring at
+ * `leaseExpiresAtSec` (nothing when the queue is paused). Returns the raw messages; a pair with
+ * `bytes` undefined is a dangling id the script already removed.
+ */
+export const dequeueLeaseScript = defineScript<DequeueLeaseInput, ReadonlyArray<IdAndBytes>>({
+  name: "dequeue",
+  buffers: true,
+  keys: ({ queue }) => {
+    const k = queueKeys(queue)
+    return [k.pending, k.paused, k.active, k.lease, k.taskPrefix]
+  },
+  args: (i) => [i.leaseExpiresAtSec, i.count],
+  decode: (reply) => idBytesPairsReply("dequeue", reply)
+})

@@ -1,0 +1,8 @@
+import { Effect } from "effect"
+import { Broker } from "./Broker.js"
+
+/** PING Redis (the health check). */
+export const ping = Effect.fn("Broker.ping")(function* () {
+  const { redis } = yield* Broker
+  yield* redis.use("ping", (c) => c.ping())
+})

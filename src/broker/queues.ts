@@ -1,0 +1,23 @@
+/** The queue registry `asynq:queues`: list, check, remove. */
+import { Effect } from "effect"
+import { allQueues } from "../wire/keys.js"
+import { Broker } from "./Broker.js"
+
+/** Every queue name in `asynq:queues` (unsorted). */
+export const listQueues = Effect.fn("Broker.listQueues")(function* () {
+  const { redis } = yield* Broker
+  return yield* redis.use("smembers asynq:queues", (c) => c.smembers(allQueues))
+})
+
+/** Whether the queue is in `asynq:queues` (asynq's rule for "exists"). */
+export const queueExists = Effect.fn("Broker.queueExists")(function* (queue: string) {
+  const { redis } = yield* Broker
+  return (yield* redis.use("sismember asynq:queues", (c) => c.sismember(allQueues, queue))) === 1
+})
+
+/** Removes the queue from `asynq:queues`; our next enqueue to it registers it again at once. */
+export const unregisterQueue = Effect.fn("Broker.unregisterQueue")(function* (queue: string) {
+  const { redis, knownQueues } = yield* Broker
+  yield* redis.use("srem asynq:queues", (c) => c.srem(allQueues, queue))
+  knownQueues.delete(queue)
+})
