@@ -1,5 +1,5 @@
 -- includes/newTask.lua: the checks and the lock of a new task's write (enqueue, schedule,
--- addToGroup, scheduler_enqueue). Checks come first; nothing is written unless both pass.
+-- addToGroup, scheduler_claim). Checks come first; nothing is written unless both pass.
 -- Defines newTaskRefusal(taskKey, lockKey)
 --   taskKey  asynq:{q}:t:<id>
 --   lockKey  asynq:{q}:unique:<type>:<md5(payload)>, or nil (no uniqueness)

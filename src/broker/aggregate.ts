@@ -24,16 +24,16 @@ export interface CheckGroupInput {
   readonly nowMs: number
 }
 
-/** Script `aggregationCheck`: moves a ready group's oldest tasks into a new aggregation set; returns how many (0 = not ready). */
+/** Script `checkGroups`: moves a ready group's oldest tasks into a new aggregation set; returns how many (0 = not ready). */
 export const checkGroupsScript = defineScript<CheckGroupInput, number>({
-  name: "aggregationCheck",
+  name: "checkGroups",
   buffers: false,
   keys: ({ queue, group, setId }) => {
     const k = queueKeys(queue)
     return [k.group(group), k.aggregationSet(group, setId), k.allAggregationSets, k.allGroups]
   },
   args: ({ rule, nowMs, group }) => [rule.maxSize, rule.maxDelaySec, rule.gracePeriodSec, rule.deadlineSec, unixSeconds(nowMs), group],
-  decode: (reply) => integerReply("aggregationCheck", reply)
+  decode: (reply) => integerReply("checkGroups", reply)
 })
 
 export interface AggregationSetInput {

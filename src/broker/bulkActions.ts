@@ -31,27 +31,27 @@ const source = ({ queue, state, group }: BulkBatchInput) => {
     : { k, key: k[state as "pending" | "scheduled" | "retry" | "archived" | "completed"], list: state === "pending", group: "" }
 }
 
-const counts = (script: "inspector_runBatch" | "inspector_archiveBatch" | "inspector_deleteBatch") => (reply: unknown) =>
+const counts = (script: "inspector_runAll" | "inspector_archiveAll" | "inspector_deleteAll") => (reply: unknown) =>
   Result.map(arrayReply(script, reply), (a): BatchCounts => {
     const r = { done: numField(a[0]) ?? 0, left: numField(a[1]) ?? 0 }
     return a.length > 2 ? { ...r, trimmed: numField(a[2]) ?? 0 } : r
   })
 
-/** Script `inspector_runBatch`: up to `size` tasks of a state (scheduled, retry, archived, a group) -> pending. */
+/** Script `inspector_runAll`: up to `size` tasks of a state (scheduled, retry, archived, a group) -> pending. */
 export const runAllBatchScript = defineScript<BulkBatchInput, BatchCounts>({
-  name: "inspector_runBatch",
+  name: "inspector_runAll",
   buffers: false,
   keys: (i) => {
     const s = source(i)
     return [s.key, s.k.pending, s.k.taskPrefix, s.k.allGroups]
   },
   args: (i) => [i.size, unixNanosString(i.nowMs), source(i).group],
-  decode: counts("inspector_runBatch")
+  decode: counts("inspector_runAll")
 })
 
-/** Script `inspector_archiveBatch`: up to `size` tasks of a state -> archived, trimming the archive. */
+/** Script `inspector_archiveAll`: up to `size` tasks of a state -> archived, trimming the archive. */
 export const archiveAllBatchScript = defineScript<BulkBatchInput, BatchCounts>({
-  name: "inspector_archiveBatch",
+  name: "inspector_archiveAll",
   buffers: false,
   keys: (i) => {
     const s = source(i)
@@ -61,12 +61,12 @@ export const archiveAllBatchScript = defineScript<BulkBatchInput, BatchCounts>({
     const s = source(i)
     return [s.list ? "list" : "zset", i.size, unixSeconds(i.nowMs), archiveCutoffSeconds(i.nowMs), archiveMaxSize, s.group]
   },
-  decode: counts("inspector_archiveBatch")
+  decode: counts("inspector_archiveAll")
 })
 
-/** Script `inspector_deleteBatch`: deletes up to `size` tasks of a state. */
+/** Script `inspector_deleteAll`: deletes up to `size` tasks of a state. */
 export const deleteAllBatchScript = defineScript<BulkBatchInput, BatchCounts>({
-  name: "inspector_deleteBatch",
+  name: "inspector_deleteAll",
   buffers: false,
   keys: (i) => {
     const s = source(i)
@@ -76,5 +76,5 @@ export const deleteAllBatchScript = defineScript<BulkBatchInput, BatchCounts>({
     const s = source(i)
     return [s.list ? "list" : "zset", i.size, s.group]
   },
-  decode: counts("inspector_deleteBatch")
+  decode: counts("inspector_deleteAll")
 })

@@ -15,14 +15,14 @@ export interface RemoveQueueInput {
 }
 
 /**
- * Script `inspector_removeQueue`: removes a queue's keys, deleting at most `batch` tasks per call
+ * Script `inspector_deleteQueue`: removes a queue's keys, deleting at most `batch` tasks per call
  * when forced. `{ removed: true, deleted }` when done; `{ removed: false, left }` when a batch
  * was deleted and more remain (call again). QueueNotEmpty (not forced) or InvalidState (active tasks).
  */
 export type RemoveQueueStep = { readonly removed: true; readonly deleted: number } | { readonly removed: false; readonly left: number }
 
 export const deleteQueueScript = defineScript<RemoveQueueInput, RemoveQueueStep, QueueNotEmpty | InvalidState>({
-  name: "inspector_removeQueue",
+  name: "inspector_deleteQueue",
   buffers: false,
   keys: ({ queue }) => {
     const k = queueKeys(queue)
@@ -30,10 +30,10 @@ export const deleteQueueScript = defineScript<RemoveQueueInput, RemoveQueueStep,
   },
   args: ({ force, batch }) => [force ? "1" : "0", batch],
   decode: (reply, { queue, done }) =>
-    Result.flatMap(integersReply("inspector_removeQueue", reply, 2), ([code, n]): Result.Result<RemoveQueueStep, QueueNotEmpty | InvalidState | RedisError> => {
+    Result.flatMap(integersReply("inspector_deleteQueue", reply, 2), ([code, n]): Result.Result<RemoveQueueStep, QueueNotEmpty | InvalidState | RedisError> => {
       if (code === 1) return Result.succeed({ removed: true as const, deleted: n! })
       if (code === 0) return Result.succeed({ removed: false as const, left: n! })
-      const error = codeError("inspector_removeQueue", code!, { queue, count: n!, done })
-      return Result.fail(error ?? unexpectedReply("inspector_removeQueue", reply, "{code, count} with code 1, 0, -1 or -2"))
+      const error = codeError("inspector_deleteQueue", code!, { queue, count: n!, done })
+      return Result.fail(error ?? unexpectedReply("inspector_deleteQueue", reply, "{code, count} with code 1, 0, -1 or -2"))
     })
 })

@@ -9,17 +9,17 @@ export interface DequeueLeaseInput {
 }
 
 /**
- * Script `dequeue`: pops up to `count` tasks of one queue into active under a lease expiring at
+ * Script `dequeueLease`: pops up to `count` tasks of one queue into active under a lease expiring at
  * `leaseExpiresAtSec` (nothing when the queue is paused). Returns the raw messages; a pair with
  * `bytes` undefined is a dangling id the script already removed.
  */
 export const dequeueLeaseScript = defineScript<DequeueLeaseInput, ReadonlyArray<IdAndBytes>>({
-  name: "dequeue",
+  name: "dequeueLease",
   buffers: true,
   keys: ({ queue }) => {
     const k = queueKeys(queue)
     return [k.pending, k.paused, k.active, k.lease, k.taskPrefix]
   },
   args: (i) => [i.leaseExpiresAtSec, i.count],
-  decode: (reply) => idBytesPairsReply("dequeue", reply)
+  decode: (reply) => idBytesPairsReply("dequeueLease", reply)
 })

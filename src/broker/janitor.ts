@@ -9,14 +9,14 @@ export interface JanitorInput {
   readonly batch: number
 }
 
-/** Script `deleteExpiredCompleted`: deletes up to `batch` completed tasks of one queue whose retention ended; returns how many. */
+/** Script `janitor`: deletes up to `batch` completed tasks of one queue whose retention ended; returns how many. */
 export const janitorScript = defineScript<JanitorInput, number>({
-  name: "deleteExpiredCompleted",
+  name: "janitor",
   buffers: false,
   keys: ({ queue }) => {
     const k = queueKeys(queue)
     return [k.completed, k.taskPrefix]
   },
   args: ({ nowMs, batch }) => [unixSeconds(nowMs), batch],
-  decode: (reply) => integerReply("deleteExpiredCompleted", reply)
+  decode: (reply) => integerReply("janitor", reply)
 })

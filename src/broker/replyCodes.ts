@@ -47,7 +47,7 @@ export const replyCodes = {
   schedule: { 0: taskIdConflict, [-1]: duplicateTask },
   addToGroup: { 0: taskIdConflict, [-1]: duplicateTask },
   // Periodic occurrence: 1 written, 2 generated id taken (draw another), -2 already done by another instance.
-  scheduler_enqueue: { 0: taskIdConflict, [-1]: duplicateTask },
+  scheduler_claim: { 0: taskIdConflict, [-1]: duplicateTask },
   // Lease transitions: 1 moved.
   complete: { 0: lost("complete") },
   retry: { 0: lost("retry") },
@@ -81,10 +81,10 @@ export const replyCodes = {
     0: notFound,
     [-1]: ({ id }: ActionRef) => new InvalidState({ message: `task "${id}" is active (running) and cannot be deleted; cancel it first` })
   },
-  // inspector_getTask: {msg, state, score, result}; nil (read as code 0) when the task does not exist.
-  inspector_getTask: { 0: notFound },
-  // inspector_removeQueue: {1, deleted} removed, {0, left} a batch was deleted (call again).
-  inspector_removeQueue: {
+  // inspector_getTaskInfo: {msg, state, score, result}; nil (read as code 0) when the task does not exist.
+  inspector_getTaskInfo: { 0: notFound },
+  // inspector_deleteQueue: {1, deleted} removed, {0, left} a batch was deleted (call again).
+  inspector_deleteQueue: {
     [-1]: ({ queue, count }: { readonly queue: string; readonly count: number; readonly done: number }) =>
       new QueueNotEmpty({ queue, size: count, message: `queue "${queue}" is not empty (${count} task(s)); delete its tasks first or force the deletion` }),
     [-2]: ({ queue, count, done }: { readonly queue: string; readonly count: number; readonly done: number }) =>

@@ -46,9 +46,9 @@ export type ClaimReply =
 
 const claimDetail = (i: ClaimInput) => `periodic entry ${i.entryId}, occurrence ${new Date(i.scheduledAtMs).toISOString()} skipped`
 
-/** Script `scheduler_enqueue`: claims one occurrence of an entry and writes its task, atomically. */
+/** Script `scheduler_claim`: claims one occurrence of an entry and writes its task, atomically. */
 export const claimScript = defineScript<ClaimInput, ClaimReply>({
-  name: "scheduler_enqueue",
+  name: "scheduler_claim",
   buffers: false,
   keys: (i) => {
     const k = queueKeys(i.msg.queue)
@@ -70,21 +70,21 @@ export const claimScript = defineScript<ClaimInput, ClaimReply>({
     i.generatedId ? "1" : "0"
   ],
   decode: (v, i) => {
-    if (!Array.isArray(v) || v.length !== 2) return Result.fail(unexpectedReply("scheduler_enqueue", v, "[code, through]"))
+    if (!Array.isArray(v) || v.length !== 2) return Result.fail(unexpectedReply("scheduler_claim", v, "[code, through]"))
     const code = Number(v[0])
     switch (code) {
       case 1:
         return Result.succeed({ _tag: "Enqueued" })
       case 0:
-        return Result.succeed({ _tag: "IdConflict", error: codeError("scheduler_enqueue", 0, { msg: i.msg, detail: claimDetail(i) }) as TaskIdConflict })
+        return Result.succeed({ _tag: "IdConflict", error: codeError("scheduler_claim", 0, { msg: i.msg, detail: claimDetail(i) }) as TaskIdConflict })
       case -1:
-        return Result.succeed({ _tag: "Duplicate", error: codeError("scheduler_enqueue", -1, { msg: i.msg, detail: claimDetail(i) }) as DuplicateTask })
+        return Result.succeed({ _tag: "Duplicate", error: codeError("scheduler_claim", -1, { msg: i.msg, detail: claimDetail(i) }) as DuplicateTask })
       case -2:
         return Result.succeed({ _tag: "AlreadyDone", throughMs: Number(v[1]) })
       case 2:
         return Result.succeed({ _tag: "IdTaken" })
       default:
-        return Result.fail(unexpectedReply("scheduler_enqueue", v, "[code, through] with code 1, 0, -1, -2 or 2"))
+        return Result.fail(unexpectedReply("scheduler_claim", v, "[code, through] with code 1, 0, -1, -2 or 2"))
     }
   }
 })
@@ -99,19 +99,19 @@ export interface EntryRecord {
 
 const num = (v: unknown): number | undefined => (v === null || v === undefined || v === false ? undefined : Number(String(v)))
 
-/** Script `scheduler_anchor`: an entry's record, created (through = `newThroughMs`) when missing. */
+/** Script `scheduler_record`: an entry's record, created (through = `newThroughMs`) when missing. */
 export const recordScript = defineScript<
   { readonly queue: string; readonly entryId: string; readonly newThroughMs: number; readonly ttlMs: number },
   EntryRecord
 >({
-  name: "scheduler_anchor",
+  name: "scheduler_record",
   buffers: false,
   keys: (i) => [entryRecordKey(i.queue, i.entryId)],
   args: (i) => [String(Math.floor(i.newThroughMs)), String(Math.ceil(i.ttlMs))],
   decode: (v, i) => {
     const through = Array.isArray(v) ? num(v[0]) : undefined
     if (!Array.isArray(v) || through === undefined || Number.isNaN(through)) {
-      return Result.fail(new RedisError({ op: "script scheduler_anchor", message: `record of entry ${i.entryId} is unreadable: ${JSON.stringify(v)}` }))
+      return Result.fail(new RedisError({ op: "script scheduler_record", message: `record of entry ${i.entryId} is unreadable: ${JSON.stringify(v)}` }))
     }
     const prevTask = v[2]
     return Result.succeed({ throughMs: through, prevMs: num(v[1]), prevTaskId: typeof prevTask === "string" ? prevTask : undefined })

@@ -1,5 +1,5 @@
 /**
- * One occurrence of an entry → one `scheduler_enqueue` script call (claim + task write, atomic;
+ * One occurrence of an entry → one `scheduler_claim` script call (claim + task write, atomic;
  * see src/broker/scheduler.ts), and its outcome. The task message is built as the enqueue step
  * builds it (asynq's defaults, uniqueness key, group, processIn counted from the enqueue time).
  */

@@ -1,6 +1,6 @@
 /**
  * Entry records: through which occurrence each entry is done (`through`), and the last occurrence
- * that enqueued a task (`prev`, `task`). One `scheduler_anchor` call per entry, all in one round
+ * that enqueued a task (`prev`, `task`). One `scheduler_record` call per entry, all in one round
  * trip: it creates a missing record (through = now - lookback) and returns every record.
  */
 import { Effect, Result } from "effect"

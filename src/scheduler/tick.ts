@@ -7,7 +7,7 @@
  * A cron function triggered every minute can run it as the whole scheduler (it also publishes the
  * entries in asynq:schedulers, so asynq's tools list them); the long-lived
  * scheduler runs it whenever an occurrence is due. Overlapping ticks and any number of instances
- * are safe: an occurrence is claimed by exactly one script call (see lua/scheduler_enqueue.lua).
+ * are safe: an occurrence is claimed by exactly one script call (see lua/scheduler_claim.lua).
  */
 import { createHash } from "node:crypto"
 import { Cause, Clock, Effect, Result } from "effect"
@@ -208,7 +208,7 @@ export const schedulerTick = Effect.fn("Steps.schedulerTick")(function* (
         return
       case "IdTaken": {
         // Still taken after several fresh ids (only with a broken id source): not claimed, so the next tick tries again.
-        const error = new RedisError({ op: "script scheduler_enqueue", message: `periodic entry ${c.entry.id}: ${freshIdAttempts + 1} generated task ids in a row were taken in queue "${c.msg.queue}"; occurrence ${base.scheduledAt.toISOString()} left for the next tick` })
+        const error = new RedisError({ op: "script scheduler_claim", message: `periodic entry ${c.entry.id}: ${freshIdAttempts + 1} generated task ids in a row were taken in queue "${c.msg.queue}"; occurrence ${base.scheduledAt.toISOString()} left for the next tick` })
         fail(c.entry.id, c.scheduledAtMs, error)
         results.push({ ...base, outcome: "failed", error })
         return

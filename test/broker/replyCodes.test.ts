@@ -114,7 +114,7 @@ layer(testBrokerLayer())("reply-code table (real scripts)", (it) => {
     })
   )
 
-  it.effect("scheduler_enqueue: 0 and -1 are outcomes carrying TaskIdConflict and DuplicateTask", () =>
+  it.effect("scheduler_claim: 0 and -1 are outcomes carrying TaskIdConflict and DuplicateTask", () =>
     Effect.gen(function* () {
       const q = "rc-sched"
       const taken = makeMsg(q, "taken")

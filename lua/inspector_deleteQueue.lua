@@ -1,4 +1,4 @@
--- inspector_removeQueue: deletes a queue's keys (asynq's RemoveQueue), never while a task is
+-- inspector_deleteQueue: deletes a queue's keys (asynq's RemoveQueue), never while a task is
 -- active. Without force the queue must hold no task at all. With force, each call deletes up to
 -- ARGV[2] tasks (hashes, ids and the uniqueness locks they hold; lists from the tail, zsets lowest
 -- score first) and says how many are left; the caller calls again until the queue is empty, then

@@ -1,4 +1,4 @@
--- inspector_runBatch: moves up to ARGV[1] tasks of a zset state (scheduled, retry, archived) or
+-- inspector_runAll: moves up to ARGV[1] tasks of a zset state (scheduled, retry, archived) or
 -- of a group (aggregating) to pending, lowest score first (asynq's RunAll*Tasks, in bounded
 -- batches so a huge set never blocks Redis). Each task: LPUSH pending, state "pending",
 -- pending_since = now. An emptied group leaves the groups set.

@@ -1,4 +1,4 @@
--- scheduler_enqueue: claims one occurrence of a periodic entry and enqueues its task, atomically
+-- scheduler_claim: claims one occurrence of a periodic entry and enqueues its task, atomically
 -- (exactly once across any number of scheduler instances and overlapping cron-function ticks).
 -- The entry's record (a hash in the queue's cluster slot, so the claim and the task write are one
 -- script) says through which occurrence the entry is done. An occurrence at or before `through`
@@ -65,6 +65,6 @@ elseif mode == "scheduled" then
 elseif mode == "aggregating" then
   writeAggregatingTask(taskKey, taskId, msg, score, targetKey, groupsKey, groupName)
 else
-  return redis.error_reply("scheduler_enqueue: unknown mode " .. tostring(mode))
+  return redis.error_reply("scheduler_claim: unknown mode " .. tostring(mode))
 end
 return {1, occurrence}

@@ -1,4 +1,4 @@
--- deleteExpiredCompleted: deletes completed tasks whose retention ended (score <= now), at most
+-- janitor: deletes completed tasks whose retention ended (score <= now), at most
 -- ARGV[2] per call. A hash whose state is no longer "completed" is left alone (only the stale
 -- zset entry goes).
 -- KEYS[1] asynq:{q}:completed

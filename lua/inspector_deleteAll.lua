@@ -1,4 +1,4 @@
--- inspector_deleteBatch: deletes up to ARGV[2] tasks of pending (oldest first), of a zset state
+-- inspector_deleteAll: deletes up to ARGV[2] tasks of pending (oldest first), of a zset state
 -- (scheduled, retry, archived, completed: lowest score first) or of a group (aggregating)
 -- (asynq's DeleteAll*Tasks, in bounded batches): the id leaves the list/zset, the hash is deleted
 -- and a uniqueness lock the task still holds is released. An emptied group leaves the groups set.

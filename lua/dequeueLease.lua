@@ -1,4 +1,4 @@
--- dequeue: pending -> active, up to ARGV[2] tasks of one queue (nothing when the queue is paused).
+-- dequeueLease: pending -> active, up to ARGV[2] tasks of one queue (nothing when the queue is paused).
 -- Each popped task gets a lease (score = ARGV[1]), state "active", and loses pending_since.
 -- A popped id whose task hash has no msg (dangling id) is removed from active/lease again and
 -- returned with msg = false, so the caller can report it; it cannot block the queue.

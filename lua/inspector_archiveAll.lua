@@ -1,4 +1,4 @@
--- inspector_archiveBatch: archives up to ARGV[2] tasks of pending (oldest first), of a zset state
+-- inspector_archiveAll: archives up to ARGV[2] tasks of pending (oldest first), of a zset state
 -- (scheduled, retry: lowest score first) or of a group (aggregating) (asynq's ArchiveAll*Tasks,
 -- in bounded batches). Each task: ZADD archived (score = now), state "archived". Then the archive
 -- is trimmed like asynq (entries at or before ARGV[4] and the oldest beyond ARGV[5] are deleted

@@ -1,4 +1,4 @@
--- aggregationCheck: when a group is ready, moves up to ARGV[1] of its oldest tasks (all when
+-- checkGroups: when a group is ready, moves up to ARGV[1] of its oldest tasks (all when
 -- ARGV[1] = 0) into a new aggregation set, registered in aggregation_sets with a deadline.
 -- Ready means (checked in this order): the group holds >= ARGV[1] tasks (ARGV[1] > 0); or its
 -- oldest task was added at or before now - ARGV[2] (ARGV[2] > 0); or its newest task was added at

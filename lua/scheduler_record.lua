@@ -1,4 +1,4 @@
--- scheduler_anchor: gives a periodic entry that has no record yet its starting point, and reads
+-- scheduler_record: gives a periodic entry that has no record yet its starting point, and reads
 -- every record field. Occurrences at or before `through` are never enqueued, so a new entry starts
 -- with through = now - lookback: the long-lived scheduler passes lookback 0 (only occurrences after
 -- registration run), a cron-function tick a window (so an occurrence at 12:00:00 still runs when

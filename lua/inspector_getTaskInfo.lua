@@ -1,4 +1,4 @@
--- inspector_getTask: one task's hash fields and the score that tells when it runs next. Read-only.
+-- inspector_getTaskInfo: one task's hash fields and the score that tells when it runs next. Read-only.
 -- KEYS[1] asynq:{q}:t:<id>
 -- KEYS[2] asynq:{q}:      (queue key prefix; the state zsets, lease and g:<group> are built from it)
 -- ARGV[1] task id
