@@ -62,8 +62,9 @@ describe("Lambda processor drain (through the Invoke API, real time)", () => {
 
 /**
  * Issue 16, through the handler as Lambda calls it: 8 tasks whose handler takes 5 s, concurrency 5,
- * 1.5 s left per invocation (margin 1 s), the tick forwarding retries between invocations. Only
- * outcomes are asserted (real time: how many tasks one invocation starts depends on the machine).
+ * 3 s left per invocation (margin 2 s: hard stop after 2 s), the tick forwarding retries between
+ * invocations. Only outcomes are asserted (real time: how many tasks one invocation starts depends
+ * on the machine; on a slow one a task leased just before the hard stop may be requeued unrun).
  */
 describe("Lambda processor drain with tasks longer than an invocation (issue 16)", () => {
   it("every task gets its turns, each stop counts as a failed attempt, all end archived with the deadline error", async () => {
@@ -72,13 +73,13 @@ describe("Lambda processor drain with tasks longer than an invocation (issue 16)
     const processor = createProcessorHandler({
       queues: ["work"],
       concurrency: 5,
-      safetyMarginMs: 1000,
+      safetyMarginMs: 2000,
       retryDelay: () => 0,
       redis: { url: testRedisUrl() },
       handler: (task) => Effect.sync(() => void starts.push(task.id)).pipe(Effect.andThen(Effect.sleep(5000)))
     })
     const tick = createTickHandler({ queues: ["work"], redis: { url: testRedisUrl() }, log: () => {} })
-    const context = { functionName: "processor", awsRequestId: "r", getRemainingTimeInMillis: () => 1500 }
+    const context = { functionName: "processor", awsRequestId: "r", getRemainingTimeInMillis: () => 3000 }
     const summaries: Array<DrainSummary> = []
     try {
       for (let i = 0; i < 30 && (await redis.zcard(k.archived)) < 8; i++) {
@@ -95,10 +96,11 @@ describe("Lambda processor drain with tasks longer than an invocation (issue 16)
     expect(await redis.llen(k.active)).toBe(0)
     // Every attempt was stopped at the deadline and counted: 3 attempts (retried 0, 1, 2) per task.
     const total = (f: (s: DrainSummary) => number) => summaries.reduce((n, s) => n + f(s), 0)
+    expect(starts).toHaveLength(24)
     expect(total((s) => s.stoppedAtDeadline)).toBe(24)
     expect(total((s) => s.retried)).toBe(16)
     expect(total((s) => s.archived)).toBe(8)
-    expect(total((s) => s.succeeded + s.requeued + s.skipped)).toBe(0)
+    expect(total((s) => s.succeeded + s.skipped + s.leaseLost + s.gaveUp)).toBe(0)
     const runs = new Map<string, number>()
     for (const id of starts) runs.set(id, (runs.get(id) ?? 0) + 1)
     expect([...runs.values()]).toEqual(Array(8).fill(3))

@@ -106,7 +106,8 @@ describe("Cloud Functions maintenance tick and drain (Functions Framework over H
     expect(total((s) => s.stoppedAtDeadline)).toBe(16)
     expect(total((s) => s.retried)).toBe(8)
     expect(total((s) => s.archived)).toBe(8)
-    expect(total((s) => s.succeeded + s.requeued + s.skipped)).toBe(0)
+    // (requeued is not asserted: on a slow machine a task leased just before the hard stop goes back unrun)
+    expect(total((s) => s.succeeded + s.skipped + s.leaseLost + s.gaveUp)).toBe(0)
     expect(summaries.every((s) => s.longTasks === "run")).toBe(true)
     for (const id of await redis.zrange(k.archived, "0", "-1")) {
       expect(decodeTaskMessage((await redis.hgetBuffer(k.task(id), "msg"))!)).toMatchObject({ retried: 1, errorMsg: functionDeadlineMessage })

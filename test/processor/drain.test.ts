@@ -218,20 +218,23 @@ describe("issue 16: tasks longer than an invocation do not block the queue (Test
       summaries.push(await drainAt(i * 10_000, config))
       await runAt(i * 10_000 + 5000, forward({ queues: ["work"] }))
     }
-    // 3 attempts per task (retried 0, 1, 2), 5 at a time: 24 attempts in 5 invocations.
-    expect(summaries).toHaveLength(5)
-    expect(summaries.map((s) => s.stoppedAtDeadline)).toEqual([5, 5, 5, 5, 4])
-    expect(summaries.map((s) => s.succeeded + s.requeued + s.skipped)).toEqual([0, 0, 0, 0, 0])
-    // No task starves: the 3 tasks behind the first 5 run in the second invocation, ahead of the retried ones.
-    const first = new Set(startedBy[0])
-    expect(first.size).toBe(5)
-    const behind = startedBy[1]!.slice(0, 3)
-    for (const id of behind) expect(first.has(id)).toBe(false)
-    expect(new Set([...startedBy[0]!, ...startedBy[1]!]).size).toBe(8)
+    // 3 attempts per task (retried 0, 1, 2), at most 5 per invocation: 24 attempts, all stopped at the hard stop.
+    expect(summaries.length).toBeGreaterThanOrEqual(5)
+    const total = (f: (s: DrainSummary) => number) => summaries.reduce((n, s) => n + f(s), 0)
+    expect(total((s) => s.stoppedAtDeadline)).toBe(24)
+    expect(total((s) => s.retried)).toBe(16)
+    expect(total((s) => s.archived)).toBe(8)
+    expect(total((s) => s.succeeded + s.skipped)).toBe(0)
     // Each task ran exactly 3 times.
+    const starts = startedBy.flat()
     const runs = new Map<string, number>()
-    for (const id of startedBy.flat()) runs.set(id, (runs.get(id) ?? 0) + 1)
+    for (const id of starts) runs.set(id, (runs.get(id) ?? 0) + 1)
     expect([...runs.values()]).toEqual(Array(8).fill(3))
+    // No task starves: the second invocation takes the tasks the first did not reach before any retried one.
+    expect(new Set([...startedBy[0]!, ...startedBy[1]!]).size).toBe(Math.min(8, startedBy[0]!.length + startedBy[1]!.length))
+    // Every task had its first turn before any task had its third.
+    const firstThird = starts.findIndex((id, i) => starts.slice(0, i).filter((x) => x === id).length === 2)
+    expect(new Set(starts.slice(0, firstThird)).size).toBe(8)
     // All archived with the deadline error after their retries.
     expect(await redis.llen(k.pending)).toBe(0)
     expect(await redis.zcard(k.retry)).toBe(0)
