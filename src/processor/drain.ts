@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import { Broker } from "../broker/Broker.js"
+import { InvalidArgument } from "../broker/errors.js"
 import { makeAcker } from "./acker.js"
 import { fetchPass, type StartDeps } from "./fetcher.js"
 import { heartbeatLoop } from "./heartbeat.js"
@@ -119,6 +120,9 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
   Effect.gen(function* () {
     const margin = config.safetyMarginMs ?? 10_000
     const longTasks = config.longTasks ?? "run"
+    if (longTasks !== "run" && longTasks !== "skip") {
+      return yield* Effect.fail(new InvalidArgument({ field: "longTasks", message: `longTasks must be "run" or "skip", got ${String(longTasks)}` }))
+    }
     const hardStopMs = deadlineMs - margin / 2
     /** Writing an outcome is given up here (the lease lets `recover` take the task back). */
     const settleByMs = deadlineMs - margin / 4

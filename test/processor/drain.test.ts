@@ -285,6 +285,12 @@ describe("longTasks: a task whose own timeout ends after the drain's hard stop (
     expect(s.skipped).toBe(1)
   })
 
+  it("rejects an unknown longTasks value with InvalidArgument", async () => {
+    const config = { queues: ["work"], handler: recording([]), longTasks: "later" } as unknown as Config
+    const error = await Effect.runPromise(Effect.flip(drain(config, 3000)).pipe(Effect.provide(brokerTestLayer())) as Effect.Effect<unknown>)
+    expect(error).toMatchObject({ _tag: "InvalidArgument", field: "longTasks" })
+  })
+
   it('"run" (the default): the long-timeout task runs', async () => {
     await put("long", { timeout: 3600 })
     await put("default")
