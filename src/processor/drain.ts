@@ -6,6 +6,12 @@
  * heartbeat, batched acknowledgements — until the queues are empty or the invocation's time runs
  * short. No forwarder, recoverer or server state: the
  * maintenance tick does that work in a serverless deployment.
+ *
+ * Long tasks (issue 16): a task still running at the drain's hard stop is stopped and counts as a
+ * failed attempt (`retried + 1`, error "function deadline reached before the task finished"), so it
+ * is retried after its backoff, behind the tasks that have not had a turn, and archived when its
+ * retries are used up; it never blocks the head of the queue. With `longTasks: "skip"` a task whose
+ * own timeout/deadline ends after the hard stop is not started at all (given back, not counted).
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -13,12 +19,13 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import { Broker } from "../broker/Broker.js"
+import { InvalidArgument } from "../broker/errors.js"
 import { makeAcker } from "./acker.js"
 import { fetchPass, type StartDeps } from "./fetcher.js"
 import { heartbeatLoop } from "./heartbeat.js"
 import { handlerOf, type HandlerInput } from "./Mux.js"
 import { resolveOptions, type ServerOptions } from "./options.js"
-import { makeRegistry } from "./registry.js"
+import { type ActiveTask, makeRegistry } from "./registry.js"
 import type { Settled } from "./settle.js"
 
 export interface DrainConfig<R = never>
@@ -31,6 +38,21 @@ export interface DrainConfig<R = never>
   readonly concurrency?: number
   /** Stop taking tasks when less than this is left before the deadline (default 10 000 ms). */
   readonly safetyMarginMs?: number
+  /**
+   * What to do with a leased task whose own timeout or deadline ends after the drain's hard stop
+   * (deadline − safetyMarginMs/2), i.e. a task the drain may not be able to finish:
+   * - `"run"` (default): run it; if it is still running at the hard stop it is stopped and counts as
+   *   a failed attempt (retried after its backoff, archived when no retry is left).
+   * - `"skip"`: do not start it; it is given back to the retry set, due when this invocation ends
+   *   (then forwarded to the back of pending), not counted as a failure, and reported in `skipped`.
+   *   For queues that a long-lived worker also serves (a hybrid fleet): the worker runs the long ones.
+   *
+   * The default is "run" because asynq gives a task with neither timeout nor deadline a 30-minute
+   * timeout, longer than any function invocation: "skip" would skip every such task. Choose "skip"
+   * only when your tasks carry their own timeouts (and something else runs the long ones).
+   * A task whose timeout/deadline ends before the hard stop always runs.
+   */
+  readonly longTasks?: "run" | "skip"
 }
 
 /** What one drain did. */
@@ -42,8 +64,24 @@ export interface DrainSummary {
   readonly archived: number
   /** Tasks dropped by RevokeTask. */
   readonly revoked: number
-  /** Tasks given back unfinished because the invocation's time ran out. */
+  /**
+   * Tasks given back to the head of their queue without running: leased by a fetch that was in
+   * flight at the hard stop. (Tasks that were running at the hard stop are in `stoppedAtDeadline`.)
+   */
   readonly requeued: number
+  /**
+   * Tasks whose handler was still running at the hard stop: stopped, and each counted as a failed
+   * attempt with the error "function deadline reached before the task finished", so each is also
+   * counted in `retried` or `archived` (or `leaseLost`/`gaveUp` when that write did not land).
+   */
+  readonly stoppedAtDeadline: number
+  /**
+   * Tasks not started because their timeout/deadline ends after the hard stop (`longTasks: "skip"`):
+   * given back to the retry set (due at this drain's deadline), not counted as failures.
+   */
+  readonly skipped: number
+  /** The rule applied to tasks whose timeout/deadline ends after the hard stop (`DrainConfig.longTasks`). */
+  readonly longTasks: "run" | "skip"
   /** Tasks whose lease was lost while running (recovered elsewhere): nothing was written for them. */
   readonly leaseLost: number
   /** Tasks whose outcome could not be written before their lease ran out or the drain had to return (the recoverer takes them back). */
@@ -56,12 +94,13 @@ export interface DrainSummary {
   readonly remainingMs: number
 }
 
-const counter: Record<Settled, "succeeded" | "retried" | "archived" | "revoked" | "requeued" | "leaseLost" | "gaveUp"> = {
+const counter: Record<Settled, "succeeded" | "retried" | "archived" | "revoked" | "requeued" | "skipped" | "leaseLost" | "gaveUp"> = {
   completed: "succeeded",
   retried: "retried",
   archived: "archived",
   revoked: "revoked",
   requeued: "requeued",
+  skipped: "skipped",
   "lease-lost": "leaseLost",
   "gave-up": "gaveUp"
 }
@@ -69,14 +108,21 @@ const counter: Record<Settled, "succeeded" | "retried" | "archived" | "revoked" 
 /**
  * Processes tasks until the queues are empty or less than `safetyMarginMs` is left before
  * `deadlineMs` (a time on Effect's Clock). Then it takes no more; tasks still running get until
- * half the margin is left, after which they are stopped (their AbortSignal fires) and put back at
- * the head of their queue, so the drain returns before its deadline with a summary. An outcome
+ * half the margin is left (the hard stop), after which they are stopped (their AbortSignal fires
+ * with TaskStopped "function-deadline") and each counts as a failed attempt (retry after its
+ * backoff, or archive when no retry is left), so the drain returns before its deadline with a
+ * summary and a task too long for an invocation cannot hold the head of its queue. A task whose own
+ * timeout/deadline ends after the hard stop is run or skipped as `longTasks` says. An outcome
  * Redis has not taken a quarter of the margin before the deadline is given up (`gaveUp`). If the
  * function is killed anyway, the leases expire and `recover` returns its tasks.
  */
 export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
   Effect.gen(function* () {
     const margin = config.safetyMarginMs ?? 10_000
+    const longTasks = config.longTasks ?? "run"
+    if (longTasks !== "run" && longTasks !== "skip") {
+      return yield* Effect.fail(new InvalidArgument({ field: "longTasks", message: `longTasks must be "run" or "skip", got ${String(longTasks)}` }))
+    }
     const hardStopMs = deadlineMs - margin / 2
     /** Writing an outcome is given up here (the lease lets `recover` take the task back). */
     const settleByMs = deadlineMs - margin / 4
@@ -92,7 +138,9 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
       ...(config.heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs: config.heartbeatIntervalMs } : {})
     })
     const registry = makeRegistry()
-    const counts = { succeeded: 0, retried: 0, archived: 0, revoked: 0, requeued: 0, leaseLost: 0, gaveUp: 0, corrupt: 0 }
+    const counts = { succeeded: 0, retried: 0, archived: 0, revoked: 0, requeued: 0, skipped: 0, leaseLost: 0, gaveUp: 0, corrupt: 0 }
+    /** Every task this drain leased (each attempt records on it whether the hard stop ended it). */
+    const leased: Array<ActiveTask> = []
     let stoppedBecause: "empty" | "deadline" = "empty"
     /** Set at the hard stop: a task leased by a fetch that was in flight then goes straight back. */
     let stopping = false
@@ -106,7 +154,12 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
       prepare: (task) => {
         // A Redis that hangs when the outcome is written must not hold the drain past its deadline.
         task.settleByMs = settleByMs
+        leased.push(task)
+        // Leased by a fetch in flight at the hard stop: back to the head, it had no turn.
         if (stopping) task.stopReason = "shutdown"
+        // Cannot finish before the hard stop: given back, due when this invocation is over (so this
+        // drain does not take it again), then forwarded behind the tasks waiting in pending.
+        else if (longTasks === "skip" && task.deadlineMs > hardStopMs) task.skipUntilMs = deadlineMs
       }
     }
 
@@ -134,7 +187,7 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
           Effect.sync(() => {
             stoppedBecause = "deadline"
             stopping = true
-            registry.stopAll("shutdown")
+            registry.stopAll("function-deadline")
           })
         )
       ),
@@ -144,5 +197,18 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
       Effect.ensuring(Fiber.interruptAll([heartbeat, hardStop]))
     )
     const end = yield* Clock.currentTimeMillis
-    return { ...counts, stoppedBecause, remainingMs: deadlineMs - end } satisfies DrainSummary as DrainSummary
+    const stoppedAtDeadline = leased.filter((t) => t.stoppedBy === "function-deadline").length
+    if (stoppedAtDeadline > 0) {
+      yield* Effect.logWarning(
+        `drain: ${stoppedAtDeadline} task(s) still running at the function's deadline were stopped and counted as failed attempts ` +
+          `(retried after their backoff, archived when no retry is left). Tasks that need more time than one invocation belong on a long-lived worker.`
+      )
+    }
+    if (counts.skipped > 0) {
+      yield* Effect.logInfo(
+        `drain: ${counts.skipped} task(s) not started: their timeout or deadline ends after this invocation's hard stop (longTasks: "skip"); ` +
+          `given back to the retry set, not counted as failures.`
+      )
+    }
+    return { ...counts, stoppedAtDeadline, longTasks, stoppedBecause, remainingMs: deadlineMs - end } satisfies DrainSummary as DrainSummary
   }).pipe(Effect.scoped, Effect.withSpan("Processor.drain"))

@@ -28,10 +28,20 @@ export class TaskDeadlineExceeded extends Data.TaggedError("TaskDeadlineExceeded
 export class TaskCanceled extends Data.TaggedError("TaskCanceled")<{ readonly message: string }> {}
 
 /**
- * The processor stopped the handler because the task's lease was lost (recovered elsewhere) or
- * the server shuts down (or a drain reached its hard stop): the reason its AbortSignal fires with.
+ * The processor stopped the handler: the task's lease was lost (recovered elsewhere), the server
+ * shuts down, or a time-boxed drain reached its hard stop ("function-deadline"). The reason its
+ * AbortSignal fires with; for "function-deadline" also the error the failed attempt records.
  */
-export class TaskStopped extends Data.TaggedError("TaskStopped")<{ readonly reason: "lease-lost" | "shutdown"; readonly message: string }> {}
+export class TaskStopped extends Data.TaggedError("TaskStopped")<{
+  readonly reason: "lease-lost" | "shutdown" | "function-deadline"
+  readonly message: string
+}> {}
+
+/** The error message a task stopped at a drain's hard stop records (`error_msg`). */
+export const functionDeadlineMessage = "function deadline reached before the task finished"
+
+/** Whether `e` is the stop at a drain's hard stop (always a counted failure, whatever `isFailure` says). */
+export const isFunctionDeadline = (e: unknown): boolean => e instanceof TaskStopped && e.reason === "function-deadline"
 
 const tagOf = (e: unknown): unknown => (typeof e === "object" && e !== null && "_tag" in e ? (e as { _tag: unknown })._tag : undefined)
 

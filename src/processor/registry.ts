@@ -1,8 +1,11 @@
 /** The tasks this server is running right now: what the heartbeat extends, cancel finds, shutdown stops and asynq:workers lists. */
 import type { TaskMessage } from "../wire/TaskMessage.js"
 
-/** Why the processor stopped a running handler. */
-export type StopReason = "canceled" | "lease-lost" | "shutdown"
+/**
+ * Why the processor stopped a running handler: canceled (`asynq:cancel`), its lease was lost, the
+ * server shuts down, or a time-boxed drain reached its hard stop ("function-deadline").
+ */
+export type StopReason = "canceled" | "lease-lost" | "shutdown" | "function-deadline"
 
 export interface ActiveTask {
   readonly msg: TaskMessage
@@ -15,8 +18,19 @@ export interface ActiveTask {
    * must return before its invocation ends; the lease then lets `recover` take the task back).
    */
   settleByMs: number | undefined
+  /**
+   * When set (by a drain, before the attempt starts), the task is not run: it is given back to the
+   * retry set, due at this time, without counting as a failure (a task the drain cannot finish).
+   */
+  skipUntilMs: number | undefined
   /** Why the task was stopped (set once, by `Registry.stop`). */
   stopReason: StopReason | undefined
+  /**
+   * What ended the attempt's handler early, written by the attempt once its handler is done
+   * (undefined: the handler finished by itself, or never ran). A stop that came after the
+   * handler had finished sets `stopReason` but not this.
+   */
+  stoppedBy: StopReason | "timeout" | undefined
   /** Set by the running task: stops its handler (called once, by `Registry.stop`). */
   onStop: ((reason: StopReason) => void) | undefined
 }

@@ -1,8 +1,9 @@
 /**
  * Runs one attempt of a leased task: the handler runs in one child fiber, which is interrupted when its time
  * is up (timeout from the start of the attempt, or the task's deadline, whichever is first; a
- * sleep on Effect's Clock) or when the registry stops the task (cancel, lost lease, shutdown); the
- * AbortSignal given to the handler (created only if the handler asks for it) then fires. Then the
+ * sleep on Effect's Clock) or when the registry stops the task (cancel, lost lease, shutdown, a
+ * drain's hard stop); the AbortSignal given to the handler (created only if the handler asks for it)
+ * then fires. A task a drain marked to skip is given back without running. Then the
  * outcome is written (settle.ts; a success shares its round trip with other tasks finishing at
  * the same time, acker.ts); the task leaves the registry only after that write, so the heartbeat
  * keeps its lease while the write is retried.
@@ -13,11 +14,11 @@ import { writeResult } from "../broker/writeResult.js"
 import { encodePayload, type PayloadEncodeError } from "../wire/payload.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import type { Acker } from "./acker.js"
-import { TaskCanceled, TaskDeadlineExceeded, TaskStopped } from "./errors.js"
+import { functionDeadlineMessage, TaskCanceled, TaskDeadlineExceeded, TaskStopped } from "./errors.js"
 import type { Handler } from "./Handler.js"
 import type { ResolvedOptions } from "./options.js"
 import type { ActiveTask, Registry, StopReason } from "./registry.js"
-import { type Settled, settleFailure, settleRequeue, settleSuccess } from "./settle.js"
+import { type Settled, settleFailure, settleRequeue, settleSkipped, settleSuccess } from "./settle.js"
 import { makeTask, type Task } from "./Task.js"
 import { TaskContext, type TaskContextShape } from "./TaskContext.js"
 
@@ -40,14 +41,21 @@ export interface RunDeps<R> {
   readonly acker: Acker
 }
 
-type StopCause = StopReason | "deadline"
+/** What stops a handler: the registry (StopReason), or the task's own timeout/deadline ("timeout"). */
+type StopCause = StopReason | "timeout"
+
+const stoppedMessage: Record<TaskStopped["reason"], string> = {
+  shutdown: "server shutting down",
+  "lease-lost": "task lease lost",
+  "function-deadline": functionDeadlineMessage
+}
 
 const stopError = (reason: StopCause) =>
-  reason === "deadline"
+  reason === "timeout"
     ? new TaskDeadlineExceeded({ message: "context deadline exceeded" })
     : reason === "canceled"
       ? new TaskCanceled({ message: "context canceled" })
-      : new TaskStopped({ reason, message: reason === "shutdown" ? "server shutting down" : "task lease lost" })
+      : new TaskStopped({ reason, message: stoppedMessage[reason] })
 
 /** The error a failed Exit stands for: the failure, the defect, or an interruption from inside the handler. */
 const failureOf = (cause: Cause.Cause<unknown>): unknown =>
@@ -60,7 +68,9 @@ export const makeActiveTask = (msg: TaskMessage, nowMs: number, leaseExpiresAtMs
   deadlineMs: computeDeadlineMs(msg, nowMs),
   leaseExpiresAtMs,
   settleByMs: undefined,
+  skipUntilMs: undefined,
   stopReason: undefined,
+  stoppedBy: undefined,
   onStop: undefined
 })
 
@@ -114,7 +124,7 @@ const runHandler = <R>(deps: RunDeps<R>, entry: ActiveTask, task: Task, ctx: Tas
       if (entry.stopReason !== undefined) stop(entry.stopReason)
       else {
         // The attempt's time runs on Effect's Clock (TestClock in tests).
-        timer = yield* Effect.forkChild(Effect.sleep(Duration.millis(remainingMs)).pipe(Effect.andThen(Effect.sync(() => stop("deadline")))), {
+        timer = yield* Effect.forkChild(Effect.sleep(Duration.millis(remainingMs)).pipe(Effect.andThen(Effect.sync(() => stop("timeout")))), {
           startImmediately: true
         })
       }
@@ -134,6 +144,8 @@ const runHandler = <R>(deps: RunDeps<R>, entry: ActiveTask, task: Task, ctx: Tas
 export const runAttempt = <R>(deps: RunDeps<R>, entry: ActiveTask): Effect.Effect<Settled, never, R | Broker> =>
   Effect.gen(function* () {
     const msg = entry.msg
+    // A drain gives back a task it cannot finish, without running it (settle.ts: settleSkipped).
+    if (entry.skipUntilMs !== undefined) return yield* settleSkipped(entry, entry.skipUntilMs)
     const writeData = (data: unknown) =>
       Effect.try({ try: () => encodePayload(data) ?? new Uint8Array(), catch: (e) => e as PayloadEncodeError }).pipe(
         Effect.flatMap((result) => writeResult({ queue: msg.queue, id: msg.id, result })),
@@ -148,13 +160,16 @@ export const runAttempt = <R>(deps: RunDeps<R>, entry: ActiveTask): Effect.Effec
     const remaining = entry.deadlineMs - now
     let stoppedBy: StopCause | undefined
     let exit: Exit.Exit<void, unknown> | undefined
-    if (remaining <= 0) stoppedBy = "deadline"
+    /** Whether the handler was started (a stop before that means the task had no turn). */
+    let ran = false
+    if (remaining <= 0) stoppedBy = "timeout"
     else if (entry.stopReason !== undefined) stoppedBy = entry.stopReason
     else {
+      ran = true
       const r = yield* runHandler(deps, entry, task, ctx, remaining)
       // A handler that succeeded counts as done even when a stop came at the same moment.
       if (r.stoppedBy === undefined || Exit.isSuccess(r.exit)) exit = r.exit
-      else stoppedBy = r.stoppedBy
+      else stoppedBy = entry.stoppedBy = r.stoppedBy
     }
     if (stoppedBy !== undefined) ctx.abort(stopError(stoppedBy))
     if (exit !== undefined) {
@@ -163,6 +178,10 @@ export const runAttempt = <R>(deps: RunDeps<R>, entry: ActiveTask): Effect.Effec
     switch (stoppedBy) {
       case "shutdown":
         return yield* settleRequeue(entry)
+      case "function-deadline":
+        // A drain's hard stop: a failed attempt if the handler ran (settleFailure always counts it);
+        // a task stopped before its handler started had no turn and goes back to the head of its queue.
+        return yield* ran ? settleFailure(deps.options, entry, task, stopError(stoppedBy)) : settleRequeue(entry)
       case "lease-lost":
         return yield* Effect.logWarning(`task ${msg.id}: lease lost, handler stopped; nothing written (the task is someone else's now)`).pipe(
           Effect.as<Settled>("lease-lost")

@@ -1,6 +1,6 @@
 /**
- * Writing a finished attempt's outcome to Redis: complete, retry, archive, drop (RevokeTask) or
- * requeue. A write that fails on a Redis error is tried again with jittered backoff for as long as
+ * Writing a finished attempt's outcome to Redis: complete, retry, archive, drop (RevokeTask),
+ * requeue, or give back a task a drain skipped. A write that fails on a Redis error is tried again with jittered backoff for as long as
  * we still hold the lease (asynq's syncer), so a blip in the connection loses nothing; after the
  * lease ran out the recoverer takes the task back. LeaseLost means someone else already did.
  */
@@ -14,14 +14,17 @@ import { requeue } from "../steps/requeue.js"
 import { retry } from "../steps/retry.js"
 import { defaultRetryDelayMs } from "../steps/retryDelay.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
-import { errorText, isRevokeTask, isSkipRetry } from "./errors.js"
+import { errorText, isFunctionDeadline, isRevokeTask, isSkipRetry } from "./errors.js"
 import type { Acker } from "./acker.js"
 import type { ResolvedOptions } from "./options.js"
 import type { ActiveTask } from "./registry.js"
 import type { Task } from "./Task.js"
 
-/** What happened to the task in Redis. */
-export type Settled = "completed" | "retried" | "archived" | "revoked" | "requeued" | "lease-lost" | "gave-up"
+/**
+ * What happened to the task in Redis. "skipped": a drain did not run it (it could not finish before
+ * the drain's end) and gave it back to the retry set, not counted as a failure.
+ */
+export type Settled = "completed" | "retried" | "archived" | "revoked" | "requeued" | "skipped" | "lease-lost" | "gave-up"
 
 const backoff = Schedule.min([Schedule.exponential(Duration.millis(50), 2), Schedule.spaced(Duration.seconds(2))]).pipe(Schedule.jittered)
 
@@ -64,6 +67,18 @@ export const settleSuccess = (entry: ActiveTask, acker: Acker) => write(entry, "
 
 export const settleRequeue = (entry: ActiveTask) => write(entry, "requeue", requeue(entry.msg), "requeued")
 
+/** The error message a task a drain skipped records (it is not a failure: `retried` is unchanged). */
+export const skippedMessage = "skipped by a time-boxed drain: the task's timeout or deadline ends after the function's deadline"
+
+/**
+ * Gives back a task a drain did not run: to the retry set, due at `dueAtMs` (the drain's deadline, so
+ * this drain never takes it again), not counted (asynq's retry with isFailure false: `retried` and the
+ * failed counters unchanged; `error_msg` says why). Once due, forward puts it at the back of pending,
+ * behind the tasks that have not had a turn.
+ */
+export const settleSkipped = (entry: ActiveTask, dueAtMs: number) =>
+  write(entry, "give back", retry(entry.msg, { retryAtMs: dueAtMs, errorMsg: skippedMessage, isFailure: false }), "skipped")
+
 const retryDelayMs = (options: ResolvedOptions, msg: TaskMessage, error: unknown, task: Task) => {
   if (!options.retryDelay) return defaultRetryDelayMs(msg.retried)
   return Effect.suspend(() => {
@@ -74,7 +89,11 @@ const retryDelayMs = (options: ResolvedOptions, msg: TaskMessage, error: unknown
   })
 }
 
-/** asynq's handleFailedMessage: error handler, then RevokeTask → drop, no retries left or SkipRetry → archive, else retry. */
+/**
+ * asynq's handleFailedMessage: error handler, then RevokeTask → drop, no retries left or SkipRetry →
+ * archive, else retry. A stop at a drain's hard stop (TaskStopped "function-deadline") is always a
+ * counted failure, whatever `isFailure` says.
+ */
 export const settleFailure = Effect.fnUntraced(function* (options: ResolvedOptions, entry: ActiveTask, task: Task, error: unknown) {
   const msg = entry.msg
   const errorMsg = errorText(error)
@@ -92,7 +111,8 @@ export const settleFailure = Effect.fnUntraced(function* (options: ResolvedOptio
     yield* Effect.logWarning(`task ${msg.id} (${msg.type}) archived after ${msg.retried} retries: ${errorMsg}`)
     return yield* write(entry, "archive", archive(msg, { errorMsg }), "archived")
   }
-  const isFailure = (() => {
+  // A drain's hard stop always counts, so a task too long for any invocation runs out of retries.
+  const isFailure = isFunctionDeadline(error) || (() => {
     try {
       return options.isFailure(error)
     } catch {

@@ -1,9 +1,12 @@
 import * as Effect from "effect/Effect"
 import { afterAll, beforeEach, describe, expect, it } from "vitest"
 import { createProcessorHandler } from "../../adapters/aws-lambda/processorHandler.js"
+import { createTickHandler } from "../../adapters/aws-lambda/tickHandler.js"
+import { functionDeadlineMessage } from "../../src/processor/errors.js"
 import type { DrainSummary } from "../../src/processor/drain.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import { queueKeys } from "../../src/wire/keys.js"
+import { decodeTaskMessage } from "../../src/wire/TaskMessage.js"
 import { startLambdaInvokeServer } from "../support/lambdaInvokeServer.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
 import { runNow } from "./arrange.js"
@@ -55,4 +58,57 @@ describe("Lambda processor drain (through the Invoke API, real time)", () => {
       await handler.runtime.dispose()
     }
   })
+})
+
+/**
+ * Issue 16, through the handler as Lambda calls it: 8 tasks whose handler takes 5 s, concurrency 5,
+ * 3 s left per invocation (margin 2 s: hard stop after 2 s), the tick forwarding retries between
+ * invocations. Only outcomes are asserted (real time: how many tasks one invocation starts depends
+ * on the machine; on a slow one a task leased just before the hard stop may be requeued unrun).
+ */
+describe("Lambda processor drain with tasks longer than an invocation (issue 16)", () => {
+  it("every task gets its turns, each stop counts as a failed attempt, all end archived with the deadline error", async () => {
+    await fill(8, { maxRetry: 2 })
+    const starts: Array<string> = []
+    const processor = createProcessorHandler({
+      queues: ["work"],
+      concurrency: 5,
+      safetyMarginMs: 2000,
+      retryDelay: () => 0,
+      redis: { url: testRedisUrl() },
+      handler: (task) => Effect.sync(() => void starts.push(task.id)).pipe(Effect.andThen(Effect.sleep(5000)))
+    })
+    const tick = createTickHandler({ queues: ["work"], redis: { url: testRedisUrl() }, log: () => {} })
+    const context = { functionName: "processor", awsRequestId: "r", getRemainingTimeInMillis: () => 3000 }
+    const summaries: Array<DrainSummary> = []
+    try {
+      for (let i = 0; i < 30 && (await redis.zcard(k.archived)) < 8; i++) {
+        summaries.push(await processor({}, context))
+        await tick()
+      }
+    } finally {
+      await processor.runtime.dispose()
+      await tick.runtime.dispose()
+    }
+    expect(await redis.zcard(k.archived)).toBe(8)
+    expect(await redis.llen(k.pending)).toBe(0)
+    expect(await redis.zcard(k.retry)).toBe(0)
+    expect(await redis.llen(k.active)).toBe(0)
+    // Every attempt was stopped at the deadline and counted: 3 attempts (retried 0, 1, 2) per task.
+    const total = (f: (s: DrainSummary) => number) => summaries.reduce((n, s) => n + f(s), 0)
+    expect(starts).toHaveLength(24)
+    expect(total((s) => s.stoppedAtDeadline)).toBe(24)
+    expect(total((s) => s.retried)).toBe(16)
+    expect(total((s) => s.archived)).toBe(8)
+    expect(total((s) => s.succeeded + s.skipped + s.leaseLost + s.gaveUp)).toBe(0)
+    const runs = new Map<string, number>()
+    for (const id of starts) runs.set(id, (runs.get(id) ?? 0) + 1)
+    expect([...runs.values()]).toEqual(Array(8).fill(3))
+    // No task starves: every task had its first turn before any task had its third.
+    const firstThird = starts.findIndex((id, i) => starts.slice(0, i).filter((x) => x === id).length === 2)
+    expect(new Set(starts.slice(0, firstThird)).size).toBe(8)
+    for (const id of await redis.zrange(k.archived, "0", "-1")) {
+      expect(decodeTaskMessage((await redis.hgetBuffer(k.task(id), "msg"))!)).toMatchObject({ retried: 2, errorMsg: functionDeadlineMessage })
+    }
+  }, 90_000)
 })

@@ -26,3 +26,17 @@ functions.http(
     handler: () => Effect.sleep(100)
   })
 )
+// Issue 16: every task takes longer than the function has (3 s timeout, margin 2 s: hard stop after 2 s).
+functions.http(
+  "drainLong",
+  createDrainFunction({
+    queues: ["long"],
+    redis,
+    auth: { kind: "shared-secret", secret },
+    timeoutMs: 3000,
+    safetyMarginMs: 2000,
+    concurrency: 5,
+    retryDelay: () => 0,
+    handler: () => Effect.sleep(5000)
+  })
+)

@@ -7,14 +7,17 @@ import { TestClock } from "effect/testing"
 import { afterAll, beforeEach, describe, expect, it } from "vitest"
 import { Redis as IORedis } from "ioredis"
 import { drain, type DrainSummary } from "../../src/processor/drain.js"
-import { RevokeTask, SkipRetry } from "../../src/processor/errors.js"
+import { functionDeadlineMessage, RevokeTask, SkipRetry, TaskStopped } from "../../src/processor/errors.js"
+import { skippedMessage } from "../../src/processor/settle.js"
 import { TaskContext } from "../../src/processor/TaskContext.js"
 import { enqueue } from "../../src/steps/enqueue.js"
+import { forward } from "../../src/steps/forward.js"
 import { queueKeys } from "../../src/wire/keys.js"
+import { decodeTaskMessage } from "../../src/wire/TaskMessage.js"
 import { brokerLayerAt } from "../support/arrange.js"
 import { startRedisServer } from "../support/redis-server.js"
 import { flushTestDb, rawClient } from "../support/redis.js"
-import { brokerTestLayer, runNow } from "../aws-lambda/arrange.js"
+import { brokerTestLayer, runAt, runNow } from "../aws-lambda/arrange.js"
 
 const redis = rawClient()
 const k = queueKeys("work")
@@ -25,18 +28,21 @@ beforeEach(flushTestDb)
 afterAll(() => void redis.disconnect())
 
 type Handler = Parameters<typeof drain>[0]["handler"]
+type Config = Parameters<typeof drain>[0]
 
 /**
  * Runs a drain on TestClock: deadline at 3000, margin 1000. With `step`, virtual time moves on in
  * 50 ms steps while the drain runs (for handlers that sleep); without, only handlers move it.
  */
 const drainOnTestClock = (handler: Handler, concurrency: number, step: boolean) =>
+  drainAt(0, { queues: ["work"], concurrency, safetyMarginMs: 1000, retryDelay: () => 60_000, handler }, step)
+
+/** Runs a drain on TestClock from `startMs` with the deadline at startMs + 3000 (time moves as in drainOnTestClock). */
+const drainAt = (startMs: number, config: Config, step = true) =>
   Effect.runPromise(
     Effect.gen(function* () {
-      const fiber = yield* Effect.forkChild(
-        drain({ queues: ["work"], concurrency, safetyMarginMs: 1000, retryDelay: () => 60_000, handler }, 3000),
-        { startImmediately: true }
-      )
+      yield* TestClock.setTime(startMs)
+      const fiber = yield* Effect.forkChild(drain(config, startMs + 3000), { startImmediately: true })
       while (fiber.pollUnsafe() === undefined) {
         yield* Effect.promise(() => new Promise((r) => setTimeout(r, 2)))
         if (step) yield* TestClock.adjust(50)
@@ -64,15 +70,48 @@ describe("processor drain (TestClock)", () => {
     expect(await redis.llen(k.active)).toBe(0)
   })
 
-  it("requeues a task still running at half the margin (not counted as a failure)", async () => {
-    await fill(3)
-    const s = await drainOnTestClock(sleeping(10_000), 2, true)
-    expect(s).toMatchObject({ succeeded: 0, retried: 0, requeued: 2, stoppedBecause: "deadline" })
+  it("stops a task still running at half the margin and counts it as a failed attempt, retried after its backoff", async () => {
+    await fill(3, { maxRetry: 5 })
+    const reasons: Array<unknown> = []
+    const handler: Handler = () =>
+      Effect.gen(function* () {
+        const ctx = yield* TaskContext
+        ctx.signal.addEventListener("abort", () => reasons.push(ctx.signal.reason))
+        yield* Effect.sleep(10_000)
+      })
+    const s = await drainOnTestClock(handler, 2, true)
+    expect(s).toMatchObject({ succeeded: 0, retried: 2, archived: 0, requeued: 0, stoppedAtDeadline: 2, skipped: 0, longTasks: "run", stoppedBecause: "deadline" })
     expect(s.remainingMs).toBeGreaterThan(0)
-    expect(await redis.llen(k.pending)).toBe(3)
+    // The handlers' AbortSignal fired with the drain's stop.
+    expect(reasons).toHaveLength(2)
+    for (const r of reasons) expect(r).toMatchObject({ _tag: "TaskStopped", reason: "function-deadline", message: functionDeadlineMessage })
+    expect(reasons[0]).toBeInstanceOf(TaskStopped)
+    // The third task was never leased: it is the one left in pending, untouched.
+    expect(await redis.llen(k.pending)).toBe(1)
     expect(await redis.llen(k.active)).toBe(0)
-    const first = (await redis.lrange(k.pending, 0, -1))[0]!
-    expect(await redis.hget(k.task(first), "state")).toBe("pending")
+    // The two stopped ones: retry set, due after the backoff from the hard stop (2500 + 60 000 ms), retried + 1.
+    const retrying = await redis.zrange(k.retry, "0", "-1", "WITHSCORES")
+    expect(retrying.filter((_, i) => i % 2 === 1)).toEqual(["62", "62"])
+    for (const id of retrying.filter((_, i) => i % 2 === 0)) {
+      const msg = decodeTaskMessage((await redis.hgetBuffer(k.task(id), "msg"))!)
+      expect(msg).toMatchObject({ retried: 1, errorMsg: functionDeadlineMessage })
+    }
+  })
+
+  it("archives a task stopped at the hard stop when it has no retry left", async () => {
+    await fill(1, { maxRetry: 0 })
+    const s = await drainOnTestClock(sleeping(10_000), 1, true)
+    expect(s).toMatchObject({ retried: 0, archived: 1, stoppedAtDeadline: 1 })
+    const [id] = await redis.zrange(k.archived, "0", "-1")
+    expect(decodeTaskMessage((await redis.hgetBuffer(k.task(id!), "msg"))!).errorMsg).toBe(functionDeadlineMessage)
+  })
+
+  it("counts a stop at the hard stop even when isFailure says an error is not a failure", async () => {
+    await fill(1, { maxRetry: 5 })
+    const s = await drainAt(0, { queues: ["work"], concurrency: 1, safetyMarginMs: 1000, isFailure: () => false, handler: sleeping(10_000) })
+    expect(s).toMatchObject({ retried: 1, stoppedAtDeadline: 1 })
+    const [id] = await redis.zrange(k.retry, "0", "-1")
+    expect(decodeTaskMessage((await redis.hgetBuffer(k.task(id!), "msg"))!).retried).toBe(1)
   })
 
   it("sends failures to retry, or to the archive when no retry is left, and stops when the queues are empty", async () => {
@@ -163,4 +202,101 @@ describe("processor drain when Redis stops answering", () => {
       await server.stop()
     }
   }, 20_000)
+})
+
+describe("issue 16: tasks longer than an invocation do not block the queue (TestClock)", () => {
+  it("8 tasks of 5 s, concurrency 5, 3 s invocations: every task gets turns, retried counts grow, all end archived", async () => {
+    await fill(8, { maxRetry: 2 })
+    const startedBy: Array<Array<string>> = []
+    // Each attempt takes 5 s: longer than the 3 s an invocation has.
+    const handler: Handler = (task) => Effect.sync(() => startedBy[startedBy.length - 1]!.push(task.id)).pipe(Effect.andThen(Effect.sleep(5000)))
+    const config: Config = { queues: ["work"], concurrency: 5, safetyMarginMs: 1000, retryDelay: () => 0, handler }
+    const summaries: Array<DrainSummary> = []
+    // One invocation every 10 s; the maintenance tick's forward runs between invocations.
+    for (let i = 0; i < 10 && (await redis.zcard(k.archived)) < 8; i++) {
+      startedBy.push([])
+      summaries.push(await drainAt(i * 10_000, config))
+      await runAt(i * 10_000 + 5000, forward({ queues: ["work"] }))
+    }
+    // 3 attempts per task (retried 0, 1, 2), at most 5 per invocation: 24 attempts, all stopped at the hard stop.
+    expect(summaries.length).toBeGreaterThanOrEqual(5)
+    const total = (f: (s: DrainSummary) => number) => summaries.reduce((n, s) => n + f(s), 0)
+    expect(total((s) => s.stoppedAtDeadline)).toBe(24)
+    expect(total((s) => s.retried)).toBe(16)
+    expect(total((s) => s.archived)).toBe(8)
+    expect(total((s) => s.succeeded + s.skipped)).toBe(0)
+    // Each task ran exactly 3 times.
+    const starts = startedBy.flat()
+    const runs = new Map<string, number>()
+    for (const id of starts) runs.set(id, (runs.get(id) ?? 0) + 1)
+    expect([...runs.values()]).toEqual(Array(8).fill(3))
+    // No task starves: the second invocation takes the tasks the first did not reach before any retried one.
+    expect(new Set([...startedBy[0]!, ...startedBy[1]!]).size).toBe(Math.min(8, startedBy[0]!.length + startedBy[1]!.length))
+    // Every task had its first turn before any task had its third.
+    const firstThird = starts.findIndex((id, i) => starts.slice(0, i).filter((x) => x === id).length === 2)
+    expect(new Set(starts.slice(0, firstThird)).size).toBe(8)
+    // All archived with the deadline error after their retries.
+    expect(await redis.llen(k.pending)).toBe(0)
+    expect(await redis.zcard(k.retry)).toBe(0)
+    expect(await redis.llen(k.active)).toBe(0)
+    for (const id of await redis.zrange(k.archived, "0", "-1")) {
+      expect(decodeTaskMessage((await redis.hgetBuffer(k.task(id), "msg"))!)).toMatchObject({ retried: 2, errorMsg: functionDeadlineMessage })
+    }
+  })
+})
+
+describe("longTasks: a task whose own timeout ends after the drain's hard stop (TestClock)", () => {
+  const put = (name: string, options: { timeout?: number } = {}) => runNow(enqueue("job", { name }, { queue: "work", maxRetry: 3, ...options }))
+  const recording = (seen: Array<string>): Handler => (task) => Effect.sync(() => void seen.push((task.json() as { name: string }).name))
+
+  it('"skip": not started, given back to the retry set (due at the drain\'s deadline, not counted), reported; a short task runs', async () => {
+    await put("long", { timeout: 3600 })
+    await put("short", { timeout: 1 })
+    const seen: Array<string> = []
+    const s = await drainAt(0, { queues: ["work"], concurrency: 1, safetyMarginMs: 1000, longTasks: "skip", handler: recording(seen) })
+    expect(seen).toEqual(["short"])
+    expect(s).toMatchObject({ succeeded: 1, skipped: 1, retried: 0, archived: 0, stoppedAtDeadline: 0, longTasks: "skip", stoppedBecause: "empty" })
+    const retrying = await redis.zrange(k.retry, "0", "-1", "WITHSCORES")
+    // Due at the drain's deadline (3000 ms): this drain never takes it again.
+    expect(retrying).toHaveLength(2)
+    expect(retrying[1]).toBe("3")
+    const msg = decodeTaskMessage((await redis.hgetBuffer(k.task(retrying[0]!), "msg"))!)
+    expect(msg).toMatchObject({ retried: 0, errorMsg: skippedMessage })
+    expect(await redis.get(k.failedTotal)).toBeNull()
+  })
+
+  it('"skip": a skipped task goes behind the tasks waiting in pending once forwarded', async () => {
+    await put("long", { timeout: 3600 })
+    const s = await drainAt(0, { queues: ["work"], concurrency: 1, safetyMarginMs: 1000, longTasks: "skip", handler: recording([]) })
+    expect(s.skipped).toBe(1)
+    await put("waiting")
+    await runAt(3000, forward({ queues: ["work"] }))
+    // Dequeue takes from the right end: the waiting task first, the skipped one after it.
+    const names = []
+    for (const id of await redis.lrange(k.pending, 0, -1)) names.push(decodeTaskMessage((await redis.hgetBuffer(k.task(id), "msg"))!).payload)
+    expect(names.map((p) => JSON.parse(Buffer.from(p!).toString()).name)).toEqual(["long", "waiting"])
+  })
+
+  it('"skip" also skips a task with neither timeout nor deadline (asynq\'s 30-minute default)', async () => {
+    await put("default")
+    const seen: Array<string> = []
+    const s = await drainAt(0, { queues: ["work"], concurrency: 1, safetyMarginMs: 1000, longTasks: "skip", handler: recording(seen) })
+    expect(seen).toEqual([])
+    expect(s.skipped).toBe(1)
+  })
+
+  it("rejects an unknown longTasks value with InvalidArgument", async () => {
+    const config = { queues: ["work"], handler: recording([]), longTasks: "later" } as unknown as Config
+    const error = await Effect.runPromise(Effect.flip(drain(config, 3000)).pipe(Effect.provide(brokerTestLayer())) as Effect.Effect<unknown>)
+    expect(error).toMatchObject({ _tag: "InvalidArgument", field: "longTasks" })
+  })
+
+  it('"run" (the default): the long-timeout task runs', async () => {
+    await put("long", { timeout: 3600 })
+    await put("default")
+    const seen: Array<string> = []
+    const s = await drainAt(0, { queues: ["work"], concurrency: 1, safetyMarginMs: 1000, handler: recording(seen) })
+    expect(seen.sort()).toEqual(["default", "long"])
+    expect(s).toMatchObject({ succeeded: 2, skipped: 0, longTasks: "run" })
+  })
 })
