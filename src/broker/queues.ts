@@ -2,6 +2,7 @@
 import { Effect } from "effect"
 import { allQueues } from "../wire/keys.js"
 import { Broker } from "./Broker.js"
+import { QueueNotFound } from "./errors.js"
 
 /** Every queue name in `asynq:queues` (unsorted). */
 export const listQueues = Effect.fn("Broker.listQueues")(function* () {
@@ -20,4 +21,9 @@ export const unregisterQueue = Effect.fn("Broker.unregisterQueue")(function* (qu
   const { redis, knownQueues } = yield* Broker
   yield* redis.use("srem asynq:queues", (c) => c.srem(allQueues, queue))
   knownQueues.delete(queue)
+})
+
+/** Fails with QueueNotFound unless the queue is in `asynq:queues` (a typo must not look done). */
+export const requireQueue = Effect.fn("Broker.requireQueue")(function* (queue: string) {
+  if (!(yield* queueExists(queue))) return yield* new QueueNotFound({ queue, message: `queue "${queue}" does not exist` })
 })

@@ -57,8 +57,8 @@ export const replyCodes = {
   writeResult: {
     [-1]: ({ queue, id }: TaskRef) => new TaskNotFound({ queue, id, message: `cannot write the result of task ${id}: no such task in queue "${queue}"` })
   },
-  pause: { 0: ({ queue }: { readonly queue: string }) => new InvalidState({ message: `queue "${queue}" is already paused` }) },
-  unpause: { 0: ({ queue }: { readonly queue: string }) => new InvalidState({ message: `queue "${queue}" is not paused` }) },
+  pauseQueue: { 0: ({ queue }: { readonly queue: string }) => new InvalidState({ message: `queue "${queue}" is already paused` }) },
+  unpauseQueue: { 0: ({ queue }: { readonly queue: string }) => new InvalidState({ message: `queue "${queue}" is not paused` }) },
   // Inspector task actions: {1, previous state} done.
   inspector_runTask: {
     0: notFound,

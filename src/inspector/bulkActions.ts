@@ -5,7 +5,7 @@ import { runScript } from "../broker/script.js"
 import type { RedisError } from "../redis/errors.js"
 import type { TaskState } from "../wire/keys.js"
 import { InvalidArgument } from "./errors.js"
-import { requireQueue } from "./requireQueue.js"
+import { requireQueue } from "../broker/queues.js"
 import type { BulkOptions } from "./types.js"
 
 export const defaultBatchSize = 1000

@@ -3,7 +3,7 @@ import { deleteQueueScript } from "../broker/deleteQueue.js"
 import { unregisterQueue } from "../broker/queues.js"
 import { runScript } from "../broker/script.js"
 import { defaultBatchSize } from "./bulkActions.js"
-import { requireQueue } from "./requireQueue.js"
+import { requireQueue } from "../broker/queues.js"
 import type { BulkProgress } from "./types.js"
 
 export interface DeleteQueueOptions {

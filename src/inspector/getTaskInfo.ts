@@ -1,7 +1,7 @@
 import { Clock, Effect } from "effect"
 import { getTaskInfoScript } from "../broker/getTaskInfo.js"
 import { runScript } from "../broker/script.js"
-import { requireQueue } from "./requireQueue.js"
+import { requireQueue } from "../broker/queues.js"
 import { toTaskInfo } from "./taskRow.js"
 
 /** One task (asynq's GetTaskInfo). QueueNotFound, TaskNotFound, or MessageDecodeError for a corrupt hash. */

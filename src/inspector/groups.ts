@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { groupStatsScript } from "../broker/queueInfo.js"
 import { runScript } from "../broker/script.js"
-import { requireQueue } from "./requireQueue.js"
+import { requireQueue } from "../broker/queues.js"
 import type { GroupInfo } from "./types.js"
 
 /** Every group of a queue with its number of aggregating tasks, sorted by name (asynq's Groups). */

@@ -1,7 +1,7 @@
 import { Clock, Effect } from "effect"
 import { readDailyStats } from "../broker/queueInfo.js"
 import { InvalidArgument } from "./errors.js"
-import { requireQueue } from "./requireQueue.js"
+import { requireQueue } from "../broker/queues.js"
 import type { DailyStats } from "./types.js"
 
 const dayMs = 24 * 60 * 60 * 1000

@@ -4,7 +4,7 @@ import { runScript } from "../broker/script.js"
 import type { TaskInfo } from "../steps/taskInfo.js"
 import type { TaskState } from "../wire/keys.js"
 import { InvalidArgument } from "./errors.js"
-import { requireQueue } from "./requireQueue.js"
+import { requireQueue } from "../broker/queues.js"
 import { type StoredTask, toTaskInfoOption } from "./taskRow.js"
 import type { ListOptions } from "./types.js"
 

@@ -1,7 +1,7 @@
 import { Clock, Effect } from "effect"
 import { memoryUsageScript, queueStatsScript } from "../broker/queueInfo.js"
 import { bindScript, runScripts } from "../broker/script.js"
-import { requireQueue } from "./requireQueue.js"
+import { requireQueue } from "../broker/queues.js"
 import type { QueueInfo } from "./types.js"
 
 /** asynq samples 20 tasks per list/zset and the first 5 groups. */

@@ -1,7 +1,7 @@
 import { Clock, Effect } from "effect"
 import { runScript } from "../broker/script.js"
 import { archiveTaskScript, deleteTaskScript, runTaskScript } from "../broker/taskActions.js"
-import { requireQueue } from "./requireQueue.js"
+import { requireQueue } from "../broker/queues.js"
 
 export type { TaskActionResult } from "../broker/taskActions.js"
 

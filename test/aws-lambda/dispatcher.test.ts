@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { createDispatcherHandler } from "../../adapters/aws-lambda/dispatcherHandler.js"
 import type { DispatchSummary } from "../../adapters/aws-lambda/dispatch.js"
 import { enqueue } from "../../src/steps/enqueue.js"
-import { pause } from "../../src/steps/pause.js"
+import { pauseQueue } from "../../src/steps/pauseQueue.js"
 import { startLambdaInvokeServer, type LambdaInvokeServer } from "../support/lambdaInvokeServer.js"
 import { flushTestDb, testRedisUrl } from "../support/redis.js"
 import { runNow } from "./arrange.js"
@@ -80,7 +80,7 @@ describe("Lambda dispatcher", () => {
   it("does not count a paused queue's backlog", async () => {
     await fill("high", 40)
     await fill("low", 5)
-    await runNow(pause("high"))
+    await runNow(pauseQueue("high"))
     const { summary, processorCalls } = await dispatch()
     expect(summary.backlog).toBe(5)
     expect(processorCalls.length).toBe(1)

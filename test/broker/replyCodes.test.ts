@@ -10,7 +10,7 @@ import { completeScript } from "../../src/broker/complete.js"
 import { deleteQueueScript } from "../../src/broker/deleteQueue.js"
 import { bindTaskWrite, type TaskWrite } from "../../src/broker/enqueue.js"
 import { getTaskInfoScript } from "../../src/broker/getTaskInfo.js"
-import { pauseScript, unpauseScript } from "../../src/broker/pause.js"
+import { pauseQueueScript, unpauseQueueScript } from "../../src/broker/pauseQueue.js"
 import { replyCodes } from "../../src/broker/replyCodes.js"
 import { requeueScript } from "../../src/broker/requeue.js"
 import { retryScript } from "../../src/broker/retry.js"
@@ -73,9 +73,9 @@ layer(testBrokerLayer())("reply-code table (real scripts)", (it) => {
         tag: "TaskNotFound",
         message: `cannot write the result of task none: no such task in queue "rc-misc"`
       })
-      expect(yield* tagOf(runScript(unpauseScript, { queue: "rc-misc" }))).toEqual({ tag: "InvalidState", message: `queue "rc-misc" is not paused` })
-      yield* runScript(pauseScript, { queue: "rc-misc", nowMs: baseNowMs })
-      expect(yield* tagOf(runScript(pauseScript, { queue: "rc-misc", nowMs: baseNowMs }))).toEqual({ tag: "InvalidState", message: `queue "rc-misc" is already paused` })
+      expect(yield* tagOf(runScript(unpauseQueueScript, { queue: "rc-misc" }))).toEqual({ tag: "InvalidState", message: `queue "rc-misc" is not paused` })
+      yield* runScript(pauseQueueScript, { queue: "rc-misc", nowMs: baseNowMs })
+      expect(yield* tagOf(runScript(pauseQueueScript, { queue: "rc-misc", nowMs: baseNowMs }))).toEqual({ tag: "InvalidState", message: `queue "rc-misc" is already paused` })
     })
   )
 

@@ -21,10 +21,10 @@ it("keeps the order of a batch whose scripts are only partly cached", async () =
       const r = yield* Redis
       yield* r.use("script flush", (c) => c.script("FLUSH"))
       // `pause` gets cached by this call; `unpause` is not cached yet.
-      yield* r.script("pause", [paused], [1])
+      yield* r.script("pauseQueue", [paused], [1])
       const replies = yield* r.scriptBatch([
-        { script: "unpause", keys: [paused], args: [] },
-        { script: "pause", keys: [paused], args: [9] }
+        { script: "unpauseQueue", keys: [paused], args: [] },
+        { script: "pauseQueue", keys: [paused], args: [9] }
       ])
       const stored = yield* r.use("get", (c) => c.get(paused))
       return { replies: replies.map((x) => (x.ok ? x.value : x.error.message)), stored }

@@ -26,10 +26,10 @@ import { Redis } from ${JSON.stringify(redisModule)}
 const program = Effect.gen(function* () {
   const r = yield* Redis
   yield* r.use("script flush", (c) => c.script("FLUSH"))
-  const single = yield* r.script("pause", ["asynq:{bundled}:paused"], [1700000000])
-  const batch = yield* r.scriptBatch([{ script: "unpause", keys: ["asynq:{bundled}:paused"], args: [] },
-    { script: "unpause", keys: ["asynq:{bundled}:paused"], args: [] }])
-  const again = yield* r.script("pause", ["asynq:{bundled}:paused"], [1700000042])
+  const single = yield* r.script("pauseQueue", ["asynq:{bundled}:paused"], [1700000000])
+  const batch = yield* r.scriptBatch([{ script: "unpauseQueue", keys: ["asynq:{bundled}:paused"], args: [] },
+    { script: "unpauseQueue", keys: ["asynq:{bundled}:paused"], args: [] }])
+  const again = yield* r.script("pauseQueue", ["asynq:{bundled}:paused"], [1700000042])
   console.log(JSON.stringify({ single, batch, again }))
 })
 await Effect.runPromise(program.pipe(Effect.provide(Redis.layer({ url: process.env.REDIS_URL }))))

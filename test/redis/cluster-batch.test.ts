@@ -40,14 +40,14 @@ describe("Redis service batches on a Redis Cluster with a master down", () => {
   it("fails only the calls of the unreachable master's slot; the other slots' calls get their replies, in order", async () => {
     expect(placed).toHaveLength(3)
     const [a, b, down] = placed as [(typeof placed)[0], (typeof placed)[0], (typeof placed)[0]]
-    const call = (q: string, script: "pause" | "unpause") => ({ script, keys: [queueKeys(q).paused], args: script === "pause" ? [1] : [] })
-    const calls = [call(a.queue, "pause"), call(down.queue, "pause"), call(b.queue, "pause"), call(a.queue, "pause"), call(down.queue, "unpause"), call(b.queue, "unpause")]
+    const call = (q: string, script: "pauseQueue" | "unpauseQueue") => ({ script, keys: [queueKeys(q).paused], args: script === "pauseQueue" ? [1] : [] })
+    const calls = [call(a.queue, "pauseQueue"), call(down.queue, "pauseQueue"), call(b.queue, "pauseQueue"), call(a.queue, "pauseQueue"), call(down.queue, "unpauseQueue"), call(b.queue, "unpauseQueue")]
     const replies = await Effect.runPromise(
       Effect.scoped(
         Effect.gen(function* () {
           const r = yield* Redis
           // Warm up: every master answers (and the scripts get loaded everywhere).
-          const before = yield* r.scriptBatch(calls.map((x) => ({ ...x, script: "unpause" as const, args: [] })))
+          const before = yield* r.scriptBatch(calls.map((x) => ({ ...x, script: "unpauseQueue" as const, args: [] })))
           expect(before.every((x) => x.ok)).toBe(true)
           // Stop the third queue's master for good.
           const node = new IORedis({ host: down.host, port: down.port, lazyConnect: true })
@@ -64,7 +64,7 @@ describe("Redis service batches on a Redis Cluster with a master down", () => {
     const shown = replies.map((x) => (x.ok ? x.value : x.error._tag))
     expect(shown).toEqual([1, "RedisError", 1, 0, "RedisError", 1])
     // Each failed call has its own error, naming its script.
-    expect(replies[1]!.ok ? undefined : replies[1]!.error.op).toBe("script pause")
-    expect(replies[4]!.ok ? undefined : replies[4]!.error.op).toBe("script unpause")
+    expect(replies[1]!.ok ? undefined : replies[1]!.error.op).toBe("script pauseQueue")
+    expect(replies[4]!.ok ? undefined : replies[4]!.error.op).toBe("script unpauseQueue")
   }, 60_000)
 })

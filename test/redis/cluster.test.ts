@@ -76,15 +76,15 @@ describe("Redis service on a 3-master Redis Cluster", () => {
     const out = await run(
       Effect.gen(function* () {
         const r = yield* Redis
-        const first = yield* Effect.forEach(queues, (q) => r.script("pause", [queueKeys(q).paused], [1700000000]))
-        const again = yield* Effect.forEach(queues, (q) => r.script("pause", [queueKeys(q).paused], [1700000001]))
+        const first = yield* Effect.forEach(queues, (q) => r.script("pauseQueue", [queueKeys(q).paused], [1700000000]))
+        const again = yield* Effect.forEach(queues, (q) => r.script("pauseQueue", [queueKeys(q).paused], [1700000001]))
         const k = queueKeys(queues[0]!).paused
-        const unpaused = yield* r.script("unpause", [k], [])
+        const unpaused = yield* r.script("unpauseQueue", [k], [])
         const batch = yield* r.scriptBatch([
-          { script: "pause", keys: [k], args: [5] },
-          { script: "pause", keys: [k], args: [6] },
-          { script: "unpause", keys: [k], args: [] },
-          { script: "pause", keys: [k], args: [7] }
+          { script: "pauseQueue", keys: [k], args: [5] },
+          { script: "pauseQueue", keys: [k], args: [6] },
+          { script: "unpauseQueue", keys: [k], args: [] },
+          { script: "pauseQueue", keys: [k], args: [7] }
         ])
         const stored = yield* r.use("get", (c) => c.get(k))
         return { first, again, unpaused, batch, stored }
@@ -107,15 +107,15 @@ describe("Redis service on a 3-master Redis Cluster", () => {
         const loaded = (name: LuaName) =>
           Effect.promise(() => Promise.all(masters.map((n) => n.script("EXISTS", luaScript(name).sha) as Promise<Array<number>>)))
         yield* flush
-        const viaScript = yield* Effect.forEach(queues, (q) => r.script("pause", [queueKeys(q).paused], [1]))
+        const viaScript = yield* Effect.forEach(queues, (q) => r.script("pauseQueue", [queueKeys(q).paused], [1]))
         yield* flush
         const viaBatch = yield* Effect.forEach(queues, (q) =>
           r.scriptBatch([
-            { script: "unpause", keys: [queueKeys(q).paused], args: [] },
-            { script: "unpause", keys: [queueKeys(q).paused], args: [] }
+            { script: "unpauseQueue", keys: [queueKeys(q).paused], args: [] },
+            { script: "unpauseQueue", keys: [queueKeys(q).paused], args: [] }
           ])
         )
-        return { viaScript, viaBatch, unpauseLoaded: yield* loaded("unpause") }
+        return { viaScript, viaBatch, unpauseLoaded: yield* loaded("unpauseQueue") }
       })
     )
     expect(out.viaScript).toEqual([1, 1, 1])
@@ -128,14 +128,14 @@ describe("Redis service on a 3-master Redis Cluster", () => {
     const [a, b, c] = queues as [string, string, string]
     const paused = (q: string) => queueKeys(q).paused
     const calls = [
-      { script: "pause" as const, keys: [paused(a)], args: [1] },
-      { script: "pause" as const, keys: [paused(b)], args: [1] },
-      { script: "pause" as const, keys: [paused(a)], args: [1] },
-      { script: "unpause" as const, keys: [paused(c)], args: [] },
-      { script: "unpause" as const, keys: [paused(b)], args: [] },
-      { script: "pause" as const, keys: [paused(c)], args: [1] },
-      { script: "unpause" as const, keys: [paused(a)], args: [] },
-      { script: "unpause" as const, keys: [paused(a)], args: [] }
+      { script: "pauseQueue" as const, keys: [paused(a)], args: [1] },
+      { script: "pauseQueue" as const, keys: [paused(b)], args: [1] },
+      { script: "pauseQueue" as const, keys: [paused(a)], args: [1] },
+      { script: "unpauseQueue" as const, keys: [paused(c)], args: [] },
+      { script: "unpauseQueue" as const, keys: [paused(b)], args: [] },
+      { script: "pauseQueue" as const, keys: [paused(c)], args: [1] },
+      { script: "unpauseQueue" as const, keys: [paused(a)], args: [] },
+      { script: "unpauseQueue" as const, keys: [paused(a)], args: [] }
     ]
     const replies = await run(Effect.flatMap(Redis, (r) => r.scriptBatch(calls)))
     // pause answers 1 when it paused, 0 when already paused; unpause 1 when it unpaused, 0 when not paused.

@@ -24,7 +24,7 @@ const flush = Effect.gen(function* () {
   const r = yield* Redis
   yield* r.use("script flush", (c) => (c as IORedis).script("FLUSH"))
 })
-const loaded = (name: "pause" | "unpause") =>
+const loaded = (name: "pauseQueue" | "unpauseQueue") =>
   Effect.flatMap(Redis, (r) => r.use("script exists", (c) => (c as IORedis).script("EXISTS", luaScript(name).sha) as Promise<Array<number>>))
 
 describe("Redis service reloads scripts after SCRIPT FLUSH (single node)", () => {
@@ -34,12 +34,12 @@ describe("Redis service reloads scripts after SCRIPT FLUSH (single node)", () =>
     const out = await run(
       Effect.gen(function* () {
         yield* flush
-        const before = yield* loaded("pause")
-        const first = yield* (yield* Redis).script("pause", [k], [42])
-        const after = yield* loaded("pause")
+        const before = yield* loaded("pauseQueue")
+        const first = yield* (yield* Redis).script("pauseQueue", [k], [42])
+        const after = yield* loaded("pauseQueue")
         yield* flush
-        const buf = yield* (yield* Redis).scriptBuffer("unpause", [k], [])
-        return { before, first, after, buf, unpauseCached: yield* loaded("unpause") }
+        const buf = yield* (yield* Redis).scriptBuffer("unpauseQueue", [k], [])
+        return { before, first, after, buf, unpauseCached: yield* loaded("unpauseQueue") }
       })
     )
     expect(out.before).toEqual([0])
@@ -55,12 +55,12 @@ describe("Redis service reloads scripts after SCRIPT FLUSH (single node)", () =>
         const r = yield* Redis
         yield* flush
         const batch = yield* r.scriptBatch([
-          { script: "pause", keys: [k], args: [1] },
-          { script: "pause", keys: [k], args: [2] },
-          { script: "pause", keys: [k], args: [3] }
+          { script: "pauseQueue", keys: [k], args: [1] },
+          { script: "pauseQueue", keys: [k], args: [2] },
+          { script: "pauseQueue", keys: [k], args: [3] }
         ])
         const stored = yield* r.use("get", (c) => c.get(k))
-        return { batch, stored, cached: yield* loaded("pause") }
+        return { batch, stored, cached: yield* loaded("pauseQueue") }
       })
     )
     expect(out.batch).toEqual([1, 0, 0].map((value) => ({ ok: true, value })))
@@ -73,7 +73,7 @@ describe("Redis service reloads scripts after SCRIPT FLUSH (single node)", () =>
       Effect.gen(function* () {
         const r = yield* Redis
         yield* flush
-        return yield* r.scriptBatch([{ script: "unpause", keys: [k], args: [] }], { buffers: true })
+        return yield* r.scriptBatch([{ script: "unpauseQueue", keys: [k], args: [] }], { buffers: true })
       })
     )
     expect(out).toEqual([{ ok: true, value: 1 }])

@@ -4,7 +4,7 @@ import { TestClock } from "effect/testing"
 import { dequeueLease } from "../../src/steps/dequeueLease.js"
 import { extendLease } from "../../src/steps/extendLease.js"
 import { janitor } from "../../src/steps/janitor.js"
-import { pause, unpause } from "../../src/steps/pause.js"
+import { pauseQueue, unpauseQueue } from "../../src/steps/pauseQueue.js"
 import { publishCancel } from "../../src/broker/publishCancel.js"
 import { recover } from "../../src/steps/recover.js"
 import { queueKeys } from "../../src/wire/keys.js"
@@ -62,17 +62,21 @@ layer(testBrokerLayer())("extendLease / janitor / pause / publishCancel (real Re
       yield* TestClock.setTime(baseNowMs)
       const k = queueKeys("default")
       yield* io(() => putPending(c, makeMsg("default", "j-pending"), baseNowMs))
-      yield* pause("default")
+      // Only a queue registered in asynq:queues (as every enqueue does) can be paused: a typo must not look done.
+      const unknown = yield* Effect.flip(pauseQueue("defualt"))
+      expect(unknown._tag).toBe("QueueNotFound")
+      expect(yield* io(() => c.exists(queueKeys("defualt").paused))).toBe(0)
+      yield* pauseQueue("default")
       expect(yield* io(() => c.get(k.paused))).toBe(String(nowSec))
       expect(yield* io(() => c.ttl(k.paused))).toBe(-1)
-      const again = yield* Effect.flip(pause("default"))
+      const again = yield* Effect.flip(pauseQueue("default"))
       expect(again._tag).toBe("InvalidState")
       expect(again.message).toBe(`queue "default" is already paused`)
       expect((yield* dequeueLease({ queues: ["default"] })).tasks).toEqual([])
       expect(yield* io(() => c.lrange(k.pending, 0, -1))).toEqual(["j-pending"])
-      yield* unpause("default")
+      yield* unpauseQueue("default")
       expect(yield* io(() => c.exists(k.paused))).toBe(0)
-      const notPaused = yield* Effect.flip(unpause("default"))
+      const notPaused = yield* Effect.flip(unpauseQueue("default"))
       expect(notPaused.message).toBe(`queue "default" is not paused`)
       expect((yield* dequeueLease({ queues: ["default"] })).tasks.map((t) => t.msg.id)).toEqual(["j-pending"])
     })

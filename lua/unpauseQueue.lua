@@ -1,4 +1,4 @@
--- unpause: resumes a paused queue.
+-- unpauseQueue: resumes a paused queue.
 -- KEYS[1] asynq:{q}:paused
 -- ARGV    none
 -- Returns: 1 resumed; 0 it was not paused.

@@ -1,4 +1,4 @@
--- pause: marks a queue paused (dequeue skips it). The value is the pause time in unix seconds,
+-- pauseQueue: marks a queue paused (dequeue skips it). The value is the pause time in unix seconds,
 -- no expiry, as asynq writes it.
 -- KEYS[1] asynq:{q}:paused
 -- ARGV[1] now, unix seconds

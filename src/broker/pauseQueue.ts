@@ -1,0 +1,24 @@
+import { Result } from "effect"
+import { queueKeys } from "../wire/keys.js"
+import { coded, integerReply } from "./decode.js"
+import type { InvalidState } from "./errors.js"
+import { defineScript } from "./script.js"
+import { unixSeconds } from "./time.js"
+
+/** Script `pauseQueue`: marks the queue paused; InvalidState when it is already paused. */
+export const pauseQueueScript = defineScript<{ readonly queue: string; readonly nowMs: number }, void, InvalidState>({
+  name: "pauseQueue",
+  buffers: false,
+  keys: ({ queue }) => [queueKeys(queue).paused],
+  args: ({ nowMs }) => [unixSeconds(nowMs)],
+  decode: (reply, i) => Result.flatMap(integerReply("pauseQueue", reply), (n) => Result.map(coded("pauseQueue", n, i, [1]), () => undefined))
+})
+
+/** Script `unpauseQueue`; InvalidState when the queue is not paused. */
+export const unpauseQueueScript = defineScript<{ readonly queue: string }, void, InvalidState>({
+  name: "unpauseQueue",
+  buffers: false,
+  keys: ({ queue }) => [queueKeys(queue).paused],
+  args: () => [],
+  decode: (reply, i) => Result.flatMap(integerReply("unpauseQueue", reply), (n) => Result.map(coded("unpauseQueue", n, i, [1]), () => undefined))
+})
