@@ -28,14 +28,25 @@ export const defineScript = <I, A, E = never>(def: ScriptDef<I, A, E>): ScriptDe
 /** A descriptor with its input: the call to send and how to read its reply. */
 export interface BoundScript<A, E> {
   readonly call: ScriptCall
-  readonly decode: (reply: unknown) => Result.Result<A, E | RedisError>
+  decode(reply: unknown): Result.Result<A, E | RedisError>
+}
+
+/** A bound call; `decode` is a method, so binding allocates no closure (it runs once per task on the hot paths). */
+class Bound<I, A, E> implements BoundScript<A, E> {
+  readonly call: ScriptCall
+  constructor(
+    readonly def: ScriptDef<I, A, E>,
+    readonly input: I
+  ) {
+    this.call = { script: def.name, keys: def.keys(input), args: def.args(input), buffers: def.buffers }
+  }
+  decode(reply: unknown): Result.Result<A, E | RedisError> {
+    return this.def.decode(reply, this.input)
+  }
 }
 
 /** Binds a descriptor to one input. */
-export const bindScript = <I, A, E>(def: ScriptDef<I, A, E>, input: I): BoundScript<A, E> => ({
-  call: { script: def.name, keys: def.keys(input), args: def.args(input), buffers: def.buffers },
-  decode: (reply) => def.decode(reply, input)
-})
+export const bindScript = <I, A, E>(def: ScriptDef<I, A, E>, input: I): BoundScript<A, E> => new Bound(def, input)
 
 /** A batch reply (or undefined: none came) read by a bound script. */
 export const landReply = <A, E>(bound: BoundScript<A, E>, reply: BatchReply): Result.Result<A, E | RedisError> =>
