@@ -6,6 +6,7 @@ import { arrayReply, unexpectedReply } from "./decode.js"
 import { numField, textField } from "./fields.js"
 import { defineScript } from "./script.js"
 
+/** A queue's counters, as one script call reads them. */
 export interface QueueCounters {
   readonly pending: number
   readonly active: number
@@ -13,11 +14,14 @@ export interface QueueCounters {
   readonly retry: number
   readonly archived: number
   readonly completed: number
+  /** Tasks processed today (UTC), succeeded and failed. */
   readonly processed: number
+  /** Tasks failed today (UTC). */
   readonly failed: number
   readonly processedTotal: number
   readonly failedTotal: number
   readonly paused: boolean
+  /** Number of groups with aggregating tasks. */
   readonly groups: number
   readonly aggregating: number
   /** The oldest pending task's pending_since, unix ns as a string ("" when none). */

@@ -1,8 +1,9 @@
 /** What the inspector returns: asynq's Inspector types, in milliseconds and Dates. */
+import type { QueueCounters } from "../broker/queueInfo.js"
 import type { TaskState } from "../wire/keys.js"
 
-/** A queue's state at one moment (asynq's QueueInfo). */
-export interface QueueInfo {
+/** A queue's state at one moment (asynq's QueueInfo): its counters, plus what the inspector derives. */
+export interface QueueInfo extends Omit<QueueCounters, "oldestPendingSince"> {
   readonly queue: string
   /** Approximate bytes the queue and its tasks take in Redis (sampled like asynq). */
   readonly memoryUsage: number
@@ -10,22 +11,6 @@ export interface QueueInfo {
   readonly latencyMs: number
   /** pending + active + scheduled + retry + archived + completed + aggregating. */
   readonly size: number
-  /** Number of groups with aggregating tasks. */
-  readonly groups: number
-  readonly pending: number
-  readonly active: number
-  readonly scheduled: number
-  readonly retry: number
-  readonly archived: number
-  readonly completed: number
-  readonly aggregating: number
-  /** Tasks processed today (UTC), succeeded and failed. */
-  readonly processed: number
-  /** Tasks failed today (UTC). */
-  readonly failed: number
-  readonly processedTotal: number
-  readonly failedTotal: number
-  readonly paused: boolean
   /** When this snapshot was taken. */
   readonly timestamp: Date
 }
