@@ -4,6 +4,7 @@ import * as Layer from "effect/Layer"
 import { TestClock } from "effect/testing"
 import { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
+import { enqueue } from "../../src/steps/enqueue.js"
 import { testRedisLayer } from "../support/redis.js"
 
 export const brokerTestLayer = () => Broker.layer.pipe(Layer.provideMerge(testRedisLayer() as Layer.Layer<Redis>))
@@ -20,3 +21,7 @@ export const runAt = <A, E>(atMs: number, eff: Effect.Effect<A, E, Broker>): Pro
 /** Runs steps against this file's database with the real clock. */
 export const runNow = <A, E>(eff: Effect.Effect<A, E, Broker>): Promise<A> =>
   Effect.runPromise(eff.pipe(Effect.provide(brokerTestLayer())) as Effect.Effect<A>)
+
+/** Enqueues `n` tasks of type "job" (payload `{ i }`) to `queue`, with the given options. */
+export const fillQueue = (queue: string, n: number, options: { timeout?: number; maxRetry?: number } = {}) =>
+  runNow(Effect.forEach(Array.from({ length: n }, (_, i) => i), (i) => enqueue("job", { i }, { queue, ...options }), { discard: true }))

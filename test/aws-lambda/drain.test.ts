@@ -9,13 +9,12 @@ import { queueKeys } from "../../src/wire/keys.js"
 import { decodeTaskMessage } from "../../src/wire/TaskMessage.js"
 import { startLambdaInvokeServer } from "../support/lambdaInvokeServer.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
-import { runNow } from "./arrange.js"
+import { fillQueue, runNow } from "./arrange.js"
 import { invoke } from "./invoke.js"
 
 const redis = rawClient()
 const k = queueKeys("work")
-const fill = (n: number, options: { timeout?: number; maxRetry?: number } = {}) =>
-  runNow(Effect.forEach(Array.from({ length: n }, (_, i) => i), (i) => enqueue("job", { i }, { queue: "work", ...options }), { discard: true }))
+const fill = (n: number, options: { timeout?: number; maxRetry?: number } = {}) => fillQueue("work", n, options)
 
 beforeEach(flushTestDb)
 afterAll(() => void redis.disconnect())

@@ -17,12 +17,11 @@ import { decodeTaskMessage } from "../../src/wire/TaskMessage.js"
 import { brokerLayerAt } from "../support/arrange.js"
 import { startRedisServer } from "../support/redis-server.js"
 import { flushTestDb, rawClient } from "../support/redis.js"
-import { brokerTestLayer, runAt, runNow } from "../aws-lambda/arrange.js"
+import { brokerTestLayer, fillQueue, runAt, runNow } from "../aws-lambda/arrange.js"
 
 const redis = rawClient()
 const k = queueKeys("work")
-const fill = (n: number, options: { timeout?: number; maxRetry?: number } = {}) =>
-  runNow(Effect.forEach(Array.from({ length: n }, (_, i) => i), (i) => enqueue("job", { i }, { queue: "work", ...options }), { discard: true }))
+const fill = (n: number, options: { timeout?: number; maxRetry?: number } = {}) => fillQueue("work", n, options)
 
 beforeEach(flushTestDb)
 afterAll(() => void redis.disconnect())

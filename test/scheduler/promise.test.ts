@@ -12,13 +12,6 @@ beforeAll(async () => {
 })
 afterAll(() => c.disconnect())
 
-/**
- * The Promise facade runs the scheduler on its own runtime, on the real clock (no TestClock can
- * reach it), so showing that an unregistered entry stops needs real time to pass: a pause longer
- * than the entry's 1 s period, in which a still-running entry would enqueue again.
- */
-const longerThanOnePeriod = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
 describe("Promise facade (real Redis, real time)", () => {
   it("createScheduler: register before start, runs, rejects bad entries with typed errors, shuts down cleanly", async () => {
     const posted: Array<string> = []
@@ -43,12 +36,17 @@ describe("Promise facade (real Redis, real time)", () => {
     expect((await s.lastTick())?.errors).toEqual([])
     await waitFor("the scheduler's published entries", () => c.exists("asynq:schedulers:{promise-1}"), (n) => n === 1)
 
+    // The facade runs on its own runtime and the real clock (no TestClock reaches it). To show that
+    // an unregistered entry stops, a second entry on the same period is the witness: once it has
+    // enqueued again, ticks went on; the unregistered entry must not have enqueued meanwhile.
+    await s.register({ spec: "@every 1s", type: "witness", options: { queue: "pr1w" } })
     await s.unregister(id)
     const n = (await pendingIds(c, "pr1")).length
-    await longerThanOnePeriod(1300)
-    expect((await pendingIds(c, "pr1")).length).toBeLessThanOrEqual(n + 1) // at most one tick that was already under way
+    const w0 = (await pendingIds(c, "pr1w")).length
+    await waitFor("the witness entry to enqueue once more", () => pendingIds(c, "pr1w"), (ids) => ids.length >= w0 + 1)
     const m = (await pendingIds(c, "pr1")).length
-    await longerThanOnePeriod(1100)
+    expect(m).toBeLessThanOrEqual(n + 1) // at most one tick that was already under way
+    await waitFor("the witness entry to enqueue twice more", () => pendingIds(c, "pr1w"), (ids) => ids.length >= w0 + 3)
     expect((await pendingIds(c, "pr1")).length).toBe(m)
 
     await s.shutdown()

@@ -46,24 +46,10 @@ export const redisServerBinary = (): string => {
   }
 }
 
-const pingOnce = async (port: number): Promise<boolean> => {
-  const c = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
-  c.on("error", () => {})
-  try {
-    await c.connect()
-    await c.ping()
-    return true
-  } catch {
-    return false
-  } finally {
-    c.disconnect()
-  }
-}
-
 export const waitForPing = async (port: number, timeoutMs = 10_000, proc?: ChildProcess): Promise<void> => {
   const status = await waitFor(
     `redis-server on port ${port} to answer PING`,
-    async () => (proc && proc.exitCode !== null ? "exited" : (await pingOnce(port)) ? "up" : "not yet"),
+    async () => (proc && proc.exitCode !== null ? "exited" : (await redisAnswers(`redis://127.0.0.1:${port}`)) ? "up" : "not yet"),
     (s) => s !== "not yet",
     { timeoutMs }
   )
