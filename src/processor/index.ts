@@ -1,17 +1,17 @@
-/** The processor: handlers, mux, middleware, task context, and its three modes: the Server, the time-boxed drain and the maintenance tick. */
+/**
+ * The processor's public surface (re-exported by `effect-asynq/worker`): handlers, the mux,
+ * middleware, the task and its context, the processor's errors, and its three modes: the long-lived
+ * `Server`, the time-boxed `drain` and the `maintenanceTick`.
+ */
 export * as Server from "./Server.js"
 export type { ServerHandle } from "./Server.js"
-export * from "./Handler.js"
-export * from "./Mux.js"
+export { applyMiddleware, asyncMiddleware, type Handler, type HandlerFn, type HandlerResult, type Middleware, toHandler } from "./Handler.js"
+export { handlerOf, type HandlerInput, ServeMux } from "./Mux.js"
 export { type PayloadHandlerFn, payloadHandler } from "./payloadHandler.js"
-export * from "./Task.js"
+export { makeTask, type ResultWriter, type Task } from "./Task.js"
 export * from "./TaskContext.js"
-export * from "./errors.js"
-export type { AggregatedTask, GroupAggregator, RetryDelayFn, ServerOptions, ResolvedOptions } from "./options.js"
-export { resolveOptions } from "./options.js"
-export { queueOrder, strictOrder, weightedOrder } from "./queueOrder.js"
-export { publishWake, wakeChannel } from "./wake.js"
-export { computeDeadlineMs } from "./runAttempt.js"
+export { HandlerNotFound, isRevokeTask, isSkipRetry, RevokeTask, SkipRetry, TaskCanceled, TaskDeadlineExceeded, TaskStopped } from "./errors.js"
+export type { AggregatedTask, GroupAggregator, RetryDelayFn, ServerOptions } from "./options.js"
 export type { Settled } from "./settle.js"
 export { drain, type DrainConfig, type DrainSummary } from "./drain.js"
 export { maintenanceTick, type MaintenanceConfig, type TickSummary } from "./maintenance.js"

@@ -16,7 +16,7 @@ import {
   writeStringMap
 } from "./protoFields.js"
 
-export { MessageDecodeError, readMapEntry, toInt64, writeStringMap }
+export { MessageDecodeError }
 
 /**
  * asynq's TaskMessage (asynq.proto), field for field. int64 fields are JS numbers: asynq stores

@@ -176,7 +176,7 @@ describe("an app installing the tarball", () => {
   it("enqueues with the Promise client and with an Effect program; the worker and enqueue-handler entry points load; the dispatcher names the missing AWS SDK", async () => {
     const main = `
 import { Effect, Layer } from "effect"
-import { Broker, Redis, enqueue } from "effect-asynq"
+import { Broker, Redis, Steps } from "effect-asynq"
 import { createClient } from "effect-asynq/client"
 
 const url = process.env.REDIS_URL
@@ -185,7 +185,7 @@ const viaPromise = await client.enqueue("packed:promise", { n: 1 }, { queue: "pa
 await client.close()
 
 const layer = Broker.layer.pipe(Layer.provide(Redis.layer({ url })))
-const viaEffect = await Effect.runPromise(enqueue("packed:effect", { n: 2 }, { queue: "packed" }).pipe(Effect.provide(layer)))
+const viaEffect = await Effect.runPromise(Steps.enqueue("packed:effect", { n: 2 }, { queue: "packed" }).pipe(Effect.provide(layer)))
 
 const { runWorker } = await import("effect-asynq/worker")
 const { createEnqueueHandler } = await import("effect-asynq/aws-lambda/enqueueHandler")
