@@ -4,6 +4,8 @@ import { RedisConnectionError, RedisError, errorMessage } from "./errors.js"
 import { describeTarget, type RedisOptions } from "./options.js"
 import { keySlot } from "./keySlot.js"
 import { type LuaName, luaScript } from "./scripts.js"
+import { preventSubscriberListenerLeak } from "./clusterSubscriberLeak.js"
+import { type ConnectionState, type OutageEvents, reconnectDelayMs, reconnectMaxDelayMs, watchOutages } from "./reconnect.js"
 
 export type RedisClient = IORedis | Cluster
 export type ScriptArg = string | number | Buffer | Uint8Array
@@ -41,6 +43,8 @@ export interface RedisShape {
    * order. A script missing on the server (NOSCRIPT) is loaded and its calls sent again.
    */
   readonly scriptBatch: (calls: ReadonlyArray<ScriptCall>, opts?: { readonly buffers?: boolean }) => Effect.Effect<ReadonlyArray<BatchReply>>
+  /** Whether the connection is down (reconnecting) and how many outages it has had. */
+  readonly connectionState: () => ConnectionState
   /** A second connection with the same settings (for blocking commands and pub/sub), closed with the scope. */
   readonly duplicate: Effect.Effect<RedisClient, RedisConnectionError, Scope.Scope>
 }
@@ -113,6 +117,20 @@ class DatabaseRefused extends Error {}
 /** The database the options select (checked valid by then), for messages. */
 const dbOf = (o: RedisOptions): string => String(o.db ?? ((o.url?.includes("://") && databaseInPath(new URL(o.url))) || "0"))
 
+/**
+ * How a Cluster or Sentinel connection reconnects once it is open: forever, waiting
+ * `reconnectDelayMs` (100 ms doubling to 2 s, jittered) between attempts. (ioredis's Cluster
+ * default gives up after a few attempts and ends the client for good.) The first connect does not
+ * wait for these: it fails at its first refusal or after `connectTimeoutMs`, and stops the retries.
+ * A single node keeps ioredis's own strategy (it too never gives up).
+ */
+export const reconnectOptions = (o: RedisOptions): IORedisOptions => {
+  const retry = (times: number) => reconnectDelayMs(times)
+  if (o.cluster) return { clusterRetryStrategy: retry }
+  if (o.sentinel) return { retryStrategy: retry, sentinelRetryStrategy: retry }
+  return {}
+}
+
 /** Opens a connection and waits until it answers; on failure the reconnect loop is stopped. */
 const connect = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionError> => {
   const target = describeTarget(o)
@@ -128,14 +146,16 @@ const connect = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionErr
           lazyConnect: true,
           enableOfflineQueue: true,
           redisOptions: { ...credentialsFromUrl(url), ...opts } as never,
-          clusterRetryStrategy: (times: number) => (times > 3 ? null : 100 * times)
+          ...reconnectOptions(o)
         })
+        preventSubscriberListenerLeak(c)
       } else if (o.sentinel) {
         c = new IORedis({
           ...credentialsFromUrl(url),
           ...opts,
           sentinels: o.sentinel.sentinels.map((n) => ({ host: n.host, port: n.port })),
-          name: o.sentinel.name
+          name: o.sentinel.name,
+          ...reconnectOptions(o)
         } as never)
       } else {
         c = url ? new IORedis(url, opts as never) : new IORedis({ host: "127.0.0.1", port: 6379, ...opts } as never)
@@ -209,9 +229,13 @@ const loadEverywhere = async (c: RedisClient, source: string) => {
   else await c.script("LOAD", source)
 }
 
-/** Builds the service around an already-open client (the caller owns its lifetime). */
-export const makeRedis = (client: RedisClient, options: RedisOptions): RedisShape => {
+/**
+ * Builds the service around an already-open client (the caller owns its lifetime). `outages` is
+ * told once when the connection is lost and once when it is back (see watchOutages).
+ */
+export const makeRedis = (client: RedisClient, options: RedisOptions, outages?: OutageEvents): RedisShape => {
   const target = describeTarget(options)
+  const watcher = watchOutages(client, outages ?? { onLost: () => {}, onRestored: () => {} })
   const use = <A>(op: string, f: (c: RedisClient) => Promise<A>) =>
     Effect.tryPromise({ try: () => f(client), catch: (cause) => new RedisError({ op, message: errorMessage(cause), cause }) })
 
@@ -359,15 +383,30 @@ export const makeRedis = (client: RedisClient, options: RedisOptions): RedisShap
     script: (name, keys, args) => run(name, keys, args, false),
     scriptBuffer: (name, keys, args) => run(name, keys, args, true),
     scriptBatch,
+    connectionState: watcher.state,
     duplicate: acquireClient(options)
   }
 }
 
+/**
+ * Opens the service's connection; its outages are logged with the building fiber's logger, a
+ * warning when one starts and an info line when it is over (not one line per attempt).
+ */
+const openRedis = (options: RedisOptions): Effect.Effect<RedisShape, RedisConnectionError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const client = yield* acquireClient(options)
+    const log = Effect.runForkWith(yield* Effect.context<never>())
+    const target = describeTarget(options)
+    return makeRedis(client, options, {
+      onLost: () => void log(Effect.logWarning(`Redis connection lost (${target}): reconnecting until it answers, at most ${reconnectMaxDelayMs} ms apart`)),
+      onRestored: () => void log(Effect.logInfo(`Redis connection restored (${target})`))
+    })
+  })
+
 /** The Redis service: one shared connection plus the script runner. */
 export class Redis extends Context.Service<Redis, RedisShape>()("effect-asynq/Redis") {
   /** A Layer that connects with the given options and quits when its scope closes. */
-  static readonly layer = (options: RedisOptions = {}): Layer.Layer<Redis, RedisConnectionError> =>
-    Layer.effect(Redis, Effect.map(acquireClient(options), (c) => makeRedis(c, options)))
+  static readonly layer = (options: RedisOptions = {}): Layer.Layer<Redis, RedisConnectionError> => Layer.effect(Redis, openRedis(options))
 
   /** A Layer configured from the environment: `REDIS_URL` (default redis://127.0.0.1:6379). */
   static readonly layerConfig: Layer.Layer<Redis, RedisConnectionError | Config.ConfigError> = Layer.effect(
@@ -375,8 +414,7 @@ export class Redis extends Context.Service<Redis, RedisShape>()("effect-asynq/Re
     Effect.gen(function* () {
       const url = yield* Config.option(Config.Redacted("REDIS_URL"))
       const options: RedisOptions = { url: Option.match(url, { onNone: () => "redis://127.0.0.1:6379", onSome: Redacted.value }) }
-      const c = yield* acquireClient(options)
-      return makeRedis(c, options)
+      return yield* openRedis(options)
     })
   )
 }

@@ -19,6 +19,10 @@ export interface ClusterNode {
 }
 export interface RedisClusterHandle {
   readonly nodes: ReadonlyArray<ClusterNode>
+  /** SIGKILLs every node (their data dirs and nodes.conf stay). */
+  readonly killAll: () => Promise<void>
+  /** Starts every killed node again on its port with its data dir and nodes.conf; resolves once each answers PING (the cluster may still be settling). */
+  readonly restartAll: () => Promise<void>
   readonly stop: () => Promise<void>
 }
 
@@ -56,22 +60,28 @@ const clusterOk = async (port: number): Promise<boolean> => {
 /** Starts the cluster; call `stop()` (e.g. in afterAll) to kill the servers and remove their files. */
 export const startRedisCluster = async (timeoutMs = 30_000): Promise<RedisClusterHandle> => {
   const bin = redisServerBinary()
-  const procs: Array<{ proc: ChildProcess; dir: string }> = []
+  const procs: Array<{ proc: ChildProcess; dir: string; port: number }> = []
+  const nodeArgs = (port: number, dir: string) => [
+    "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir,
+    "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000"
+  ]
+  const kill = (proc: ChildProcess) =>
+    new Promise<void>((resolve) => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return resolve()
+      proc.once("exit", () => resolve())
+      proc.kill("SIGKILL")
+    })
+  const killAll = async () => {
+    await Promise.all(procs.map(({ proc }) => kill(proc)))
+  }
+  const restartAll = async () => {
+    await killAll()
+    for (const p of procs) p.proc = spawn(bin, nodeArgs(p.port, p.dir), { stdio: "ignore" })
+    await Promise.all(procs.map((p) => waitForPing(p.port)))
+  }
   const stop = async () => {
-    await Promise.all(
-      procs.map(
-        ({ proc, dir }) =>
-          new Promise<void>((resolve) => {
-            const done = () => {
-              rmSync(dir, { recursive: true, force: true })
-              resolve()
-            }
-            if (proc.exitCode !== null || proc.signalCode !== null) return done()
-            proc.once("exit", done)
-            proc.kill("SIGKILL")
-          })
-      )
-    )
+    await killAll()
+    for (const { dir } of procs) rmSync(dir, { recursive: true, force: true })
   }
   try {
     const taken = new Set<number>()
@@ -83,9 +93,7 @@ export const startRedisCluster = async (timeoutMs = 30_000): Promise<RedisCluste
     }
     for (const port of ports) {
       const dir = mkdtempSync(join(tmpdir(), "effect-asynq-cluster-"))
-      const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir]
-      args.push("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000")
-      procs.push({ proc: spawn(bin, args, { stdio: "ignore" }), dir })
+      procs.push({ proc: spawn(bin, nodeArgs(port, dir), { stdio: "ignore" }), dir, port })
     }
     await Promise.all(ports.map((p) => waitForPing(p)))
     await run("redis-cli", ["--cluster", "create", ...ports.map((p) => `127.0.0.1:${p}`), "--cluster-replicas", "0", "--cluster-yes"], {
@@ -97,7 +105,7 @@ export const startRedisCluster = async (timeoutMs = 30_000): Promise<RedisCluste
       (ok) => ok.every(Boolean),
       { timeoutMs }
     )
-    return { nodes: ports.map((port) => ({ host: "127.0.0.1", port })), stop }
+    return { nodes: ports.map((port) => ({ host: "127.0.0.1", port })), killAll, restartAll, stop }
   } catch (e) {
     await stop()
     throw e
