@@ -3,11 +3,11 @@
  * names the Redis address in an answer, signs method + path + exact body bytes, and accepts each
  * signature once. Through the real handler (Invoke API) against private redis-server processes.
  */
+import { createHmac } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createEnqueueHandler } from "../../adapters/aws-lambda/enqueueHandler.js"
 import { signBody } from "../../adapters/shared/auth.js"
-import { usedSignatureKey } from "../../src/wire/keys.js"
-import { queueKeys } from "../../src/wire/keys.js"
+import { queueKeys, usedSignatureKey } from "../../src/wire/keys.js"
 import { startLambdaInvokeServer, type LambdaInvokeServer } from "../support/lambdaInvokeServer.js"
 import { freePort, type RedisServerHandle, startRedisServer } from "../support/redis-server.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
@@ -94,6 +94,12 @@ describe("Lambda enqueue endpoint: authentication before Redis", () => {
 })
 
 describe("Lambda enqueue endpoint: HMAC signatures", () => {
+  it("signBody follows the README's recipe: HMAC-SHA256 over \"<t>.<METHOD>.<path>.\" + the body bytes", () => {
+    const expected = createHmac("sha256", secret).update('1700000000.POST./enqueue.{"type":"x"}').digest("hex")
+    expect(signBody(secret, { method: "post", path: "/enqueue?ignored=1", body: '{"type":"x"}' }, 1_700_000_000_999)).toBe(`t=1700000000,v1=${expected}`)
+    expect(signBody(secret, { method: "POST", path: "/enqueue", body: Buffer.from('{"type":"x"}') }, 1_700_000_000_000)).toBe(`t=1700000000,v1=${expected}`)
+  })
+
   it("accepts a signed request once: the same request sent 3 times writes 1 task, the replays get 401", async () => {
     const body = JSON.stringify({ type: "replayed", options: { queue: "replay" } })
     const headers = sign(body)
