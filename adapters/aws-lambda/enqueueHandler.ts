@@ -10,9 +10,9 @@ import type { RedisOptions } from "../../src/redis/options.js"
 import { type EnqueueEndpointConfig, handleEnqueueRequest } from "../shared/enqueueEndpoint.js"
 import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
 import type { HttpApiEvent, HttpApiResult, LambdaContext } from "./types.js"
-import { checkAuthConfig } from "../shared/auth.js"
+import { checkAuthConfig, pathOnly } from "../shared/auth.js"
 
-/** Signs a request body for an endpoint with `auth: { kind: "hmac" }` (the `x-asynq-signature` value). */
+/** Signs a request (method, path, body) for an endpoint with `auth: { kind: "hmac" }` (the `x-asynq-signature` value). */
 export { signBody } from "../shared/auth.js"
 
 export interface EnqueueHandlerConfig extends EnqueueEndpointConfig {
@@ -26,26 +26,16 @@ export interface EnqueueHandler {
   readonly runtime: WarmRuntime<Broker | Redis>
 }
 
-const serviceUnavailable = (message: string): HttpApiResult => ({
-  statusCode: 503,
-  headers: { "content-type": "application/json" },
-  body: JSON.stringify({ error: { code: "redis_unavailable", message } })
-})
-
 export const createEnqueueHandler = (config: EnqueueHandlerConfig): EnqueueHandler => {
   checkAuthConfig(config.auth, "enqueue handler")
   const runtime = makeBrokerRuntime(config.redis)
   const handler = async (event: HttpApiEvent): Promise<HttpApiResult> => {
     const raw = event.body ?? ""
-    const body = event.isBase64Encoded ? Buffer.from(raw, "base64").toString("utf8") : raw
-    const req = { method: event.requestContext?.http?.method ?? "POST", headers: event.headers ?? {}, body }
-    try {
-      const res = await runtime.run(handleEnqueueRequest(config, req))
-      return { statusCode: res.status, headers: res.headers, body: res.body }
-    } catch (e) {
-      // Only the connection can fail here (the endpoint turns every other error into a response).
-      return serviceUnavailable(e instanceof Error ? e.message : String(e))
-    }
+    // The signature covers the bytes sent: a base64 body is decoded to bytes, never to text first.
+    const body = event.isBase64Encoded ? Buffer.from(raw, "base64") : Buffer.from(raw, "utf8")
+    const req = { method: event.requestContext?.http?.method ?? "POST", path: pathOnly(event.rawPath ?? "/"), headers: event.headers ?? {}, body }
+    const res = await handleEnqueueRequest(config, runtime, req)
+    return { statusCode: res.status, headers: res.headers, body: res.body }
   }
   return Object.assign(handler, { runtime })
 }

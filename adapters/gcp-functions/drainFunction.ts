@@ -10,10 +10,12 @@ import * as Effect from "effect/Effect"
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
 import type { RedisOptions } from "../../src/redis/options.js"
-import { type AuthConfig, checkAuthConfig, verifyAuth } from "../shared/auth.js"
+import { type AuthConfig, checkAuthConfig } from "../shared/auth.js"
+import { backendUnavailable, problemResponse } from "../shared/httpProblem.js"
+import { refuseReplay } from "../shared/refuseReplay.js"
 import { drain, type DrainConfig } from "../../src/processor/drain.js"
 import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
-import { checkAuth, flatHeaders, type GcfRequest, type GcfResponse, sendJson } from "./types.js"
+import { authenticate, type GcfRequest, type GcfResponse, sendJson, sendResponse } from "./types.js"
 
 export interface DrainFunctionConfig extends DrainConfig {
   readonly auth: AuthConfig
@@ -33,18 +35,20 @@ export const createDrainFunction = (config: DrainFunctionConfig): DrainFunction 
   checkAuthConfig(config.auth, "drain function")
   const runtime = makeBrokerRuntime(config.redis)
   const fn = async (req: GcfRequest, res: GcfResponse) => {
-    const body = req.rawBody?.toString("utf8") ?? ""
-    if (!(await checkAuth(() => Effect.runPromise(verifyAuth(config.auth, flatHeaders(req.headers), body)), res))) return
+    const caller = await authenticate(config.auth, req, res)
+    if (caller === undefined) return
     try {
-      const summary = await runtime.run(
+      const outcome = await runtime.run(
         Effect.gen(function* () {
+          yield* refuseReplay(caller.signature)
           const now = yield* Clock.currentTimeMillis
-          return yield* drain(config, now + config.timeoutMs)
-        })
+          return { summary: yield* drain(config, now + config.timeoutMs) }
+        }).pipe(Effect.catchTag("HttpProblem", (p) => Effect.succeed({ refused: problemResponse(p) })))
       )
-      sendJson(res, 200, json, JSON.stringify(summary))
+      if ("refused" in outcome) return sendResponse(res, outcome.refused)
+      sendJson(res, 200, json, JSON.stringify(outcome.summary))
     } catch (e) {
-      sendJson(res, 503, json, JSON.stringify({ error: { code: "redis_unavailable", message: e instanceof Error ? e.message : String(e) } }))
+      sendResponse(res, backendUnavailable("drain", e))
     }
   }
   return Object.assign(fn, { runtime })

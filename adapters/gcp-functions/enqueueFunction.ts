@@ -9,7 +9,7 @@ import type { Redis } from "../../src/redis/Redis.js"
 import type { RedisOptions } from "../../src/redis/options.js"
 import { type EnqueueEndpointConfig, handleEnqueueRequest } from "../shared/enqueueEndpoint.js"
 import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
-import { flatHeaders, type GcfRequest, type GcfResponse, sendJson } from "./types.js"
+import { flatHeaders, type GcfRequest, type GcfResponse, rawBytes, requestPath, sendJson } from "./types.js"
 import { checkAuthConfig } from "../shared/auth.js"
 
 export interface EnqueueFunctionConfig extends EnqueueEndpointConfig {
@@ -25,15 +25,8 @@ export const createEnqueueFunction = (config: EnqueueFunctionConfig): EnqueueFun
   checkAuthConfig(config.auth, "enqueue function")
   const runtime = makeBrokerRuntime(config.redis)
   const fn = async (req: GcfRequest, res: GcfResponse): Promise<void> => {
-    // The signature covers the bytes sent: use rawBody, not the parsed body.
-    const body = req.rawBody?.toString("utf8") ?? (typeof req.body === "string" ? req.body : "")
-    try {
-      const out = await runtime.run(handleEnqueueRequest(config, { method: req.method, headers: flatHeaders(req.headers), body }))
-      sendJson(res, out.status, out.headers, out.body)
-    } catch (e) {
-      const message = e instanceof Error ? e.message : String(e)
-      sendJson(res, 503, { "content-type": "application/json" }, JSON.stringify({ error: { code: "redis_unavailable", message } }))
-    }
+    const out = await handleEnqueueRequest(config, runtime, { method: req.method, path: requestPath(req), headers: flatHeaders(req.headers), body: rawBytes(req) })
+    sendJson(res, out.status, out.headers, out.body)
   }
   return Object.assign(fn, { runtime })
 }

@@ -9,10 +9,12 @@ import * as Effect from "effect/Effect"
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
 import type { RedisOptions } from "../../src/redis/options.js"
-import { type AuthConfig, checkAuthConfig, verifyAuth } from "../shared/auth.js"
+import { type AuthConfig, checkAuthConfig } from "../shared/auth.js"
+import { backendUnavailable, problemResponse } from "../shared/httpProblem.js"
+import { refuseReplay } from "../shared/refuseReplay.js"
 import { type MaintenanceConfig, maintenanceTick, type TickSummary } from "../../src/processor/maintenance.js"
 import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
-import { checkAuth, flatHeaders, type GcfCloudEvent, type GcfRequest, type GcfResponse, sendJson } from "./types.js"
+import { authenticate, type GcfCloudEvent, type GcfRequest, type GcfResponse, sendJson, sendResponse } from "./types.js"
 
 export interface TickFunctionConfig extends MaintenanceConfig {
   readonly redis?: RedisOptions
@@ -34,14 +36,21 @@ export const createTickHttpFunction = (config: TickFunctionConfig & { readonly a
   checkAuthConfig(config.auth, "tick function")
   const runtime = makeBrokerRuntime(config.redis)
   const fn = async (req: GcfRequest, res: GcfResponse) => {
-    const body = req.rawBody?.toString("utf8") ?? ""
-    if (!(await checkAuth(() => Effect.runPromise(verifyAuth(config.auth, flatHeaders(req.headers), body)), res))) return
+    const caller = await authenticate(config.auth, req, res)
+    if (caller === undefined) return
     try {
-      const summary = await runtime.run(maintenanceTick(config))
-      logLine(config, summary)
-      sendJson(res, summary.errors.length > 0 ? 500 : 200, json, JSON.stringify(summary))
+      const outcome = await runtime.run(
+        refuseReplay(caller.signature).pipe(
+          Effect.andThen(maintenanceTick(config)),
+          Effect.map((summary) => ({ summary })),
+          Effect.catchTag("HttpProblem", (p) => Effect.succeed({ refused: problemResponse(p) }))
+        )
+      )
+      if ("refused" in outcome) return sendResponse(res, outcome.refused)
+      logLine(config, outcome.summary)
+      sendJson(res, outcome.summary.errors.length > 0 ? 500 : 200, json, JSON.stringify(outcome.summary))
     } catch (e) {
-      sendJson(res, 503, json, JSON.stringify({ error: { code: "redis_unavailable", message: e instanceof Error ? e.message : String(e) } }))
+      sendResponse(res, backendUnavailable("tick", e))
     }
   }
   return Object.assign(fn, { runtime })

@@ -7,9 +7,10 @@ import { HttpProblem, unauthorized } from "./httpProblem.js"
 /**
  * How an HTTP endpoint authenticates its callers.
  * - `shared-secret`: the caller sends the secret itself in `header` (default `x-asynq-secret`).
- * - `hmac`: the caller signs the raw body: `header` (default `x-asynq-signature`) carries
- *   `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`; signatures older or newer
- *   than `toleranceMs` (default 5 minutes) are refused, so a captured request cannot be replayed later.
+ * - `hmac`: the caller signs the request: `header` (default `x-asynq-signature`) carries
+ *   `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<METHOD>.<path>." + raw body bytes)>`
+ *   (see `signBody`); signatures older or newer than `toleranceMs` (default 5 minutes) are refused,
+ *   and each signature is accepted once (the endpoint remembers it in Redis until the window ends).
  * - `none`: no check (only for endpoints already protected elsewhere, e.g. IAM auth on a function URL).
  */
 export type AuthConfig =
@@ -19,6 +20,7 @@ export type AuthConfig =
 
 export const defaultSecretHeader = "x-asynq-secret"
 export const defaultSignatureHeader = "x-asynq-signature"
+export const defaultToleranceMs = 300_000
 
 /** Header names are case-insensitive: look one up in a plain record. */
 export const headerValue = (headers: Readonly<Record<string, string | undefined>>, name: string): string | undefined => {
@@ -49,40 +51,92 @@ export const checkAuthConfig = (auth: AuthConfig | undefined, endpoint: string):
 const digest = (s: string) => createHash("sha256").update(s).digest()
 const sameSecret = (a: string, b: string) => timingSafeEqual(digest(a), digest(b))
 
-const hmacHex = (secret: string, timestamp: string, body: string) =>
-  createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex")
-
-/** The signature header value for a body, as a caller computes it (`nowMs` = the signing time). */
-export const signBody = (secret: string, body: string, nowMs: number): string => {
-  const t = String(Math.floor(nowMs / 1000))
-  return `t=${t},v1=${hmacHex(secret, t, body)}`
+/** What an HMAC signature covers: the method, the path (no query string) and the exact body bytes. */
+export interface SignedRequest {
+  /** The HTTP method; signed upper-cased. */
+  readonly method: string
+  /** The URL path the endpoint receives, without the query string (e.g. `/enqueue`). */
+  readonly path: string
+  /** The raw body: bytes, or a string signed as its UTF-8 bytes. */
+  readonly body: string | Uint8Array
 }
 
-/** Checks a request's credentials; fails with a 401 HttpProblem that says what is missing or wrong. */
-export const verifyAuth = (
-  auth: AuthConfig,
-  headers: Readonly<Record<string, string | undefined>>,
-  rawBody: string
-): Effect.Effect<void, HttpProblem> =>
+const bodyBytes = (body: string | Uint8Array): Uint8Array => (typeof body === "string" ? Buffer.from(body, "utf8") : body)
+
+/** Drops a query string or fragment: the signed path is the path alone. */
+export const pathOnly = (urlOrPath: string): string => {
+  const cut = urlOrPath.search(/[?#]/)
+  const path = cut === -1 ? urlOrPath : urlOrPath.slice(0, cut)
+  return path === "" ? "/" : path
+}
+
+/** HMAC-SHA256(secret, `${timestamp}.${METHOD}.${path}.` followed by the raw body bytes), hex. */
+const hmacHex = (secret: string, timestamp: string, request: SignedRequest) =>
+  createHmac("sha256", secret)
+    .update(`${timestamp}.${request.method.toUpperCase()}.${pathOnly(request.path)}.`, "utf8")
+    .update(bodyBytes(request.body))
+    .digest("hex")
+
+/**
+ * The `x-asynq-signature` value for a request, as a caller computes it (`nowMs` = the signing time):
+ * `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<METHOD>.<path>." + body bytes)>`.
+ * Sign every request (and every retry) anew: an endpoint accepts a signature once.
+ */
+export const signBody = (secret: string, request: SignedRequest, nowMs: number): string => {
+  const t = String(Math.floor(nowMs / 1000))
+  return `t=${t},v1=${hmacHex(secret, t, request)}`
+}
+
+/** The parts of a request authentication reads. */
+export interface AuthRequest extends SignedRequest {
+  readonly headers: Readonly<Record<string, string | undefined>>
+}
+
+/**
+ * A valid HMAC signature, to be remembered until `expiresAtMs` (the end of its window) so a replay
+ * is refused (see `refuseReplay`). `undefined` for the other auth kinds (nothing to remember).
+ */
+export interface AcceptedSignature {
+  readonly signature: string
+  readonly expiresAtMs: number
+}
+
+/**
+ * Checks a request's credentials without touching Redis; fails with a 401 HttpProblem that says what
+ * is missing or wrong. A valid HMAC signature is returned, to be claimed once with `refuseReplay`.
+ */
+export const verifyAuth = (auth: AuthConfig, request: AuthRequest): Effect.Effect<AcceptedSignature | undefined, HttpProblem> =>
   Effect.gen(function* () {
-    if (auth.kind === "none") return
+    if (auth.kind === "none") return undefined
     if (auth.kind === "shared-secret") {
       const name = auth.header ?? defaultSecretHeader
-      const given = headerValue(headers, name)
+      const given = headerValue(request.headers, name)
       if (given === undefined || given === "") return yield* unauthorized(`missing ${name} header`)
       if (!sameSecret(given, auth.secret)) return yield* unauthorized(`wrong secret in ${name} header`)
-      return
+      return undefined
     }
     const name = auth.header ?? defaultSignatureHeader
-    const given = headerValue(headers, name)
+    const given = headerValue(request.headers, name)
     if (given === undefined || given === "") return yield* unauthorized(`missing ${name} header`)
     const parts = new Map(given.split(",").map((p) => p.trim().split("=", 2) as [string, string | undefined]))
     const t = parts.get("t")
     const v1 = parts.get("v1")
-    if (!t || !/^\d+$/.test(t) || !v1) return yield* unauthorized(`malformed ${name} header: expected "t=<unix seconds>,v1=<hex hmac>"`)
+    if (!t || !/^\d+$/.test(t) || !v1 || !/^[0-9a-fA-F]{64}$/.test(v1))
+      return yield* unauthorized(`malformed ${name} header: expected "t=<unix seconds>,v1=<64 hex digits of HMAC-SHA256>"`)
     const nowMs = yield* Clock.currentTimeMillis
-    const tolerance = auth.toleranceMs ?? 300_000
-    if (Math.abs(nowMs - Number(t) * 1000) > tolerance)
+    const tolerance = auth.toleranceMs ?? defaultToleranceMs
+    const signedAtMs = Number(t) * 1000
+    if (Math.abs(nowMs - signedAtMs) > tolerance)
       return yield* unauthorized(`signature timestamp is outside the allowed window of ${Math.round(tolerance / 1000)} s`)
-    if (!sameSecret(v1, hmacHex(auth.secret, t, rawBody))) return yield* unauthorized(`signature in ${name} header does not match the body`)
+    if (!sameSecret(v1.toLowerCase(), hmacHex(auth.secret, t, request)))
+      return yield* unauthorized(`signature in ${name} header does not match the request (method, path, timestamp and body)`)
+    return { signature: v1.toLowerCase(), expiresAtMs: signedAtMs + tolerance }
+  })
+
+/** A signature already used within its window. */
+export const replayedSignature = () =>
+  new HttpProblem({
+    status: 401,
+    code: "replayed_signature",
+    message: "this signature was already used: a signed request is accepted once; sign each request (and each retry) anew"
   })

@@ -1,11 +1,14 @@
 import * as Effect from "effect/Effect"
 import type { Broker } from "../../src/broker/Broker.js"
+import type { Redis } from "../../src/redis/Redis.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import type { EnqueueOptions } from "../../src/steps/options.js"
-import { type AuthConfig, verifyAuth } from "./auth.js"
+import { type AcceptedSignature, type AuthConfig, verifyAuth } from "./auth.js"
 import { type EnqueueBody, parseEnqueueBody, parseInstant } from "./enqueueBody.js"
-import { HttpProblem, jsonResponse, type JsonResponse, problemResponse } from "./httpProblem.js"
+import { backendUnavailable, HttpProblem, jsonResponse, type JsonResponse, problemResponse } from "./httpProblem.js"
+import { refuseReplay } from "./refuseReplay.js"
 import { taskInfoToJson } from "./taskInfoJson.js"
+import type { WarmRuntime } from "./warmRuntime.js"
 
 /** What an enqueue endpoint accepts. */
 export interface EnqueueEndpointConfig {
@@ -16,14 +19,18 @@ export interface EnqueueEndpointConfig {
   readonly allowedTypes?: ReadonlyArray<string>
   /** Largest body accepted, in bytes (default 1 MiB). Larger ones get 413. */
   readonly maxBodyBytes?: number
+  /** Where server-side errors go (e.g. why Redis is unreachable; never sent to the caller). Default console.error. */
+  readonly log?: (line: string) => void
 }
 
 /** The parts of an HTTP request the endpoint reads (both cloud adapters build one). */
 export interface EnqueueHttpRequest {
   readonly method: string
+  /** The URL path the function received (a query string is ignored); HMAC signatures cover it. */
+  readonly path: string
   readonly headers: Readonly<Record<string, string | undefined>>
-  /** The raw body text, exactly as sent (HMAC signatures are over these bytes). */
-  readonly body: string
+  /** The raw body bytes, exactly as sent (HMAC signatures are over these bytes). */
+  readonly body: Uint8Array
 }
 
 const toOptions = (o: NonNullable<EnqueueBody["options"]>): Effect.Effect<EnqueueOptions, HttpProblem> =>
@@ -45,31 +52,71 @@ const toOptions = (o: NonNullable<EnqueueBody["options"]>): Effect.Effect<Enqueu
 
 const forbidden = (message: string) => new HttpProblem({ status: 403, code: "forbidden", message })
 
-/** Answers one enqueue request: 200 + TaskInfo, or 4xx/5xx + `{ error: { code, message } }`. Never fails. */
-export const handleEnqueueRequest = (
-  config: EnqueueEndpointConfig,
-  req: EnqueueHttpRequest
-): Effect.Effect<JsonResponse, never, Broker> =>
+/** A request that passed every check that needs no Redis: what to enqueue, and the signature to claim. */
+export interface AcceptedEnqueue {
+  readonly type: string
+  readonly payload: unknown
+  readonly options: EnqueueOptions
+  readonly signature: AcceptedSignature | undefined
+}
+
+/**
+ * Everything that needs no Redis, in order: method (405), size (413), credentials (401), body (400),
+ * allow-lists (403). Runs before any connection is opened, so a caller without valid credentials
+ * never makes the function touch Redis.
+ */
+export const checkEnqueueRequest = (config: EnqueueEndpointConfig, req: EnqueueHttpRequest): Effect.Effect<AcceptedEnqueue, HttpProblem> =>
   Effect.gen(function* () {
     if (req.method.toUpperCase() !== "POST")
       return yield* new HttpProblem({ status: 405, code: "method_not_allowed", message: `method ${req.method} not allowed: use POST` })
     const max = config.maxBodyBytes ?? 1024 * 1024
-    if (Buffer.byteLength(req.body) > max)
+    if (req.body.byteLength > max)
       return yield* new HttpProblem({ status: 413, code: "body_too_large", message: `request body is larger than ${max} bytes` })
-    yield* verifyAuth(config.auth, req.headers, req.body)
-    const body = yield* parseEnqueueBody(req.body)
+    const signature = yield* verifyAuth(config.auth, req)
+    const body = yield* parseEnqueueBody(Buffer.from(req.body).toString("utf8"))
     const options = body.options === undefined ? {} : yield* toOptions(body.options)
     const queue = options.queue ?? "default"
     if (config.allowedQueues && !config.allowedQueues.includes(queue)) return yield* forbidden(`queue "${queue}" is not accepted by this endpoint`)
     if (config.allowedTypes && !config.allowedTypes.includes(body.type)) return yield* forbidden(`task type "${body.type}" is not accepted by this endpoint`)
     const payload = body.payloadBase64 !== undefined ? new Uint8Array(Buffer.from(body.payloadBase64, "base64")) : body.payload
-    const info = yield* enqueue(body.type, payload, options).pipe(
+    return { type: body.type, payload, options, signature }
+  })
+
+/** Claims the signature (a replay gets 401) and enqueues: 200 + TaskInfo, or 400/409. Redis errors stay in the error channel. */
+export const enqueueAccepted = (accepted: AcceptedEnqueue) =>
+  Effect.gen(function* () {
+    yield* refuseReplay(accepted.signature)
+    const info = yield* enqueue(accepted.type, accepted.payload, accepted.options).pipe(
       Effect.catchTags({
         InvalidArgument: (e) => Effect.fail(new HttpProblem({ status: 400, code: "invalid_argument", message: e.message })),
         DuplicateTask: (e) => Effect.fail(new HttpProblem({ status: 409, code: "duplicate_task", message: e.message })),
-        TaskIdConflict: (e) => Effect.fail(new HttpProblem({ status: 409, code: "task_id_conflict", message: e.message })),
-        RedisError: (e) => Effect.fail(new HttpProblem({ status: 503, code: "redis_unavailable", message: `could not enqueue: ${e.message}` }))
+        TaskIdConflict: (e) => Effect.fail(new HttpProblem({ status: 409, code: "task_id_conflict", message: e.message }))
       })
     )
     return jsonResponse(200, taskInfoToJson(info))
   }).pipe(Effect.catchTag("HttpProblem", (p) => Effect.succeed(problemResponse(p))))
+
+/**
+ * Answers one enqueue request: 200 + TaskInfo, or 4xx/5xx + `{ error: { code, message } }`. Never
+ * rejects. The checks run first without the runtime (no Redis connection); only an accepted request
+ * is run on `runtime`. A Redis failure answers 503 with a generic message and logs its cause.
+ */
+export const handleEnqueueRequest = async (
+  config: EnqueueEndpointConfig,
+  runtime: WarmRuntime<Broker | Redis>,
+  req: EnqueueHttpRequest
+): Promise<JsonResponse> => {
+  const checked = await Effect.runPromise(
+    checkEnqueueRequest(config, req).pipe(
+      Effect.map((accepted) => ({ accepted })),
+      Effect.catchTag("HttpProblem", (p) => Effect.succeed({ refused: problemResponse(p) }))
+    )
+  )
+  if ("refused" in checked) return checked.refused
+  try {
+    return await runtime.run(enqueueAccepted(checked.accepted))
+  } catch (e) {
+    // The connection could not be opened, or a command failed (RedisError).
+    return backendUnavailable("enqueue", e, config.log)
+  }
+}

@@ -28,3 +28,12 @@ export const jsonResponse = (status: number, value: unknown, headers: Readonly<R
 
 export const problemResponse = (p: HttpProblem): JsonResponse =>
   jsonResponse(p.status, { error: { code: p.code, message: p.message } }, p.status === 405 ? { allow: "POST" } : {})
+
+/**
+ * Redis could not be reached or failed. The answer never names the Redis address (the caller may be
+ * anyone); the cause goes to the function's log instead, through `log` (default console.error).
+ */
+export const backendUnavailable = (endpoint: string, cause: unknown, log: (line: string) => void = (l) => console.error(l)): JsonResponse => {
+  log(JSON.stringify({ msg: `effect-asynq ${endpoint}: queue backend unavailable`, error: cause instanceof Error ? cause.message : String(cause) }))
+  return jsonResponse(503, { error: { code: "backend_unavailable", message: "queue backend unavailable; try again later" } })
+}

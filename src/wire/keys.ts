@@ -13,6 +13,11 @@ export const cancelChannel = "asynq:cancel"
  * goes from empty to non-empty, so idle effect-asynq workers wake at once (lua/enqueue.lua).
  */
 export const wakeChannel = "effect-asynq:wake"
+/**
+ * Not asynq's: marks an HMAC request signature (its hex digest) as used, until the end of its
+ * validity window, so the HTTP endpoints refuse a replayed request. One key per signature.
+ */
+export const usedSignatureKey = (signatureHex: string) => `effect-asynq:used-signature:${signatureHex}`
 
 export const serverInfoKey = (host: string, pid: number, serverId: string) => `asynq:servers:{${host}:${pid}:${serverId}}`
 export const workersKey = (host: string, pid: number, serverId: string) => `asynq:workers:{${host}:${pid}:${serverId}}`

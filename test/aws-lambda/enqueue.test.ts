@@ -116,12 +116,12 @@ describe("Lambda enqueue endpoint (through the Invoke API)", () => {
 
   it("accepts a valid HMAC signature and refuses a tampered body or a stale timestamp", async () => {
     const body = JSON.stringify({ type: "signed", payload: { n: 1 } })
-    const ok = await call("enqueue-signed", body, { "x-asynq-signature": signBody(secret, body, Date.now()) })
+    const ok = await call("enqueue-signed", body, { "x-asynq-signature": signBody(secret, { method: "POST", path: "/enqueue", body }, Date.now()) })
     expect(ok.status).toBe(200)
-    const tampered = await call("enqueue-signed", body.replace("1", "2"), { "x-asynq-signature": signBody(secret, body, Date.now()) })
+    const tampered = await call("enqueue-signed", body.replace("1", "2"), { "x-asynq-signature": signBody(secret, { method: "POST", path: "/enqueue", body }, Date.now()) })
     expect(tampered.status).toBe(401)
-    expect(tampered.body.error.message).toContain("does not match the body")
-    const stale = await call("enqueue-signed", body, { "x-asynq-signature": signBody(secret, body, Date.now() - 600_000) })
+    expect(tampered.body.error.message).toContain("does not match the request")
+    const stale = await call("enqueue-signed", body, { "x-asynq-signature": signBody(secret, { method: "POST", path: "/enqueue", body }, Date.now() - 600_000) })
     expect(stale.status).toBe(401)
     expect(stale.body.error.message).toContain("outside the allowed window")
     const malformed = await call("enqueue-signed", body, { "x-asynq-signature": "sha256=abc" })

@@ -74,7 +74,7 @@ describe("example bundles", () => {
     const body = JSON.stringify({ type: "email:welcome", payload: { to: "a@example.com" }, options: { queue: "email" } })
     const event = {
       version: "2.0",
-      headers: { "content-type": "application/json", "x-asynq-signature": signBody("s3cret", body, Date.now()) },
+      headers: { "content-type": "application/json", "x-asynq-signature": signBody("s3cret", { method: "POST", path: "/", body }, Date.now()) },
       body,
       isBase64Encoded: false,
       requestContext: { http: { method: "POST" } }
@@ -120,7 +120,7 @@ process.exit(0)
       const body = JSON.stringify({ type: "report:daily", options: { queue: "default" } })
       const res = await fetch(fn.url, {
         method: "POST",
-        headers: { "content-type": "application/json", "x-asynq-signature": signBody("s3cret", body, Date.now()) },
+        headers: { "content-type": "application/json", "x-asynq-signature": signBody("s3cret", { method: "POST", path: "/", body }, Date.now()) },
         body
       })
       expect(res.status).toBe(200)

@@ -54,8 +54,8 @@ describe("Cloud Functions enqueue endpoint (Functions Framework over HTTP)", () 
 
   it("verifies an HMAC signature over the raw body", async () => {
     const body = JSON.stringify({ type: "signed" })
-    expect((await post(signed, body, { "x-asynq-signature": signBody(secret, body, Date.now()) })).status).toBe(200)
-    const bad = await post(signed, body, { "x-asynq-signature": signBody("other", body, Date.now()) })
+    expect((await post(signed, body, { "x-asynq-signature": signBody(secret, { method: "POST", path: "/", body }, Date.now()) })).status).toBe(200)
+    const bad = await post(signed, body, { "x-asynq-signature": signBody("other", { method: "POST", path: "/", body }, Date.now()) })
     expect(bad.status).toBe(401)
     expect(bad.body.error.message).toContain("does not match")
   })

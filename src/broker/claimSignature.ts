@@ -1,0 +1,15 @@
+import { Effect } from "effect"
+import { usedSignatureKey } from "../wire/keys.js"
+import { Broker } from "./Broker.js"
+
+/**
+ * Marks a request signature as used until `ttlMs` from now (SET NX PX, one key: Cluster-safe).
+ * Returns true when this call claimed it, false when it was already used (a replay).
+ */
+export const claimSignature = Effect.fn("Broker.claimSignature")(function* (signatureHex: string, ttlMs: number) {
+  const { redis } = yield* Broker
+  const reply = yield* redis.use("claim request signature", (c) =>
+    c.set(usedSignatureKey(signatureHex), "1", "PX", Math.max(1, Math.ceil(ttlMs)), "NX")
+  )
+  return reply === "OK"
+})
