@@ -157,10 +157,11 @@ describe("createClient in a short-lived process", () => {
     const r = run("no-close")
     // Wait for its output (the enqueues are done), then give it time to exit if it were going to
     // (showing that a process does NOT exit takes real time: `within` below).
-    await waitFor("the child's output", () => r.output(), (out) => out !== "")
+    // Starting a tsx child takes long on a loaded machine: the output wait is generous.
+    await waitFor("the child's output", () => r.output(), (out) => out !== "", { timeoutMs: 60_000 })
     expect(r.output()).toContain("ids")
     const code = await within(r.exited, 1500)
     r.p.kill("SIGKILL")
     expect(code).toBe("still running")
-  })
+  }, 90_000)
 })
