@@ -16,14 +16,15 @@
 -- ARGV[4]  group name
 -- ARGV[5]  (with KEYS[4]) lock TTL in milliseconds (>= 1)
 --
--- Returns  1  added to the group
---          0  a task with this id already exists in the queue (nothing written)
+-- Returns  1  added to the group; also when the task hash already holds exactly this message (same id, same
+--             bytes): the same write sent again after its reply was lost, nothing written twice
+--          0  a different task with this id already exists in the queue (nothing written)
 --         -1  the uniqueness lock is held by another task (nothing written)
 --- @include "includes/newTask.lua"
 --- @include "includes/writeAggregatingTask.lua"
 local taskKeyPrefix, groupKey, groupsKey, lockKey = unpack(KEYS)
 local taskId, msg, now, groupName, lockTtlMs = unpack(ARGV)
 local taskKey = taskKeyPrefix .. taskId
-return addNewTask(taskKey, taskId, lockKey, lockTtlMs, function()
+return addNewTask(taskKey, taskId, msg, lockKey, lockTtlMs, function()
   writeAggregatingTask(taskKey, taskId, msg, now, groupKey, groupsKey, groupName)
 end)

@@ -15,14 +15,15 @@
 --          costs no messages; PUBLISH touches no key, so it is cluster-safe)
 -- ARGV[5]  (with KEYS[3]) lock TTL in milliseconds (>= 1)
 --
--- Returns  1  enqueued
---          0  a task with this id already exists in the queue (nothing written)
+-- Returns  1  enqueued; also when the task hash already holds exactly this message (same id, same
+--             bytes): the same write sent again after its reply was lost, nothing written twice
+--          0  a different task with this id already exists in the queue (nothing written)
 --         -1  the uniqueness lock is held by another task (nothing written)
 --- @include "includes/newTask.lua"
 --- @include "includes/writePendingTask.lua"
 local taskKeyPrefix, pendingKey, lockKey = unpack(KEYS)
 local taskId, msg, pendingSince, queueName, lockTtlMs = unpack(ARGV)
 local taskKey = taskKeyPrefix .. taskId
-return addNewTask(taskKey, taskId, lockKey, lockTtlMs, function()
+return addNewTask(taskKey, taskId, msg, lockKey, lockTtlMs, function()
   writePendingTask(taskKey, taskId, msg, pendingSince, lockKey, pendingKey, queueName)
 end)

@@ -13,14 +13,15 @@
 -- ARGV[4]  (with KEYS[3]) lock TTL in milliseconds (>= 1); asynq counts it from the process-at
 --          time, so the caller passes (processAt - now) + unique TTL
 --
--- Returns  1  scheduled
---          0  a task with this id already exists in the queue (nothing written)
+-- Returns  1  scheduled; also when the task hash already holds exactly this message (same id, same
+--             bytes): the same write sent again after its reply was lost, nothing written twice
+--          0  a different task with this id already exists in the queue (nothing written)
 --         -1  the uniqueness lock is held by another task (nothing written)
 --- @include "includes/newTask.lua"
 --- @include "includes/writeScheduledTask.lua"
 local taskKeyPrefix, scheduledKey, lockKey = unpack(KEYS)
 local taskId, msg, processAt, lockTtlMs = unpack(ARGV)
 local taskKey = taskKeyPrefix .. taskId
-return addNewTask(taskKey, taskId, lockKey, lockTtlMs, function()
+return addNewTask(taskKey, taskId, msg, lockKey, lockTtlMs, function()
   writeScheduledTask(taskKey, taskId, msg, processAt, lockKey, scheduledKey)
 end)

@@ -6,9 +6,15 @@
 -- Returns -1 the lock is held by another task; 0 a task with this id exists; nil go ahead.
 -- Defines takeUniqueLock(lockKey, taskId, lockTtlMs): SET lockKey taskId PX lockTtlMs, when
 -- lockKey is not nil. Returns nothing.
--- Defines addNewTask(taskKey, taskId, lockKey, lockTtlMs, write): the whole write of enqueue,
+-- Defines addNewTask(taskKey, taskId, msg, lockKey, lockTtlMs, write): the whole write of enqueue,
 -- schedule and addToGroup: the checks, then the lock, then write() (a function writing the task).
--- Returns the script's reply: 1 written; 0 or -1 refused as newTaskRefusal says (nothing written).
+-- A write refused by the checks whose task hash already holds exactly `msg` (same id, same
+-- bytes) is this same write done before: a resend after its reply was lost (ioredis sends a
+-- command again when the connection dropped before the reply came), so it is a success and
+-- nothing is written again. A different message under the id is still a conflict, and a lock
+-- held for a different message still a duplicate.
+-- Returns the script's reply: 1 written (now or by the same write before); 0 or -1 refused as
+-- newTaskRefusal says (nothing written).
 local function newTaskRefusal(taskKey, lockKey)
   if lockKey and redis.call("EXISTS", lockKey) == 1 then
     return -1
@@ -23,9 +29,13 @@ local function takeUniqueLock(lockKey, taskId, lockTtlMs)
     redis.call("SET", lockKey, taskId, "PX", lockTtlMs)
   end
 end
-local function addNewTask(taskKey, taskId, lockKey, lockTtlMs, write)
+local function addNewTask(taskKey, taskId, msg, lockKey, lockTtlMs, write)
   local refusal = newTaskRefusal(taskKey, lockKey)
   if refusal then
+    -- Only a refused write reads the hash: a first write costs what it did before.
+    if redis.call("HGET", taskKey, "msg") == msg then
+      return 1
+    end
     return refusal
   end
   takeUniqueLock(lockKey, taskId, lockTtlMs)

@@ -7,8 +7,15 @@
  * Round trips: on a single node (or Sentinel) every write of a call, for all queues, plus the
  * registrations, is one pipeline. On a Redis Cluster the Redis service pipelines them per slot
  * (per queue, and one for the registrations), all sent at once.
+ *
+ * A lost reply: a write whose round trip failed without an answer from Redis (the connection
+ * dropped; ioredis aborts the rest of a pipeline that was partly answered) may or may not have
+ * run. It is sent again as the very same write (same id, same message bytes); the scripts answer a
+ * write whose task hash already holds that message as written (see lua/includes/newTask.lua), so
+ * the resend never writes a second task nor reports a false TaskIdConflict/DuplicateTask.
  */
 import { Clock, Effect, Result } from "effect"
+import { ReplyError } from "ioredis"
 import type { RedisError } from "../redis/errors.js"
 import type { ScriptArg } from "../redis/Redis.js"
 import { allQueues, queueKeys, type TaskState } from "../wire/keys.js"
@@ -89,6 +96,27 @@ const writeScripts = { pending: enqueueScript, scheduled: scheduleScript, aggreg
 /** The bound write script of one task (by its target state). */
 export const bindTaskWrite = (w: TaskWrite): BoundScript<TaskState, DuplicateTask | TaskIdConflict> => bindScript(writeScripts[w.target.state], w)
 
+/**
+ * How many more times a write whose reply was lost is sent (as the same write). ioredis itself
+ * waits for the reconnection (up to `maxRetriesPerRequest` attempts) before a send fails.
+ */
+const lostReplyResends = 2
+
+/** A failure without an answer from Redis: the write may have run. An error reply (ReplyError) is an answer. */
+const replyLost = (e: WriteError): boolean => e._tag === "RedisError" && !(e.cause instanceof ReplyError)
+
+/** Sends again, as the same writes, those whose reply was lost; each keeps its last outcome. */
+const resendLostReplies = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWrite>, first: ReadonlyArray<Result.Result<TaskState, WriteError>>) {
+  const outcomes = [...first]
+  for (let resend = 0; resend < lostReplyResends; resend++) {
+    const lost = outcomes.flatMap((o, i) => (Result.isFailure(o) && replyLost(o.failure) ? [i] : []))
+    if (lost.length === 0) break
+    const again = yield* runScripts(lost.map((i) => bindTaskWrite(ws[i]!)))
+    lost.forEach((i, j) => (outcomes[i] = again[j]!))
+  }
+  return outcomes
+})
+
 /** Script `registerQueue`: adds a queue to `asynq:queues`. */
 export const registerQueueScript = defineScript<string, void>({
   name: "registerQueue",
@@ -120,8 +148,12 @@ export const writeTasks = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWri
     // The tasks themselves may be written; the next enqueue to the queue tries the SADD again.
     yield* Effect.logWarning(`could not add queue(s) to ${allQueues}: ${failedRegistration.message}`)
   }
-  return outcomes.slice(toRegister.length) as ReadonlyArray<Result.Result<TaskState, WriteError>>
+  return yield* resendLostReplies(ws, outcomes.slice(toRegister.length) as ReadonlyArray<Result.Result<TaskState, WriteError>>)
 })
+
+/** One write, sent again as the same write while its reply is lost (at most `resendsLeft` more times). */
+const writeOnce = (w: TaskWrite, resendsLeft: number): Effect.Effect<TaskState, WriteError, Broker> =>
+  resendsLeft === 0 ? runScript(writeScripts[w.target.state], w) : Effect.catchIf(runScript(writeScripts[w.target.state], w), replyLost, () => writeOnce(w, resendsLeft - 1))
 
 /**
  * Writes one new task (and registers its queue if needed) in one round trip. Once the queue is
@@ -133,5 +165,5 @@ export const writeTask = Effect.fnUntraced(function* (w: TaskWrite) {
     const [outcome] = yield* writeTasks([w])
     return yield* Effect.fromResult(outcome!)
   }
-  return yield* runScript(writeScripts[w.target.state], w)
+  return yield* writeOnce(w, lostReplyResends)
 })

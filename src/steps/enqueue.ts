@@ -91,13 +91,6 @@ const encoderFor = (task: string | TaskDefinition<any>): PayloadEncoder => (type
 
 const info = (p: Prepared, state: TaskState): TaskInfo => taskInfoFromMessage(p.write.msg, state, { nextProcessAt: p.nextProcessAt })
 
-/** How many times a generated id that turned out taken is replaced before TaskIdConflict is given up on. */
-const freshIdAttempts = 3
-
-const withId = (p: Prepared, id: string): Prepared => ({ ...p, write: { ...p.write, msg: { ...p.write.msg, id } } })
-
-const generatedId = (options: EnqueueOptions | undefined) => options?.taskId === undefined
-
 /**
  * Enqueues one task: `payload` is bytes, a string (UTF-8) or a JSON value (see encodePayload).
  * With a definition (defineTask) the payload is type-checked and validated against its schema
@@ -130,19 +123,18 @@ export const enqueueUntraced = (
     const options = optionsFor(task, callOptions)
     const p = prepare(typeName(task), payload, options, nowMs, newId, encoderFor(task))
     if (Result.isFailure(p)) return Effect.fail(p.failure)
-    const write = (pp: Prepared, attemptsLeft: number): Effect.Effect<TaskInfo, EnqueueError, Broker> => {
-      const written = Effect.map(writeTask(pp.write), (state) => info(pp, state))
-      if (attemptsLeft === 0 || !generatedId(options)) return written
-      return Effect.catchTag(written, "TaskIdConflict", () => write(withId(pp, newId()), attemptsLeft - 1))
-    }
-    return write(p.success, freshIdAttempts)
+    // One id per call, never replaced: a TaskIdConflict on a generated id means the write itself
+    // landed before (its reply lost) and the task has changed since; a new id would be a second task.
+    return Effect.map(writeTask(p.success.write), (state) => info(p.success, state))
   })
 
 /**
  * Enqueues many tasks in one round trip (on a Redis Cluster: one per queue, all sent at once).
  * Every item gets its own result, in input order: a rejected item (invalid options, duplicate,
  * id conflict) does not stop the others. Items of one call are written in input order, so a
- * second item with the same unique key or id as an earlier one gets DuplicateTask/TaskIdConflict.
+ * second item with the same unique key or id as an earlier one gets DuplicateTask/TaskIdConflict
+ * — unless it is exactly the same message (same id, same bytes): that is the same write, a success
+ * with no second task.
  */
 export const enqueueMany = Effect.fn("Steps.enqueueMany")(function* (
   items: ReadonlyArray<EnqueueItem>
@@ -158,28 +150,14 @@ export const enqueueManyUntraced = Effect.fnUntraced(function* (
   const nowMs = yield* Clock.currentTimeMillis
   const prepared = items.map((it) => prepare(typeName(it.type), it.payload, optionsFor(it.type, it.options), nowMs, newId, encoderFor(it.type)))
   const results: Array<Result.Result<TaskInfo, EnqueueError>> = new Array(items.length)
-  // Items still to write (index into `items`), and their prepared writes.
-  let todo: Array<number> = []
-  const current: Array<Prepared | undefined> = prepared.map((r, i) => {
-    if (Result.isFailure(r)) {
-      results[i] = Result.fail(r.failure)
-      return undefined
-    }
-    todo.push(i)
-    return r.success
+  // The valid items (index into `items`) and their prepared writes; one id each, never replaced.
+  const valid: Array<{ readonly index: number; readonly prepared: Prepared }> = []
+  prepared.forEach((r, index) => {
+    if (Result.isFailure(r)) results[index] = Result.fail(r.failure)
+    else valid.push({ index, prepared: r.success })
   })
-  for (let attempt = 0; todo.length > 0; attempt++) {
-    const outcomes = yield* writeTasks(todo.map((i) => current[i]!.write))
-    const again: Array<number> = []
-    todo.forEach((i, j) => {
-      const o = outcomes[j]!
-      if (Result.isFailure(o) && o.failure._tag === "TaskIdConflict" && generatedId(optionsFor(items[i]!.type, items[i]!.options)) && attempt < freshIdAttempts) {
-        current[i] = withId(current[i]!, newId())
-        again.push(i)
-      } else results[i] = Result.map(o, (state) => info(current[i]!, state))
-    })
-    todo = again
-  }
+  const outcomes = yield* writeTasks(valid.map((v) => v.prepared.write))
+  valid.forEach((v, j) => (results[v.index] = Result.map(outcomes[j]!, (state) => info(v.prepared, state))))
   return results
 })
 

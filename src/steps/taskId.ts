@@ -5,9 +5,10 @@
  * pending list or zset member, and inside the protobuf message), and Redis keeps a hash in its
  * compact listpack encoding only while every value is at most 64 bytes: a short id keeps the
  * `msg` of a small task under that limit and the task under ~220 bytes of Redis memory (measured:
- * 239 bytes with 16 characters, 220 with 13). A new random id that happens to exist in the queue
- * already (odds about 1 in 10^14 with a billion tasks in it) is replaced by another and the write
- * tried again, so a generated id never causes TaskIdConflict.
+ * 239 bytes with 16 characters, 220 with 13). A call draws one id and never replaces it: a new
+ * random id that happens to exist in the queue already (odds about 1 in 10^14 with a billion tasks
+ * in it) is a TaskIdConflict, because a taken id after a lost reply is far likelier the call's own
+ * task, and writing it again under a second id would make two tasks.
  * Any custom id (`taskId` option) is accepted; Go asynq reads both kinds.
  */
 import { randomFillSync } from "node:crypto"

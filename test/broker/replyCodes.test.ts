@@ -35,12 +35,13 @@ layer(testBrokerLayer())("reply-code table (real scripts)", (it) => {
   it.effect("task writes: 0 → TaskIdConflict, -1 → DuplicateTask, for pending, scheduled and grouped writes", () =>
     Effect.gen(function* () {
       const q = "rc-write"
-      const taken = makeMsg(q, "taken")
-      yield* io(() => putPending(c, taken, baseNowMs))
+      yield* io(() => putPending(c, makeMsg(q, "taken"), baseNowMs))
+      // Another task under the taken id (the same message again would be the same write: a success).
+      const other = makeMsg(q, "taken", { type: "other" })
       const lock = uniqueKey(q, "t", undefined)
       const targets: ReadonlyArray<TaskWrite["target"]> = [{ state: "pending" }, { state: "scheduled", processAtMs: baseNowMs + 60_000 }, { state: "aggregating", group: "g" }]
       for (const target of targets) {
-        const conflict = yield* tagOf(Effect.flatMap(runScripts([bindTaskWrite({ msg: taken, target, nowMs: baseNowMs })]), ([r]) => Effect.fromResult(r!)))
+        const conflict = yield* tagOf(Effect.flatMap(runScripts([bindTaskWrite({ msg: other, target, nowMs: baseNowMs })]), ([r]) => Effect.fromResult(r!)))
         expect(conflict).toEqual({ tag: "TaskIdConflict", message: `task ID conflicts with another task: a task with id "taken" already exists in queue "${q}"` })
       }
       yield* io(() => c.set(lock, "someone", "EX", 60))

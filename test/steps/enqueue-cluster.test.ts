@@ -57,7 +57,7 @@ describe("enqueue on Redis Cluster", () => {
         ]
         const many = yield* enqueueMany([
           ...queues.map((queue, i) => ({ type: "bulk", payload: { i }, options: { queue } })),
-          { type: "t", payload: "p", options: { queue: "cq0", taskId: "one" } },
+          { type: "t", payload: "another", options: { queue: "cq0", taskId: "one" } },
           { type: "t", payload: "s", options: { queue: "cq1", processIn: 60_000, unique: 60_000 } }
         ])
         return { single, many }

@@ -46,20 +46,24 @@ layer(testBrokerLayer())("enqueueMany (real Redis)", (it) => {
           { type: "u", payload: "same", options: { queue: "mb2", unique: 60_000, taskId: "u2" } },
           { type: "a", payload: null, options: { queue: "mb1", taskId: "taken" } },
           { type: "a", payload: null, options: { queue: "mb3", taskId: "twice" } },
-          { type: "a", payload: null, options: { queue: "mb3", taskId: "twice" } },
-          { type: "", payload: null }
+          { type: "a", payload: "other", options: { queue: "mb3", taskId: "twice" } },
+          { type: "", payload: null },
+          // Exactly the first "twice" message again: the same write, a success with no second task.
+          { type: "a", payload: null, options: { queue: "mb3", taskId: "twice" } }
         ])
       )
       expect(writes).toBe(1)
-      expect(result.map(tag)).toEqual(["ok", "ok", "ok", "InvalidArgument", "ok", "DuplicateTask", "TaskIdConflict", "ok", "TaskIdConflict", "InvalidArgument"])
+      expect(result.map(tag)).toEqual(["ok", "ok", "ok", "InvalidArgument", "ok", "DuplicateTask", "TaskIdConflict", "ok", "TaskIdConflict", "InvalidArgument", "ok"])
       const ok = result.flatMap((r) => (Result.isSuccess(r) ? [r.success] : []))
       expect(ok.map((i) => [i.id, i.queue, i.state])).toEqual([
         ["p1", "mb1", "pending"],
         ["s1", "mb2", "scheduled"],
         ["g1", "mb1", "aggregating"],
         ["u1", "mb2", "pending"],
+        ["twice", "mb3", "pending"],
         ["twice", "mb3", "pending"]
       ])
+      expect(yield* io(() => c.lrange(queueKeys("mb3").pending, 0, -1))).toEqual(["twice"])
       expect(ok[1]!.nextProcessAt).toEqual(new Date(baseNowMs + 60_000))
       expect(yield* io(() => c.lrange(queueKeys("mb1").pending, 0, -1))).toEqual(["p1", "taken"])
       expect(yield* io(() => zsetOf(c, queueKeys("mb2").scheduled))).toEqual([["s1", nowSec + 60]])

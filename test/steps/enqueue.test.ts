@@ -210,12 +210,17 @@ layer(testBrokerLayer())("enqueue (real Redis)", (it) => {
     })
   )
 
-  it.effect("a generated id that is already taken is replaced and the write tried again (one task, and many)", () =>
+  it.effect("a generated id that is already taken is not replaced: TaskIdConflict, nothing written (a second id would be a second task)", () =>
     Effect.gen(function* () {
       yield* enqueue("t", "old", { queue: "regen", taskId: "taken" })
-      const ids = (...xs: Array<string>) => () => xs.shift() ?? "exhausted"
-      const one = yield* enqueueUntraced("t", "new", { queue: "regen" }, ids("taken", "taken", "fresh-1"))
-      expect(one.id).toBe("fresh-1")
+      let drawn = 0
+      const ids = (...xs: Array<string>) => () => {
+        drawn++
+        return xs.shift() ?? "exhausted"
+      }
+      const one = yield* enqueueUntraced("t", "new", { queue: "regen" }, ids("taken", "fresh-1")).pipe(Effect.flip)
+      expect(one._tag).toBe("TaskIdConflict")
+      expect(drawn).toBe(1)
       const many = yield* enqueueManyUntraced(
         [
           { type: "t", payload: "a", options: { queue: "regen" } },
@@ -224,12 +229,37 @@ layer(testBrokerLayer())("enqueue (real Redis)", (it) => {
         ],
         ids("taken", "fresh-c", "fresh-a")
       )
-      expect(many.map((r) => (Result.isSuccess(r) ? r.success.id : r.failure._tag))).toEqual(["fresh-a", "TaskIdConflict", "fresh-c"])
-      expect(yield* io(() => c.lrange(queueKeys("regen").pending, 0, -1))).toEqual(["fresh-a", "fresh-1", "taken"])
+      expect(many.map((r) => (Result.isSuccess(r) ? r.success.id : r.failure._tag))).toEqual(["TaskIdConflict", "TaskIdConflict", "fresh-c"])
+      expect(drawn).toBe(3)
+      expect(yield* io(() => c.lrange(queueKeys("regen").pending, 0, -1))).toEqual(["taken"])
       expect((yield* io(() => readTask(c, "regen", "taken"))).msg!.payload).toEqual(utf8("old"))
-      // An id source that only ever gives taken ids: after a few tries, TaskIdConflict.
-      const stuck = yield* enqueueUntraced("t", "x", { queue: "regen" }, () => "taken").pipe(Effect.flip)
-      expect(stuck._tag).toBe("TaskIdConflict")
+    })
+  )
+
+  it.effect("the same write twice (same id, same message) is one task and two successes: pending, scheduled, grouped, unique", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(baseNowMs)
+      const k = queueKeys("again")
+      const cases = [
+        { taskId: "p" },
+        { taskId: "s", processIn: 60_000 },
+        { taskId: "g", group: "grp" },
+        { taskId: "u", unique: 60_000 },
+        { taskId: "us", unique: 60_000, processIn: 60_000 }
+      ] as const
+      for (const opts of cases) {
+        const first = yield* enqueue("t", `payload-${opts.taskId}`, { queue: "again", ...opts })
+        const second = yield* enqueue("t", `payload-${opts.taskId}`, { queue: "again", ...opts })
+        expect(second).toEqual(first)
+      }
+      expect(yield* io(() => c.lrange(k.pending, 0, -1))).toEqual(["u", "p"])
+      expect((yield* io(() => zsetOf(c, k.scheduled))).map(([id]) => id)).toEqual(["s", "us"])
+      expect((yield* io(() => zsetOf(c, k.group("grp")))).map(([id]) => id)).toEqual(["g"])
+      expect(yield* io(() => c.get(uniqueKey("again", "t", utf8("payload-u"))))).toBe("u")
+      expect(yield* io(() => c.get(uniqueKey("again", "t", utf8("payload-us"))))).toBe("us")
+      // A different message under a taken id is still a conflict, and another task with a held lock still a duplicate.
+      expect((yield* enqueue("t", "payload-p", { queue: "again", taskId: "p", maxRetry: 3 }).pipe(Effect.flip))._tag).toBe("TaskIdConflict")
+      expect((yield* enqueue("t", "payload-u", { queue: "again", taskId: "u2", unique: 60_000 }).pipe(Effect.flip))._tag).toBe("DuplicateTask")
     })
   )
 
