@@ -6,23 +6,23 @@ import { Result } from "effect"
 import { InvalidArgument } from "../broker/errors.js"
 
 export interface EnqueueOptions {
-  /** Queue name. Default "default". */
+  /** Queue name. Default "default". No lone UTF-16 surrogate (true of every string option, header names and values, and the task type). */
   readonly queue?: string | undefined
   /** How many times a failed task is retried. Default 25. A whole number >= 0. */
   readonly maxRetry?: number | undefined
-  /** How long one attempt may run, ms (stored as whole seconds, rounded up). 0 or absent: 30 min unless `deadline` is set. */
+  /** How long one attempt may run, ms (stored as whole seconds, rounded up; at most `maxDurationMs`). 0 or absent: 30 min unless `deadline` is set. */
   readonly timeout?: number | undefined
-  /** Time by which the task must finish (Date or unix ms). Alone, it means no per-attempt timeout. */
+  /** Time by which the task must finish (Date or unix ms, at most `maxInstantMs`). Alone, it means no per-attempt timeout. */
   readonly deadline?: Date | number | undefined
-  /** Uniqueness TTL, ms (>= 1000): while the lock lives, a task with the same queue, type and payload is rejected with DuplicateTask. */
+  /** Uniqueness TTL, ms (1000 to `maxDurationMs`): while the lock lives, a task with the same queue, type and payload is rejected with DuplicateTask. */
   readonly unique?: number | undefined
-  /** Process at this time (Date or unix ms). In the past or now: enqueued as pending. */
+  /** Process at this time (Date or unix ms, at most `maxInstantMs`). In the past or now: enqueued as pending. */
   readonly processAt?: Date | number | undefined
-  /** Process after this delay, ms. 0: enqueued as pending. */
+  /** Process after this delay, ms (at most `maxDurationMs`). 0: enqueued as pending. */
   readonly processIn?: number | undefined
   /** Task id. Default: 13 random base62 characters (regenerated if taken). A custom id that a task in the queue already has gives TaskIdConflict. */
   readonly taskId?: string | undefined
-  /** Keep the task this long after it completes, ms (stored as whole seconds, rounded up). Default 0: deleted on completion. */
+  /** Keep the task this long after it completes, ms (stored as whole seconds, rounded up; at most `maxDurationMs`). Default 0: deleted on completion. */
   readonly retention?: number | undefined
   /** Aggregation group: the task waits in the group until the aggregator combines the group into one task. */
   readonly group?: string | undefined
@@ -151,8 +151,9 @@ const attempt = <A>(f: () => A): Result.Result<A, InvalidArgument> => {
 }
 
 /**
- * Checks a queue name: not empty or only whitespace (as asynq), at most 255 characters, and no
- * '{' or '}' (stricter than asynq: they would split the queue's keys across Redis Cluster slots).
+ * Checks a queue name: not empty or only whitespace (as asynq), at most 255 characters, no
+ * '{' or '}' (stricter than asynq: they would split the queue's keys across Redis Cluster slots),
+ * and no lone UTF-16 surrogate.
  */
 export const checkQueueName = (queue: string): Result.Result<string, InvalidArgument> => attempt(() => queueName(queue))
 
@@ -202,8 +203,9 @@ const resolve = (type: unknown, o: EnqueueOptions, nowMs: number): ResolvedEnque
 /**
  * Checks a task type and its options and applies asynq's defaults: queue "default", maxRetry 25,
  * timeout 30 min when neither timeout nor deadline is given (deadline alone: no timeout).
- * Stricter than asynq: a negative maxRetry is rejected (asynq treats it as 0), and unknown option
- * names are rejected (a misspelt option would otherwise be silently ignored).
+ * Stricter than asynq: a negative maxRetry is rejected (asynq treats it as 0), unknown option
+ * names are rejected (a misspelt option would otherwise be silently ignored), durations and dates
+ * are bounded (`maxDurationMs`, `maxInstantMs`) and strings with a lone surrogate are rejected.
  */
 export const resolveEnqueueOptions = (
   type: string,
