@@ -146,7 +146,20 @@ layer(testBrokerLayer())("invalid enqueue options (real Redis: nothing is writte
   )
 })
 
-layer(testBrokerLayer())("well-formed strings (real Redis)", (it) => {
+layer(testBrokerLayer())("values at the limits and well-formed strings (real Redis)", (it) => {
+  it.effect("a task at every limit is written as asked (no Redis error, the message holds the exact seconds)", () =>
+    Effect.gen(function* () {
+      const info = yield* enqueue("t", "at-limit", {
+        queue: "limits", timeout: maxDurationMs, retention: maxDurationMs, unique: maxDurationMs, processAt: maxInstantMs, deadline: new Date(maxInstantMs)
+      })
+      expect(info.state).toBe("scheduled")
+      const { msg } = yield* io(() => readTask(c, "limits", info.id))
+      expect(msg).toMatchObject({ timeout: 9_223_372_036, retention: 9_223_372_036, deadline: 253_402_300_799 })
+      expect(yield* io(() => c.zscore(queueKeys("limits").scheduled, info.id))).toBe("253402300799")
+      expect(yield* io(() => c.pttl(msg!.uniqueKey))).toBeGreaterThan(maxDurationMs)
+    })
+  )
+
   it.effect("well-formed surrogate pairs (emoji) are accepted and stored unaltered", () =>
     Effect.gen(function* () {
       const info = yield* enqueue("t😀", "p", { queue: "q😀", taskId: "id😀", headers: { "k😀": "v😀" } })
