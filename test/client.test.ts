@@ -56,6 +56,29 @@ describe("createClient (Promise facade)", () => {
     }
   })
 
+  it("out-of-bounds options and lone surrogates reject with InvalidArgument naming the field; nothing is written", async () => {
+    const client = createClient({ url: testRedisUrl() })
+    try {
+      const cases = [
+        [{ queue: "cl-bounds", processAt: 1e300 }, "processAt"],
+        [{ queue: "cl-bounds", retention: 1e300 }, "retention"],
+        [{ queue: "cl-bounds", processIn: 1e300 }, "processIn"],
+        [{ queue: "cl-bounds\uD800" }, "queue"]
+      ] as const
+      for (const [options, field] of cases) {
+        const e = await client.enqueue("t", "p", options).catch((x: unknown) => x)
+        expect(e).toBeInstanceOf(InvalidArgument)
+        expect(e).toMatchObject({ _tag: "InvalidArgument", field })
+      }
+      const out = await client.enqueueMany([{ type: "t", options: { queue: "cl-bounds", deadline: 1e300 } }, { type: "t", options: { queue: "cl-bounds" } }])
+      expect(out.map((o) => (o.ok ? o.info.state : `${o.error._tag}(${(o.error as InvalidArgument).field})`))).toEqual(["InvalidArgument(deadline)", "pending"])
+      expect(await c.llen(queueKeys("cl-bounds").pending)).toBe(1)
+      expect(await c.keys("asynq:{cl-bounds\uD800}*")).toEqual([])
+    } finally {
+      await client.close()
+    }
+  })
+
   it("enqueueMany gives one outcome per item, in order", async () => {
     const client = createClient({ url: testRedisUrl() })
     try {

@@ -13,7 +13,7 @@ import type { TaskState } from "../wire/keys.js"
 import { encodePayload } from "../wire/payload.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import { uniqueKey } from "../wire/uniqueKey.js"
-import { checkQueueName, type EnqueueOptions, resolveEnqueueOptions } from "./options.js"
+import { checkDurationMs, checkQueueName, checkWellFormed, type EnqueueOptions, maxInstantMs, resolveEnqueueOptions } from "./options.js"
 import { newTaskId } from "./taskId.js"
 import { type TaskInfo, taskInfoFromMessage } from "./taskInfo.js"
 
@@ -183,10 +183,20 @@ export const enqueueMessage = Effect.fn("Steps.enqueueMessage")(function* (
   if (msg.type.trim() === "") return yield* fail("type", "task type must be a non-empty string (not only whitespace)")
   if (msg.id.trim() === "") return yield* fail("id", "task id must be a non-empty string (not only whitespace)")
   yield* Effect.fromResult(checkQueueName(msg.queue))
+  yield* Effect.fromResult(checkWellFormed("type", msg.type, "task type"))
+  yield* Effect.fromResult(checkWellFormed("id", msg.id, "task id"))
+  yield* Effect.fromResult(checkWellFormed("groupKey", msg.groupKey, "group key"))
+  for (const [k, v] of Object.entries(msg.headers)) {
+    yield* Effect.fromResult(checkWellFormed("headers", k, "header name"))
+    yield* Effect.fromResult(checkWellFormed("headers", v, `header ${JSON.stringify(k)} value`))
+  }
   const ttl = opts.uniqueTtlMs
-  if (ttl !== undefined && !(Number.isFinite(ttl) && ttl >= 1000)) return yield* fail("uniqueTtlMs", `uniqueTtlMs must be a finite number of milliseconds >= 1000, got ${ttl}`)
+  if (ttl !== undefined) yield* Effect.fromResult(checkDurationMs("uniqueTtlMs", ttl, 1000))
   const processAtMs = opts.processAtMs
   if (processAtMs !== undefined && !Number.isFinite(processAtMs)) return yield* fail("processAtMs", `processAtMs must be a finite unix time in milliseconds, got ${processAtMs}`)
+  if (processAtMs !== undefined && processAtMs > maxInstantMs) {
+    return yield* fail("processAtMs", `processAtMs must be at most ${new Date(maxInstantMs).toISOString()} (unix ms ${maxInstantMs}), got ${processAtMs}`)
+  }
   const m: TaskMessage = ttl !== undefined && msg.uniqueKey === "" ? { ...msg, uniqueKey: uniqueKey(msg.queue, msg.type, msg.payload) } : msg
   const write: TaskWrite =
     processAtMs !== undefined && processAtMs > nowMs

@@ -6,23 +6,23 @@ import { Result } from "effect"
 import { InvalidArgument } from "../broker/errors.js"
 
 export interface EnqueueOptions {
-  /** Queue name. Default "default". */
+  /** Queue name. Default "default". No lone UTF-16 surrogate (true of every string option, header names and values, and the task type). */
   readonly queue?: string | undefined
   /** How many times a failed task is retried. Default 25. A whole number >= 0. */
   readonly maxRetry?: number | undefined
-  /** How long one attempt may run, ms (stored as whole seconds, rounded up). 0 or absent: 30 min unless `deadline` is set. */
+  /** How long one attempt may run, ms (stored as whole seconds, rounded up; at most `maxDurationMs`). 0 or absent: 30 min unless `deadline` is set. */
   readonly timeout?: number | undefined
-  /** Time by which the task must finish (Date or unix ms). Alone, it means no per-attempt timeout. */
+  /** Time by which the task must finish (Date or unix ms, at most `maxInstantMs`). Alone, it means no per-attempt timeout. */
   readonly deadline?: Date | number | undefined
-  /** Uniqueness TTL, ms (>= 1000): while the lock lives, a task with the same queue, type and payload is rejected with DuplicateTask. */
+  /** Uniqueness TTL, ms (1000 to `maxDurationMs`): while the lock lives, a task with the same queue, type and payload is rejected with DuplicateTask. */
   readonly unique?: number | undefined
-  /** Process at this time (Date or unix ms). In the past or now: enqueued as pending. */
+  /** Process at this time (Date or unix ms, at most `maxInstantMs`). In the past or now: enqueued as pending. */
   readonly processAt?: Date | number | undefined
-  /** Process after this delay, ms. 0: enqueued as pending. */
+  /** Process after this delay, ms (at most `maxDurationMs`). 0: enqueued as pending. */
   readonly processIn?: number | undefined
   /** Task id. Default: 13 random base62 characters (regenerated if taken). A custom id that a task in the queue already has gives TaskIdConflict. */
   readonly taskId?: string | undefined
-  /** Keep the task this long after it completes, ms (stored as whole seconds, rounded up). Default 0: deleted on completion. */
+  /** Keep the task this long after it completes, ms (stored as whole seconds, rounded up; at most `maxDurationMs`). Default 0: deleted on completion. */
   readonly retention?: number | undefined
   /** Aggregation group: the task waits in the group until the aggregator combines the group into one task. */
   readonly group?: string | undefined
@@ -52,6 +52,25 @@ export const defaultTimeoutSec = 30 * 60
 export const maxQueueNameLength = 255
 const int32Max = 2 ** 31 - 1
 
+/**
+ * The longest duration option (timeout, unique, processIn, retention), ms: 9,223,372,036 whole
+ * seconds, about 292 years. asynq stores timeout and retention as int64 seconds and Go reads them
+ * (and its Unique/ProcessIn options) as a time.Duration, int64 nanoseconds: 2^63-1 ns rounded down to
+ * whole seconds is the most that survives the round trip without wrapping negative. Well under
+ * 2^53, so exact as a JS number, and now + this is a valid JS Date and a valid Redis expiry.
+ */
+export const maxDurationMs = 9_223_372_036_000
+/**
+ * The latest date option (processAt, deadline): 9999-12-31T23:59:59.999Z. Dates start at the unix
+ * epoch (asynq stores them as unix seconds, 0 meaning "none"); Go's time.Time can be formatted
+ * as RFC 3339 (asynq's Inspector, JSON) only up to the year 9999, and the unix seconds of every date
+ * in between are exact in a Redis score (a double) and in JS.
+ */
+export const maxInstantMs = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
+
+const durationLimit = `${maxDurationMs} ms (about 292 years: asynq stores it as whole seconds and reads it as a Go time.Duration)`
+const instantLimit = `${new Date(maxInstantMs).toISOString()} (unix ms ${maxInstantMs}; dates run from 1970 to the year 9999)`
+
 const knownOptions: ReadonlySet<string> = new Set([
   "queue", "maxRetry", "timeout", "deadline", "unique", "processAt", "processIn", "taskId", "retention", "group", "headers"
 ])
@@ -62,7 +81,25 @@ class Invalid {
 const invalid = (field: string, message: string): never => {
   throw new Invalid(new InvalidArgument({ field, message }))
 }
-const show = (v: unknown): string => (typeof v === "string" ? JSON.stringify(v) : v instanceof Date ? `Invalid Date` : String(v))
+const show = (v: unknown): string =>
+  typeof v === "string" ? JSON.stringify(v) : v instanceof Date ? (Number.isNaN(v.getTime()) ? "Invalid Date" : v.toISOString()) : String(v)
+
+/**
+ * Index of the first lone UTF-16 surrogate in `s`, or -1 (`String.prototype.isWellFormed` is not in
+ * the ES2022 lib this project compiles against). With the `u` flag a well-formed pair is one code
+ * point, so the class matches only an unpaired half.
+ */
+const loneSurrogateAt = (s: string): number => s.search(/[\uD800-\uDFFF]/u)
+
+/**
+ * Refuses a string with a lone surrogate: UTF-8 (Redis keys, the protobuf message) cannot encode it,
+ * so it would be stored as U+FFFD and no longer match what was asked for.
+ */
+const wellFormed = (field: string, s: string, what: string): string => {
+  const at = loneSurrogateAt(s)
+  if (at >= 0) invalid(field, `${what} ${show(s)} contains a lone UTF-16 surrogate at index ${at} (UTF-8 cannot encode it, so it would be stored altered)`)
+  return s
+}
 
 const nonBlank = (field: string, v: unknown, what: string): string => {
   if (typeof v !== "string" || v.trim() === "") invalid(field, `${what} must be a non-empty string (not only whitespace), got ${show(v)}`)
@@ -74,13 +111,14 @@ const queueName = (v: unknown): string => {
   const q = nonBlank("queue", v, "queue name")
   if (q.length > maxQueueNameLength) invalid("queue", `queue name is ${q.length} characters long; at most ${maxQueueNameLength} are allowed`)
   if (/[{}]/.test(q)) invalid("queue", `queue name ${show(q)} contains '{' or '}', which would break the Redis Cluster hash tag of its keys`)
-  return q
+  return wellFormed("queue", q, "queue name")
 }
 
 const duration = (field: string, v: unknown, min = 0): number => {
   if (typeof v !== "number" || !Number.isFinite(v) || v < min) {
     invalid(field, `${field} must be a finite number of milliseconds >= ${min}, got ${show(v)}`)
   }
+  if ((v as number) > maxDurationMs) invalid(field, `${field} must be at most ${durationLimit}, got ${show(v)}`)
   return v as number
 }
 
@@ -89,6 +127,7 @@ const instant = (field: string, v: unknown): number => {
   if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0) {
     invalid(field, `${field} must be a valid Date or a unix time in milliseconds >= 0, got ${show(v)}`)
   }
+  if ((ms as number) > maxInstantMs) invalid(field, `${field} must be at most ${instantLimit}, got ${show(v)}`)
   return ms as number
 }
 
@@ -96,6 +135,8 @@ const headersOf = (v: unknown): Readonly<Record<string, string>> => {
   if (typeof v !== "object" || v === null || Array.isArray(v)) invalid("headers", `headers must be an object of string values, got ${show(v)}`)
   for (const [k, x] of Object.entries(v as object)) {
     if (typeof x !== "string") invalid("headers", `header ${JSON.stringify(k)} must be a string, got ${typeof x}`)
+    wellFormed("headers", k, "header name")
+    wellFormed("headers", x, `header ${show(k)} value`)
   }
   return { ...(v as Record<string, string>) }
 }
@@ -110,13 +151,23 @@ const attempt = <A>(f: () => A): Result.Result<A, InvalidArgument> => {
 }
 
 /**
- * Checks a queue name: not empty or only whitespace (as asynq), at most 255 characters, and no
- * '{' or '}' (stricter than asynq: they would split the queue's keys across Redis Cluster slots).
+ * Checks a queue name: not empty or only whitespace (as asynq), at most 255 characters, no
+ * '{' or '}' (stricter than asynq: they would split the queue's keys across Redis Cluster slots),
+ * and no lone UTF-16 surrogate.
  */
 export const checkQueueName = (queue: string): Result.Result<string, InvalidArgument> => attempt(() => queueName(queue))
 
+/** Checks that a string bound for the wire has no lone UTF-16 surrogate (`field` and `what` name it in the error). */
+export const checkWellFormed = (field: string, s: string, what: string): Result.Result<string, InvalidArgument> => attempt(() => wellFormed(field, s, what))
+
+/** Checks a duration in ms against `min` and `maxDurationMs` (`field` names it in the error). */
+export const checkDurationMs = (field: string, ms: number, min = 0): Result.Result<number, InvalidArgument> => attempt(() => duration(field, ms, min))
+
+/** Checks a unix time in ms: from 0 to `maxInstantMs` (`field` names it in the error). */
+export const checkInstantMs = (field: string, ms: number): Result.Result<number, InvalidArgument> => attempt(() => instant(field, ms))
+
 const resolve = (type: unknown, o: EnqueueOptions, nowMs: number): ResolvedEnqueueOptions => {
-  nonBlank("type", type, "task type")
+  wellFormed("type", nonBlank("type", type, "task type"), "task type")
   for (const key of Object.keys(o)) {
     if (!knownOptions.has(key)) invalid(key, `unknown enqueue option ${JSON.stringify(key)}; known options: ${[...knownOptions].join(", ")}`)
   }
@@ -138,9 +189,9 @@ const resolve = (type: unknown, o: EnqueueOptions, nowMs: number): ResolvedEnque
     invalid("processAt", "give either processAt or processIn, not both")
   }
   const dueMs = o.processAt !== undefined ? instant("processAt", o.processAt) : o.processIn !== undefined ? nowMs + duration("processIn", o.processIn) : nowMs
-  const taskId = o.taskId === undefined ? undefined : nonBlank("taskId", o.taskId, "taskId")
+  const taskId = o.taskId === undefined ? undefined : wellFormed("taskId", nonBlank("taskId", o.taskId, "taskId"), "taskId")
   const retentionSec = o.retention === undefined ? 0 : Math.ceil(duration("retention", o.retention) / 1000)
-  const group = o.group === undefined ? undefined : nonBlank("group", o.group, "group name")
+  const group = o.group === undefined ? undefined : wellFormed("group", nonBlank("group", o.group, "group name"), "group name")
   const headers = o.headers === undefined ? {} : headersOf(o.headers)
   return {
     queue, maxRetry, timeoutSec, deadlineSec, uniqueMs,
@@ -152,8 +203,9 @@ const resolve = (type: unknown, o: EnqueueOptions, nowMs: number): ResolvedEnque
 /**
  * Checks a task type and its options and applies asynq's defaults: queue "default", maxRetry 25,
  * timeout 30 min when neither timeout nor deadline is given (deadline alone: no timeout).
- * Stricter than asynq: a negative maxRetry is rejected (asynq treats it as 0), and unknown option
- * names are rejected (a misspelt option would otherwise be silently ignored).
+ * Stricter than asynq: a negative maxRetry is rejected (asynq treats it as 0), unknown option
+ * names are rejected (a misspelt option would otherwise be silently ignored), durations and dates
+ * are bounded (`maxDurationMs`, `maxInstantMs`) and strings with a lone surrogate are rejected.
  */
 export const resolveEnqueueOptions = (
   type: string,

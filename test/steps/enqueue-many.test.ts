@@ -85,6 +85,26 @@ layer(testBrokerLayer())("enqueueMany (real Redis)", (it) => {
     })
   )
 
+  it.effect("out-of-bounds options and lone surrogates fail their own item only; nothing is written for them", () =>
+    Effect.gen(function* () {
+      const result = yield* enqueueMany([
+        { type: "a", options: { queue: "mbb", taskId: "good1" } },
+        { type: "a", options: { queue: "mbb", timeout: 1e300 } },
+        { type: "a", options: { queue: "mbb", processAt: 1e300 } },
+        { type: "a", options: { queue: "mbb", unique: 1e300 } },
+        { type: "a", options: { queue: "mbb\uD800" } },
+        { type: "a\uDC00", options: { queue: "mbb" } },
+        { type: "a", options: { queue: "mbb", taskId: "good2" } }
+      ])
+      expect(result.map((r) => (Result.isSuccess(r) ? "ok" : `${r.failure._tag}(${(r.failure as { field?: string }).field})`))).toEqual([
+        "ok", "InvalidArgument(timeout)", "InvalidArgument(processAt)", "InvalidArgument(unique)", "InvalidArgument(queue)", "InvalidArgument(type)", "ok"
+      ])
+      expect(yield* io(() => c.lrange(queueKeys("mbb").pending, 0, -1))).toEqual(["good2", "good1"]) // LPUSH: newest first
+      expect((yield* io(() => c.keys("asynq:{mbb*"))).sort()).toEqual(["asynq:{mbb}:pending", "asynq:{mbb}:t:good1", "asynq:{mbb}:t:good2"])
+      expect((yield* io(() => c.smembers("asynq:queues"))).filter((q) => q.startsWith("mbb"))).toEqual(["mbb"])
+    })
+  )
+
   it.effect("a large batch across queues still goes out in one round trip", () =>
     Effect.gen(function* () {
       const items = Array.from({ length: 500 }, (_, i) => ({ type: "bulk", payload: { i }, options: { queue: `bulk${i % 5}` } }))

@@ -2,8 +2,9 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Result } from "effect"
 import { describe, it } from "vitest"
 import { enqueue } from "../../src/steps/enqueue.js"
-import { type EnqueueOptions, resolveEnqueueOptions } from "../../src/steps/options.js"
-import { testBrokerLayer, stepsTestDb } from "../support/arrange.js"
+import { type EnqueueOptions, maxDurationMs, maxInstantMs, resolveEnqueueOptions } from "../../src/steps/options.js"
+import { queueKeys } from "../../src/wire/keys.js"
+import { io, readTask, testBrokerLayer, stepsTestDb } from "../support/arrange.js"
 
 const c = stepsTestDb()
 
@@ -37,6 +38,24 @@ describe("enqueue option defaults and conversions (asynq's)", () => {
   })
 })
 
+const durationLimit = "9223372036000 ms (about 292 years: asynq stores it as whole seconds and reads it as a Go time.Duration)"
+const instantLimit = "9999-12-31T23:59:59.999Z (unix ms 253402300799999; dates run from 1970 to the year 9999)"
+const loneSurrogate = "UTF-8 cannot encode it, so it would be stored altered"
+
+describe("enqueue option bounds: the limits themselves are accepted", () => {
+  it("durations up to 9223372036000 ms (whole seconds fit a Go time.Duration), dates up to the end of year 9999", () => {
+    expect(maxDurationMs).toBe(9_223_372_036_000)
+    expect(maxInstantMs).toBe(Date.UTC(9999, 11, 31, 23, 59, 59, 999))
+    expect(Result.getOrThrow(resolve({ timeout: maxDurationMs, retention: maxDurationMs, unique: maxDurationMs }))).toMatchObject({
+      timeoutSec: 9_223_372_036, retentionSec: 9_223_372_036, uniqueMs: maxDurationMs
+    })
+    expect(Result.getOrThrow(resolve({ processIn: maxDurationMs })).processAtMs).toBe(now + maxDurationMs)
+    expect(Result.getOrThrow(resolve({ processAt: new Date(maxInstantMs), deadline: maxInstantMs }))).toMatchObject({
+      processAtMs: maxInstantMs, deadlineSec: 253_402_300_799
+    })
+  })
+})
+
 // Each case: options (as a JS caller might pass them), the field at fault, the exact message.
 const invalidCases: ReadonlyArray<readonly [string, unknown, string, string]> = [
   ["empty queue", { queue: "" }, "queue", `queue name must be a non-empty string (not only whitespace), got ""`],
@@ -64,7 +83,22 @@ const invalidCases: ReadonlyArray<readonly [string, unknown, string, string]> = 
   ["headers not an object", { headers: "x" }, "headers", `headers must be an object of string values, got "x"`],
   ["non-string header", { headers: { a: "1", n: 2 } }, "headers", `header "n" must be a string, got number`],
   ["unknown option", { retries: 3 }, "retries", `unknown enqueue option "retries"; known options: queue, maxRetry, timeout, deadline, unique, processAt, processIn, taskId, retention, group, headers`],
-  ["options not an object", "critical", "options", `enqueue options must be an object, got "critical"`]
+  ["options not an object", "critical", "options", `enqueue options must be an object, got "critical"`],
+  // Bounds (issue 13, point 7): what asynq can store (int64 seconds) and run, and dates within years 1970..9999.
+  ["absurd timeout", { timeout: 1e300 }, "timeout", `timeout must be at most ${durationLimit}, got 1e+300`],
+  ["timeout 1 ms over the limit", { timeout: 9_223_372_036_001 }, "timeout", `timeout must be at most ${durationLimit}, got 9223372036001`],
+  ["absurd unique", { unique: 1e300 }, "unique", `unique must be at most ${durationLimit}, got 1e+300`],
+  ["absurd processIn", { processIn: 1e300 }, "processIn", `processIn must be at most ${durationLimit}, got 1e+300`],
+  ["absurd retention", { retention: 1e300 }, "retention", `retention must be at most ${durationLimit}, got 1e+300`],
+  ["absurd processAt", { processAt: 1e300 }, "processAt", `processAt must be at most ${instantLimit}, got 1e+300`],
+  ["processAt in year 10000", { processAt: new Date("+010000-01-01T00:00:00.000Z") }, "processAt", `processAt must be at most ${instantLimit}, got +010000-01-01T00:00:00.000Z`],
+  ["absurd deadline", { deadline: 1e300 }, "deadline", `deadline must be at most ${instantLimit}, got 1e+300`],
+  ["deadline 1 ms after year 9999", { deadline: 253_402_300_800_000 }, "deadline", `deadline must be at most ${instantLimit}, got 253402300800000`],
+  ["queue with a lone high surrogate", { queue: "q\uD800" }, "queue", `queue name "q\\ud800" contains a lone UTF-16 surrogate at index 1 (${loneSurrogate})`],
+  ["taskId with a lone low surrogate", { taskId: "\uDC00id" }, "taskId", `taskId "\\udc00id" contains a lone UTF-16 surrogate at index 0 (${loneSurrogate})`],
+  ["group with a reversed pair", { group: "g\uDE00\uD83D" }, "group", `group name "g\\ude00\\ud83d" contains a lone UTF-16 surrogate at index 1 (${loneSurrogate})`],
+  ["header name with a lone surrogate", { headers: { ok: "1", "\uD83D": "v" } }, "headers", `header name "\\ud83d" contains a lone UTF-16 surrogate at index 0 (${loneSurrogate})`],
+  ["header value with a lone surrogate", { headers: { k: "smile \uD83D" } }, "headers", `header "k" value "smile \\ud83d" contains a lone UTF-16 surrogate at index 6 (${loneSurrogate})`]
 ]
 
 layer(testBrokerLayer())("invalid enqueue options (real Redis: nothing is written)", (it) => {
@@ -89,6 +123,14 @@ layer(testBrokerLayer())("invalid enqueue options (real Redis: nothing is writte
     })
   )
 
+  it.effect("a task type with a lone surrogate is rejected", () =>
+    Effect.gen(function* () {
+      const e = yield* enqueue("email:\uD800send", "p").pipe(Effect.flip)
+      expect(e).toMatchObject({ _tag: "InvalidArgument", field: "type", message: `task type "email:\\ud800send" contains a lone UTF-16 surrogate at index 6 (${loneSurrogate})` })
+      expect(yield* Effect.promise(() => c.dbsize())).toBe(0)
+    })
+  )
+
   it.effect("a payload with no JSON form is rejected as InvalidArgument(payload), not sent as nothing", () =>
     Effect.gen(function* () {
       const cyclic: Record<string, unknown> = {}
@@ -100,6 +142,30 @@ layer(testBrokerLayer())("invalid enqueue options (real Redis: nothing is writte
         expect(e.message).toMatch(/^payload (of type \w+ has no JSON form|cannot be serialized as JSON)/)
       }
       expect(yield* Effect.promise(() => c.dbsize())).toBe(0)
+    })
+  )
+})
+
+layer(testBrokerLayer())("values at the limits and well-formed strings (real Redis)", (it) => {
+  it.effect("a task at every limit is written as asked (no Redis error, the message holds the exact seconds)", () =>
+    Effect.gen(function* () {
+      const info = yield* enqueue("t", "at-limit", {
+        queue: "limits", timeout: maxDurationMs, retention: maxDurationMs, unique: maxDurationMs, processAt: maxInstantMs, deadline: new Date(maxInstantMs)
+      })
+      expect(info.state).toBe("scheduled")
+      const { msg } = yield* io(() => readTask(c, "limits", info.id))
+      expect(msg).toMatchObject({ timeout: 9_223_372_036, retention: 9_223_372_036, deadline: 253_402_300_799 })
+      expect(yield* io(() => c.zscore(queueKeys("limits").scheduled, info.id))).toBe("253402300799")
+      expect(yield* io(() => c.pttl(msg!.uniqueKey))).toBeGreaterThan(maxDurationMs)
+    })
+  )
+
+  it.effect("well-formed surrogate pairs (emoji) are accepted and stored unaltered", () =>
+    Effect.gen(function* () {
+      const info = yield* enqueue("t😀", "p", { queue: "q😀", taskId: "id😀", headers: { "k😀": "v😀" } })
+      expect(yield* io(() => c.lrange(queueKeys("q😀").pending, 0, -1))).toEqual(["id😀"])
+      const { msg } = yield* io(() => readTask(c, "q😀", info.id))
+      expect(msg).toMatchObject({ type: "t😀", queue: "q😀", id: "id😀", headers: { "k😀": "v😀" } })
     })
   )
 })

@@ -363,4 +363,25 @@ layer(testBrokerLayer())("enqueueMessage (real Redis)", (it) => {
       expect(yield* io(() => c.keys("asynq:{emv}:*"))).toEqual([])
     })
   )
+
+  it.effect("rejects out-of-bounds times and lone surrogates (issue 13, point 7), before touching Redis", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(baseNowMs)
+      const cases = [
+        [enqueueMessage(makeMsg("emb", "x"), { uniqueTtlMs: 1e300 }), "uniqueTtlMs"],
+        [enqueueMessage(makeMsg("emb", "x"), { processAtMs: 1e300 }), "processAtMs"],
+        [enqueueMessage(makeMsg("emb", "x", { type: "t\uD800" })), "type"],
+        [enqueueMessage(makeMsg("emb", "x\uDC00")), "id"],
+        [enqueueMessage(makeMsg("emb\uD800", "x")), "queue"],
+        [enqueueMessage(makeMsg("emb", "x", { groupKey: "g\uD800" })), "groupKey"],
+        [enqueueMessage(makeMsg("emb", "x", { headers: { h: "\uD800" } })), "headers"]
+      ] as const
+      for (const [eff, field] of cases) {
+        const e = yield* Effect.flip(eff)
+        expect(e).toMatchObject({ _tag: "InvalidArgument", field })
+      }
+      expect(yield* io(() => c.keys("asynq:{emb*"))).toEqual([])
+      expect(yield* io(() => c.sismember("asynq:queues", "emb"))).toBe(0)
+    })
+  )
 })
