@@ -1,5 +1,6 @@
 /** Runs a background job now and then every `intervalMs`; a failed run is logged and the loop goes on. */
 import { Duration, Effect } from "effect"
+import type { QueueFailure } from "../steps/queueFailures.js"
 
 export const periodic = <E extends { readonly message?: string }, R>(name: string, intervalMs: number, run: Effect.Effect<unknown, E, R>) =>
   run.pipe(
@@ -7,3 +8,7 @@ export const periodic = <E extends { readonly message?: string }, R>(name: strin
     Effect.andThen(Effect.sleep(Duration.millis(intervalMs))),
     Effect.forever
   )
+
+/** Logs the queues a pass could not serve (the pass went on with the others), one warning each. */
+export const logQueueFailures = (what: string, failed: ReadonlyArray<QueueFailure>) =>
+  Effect.forEach(failed, (f) => Effect.logWarning(`${what} failed for queue "${f.queue}" (the other queues went on): ${f.error}`), { discard: true })
