@@ -7,6 +7,7 @@
 import * as Effect from "effect/Effect"
 import { afterAll, beforeEach, describe, expect, it } from "vitest"
 import { aggregatePass } from "../../src/processor/aggregator.js"
+import { drain } from "../../src/processor/drain.js"
 import { maintenanceTick } from "../../src/processor/maintenance.js"
 import { complete } from "../../src/steps/complete.js"
 import { dequeueLease } from "../../src/steps/dequeueLease.js"
@@ -60,6 +61,15 @@ describe("forward, recover, janitor with the broken queue listed first", () => {
     expect(r.byQueue).toEqual({ "iso-a": 3, "iso-b": 3 })
     expect(r.failedQueues.map((f) => f.queue)).toEqual(["broken"])
     for (const q of healthy) expect(await redis.llen(queueKeys(q).pending)).toBe(3)
+  })
+
+  it("a step fails as a whole (with the queue's error) only when every queue failed", async () => {
+    await breakKey("scheduled")
+    await breakKey("pending")
+    const forwardError = await runAt(t0, Effect.flip(forward({ queues: ["broken"] })))
+    expect(forwardError).toMatchObject({ _tag: "RedisError", message: expect.stringContaining("WRONGTYPE") })
+    const dequeueError = await runAt(t0, Effect.flip(dequeueLease({ queues: ["broken", "broken"], count: 5 })))
+    expect(dequeueError).toMatchObject({ _tag: "RedisError", message: expect.stringContaining("WRONGTYPE") })
   })
 
   it("recover takes back the healthy queues' expired leases", async () => {
@@ -130,6 +140,22 @@ describe("maintenanceTick", () => {
     expect(brokenSteps).toEqual(["forward", "recover", "janitor"])
     expect(tick.errors.every((e) => e.message.includes(`"broken"`))).toBe(true)
     for (const q of healthy) expect(await redis.llen(queueKeys(q).pending)).toBe(2)
+  })
+})
+
+describe("drain", () => {
+  it("runs every healthy task and lists the broken queue", async () => {
+    await runNow(enqueueEach(2, { maxRetry: 0 }))
+    await breakKey("pending")
+    const ran: Array<string> = []
+    const s = await runNow(
+      Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) =>
+        drain({ queues: ["iso-a", "broken", "iso-b"], concurrency: 2, handler: async (task) => void ran.push(task.queue) }, now + 60_000)
+      )
+    )
+    expect(s).toMatchObject({ succeeded: 4, archived: 0, retried: 0, stoppedBecause: "empty" })
+    expect(s.failedQueues.map((f) => f.queue)).toEqual(["broken"])
+    expect(ran.sort()).toEqual(["iso-a", "iso-a", "iso-b", "iso-b"])
   })
 })
 
