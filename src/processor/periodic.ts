@@ -1,4 +1,7 @@
-/** Runs a background job now and then every `intervalMs`; a failed run is logged and the loop goes on. */
+/**
+ * How the Server's background jobs run and report: now and then every `intervalMs`, a failed run
+ * logged and the loop going on; the queues a run could not serve logged one by one.
+ */
 import { Duration, Effect } from "effect"
 import type { QueueFailure } from "../steps/queueFailures.js"
 
