@@ -3,12 +3,13 @@
  * Server's aggregator and the maintenance tick run) and the Server's aggregator loop (asynq's,
  * every 7 s or the grace period if shorter; only with a groupAggregator), which logs the groups
  * whose aggregator threw. Such a group's set goes back to the group after its deadline, so no task
- * is lost.
+ * is lost. A queue whose pass fails is reported in `failedQueues`; the other queues go on.
  */
 import { Effect } from "effect"
 import { aggregate, type AggregateFailure, type GroupAggregator } from "../steps/aggregate.js"
+import { type QueueFailure, queueFailures } from "../steps/queueFailures.js"
 import type { ResolvedOptions } from "./options.js"
-import { periodic } from "./periodic.js"
+import { logQueueFailures, periodic } from "./periodic.js"
 
 export type { AggregatedTask, GroupAggregator } from "../steps/aggregate.js"
 
@@ -39,6 +40,8 @@ export interface AggregateSummary {
   readonly tasks: number
   /** Groups whose aggregator threw: their tasks stay and return to the group after the set's deadline. */
   readonly failed: ReadonlyArray<AggregateFailure & { readonly queue: string }>
+  /** Queues whose pass failed (e.g. Redis refused one of their keys): the other queues were aggregated. */
+  readonly failedQueues: ReadonlyArray<QueueFailure>
 }
 
 export const aggregatePass = Effect.fn("Processor.aggregatePass")(function* (options: AggregatePassOptions) {
@@ -47,14 +50,17 @@ export const aggregatePass = Effect.fn("Processor.aggregatePass")(function* (opt
   let enqueued = 0
   let tasks = 0
   const failed: Array<AggregateFailure & { readonly queue: string }> = []
+  const failures = queueFailures<Effect.Error<ReturnType<typeof aggregate>>>()
   for (const queue of queues) {
-    const r = yield* aggregate({ queue, ...config })
+    const r = yield* failures.isolate(queue, aggregate({ queue, ...config }))
+    if (r === undefined) continue
     reclaimed += r.reclaimed
     enqueued += r.enqueued
     tasks += r.tasks
     for (const f of r.failed) failed.push({ queue, ...f })
   }
-  return { reclaimed, enqueued, tasks, failed } satisfies AggregateSummary as AggregateSummary
+  yield* failures.unlessAllFailed(queues)
+  return { reclaimed, enqueued, tasks, failed, failedQueues: failures.failedQueues } satisfies AggregateSummary as AggregateSummary
 })
 
 export const aggregatorLoop = (options: ResolvedOptions, aggregator: GroupAggregator) =>
@@ -67,5 +73,8 @@ export const aggregatorLoop = (options: ResolvedOptions, aggregator: GroupAggreg
       gracePeriodMs: options.groupGracePeriodMs,
       maxDelayMs: options.groupMaxDelayMs,
       maxSize: options.groupMaxSize
-    }).pipe(Effect.tap((r) => Effect.forEach(r.failed, (f) => Effect.logError(f.error), { discard: true })))
+    }).pipe(
+      Effect.tap((r) => Effect.forEach(r.failed, (f) => Effect.logError(f.error), { discard: true })),
+      Effect.tap((r) => logQueueFailures("aggregating groups", r.failedQueues))
+    )
   )

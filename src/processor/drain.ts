@@ -27,6 +27,7 @@ import { handlerOf, type HandlerInput } from "./Mux.js"
 import { resolveOptions, type ServerOptions } from "./options.js"
 import { type ActiveTask, makeRegistry } from "./registry.js"
 import type { Settled } from "./settle.js"
+import type { QueueFailure } from "../steps/queueFailures.js"
 
 export interface DrainConfig<R = never>
   extends Pick<ServerOptions, "retryDelay" | "isFailure" | "errorHandler" | "leaseMs" | "heartbeatIntervalMs"> {
@@ -88,6 +89,11 @@ export interface DrainSummary {
   readonly gaveUp: number
   /** Corrupt messages dequeue set aside (archived with the decode error). */
   readonly corrupt: number
+  /**
+   * Queues that could not be served (e.g. Redis refused one of their keys), each with its last
+   * error: the drain went on with the other queues. Empty when all went well.
+   */
+  readonly failedQueues: ReadonlyArray<QueueFailure>
   /** Why the drain ended: no task left, or the safety margin was reached. */
   readonly stoppedBecause: "empty" | "deadline"
   /** Milliseconds left before the deadline when the drain returned. */
@@ -141,6 +147,8 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
     const counts = { succeeded: 0, retried: 0, archived: 0, revoked: 0, requeued: 0, skipped: 0, leaseLost: 0, gaveUp: 0, corrupt: 0 }
     /** Every task this drain leased (each attempt records on it whether the hard stop ended it). */
     const leased: Array<ActiveTask> = []
+    /** Each failed queue's last error. */
+    const failedQueues = new Map<string, string>()
     let stoppedBecause: "empty" | "deadline" = "empty"
     /** Set at the hard stop: a task leased by a fetch that was in flight then goes straight back. */
     let stopping = false
@@ -171,8 +179,9 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
           stoppedBecause = "deadline"
           return
         }
-        const { started, corrupt } = yield* fetchPass(deps, { queues: config.queues, count: 1 })
+        const { started, corrupt, failedQueues: failedNow } = yield* fetchPass(deps, { queues: config.queues, count: 1 })
         counts.corrupt += corrupt
+        for (const f of failedNow) failedQueues.set(f.queue, f.error)
         const attempt = started[0]
         if (!attempt) return
         counts[counter[yield* Fiber.join(attempt)]]++
@@ -210,5 +219,12 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
           `given back to the retry set, not counted as failures.`
       )
     }
-    return { ...counts, stoppedAtDeadline, longTasks, stoppedBecause, remainingMs: deadlineMs - end } satisfies DrainSummary as DrainSummary
+    return {
+      ...counts,
+      failedQueues: Array.from(failedQueues, ([queue, error]) => ({ queue, error })),
+      stoppedAtDeadline,
+      longTasks,
+      stoppedBecause,
+      remainingMs: deadlineMs - end
+    } satisfies DrainSummary as DrainSummary
   }).pipe(Effect.scoped, Effect.withSpan("Processor.drain"))

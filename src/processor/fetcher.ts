@@ -4,12 +4,14 @@
  * fetch loop: while fewer than `concurrency` tasks run, take up to the free slots (at most
  * `fetchBatchSize`) in one round trip, in the queue order of this round. When a fetch comes back
  * short (the queues are empty), wait for the wake signal or the poll interval; when all slots are
- * busy, wait for a slot. No fixed sleep between fetches and no busy polling. A failing fetch
- * (Redis down) backs off with jitter, up to 5 s.
+ * busy, wait for a slot. No fixed sleep between fetches and no busy polling. A queue that fails
+ * is logged and skipped for this fetch (the tasks taken from the other queues start); a fetch in
+ * which every queue failed (Redis down) backs off with jitter, up to 5 s.
  */
 import { Clock, Duration, Effect, type Fiber, FiberSet, Schedule } from "effect"
 import type { Broker } from "../broker/Broker.js"
 import { type DequeueLeaseResult, dequeueLease, dequeueLeaseCall } from "../steps/dequeueLease.js"
+import type { QueueFailure } from "../steps/queueFailures.js"
 import type { Ride, Rider } from "./acker.js"
 import { queueOrder } from "./queueOrder.js"
 import type { ActiveTask } from "./registry.js"
@@ -42,14 +44,17 @@ export interface Fetched {
   readonly started: ReadonlyArray<Fiber.Fiber<Settled>>
   /** Corrupt messages dequeue set aside (archived with the decode error; logged). */
   readonly corrupt: number
+  /** Queues that could not be served in this pass (logged); the others were. */
+  readonly failedQueues: ReadonlyArray<QueueFailure>
 }
 
 const errorBackoff = Schedule.min([Schedule.exponential(Duration.millis(100), 2), Schedule.spaced(Duration.seconds(5))]).pipe(Schedule.jittered)
 
-/** Registers and starts freshly leased tasks (each attempt in its own fiber), and reports the corrupt ones set aside. */
+/** Registers and starts freshly leased tasks (each attempt in its own fiber), and reports the corrupt ones set aside and the queues that failed. */
 const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult) =>
   Effect.gen(function* () {
     for (const c of got.corrupt) yield* Effect.logError(`task ${c.id} in queue "${c.queue}" ${c.outcome}: ${c.error}`)
+    for (const f of got.failedQueues) yield* Effect.logWarning(`taking tasks from queue "${f.queue}" failed (the other queues went on): ${f.error}`)
     const now = yield* Clock.currentTimeMillis
     const started: Array<Fiber.Fiber<Settled>> = []
     for (const leased of got.tasks) {
@@ -71,13 +76,15 @@ const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult) =>
 /**
  * One fetch pass: leases up to `count` tasks from `queues` (visited in that order), registers them
  * and starts their attempts. Uninterruptible, so a leased task is always registered and started.
+ * A queue that fails is reported in `failedQueues` and the other queues' tasks start; the pass
+ * fails only when every queue it visited failed (nothing was leased then).
  */
 export const fetchPass = <R>(deps: StartDeps<R>, request: { readonly queues: ReadonlyArray<string>; readonly count: number }) =>
   Effect.uninterruptible(
     Effect.gen(function* () {
       const got = yield* dequeueLease({ queues: request.queues, count: request.count, leaseMs: deps.options.leaseMs })
       const started = yield* startLeased(deps, got)
-      return { started, corrupt: got.corrupt.length } satisfies Fetched as Fetched
+      return { started, corrupt: got.corrupt.length, failedQueues: got.failedQueues } satisfies Fetched as Fetched
     })
   )
 

@@ -6,7 +6,8 @@
  */
 import { Effect } from "effect"
 import { forward } from "../steps/forward.js"
-import { periodic } from "./periodic.js"
+import type { QueueFailure } from "../steps/queueFailures.js"
+import { logQueueFailures, periodic } from "./periodic.js"
 import type { Signal } from "./Signal.js"
 import { publishWake } from "./wake.js"
 
@@ -26,15 +27,19 @@ export interface ForwardSummary {
   readonly byQueue: Readonly<Record<string, number>>
   /** Queues that may still have due tasks (empty after `rounds: "all"`). */
   readonly more: ReadonlyArray<string>
+  /** Queues that failed (in any round): the others were forwarded. */
+  readonly failedQueues: ReadonlyArray<QueueFailure>
 }
 
 export const forwardPass = Effect.fn("Processor.forwardPass")(function* (options: ForwardPassOptions) {
   let pending = options.queues
   let moved = 0
   const byQueue: Record<string, number> = {}
+  const failedQueues: Array<QueueFailure> = []
   for (;;) {
     const r = yield* forward({ queues: pending, ...(options.batch !== undefined ? { batch: options.batch } : {}) })
     moved += r.moved
+    failedQueues.push(...r.failedQueues)
     for (const [q, n] of Object.entries(r.byQueue)) byQueue[q] = (byQueue[q] ?? 0) + n
     pending = r.more
     if (options.rounds === "one" || pending.length === 0) break
@@ -44,8 +49,8 @@ export const forwardPass = Effect.fn("Processor.forwardPass")(function* (options
     options.wake.raise()
     yield* publishWake(touched)
   }
-  return { moved, byQueue, more: pending } satisfies ForwardSummary as ForwardSummary
+  return { moved, byQueue, more: pending, failedQueues } satisfies ForwardSummary as ForwardSummary
 })
 
 export const forwarderLoop = (queues: ReadonlyArray<string>, wake: Signal, intervalMs: number) =>
-  periodic("forwarder", intervalMs, forwardPass({ queues, rounds: "all", wake }))
+  periodic("forwarder", intervalMs, forwardPass({ queues, rounds: "all", wake }).pipe(Effect.tap((r) => logQueueFailures("forwarding", r.failedQueues))))

@@ -5,7 +5,8 @@
  */
 import { Effect } from "effect"
 import { janitor } from "../steps/janitor.js"
-import { periodic } from "./periodic.js"
+import type { QueueFailure } from "../steps/queueFailures.js"
+import { logQueueFailures, periodic } from "./periodic.js"
 
 export interface JanitorPassOptions {
   readonly queues: ReadonlyArray<string>
@@ -18,19 +19,23 @@ export interface JanitorPassOptions {
 /** What one janitor pass did. */
 export interface JanitorSummary {
   readonly deleted: number
+  /** Queues that failed (in any round): the others were cleaned. */
+  readonly failedQueues: ReadonlyArray<QueueFailure>
 }
 
 export const janitorPass = Effect.fn("Processor.janitorPass")(function* (options: JanitorPassOptions) {
   const batch = options.batch ?? 100
   let pending = options.queues
   let deleted = 0
+  const failedQueues: Array<QueueFailure> = []
   for (;;) {
     const r = yield* janitor({ queues: pending, batch })
     deleted += r.deleted
+    failedQueues.push(...r.failedQueues)
     pending = pending.filter((q) => (r.byQueue[q] ?? 0) >= batch)
     if (options.rounds === "one" || pending.length === 0) break
   }
-  return { deleted } satisfies JanitorSummary as JanitorSummary
+  return { deleted, failedQueues } satisfies JanitorSummary as JanitorSummary
 })
 
-export const janitorLoop = (queues: ReadonlyArray<string>, intervalMs: number) => periodic("janitor", intervalMs, janitorPass({ queues, rounds: "all" }))
+export const janitorLoop = (queues: ReadonlyArray<string>, intervalMs: number) => periodic("janitor", intervalMs, janitorPass({ queues, rounds: "all" }).pipe(Effect.tap((r) => logQueueFailures("deleting expired completed tasks", r.failedQueues))))

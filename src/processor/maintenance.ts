@@ -1,12 +1,14 @@
 /**
  * The maintenance tick, run once per invocation (a cron-triggered function): one bounded pass of
  * each of the Server's background jobs — forward, recover, aggregate, janitor — plus any `extra`
- * work, each reported on its own. Every move is one atomic script, so two ticks that overlap never
- * move a task twice.
+ * work, each reported on its own; a queue a part could not serve is listed in `errors` with its
+ * name, and the part goes on with the other queues. Every move is one atomic script, so two ticks
+ * that overlap never move a task twice.
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type { Broker } from "../broker/Broker.js"
+import type { QueueFailure } from "../steps/queueFailures.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import { aggregatePass, type AggregateSummary, type AggregationConfig } from "./aggregator.js"
 import { forwardPass, type ForwardSummary } from "./forwarder.js"
@@ -35,7 +37,8 @@ export interface TickSummary {
   readonly aggregated: AggregateSummary | null
   readonly janitor: JanitorSummary | null
   readonly extra: unknown
-  readonly errors: ReadonlyArray<{ readonly step: string; readonly message: string }>
+  /** Failures: a whole part (`step`), or one queue of a part (`queue` set; the part's other queues went on). */
+  readonly errors: ReadonlyArray<{ readonly step: string; readonly message: string; readonly queue?: string }>
 }
 
 /** The messages of an `errors` array in a step's summary, if it has one. */
@@ -49,7 +52,10 @@ const messageOf = (e: unknown): string =>
 
 /** One maintenance tick: forward due scheduled/retry tasks, recover expired leases, aggregate ready groups, delete expired completed tasks. */
 export const maintenanceTick = Effect.fn("Processor.maintenanceTick")(function* (config: MaintenanceConfig) {
-  const errors: Array<{ step: string; message: string }> = []
+  const errors: Array<{ step: string; message: string; queue?: string }> = []
+  const queueErrors = (step: string, summary: { readonly failedQueues: ReadonlyArray<QueueFailure> } | null) => {
+    for (const f of summary?.failedQueues ?? []) errors.push({ step, queue: f.queue, message: `queue "${f.queue}": ${f.error}` })
+  }
   const part = <A>(step: string, eff: Effect.Effect<A, unknown, Broker>) =>
     eff.pipe(
       Effect.catchCause((cause) =>
@@ -62,10 +68,14 @@ export const maintenanceTick = Effect.fn("Processor.maintenanceTick")(function* 
   const batch = config.batch ?? 100
   const { queues } = config
   const forwarded = yield* part("forward", forwardPass({ queues, batch, rounds: "one" }))
+  queueErrors("forward", forwarded)
   const recovered = yield* part("recover", recoverPass({ queues, batch, ...(config.retryDelayMs ? { retryDelayMs: config.retryDelayMs } : {}) }))
+  queueErrors("recover", recovered)
   const aggregated = config.aggregation ? yield* part("aggregate", aggregatePass({ queues, maxGroups: batch, ...config.aggregation })) : null
+  queueErrors("aggregate", aggregated)
   for (const f of aggregated?.failed ?? []) errors.push({ step: "aggregate", message: f.error })
   const cleaned = yield* part("janitor", janitorPass({ queues, batch, rounds: "one" }))
+  queueErrors("janitor", cleaned)
   const extra = config.extra ? yield* part("extra", config.extra) : null
   // A summary with its own `errors` (a scheduler tick's failed occurrences) fails the tick too.
   for (const e of errorsIn(extra)) errors.push({ step: "extra", message: e })

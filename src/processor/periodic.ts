@@ -1,5 +1,9 @@
-/** Runs a background job now and then every `intervalMs`; a failed run is logged and the loop goes on. */
+/**
+ * How the Server's background jobs run and report: now and then every `intervalMs`, a failed run
+ * logged and the loop going on; the queues a run could not serve logged one by one.
+ */
 import { Duration, Effect } from "effect"
+import type { QueueFailure } from "../steps/queueFailures.js"
 
 export const periodic = <E extends { readonly message?: string }, R>(name: string, intervalMs: number, run: Effect.Effect<unknown, E, R>) =>
   run.pipe(
@@ -7,3 +11,7 @@ export const periodic = <E extends { readonly message?: string }, R>(name: strin
     Effect.andThen(Effect.sleep(Duration.millis(intervalMs))),
     Effect.forever
   )
+
+/** Logs the queues a pass could not serve (the pass went on with the others), one warning each. */
+export const logQueueFailures = (what: string, failed: ReadonlyArray<QueueFailure>) =>
+  Effect.forEach(failed, (f) => Effect.logWarning(`${what} failed for queue "${f.queue}" (the other queues went on): ${f.error}`), { discard: true })

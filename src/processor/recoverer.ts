@@ -10,7 +10,8 @@ import { leaseExpiredError, recover } from "../steps/recover.js"
 import { defaultRetryDelayMs } from "../steps/retryDelay.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import type { ResolvedOptions } from "./options.js"
-import { periodic } from "./periodic.js"
+import type { QueueFailure } from "../steps/queueFailures.js"
+import { logQueueFailures, periodic } from "./periodic.js"
 import { makeTask } from "./Task.js"
 
 export interface RecoverPassOptions {
@@ -29,11 +30,13 @@ export interface RecoverSummary {
   readonly archived: number
   /** Expired tasks whose message was unusable (set aside). */
   readonly corrupt: number
+  /** Queues that failed: the others were recovered. */
+  readonly failedQueues: ReadonlyArray<QueueFailure>
 }
 
 export const recoverPass = Effect.fn("Processor.recoverPass")(function* (options: RecoverPassOptions) {
   const r = yield* recover(options)
-  return { retried: r.retried, archived: r.archived, corrupt: r.corrupt.length } satisfies RecoverSummary as RecoverSummary
+  return { retried: r.retried, archived: r.archived, corrupt: r.corrupt.length, failedQueues: r.failedQueues } satisfies RecoverSummary as RecoverSummary
 })
 
 const noWriter = { taskId: "", write: () => Promise.reject(new Error("a recovered task has no result writer")) }
@@ -62,6 +65,7 @@ export const recovererLoop = (options: ResolvedOptions) =>
         r.retried + r.archived + r.corrupt > 0
           ? Effect.logWarning(`recovered tasks with an expired lease: ${r.retried} to retry, ${r.archived} archived, ${r.corrupt} corrupt`)
           : Effect.void
-      )
+      ),
+      Effect.tap((r) => logQueueFailures("recovering tasks with an expired lease", r.failedQueues))
     )
   )

@@ -8,6 +8,7 @@ import type { ScriptCall } from "../redis/Redis.js"
 import { unixSeconds } from "../broker/time.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import { type CorruptTask, decodeStored, setAsideCorrupt } from "./corrupt.js"
+import { type QueueFailure, type QueueFailures, queueFailures } from "./queueFailures.js"
 import { durationAtLeast, wholeAtLeast } from "./validate.js"
 
 /** A task handed to a worker: its message and when its lease runs out (unless extended). */
@@ -29,11 +30,19 @@ export interface DequeueLeaseResult {
   readonly tasks: ReadonlyArray<LeasedTask>
   /** Tasks whose message was unusable: archived (or dropped), never returned as tasks. */
   readonly corrupt: ReadonlyArray<CorruptTask>
+  /**
+   * Queues that could not be served in this call (e.g. Redis refused one of their keys, or their
+   * cluster shard is unreachable): the other queues were still visited, and every task taken is in
+   * `tasks`. Empty when all went well.
+   */
+  readonly failedQueues: ReadonlyArray<QueueFailure>
 }
 
 /**
  * Takes up to `count` pending tasks, queue by queue in the given order, skipping paused queues:
- * each becomes active under a lease (one script call per queue visited).
+ * each becomes active under a lease (one script call per queue visited). A queue that fails is
+ * reported in `failedQueues` and the next one is visited; the call fails only when every queue it
+ * visited failed (nothing was taken then).
  */
 export const dequeueLease = Effect.fn("Steps.dequeueLease")(function* (options: DequeueLeaseOptions) {
   const count = yield* wholeAtLeast("count", options.count ?? 1, 1)
@@ -42,22 +51,32 @@ export const dequeueLease = Effect.fn("Steps.dequeueLease")(function* (options: 
   const expiresSec = unixSeconds(now + leaseMs)
   const tasks: Array<LeasedTask> = []
   const corrupt: Array<CorruptTask> = []
+  const failures = queueFailures<RedisError>()
+  const visited: Array<string> = []
   for (const queue of options.queues) {
     const want = count - tasks.length - corrupt.length
     if (want <= 0) break
-    yield* sortLeased(queue, yield* runScript(dequeueLeaseScript, { queue, count: want, leaseExpiresAtSec: expiresSec }), expiresSec, now, tasks, corrupt)
+    visited.push(queue)
+    const pairs = yield* failures.isolate(queue, runScript(dequeueLeaseScript, { queue, count: want, leaseExpiresAtSec: expiresSec }))
+    if (pairs !== undefined) yield* sortLeased(queue, pairs, expiresSec, now, tasks, corrupt, failures)
   }
-  return { tasks, corrupt } satisfies DequeueLeaseResult as DequeueLeaseResult
+  if (tasks.length === 0 && corrupt.length === 0) yield* failures.unlessAllFailed(visited)
+  return { tasks, corrupt, failedQueues: failures.failedQueues } satisfies DequeueLeaseResult as DequeueLeaseResult
 })
 
-/** Decodes popped tasks into `tasks`; unusable ones are set aside and reported in `corrupt`. */
+/**
+ * Decodes popped tasks into `tasks`; unusable ones are set aside and reported in `corrupt`. Never
+ * fails: a corrupt task that cannot be set aside is a failure of its queue (it stays active under
+ * its lease, for the recoverer), and the popped tasks after it are still handed out.
+ */
 const sortLeased = Effect.fnUntraced(function* (
   queue: string,
   pairs: ReadonlyArray<IdAndBytes>,
   expiresSec: number,
   nowMs: number,
   tasks: Array<LeasedTask>,
-  corrupt: Array<CorruptTask>
+  corrupt: Array<CorruptTask>,
+  failures: QueueFailures<RedisError>
 ) {
   for (const { id, bytes } of pairs) {
     const decoded = decodeStored(queue, id, bytes)
@@ -66,7 +85,7 @@ const sortLeased = Effect.fnUntraced(function* (
     } else if (bytes === undefined) {
       corrupt.push({ queue, id, error: decoded.error, outcome: "dropped" })
     } else {
-      const c = yield* setAsideCorrupt(queue, id, decoded.error, { kind: "active" }, nowMs)
+      const c = yield* failures.isolate(queue, setAsideCorrupt(queue, id, decoded.error, { kind: "active" }, nowMs))
       if (c) corrupt.push(c)
     }
   }
@@ -89,8 +108,9 @@ export const dequeueLeaseCall = (queue: string, count: number, leaseMs: number, 
       Effect.gen(function* () {
         const tasks: Array<LeasedTask> = []
         const corrupt: Array<CorruptTask> = []
-        yield* sortLeased(queue, yield* Effect.fromResult(bound.decode(reply)), expiresSec, nowMs, tasks, corrupt)
-        return { tasks, corrupt } satisfies DequeueLeaseResult as DequeueLeaseResult
+        const failures = queueFailures<RedisError>()
+        yield* sortLeased(queue, yield* Effect.fromResult(bound.decode(reply)), expiresSec, nowMs, tasks, corrupt, failures)
+        return { tasks, corrupt, failedQueues: failures.failedQueues } satisfies DequeueLeaseResult as DequeueLeaseResult
       })
   }
 }

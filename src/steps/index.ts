@@ -22,6 +22,7 @@ export { type AggregationSetRef, checkGroups, type CheckGroupsOptions } from "./
 export { type AggregationSetContent, type AggregationSetId, deleteAggregationSet, readAggregationSet } from "./aggregationSet.js"
 export { reclaimStaleAggregationSets, type ReclaimOptions } from "./reclaimStaleAggregationSets.js"
 export { aggregate, type AggregatedTask, type AggregateFailure, type AggregateOptions, type AggregateResult, type GroupAggregator } from "./aggregate.js"
-export { janitor, type JanitorOptions } from "./janitor.js"
+export { janitor, type JanitorOptions, type JanitorResult } from "./janitor.js"
+export type { QueueFailure } from "./queueFailures.js"
 export { pauseQueue, unpauseQueue } from "./pauseQueue.js"
 export { publishCancel } from "../broker/publishCancel.js"

@@ -1,6 +1,8 @@
 import { Clock, Effect } from "effect"
 import { janitorScript } from "../broker/janitor.js"
 import { runScript } from "../broker/script.js"
+import type { RedisError } from "../redis/errors.js"
+import { type QueueFailure, queueFailures } from "./queueFailures.js"
 import { wholeAtLeast } from "./validate.js"
 
 export interface JanitorOptions {
@@ -9,16 +11,31 @@ export interface JanitorOptions {
   readonly batch?: number
 }
 
-/** Deletes completed tasks whose retention ended. One script call per queue. */
+export interface JanitorResult {
+  /** Task hashes deleted, all queues. */
+  readonly deleted: number
+  readonly byQueue: Readonly<Record<string, number>>
+  /** Queues that could not be cleaned in this call (the others were); not in `byQueue`. */
+  readonly failedQueues: ReadonlyArray<QueueFailure>
+}
+
+/**
+ * Deletes completed tasks whose retention ended. One script call per queue; a queue that fails is
+ * reported in `failedQueues` and the others are still cleaned (the call fails only when every
+ * queue failed).
+ */
 export const janitor = Effect.fn("Steps.janitor")(function* (options: JanitorOptions) {
   const batch = yield* wholeAtLeast("batch", options.batch ?? 100, 1)
   const now = yield* Clock.currentTimeMillis
   const byQueue: Record<string, number> = {}
   let deleted = 0
+  const failures = queueFailures<RedisError>()
   for (const queue of options.queues) {
-    const n = yield* runScript(janitorScript, { queue, nowMs: now, batch })
+    const n = yield* failures.isolate(queue, runScript(janitorScript, { queue, nowMs: now, batch }))
+    if (n === undefined) continue
     byQueue[queue] = (byQueue[queue] ?? 0) + n
     deleted += n
   }
-  return { deleted, byQueue: byQueue as Readonly<Record<string, number>> }
+  yield* failures.unlessAllFailed(options.queues)
+  return { deleted, byQueue, failedQueues: failures.failedQueues } satisfies JanitorResult as JanitorResult
 })

@@ -1,5 +1,6 @@
 import { Clock, Effect } from "effect"
 import { archiveScript } from "../broker/archive.js"
+import type { RedisError } from "../redis/errors.js"
 import { listLeaseExpiredScript } from "../broker/recover.js"
 import { retryScript } from "../broker/retry.js"
 import { runScript } from "../broker/script.js"
@@ -7,6 +8,7 @@ import { unixSeconds } from "../broker/time.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import { archivedMessage } from "./archive.js"
 import { type CorruptTask, decodeStored, setAsideCorrupt } from "./corrupt.js"
+import { type QueueFailure, queueFailures } from "./queueFailures.js"
 import { retriedMessage } from "./retry.js"
 import { defaultRetryDelayMs } from "./retryDelay.js"
 import { durationAtLeast, wholeAtLeast } from "./validate.js"
@@ -31,52 +33,71 @@ export interface RecoverResult {
   readonly archived: number
   /** Expired tasks whose message was unusable, archived or dropped. */
   readonly corrupt: ReadonlyArray<CorruptTask>
+  /**
+   * Queues that could not be recovered (all of their expired tasks) in this call; the other queues
+   * were, and what was moved before the failure stays counted.
+   */
+  readonly failedQueues: ReadonlyArray<QueueFailure>
 }
 
 /**
  * Takes back tasks whose lease expired (their worker died or stalled): retry with a delay, or
  * archive when retried >= retry, with the error "asynq: task lease expired". Safe to run from
- * several processes at once: a task moves only while its lease is still the expired one.
+ * several processes at once: a task moves only while its lease is still the expired one. A queue
+ * that fails is reported in `failedQueues` and the others are still recovered (the call fails only
+ * when every queue failed).
  */
 export const recover = Effect.fn("Steps.recover")(function* (options: RecoverOptions) {
   const batch = yield* wholeAtLeast("batch", options.batch ?? 100, 1)
   const graceMs = yield* durationAtLeast("graceMs", options.graceMs ?? 30_000, 0)
   const now = yield* Clock.currentTimeMillis
   const cutoffSec = unixSeconds(now - graceMs)
-  let retried = 0
-  let archived = 0
+  const counts = { retried: 0, archived: 0 }
   const corrupt: Array<CorruptTask> = []
+  const failures = queueFailures<RedisError>()
   for (const queue of options.queues) {
-    for (const { id, bytes } of yield* runScript(listLeaseExpiredScript, { queue, cutoffSec, batch })) {
-      const decoded = decodeStored(queue, id, bytes)
-      if (!("msg" in decoded)) {
-        const c = yield* setAsideCorrupt(queue, id, decoded.error, { kind: "active" }, now)
-        if (c) corrupt.push(c)
-        continue
-      }
-      const msg = decoded.msg
-      if (msg.retried >= msg.retry) {
-        // LeaseLost: the lease changed since it was listed (re-leased or finished): not ours to move.
-        const moved = yield* runScript(archiveScript, { updated: archivedMessage(msg, leaseExpiredError, now), nowMs: now, leaseCutoffSec: cutoffSec }).pipe(
-          Effect.as(true),
-          Effect.catchTag("LeaseLost", () => Effect.succeed(false))
-        )
-        if (moved) archived++
-      } else {
-        const delay = options.retryDelayMs ? options.retryDelayMs(msg) : yield* defaultRetryDelayMs(msg.retried)
-        const moved = yield* runScript(retryScript, {
-          updated: retriedMessage(msg, leaseExpiredError, true, now),
-          retryAtMs: now + delay,
-          isFailure: true,
-          nowMs: now,
-          leaseCutoffSec: cutoffSec
-        }).pipe(
-          Effect.as(true),
-          Effect.catchTag("LeaseLost", () => Effect.succeed(false))
-        )
-        if (moved) retried++
-      }
+    yield* failures.isolate(queue, recoverQueue(queue, { ...options, batch, now, cutoffSec }, counts, corrupt))
+  }
+  yield* failures.unlessAllFailed(options.queues)
+  return { ...counts, corrupt, failedQueues: failures.failedQueues } satisfies RecoverResult as RecoverResult
+})
+
+/** Recovers one queue's expired tasks, adding to `counts` and `corrupt` as it goes. */
+const recoverQueue = Effect.fnUntraced(function* (
+  queue: string,
+  options: { readonly batch: number; readonly now: number; readonly cutoffSec: number; readonly retryDelayMs?: ((msg: TaskMessage) => number) | undefined },
+  counts: { retried: number; archived: number },
+  corrupt: Array<CorruptTask>
+) {
+  const { batch, now, cutoffSec } = options
+  for (const { id, bytes } of yield* runScript(listLeaseExpiredScript, { queue, cutoffSec, batch })) {
+    const decoded = decodeStored(queue, id, bytes)
+    if (!("msg" in decoded)) {
+      const c = yield* setAsideCorrupt(queue, id, decoded.error, { kind: "active" }, now)
+      if (c) corrupt.push(c)
+      continue
+    }
+    const msg = decoded.msg
+    if (msg.retried >= msg.retry) {
+      // LeaseLost: the lease changed since it was listed (re-leased or finished): not ours to move.
+      const moved = yield* runScript(archiveScript, { updated: archivedMessage(msg, leaseExpiredError, now), nowMs: now, leaseCutoffSec: cutoffSec }).pipe(
+        Effect.as(true),
+        Effect.catchTag("LeaseLost", () => Effect.succeed(false))
+      )
+      if (moved) counts.archived++
+    } else {
+      const delay = options.retryDelayMs ? options.retryDelayMs(msg) : yield* defaultRetryDelayMs(msg.retried)
+      const moved = yield* runScript(retryScript, {
+        updated: retriedMessage(msg, leaseExpiredError, true, now),
+        retryAtMs: now + delay,
+        isFailure: true,
+        nowMs: now,
+        leaseCutoffSec: cutoffSec
+      }).pipe(
+        Effect.as(true),
+        Effect.catchTag("LeaseLost", () => Effect.succeed(false))
+      )
+      if (moved) counts.retried++
     }
   }
-  return { retried, archived, corrupt } satisfies RecoverResult as RecoverResult
 })

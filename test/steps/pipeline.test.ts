@@ -44,7 +44,7 @@ layer(testBrokerLayer())("steps composed with enqueue (real Redis)", (it) => {
       const t1 = yield* tick([q])
       expect(t1.forward.moved).toBe(1)
       expect(t1.janitor.deleted).toBe(1)
-      expect(t1.recover).toEqual({ retried: 0, archived: 0, corrupt: [] })
+      expect(t1.recover).toEqual({ retried: 0, archived: 0, corrupt: [], failedQueues: [] })
 
       yield* TestClock.adjust("60 seconds")
       const t2 = yield* tick([q])

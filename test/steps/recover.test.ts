@@ -21,9 +21,9 @@ layer(testBrokerLayer())("recover (real Redis)", (it) => {
       yield* io(() => putPending(c, makeMsg(q, "t1", { retry: 3 }), baseNowMs))
       const { tasks } = yield* dequeueLease({ queues: [q] })
       yield* TestClock.adjust("59 seconds") // lease ran out at +30 s; the grace ends at +60 s
-      expect(yield* recover({ queues: [q], retryDelayMs: () => 10_000 })).toEqual({ retried: 0, archived: 0, corrupt: [] })
+      expect(yield* recover({ queues: [q], retryDelayMs: () => 10_000 })).toEqual({ retried: 0, archived: 0, corrupt: [], failedQueues: [] })
       yield* TestClock.adjust("1 second")
-      expect(yield* recover({ queues: [q], retryDelayMs: () => 10_000 })).toEqual({ retried: 1, archived: 0, corrupt: [] })
+      expect(yield* recover({ queues: [q], retryDelayMs: () => 10_000 })).toEqual({ retried: 1, archived: 0, corrupt: [], failedQueues: [] })
       expect(yield* io(() => zsetOf(c, k.retry))).toEqual([["t1", nowSec + 70]])
       const t = yield* io(() => readTask(c, q, "t1"))
       expect(t.fields).toEqual({ state: "retry" })
@@ -49,9 +49,9 @@ layer(testBrokerLayer())("recover (real Redis)", (it) => {
         await putActive(c, makeMsg(q, "real", { retry: 3 }), nowSec - 50)
       })
       // With a batch of 2, the first call sees only the stale entries: it moves nothing but drops them.
-      expect(yield* recover({ queues: [q], batch: 2, graceMs: 0, retryDelayMs: () => 1000 })).toEqual({ retried: 0, archived: 0, corrupt: [] })
+      expect(yield* recover({ queues: [q], batch: 2, graceMs: 0, retryDelayMs: () => 1000 })).toEqual({ retried: 0, archived: 0, corrupt: [], failedQueues: [] })
       expect(yield* io(() => zsetOf(c, k.lease))).toEqual([["real", nowSec - 50]])
-      expect(yield* recover({ queues: [q], batch: 2, graceMs: 0, retryDelayMs: () => 1000 })).toEqual({ retried: 1, archived: 0, corrupt: [] })
+      expect(yield* recover({ queues: [q], batch: 2, graceMs: 0, retryDelayMs: () => 1000 })).toEqual({ retried: 1, archived: 0, corrupt: [], failedQueues: [] })
       expect(yield* io(() => c.zcard(k.lease))).toBe(0)
       // The stale tasks' hashes are left as they were (only the lease entry was wrong).
       expect((yield* io(() => readTask(c, q, "gone1"))).fields).toEqual({ state: "active" })
@@ -80,7 +80,7 @@ layer(testBrokerLayer())("recover (real Redis)", (it) => {
       yield* TestClock.setTime(baseNowMs)
       const q = "rc3"
       yield* io(() => putActive(c, makeMsg(q, "done-for", { retry: 2, retried: 2 }), nowSec - 31))
-      expect(yield* recover({ queues: [q] })).toEqual({ retried: 0, archived: 1, corrupt: [] })
+      expect(yield* recover({ queues: [q] })).toEqual({ retried: 0, archived: 1, corrupt: [], failedQueues: [] })
       expect(yield* io(() => zsetOf(c, queueKeys(q).archived))).toEqual([["done-for", nowSec]])
       const t = yield* io(() => readTask(c, q, "done-for"))
       expect(t.fields.state).toBe("archived")
