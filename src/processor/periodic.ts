@@ -1,6 +1,7 @@
 /**
- * How the Server's background jobs run and report: now and then every `intervalMs`, a failed run
- * logged and the loop going on; the queues a run could not serve logged one by one.
+ * How the Server's background jobs run and report: now and then every `intervalMs` (or, paced,
+ * after as long as each run asks for), a failed run logged and the loop going on; the queues a run
+ * could not serve logged one by one.
  */
 import { Duration, Effect } from "effect"
 import type { QueueFailure } from "../steps/queueFailures.js"
@@ -9,6 +10,17 @@ export const periodic = <E extends { readonly message?: string }, R>(name: strin
   run.pipe(
     Effect.catchCause((cause) => Effect.logWarning(`${name} failed`, cause)),
     Effect.andThen(Effect.sleep(Duration.millis(intervalMs))),
+    Effect.forever
+  )
+
+/**
+ * Like `periodic`, but each run returns how long to sleep before the next one (milliseconds, on
+ * Effect's Clock); after a failed run, logged, the loop sleeps `afterFailureMs`.
+ */
+export const paced = <E extends { readonly message?: string }, R>(name: string, afterFailureMs: number, run: Effect.Effect<number, E, R>) =>
+  run.pipe(
+    Effect.catchCause((cause) => Effect.as(Effect.logWarning(`${name} failed`, cause), afterFailureMs)),
+    Effect.flatMap((sleepMs) => Effect.sleep(Duration.millis(sleepMs))),
     Effect.forever
   )
 

@@ -2,16 +2,18 @@
  * Recovering tasks whose lease expired more than a grace period ago (their worker died or lost
  * Redis): they go to retry, or to the archive when no retries are left, with the error "asynq:
  * task lease expired". The recover pass is what the Server's recoverer and the maintenance tick
- * run; the Server's recoverer loop (asynq's, every minute and once at start) uses the server's
- * retry delay and logs what it recovered.
+ * run; the Server's recoverer loop (once at start, then when the earliest lease + grace of its
+ * queues runs out, at most `recovererIntervalMs` apart) uses the server's retry delay and logs what
+ * it recovered.
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
+import { earliestLeaseExpirySec } from "../broker/earliestLease.js"
 import { leaseExpiredError, recover } from "../steps/recover.js"
 import { defaultRetryDelayMs } from "../steps/retryDelay.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import type { ResolvedOptions } from "./options.js"
 import type { QueueFailure } from "../steps/queueFailures.js"
-import { logQueueFailures, periodic } from "./periodic.js"
+import { logQueueFailures, paced } from "./periodic.js"
 import { makeTask } from "./Task.js"
 
 export interface RecoverPassOptions {
@@ -55,8 +57,49 @@ const serverRetryDelay = (options: ResolvedOptions) =>
     }
   })
 
+/** The recoverer never sleeps less than this between passes (expired leases it could not move do not make it spin). */
+export const recovererFloorMs = 1000
+
+/**
+ * How long the recoverer sleeps after a pass: until the earliest lease (+ grace) it read runs out,
+ * at most `intervalMs` (a lease taken meanwhile is seen within that) and at least the floor (or the
+ * interval, when that is shorter). Lease scores are unix seconds: a lease of `s` is recoverable
+ * once `now - grace >= s * 1000`.
+ */
+export const recovererSleepMs = (args: { readonly earliestLeaseSec: number | undefined; readonly graceMs: number; readonly nowMs: number; readonly intervalMs: number }): number => {
+  const { earliestLeaseSec, graceMs, nowMs, intervalMs } = args
+  if (earliestLeaseSec === undefined) return intervalMs
+  const dueInMs = earliestLeaseSec * 1000 + graceMs - nowMs
+  return Math.min(intervalMs, Math.max(recovererFloorMs, dueInMs))
+}
+
+/**
+ * The earliest lease among `queues` (unix seconds), or undefined when none is leased. A queue whose
+ * read fails is left out (the interval still bounds the sleep).
+ */
+const earliestLeaseAmong = (queues: ReadonlyArray<string>) =>
+  Effect.forEach(
+    queues,
+    (queue) =>
+      earliestLeaseExpirySec(queue).pipe(
+        Effect.catchTag("RedisError", (e) => Effect.as(Effect.logDebug(`recoverer: could not read the earliest lease of queue "${queue}": ${e.message}`), undefined))
+      ),
+    { concurrency: "unbounded" }
+  ).pipe(
+    Effect.map((expiries) => {
+      const known = expiries.filter((s): s is number => s !== undefined)
+      return known.length === 0 ? undefined : Math.min(...known)
+    })
+  )
+
+/**
+ * The Server's recoverer: a pass at start, then one whenever the earliest lease (+ grace) of its
+ * queues runs out, as read after each pass, never more than `recovererIntervalMs` apart (asynq's
+ * fixed period, 60 s by default) and never less than a second. Queues the pass could not serve are
+ * left out of that read (their next try is at the interval, not in a 1 s loop).
+ */
 export const recovererLoop = (options: ResolvedOptions) =>
-  periodic(
+  paced(
     "recoverer",
     options.recovererIntervalMs,
     serverRetryDelay(options).pipe(
@@ -66,6 +109,15 @@ export const recovererLoop = (options: ResolvedOptions) =>
           ? Effect.logWarning(`recovered tasks with an expired lease: ${r.retried} to retry, ${r.archived} archived, ${r.corrupt} corrupt`)
           : Effect.void
       ),
-      Effect.tap((r) => logQueueFailures("recovering tasks with an expired lease", r.failedQueues))
+      Effect.tap((r) => logQueueFailures("recovering tasks with an expired lease", r.failedQueues)),
+      Effect.flatMap((r) => {
+        const failed = new Set(r.failedQueues.map((f) => f.queue))
+        return earliestLeaseAmong(options.queueNames.filter((q) => !failed.has(q)))
+      }),
+      Effect.flatMap((earliestLeaseSec) =>
+        Effect.map(Clock.currentTimeMillis, (nowMs) =>
+          recovererSleepMs({ earliestLeaseSec, graceMs: options.leaseGraceMs, nowMs, intervalMs: options.recovererIntervalMs })
+        )
+      )
     )
   )
