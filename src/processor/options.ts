@@ -41,7 +41,11 @@ export interface ServerOptions {
   readonly groupCheckIntervalMs?: number
   /** Deleting completed tasks past their retention (default 8000). */
   readonly janitorIntervalMs?: number
-  /** Taking back tasks whose lease expired (default 60000; also once at start). */
+  /**
+   * Taking back tasks whose lease expired: once at start, then when the earliest lease (+
+   * `leaseGraceMs`) of the server's queues runs out, at most this long apart (default 60000,
+   * asynq's period) and at least 1 s apart.
+   */
   readonly recovererIntervalMs?: number
   /** A lease counts as expired this long after it ran out (default 30000, for clock skew). */
   readonly leaseGraceMs?: number
