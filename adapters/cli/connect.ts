@@ -2,11 +2,11 @@
 import { Effect, Layer } from "effect"
 import { Broker } from "../../src/broker/Broker.js"
 import { Redis } from "../../src/redis/Redis.js"
-import { redisUrl } from "./globalFlags.js"
+import { redisTarget } from "./globalFlags.js"
 
 export const withBroker = <A, E, R>(eff: Effect.Effect<A, E, R | Broker>) =>
   Effect.gen(function* () {
-    const url = yield* redisUrl
-    const layer = Broker.layer.pipe(Layer.provide(Redis.layer({ url, connectTimeoutMs: 3000, maxRetriesPerRequest: 1 })))
+    const target = yield* redisTarget
+    const layer = Broker.layer.pipe(Layer.provide(Redis.layer({ ...target, connectTimeoutMs: 3000, maxRetriesPerRequest: 1 })))
     return yield* eff.pipe(Effect.provide(layer))
   })

@@ -5,13 +5,19 @@ import { CliError } from "effect/cli"
 export const exitOk = 0
 /** The operation failed (Redis unreachable, queue not found, task in the wrong state, …). */
 export const exitFailure = 1
-/** The command line was wrong (unknown command, missing or bad argument). */
+/**
+ * The command line was wrong (unknown command, missing or bad argument), or a destructive bulk
+ * command was run without --force (it only said how many tasks it would change).
+ */
 export const exitUsage = 2
 
 /** Ends the CLI with this exit code; the command already said why. */
 export class ExitWith extends Data.TaggedError("ExitWith")<{ readonly code: number }> {}
 
-const usageTags = new Set(["InvalidArgument"])
+/** A destructive command needs --force; the message says what it would change. Nothing was changed. */
+export class ForceRequired extends Data.TaggedError("ForceRequired")<{ readonly message: string; readonly count: number }> {}
+
+const usageTags = new Set(["InvalidArgument", "ForceRequired"])
 
 /** The exit code for how the command ended, and what to print on stderr (nothing when help was already shown). */
 export const outcome = (exit: Exit.Exit<unknown, unknown>): { code: number; message?: string } => {

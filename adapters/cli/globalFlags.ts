@@ -1,19 +1,66 @@
-/** Flags every command accepts, before or after the subcommand: --redis-url and --json. */
+/**
+ * Flags every command accepts, before or after the subcommand: where Redis is (--redis-url,
+ * --redis-cluster, --redis-sentinel with --redis-sentinel-name) and --json.
+ */
 import { Effect, Option } from "effect"
 import { Flag, GlobalFlag } from "effect/cli"
+import type { InvalidArgument } from "../../src/broker/errors.js"
+import type { RedisOptions } from "../../src/redis/options.js"
+import { defaultRedisUrl } from "../../src/runtime/promiseRuntime.js"
+import { redisTargetFromFlags } from "./redisTarget.js"
 
 export const RedisUrl = GlobalFlag.Setting("redis-url")({
   flag: Flag.String("redis-url").pipe(
-    Flag.withDescription("Redis to connect to, redis://[user:pass@]host:port[/db] or rediss://… (default: $REDIS_URL, else redis://127.0.0.1:6379)"),
+    Flag.withDescription(
+      "Redis to connect to, redis://[user:pass@]host:port[/db] or rediss://… (default: $REDIS_URL, else redis://127.0.0.1:6379); with --redis-cluster or --redis-sentinel it only gives the credentials and TLS"
+    ),
     Flag.optional
   )
+})
+
+export const RedisCluster = GlobalFlag.Setting("redis-cluster")({
+  flag: Flag.String("redis-cluster").pipe(Flag.withDescription("Redis Cluster seed nodes, host:port,host:port,…"), Flag.optional)
+})
+
+export const RedisSentinel = GlobalFlag.Setting("redis-sentinel")({
+  flag: Flag.String("redis-sentinel").pipe(Flag.withDescription("Redis Sentinel nodes, host:port,host:port,… (with --redis-sentinel-name)"), Flag.optional)
+})
+
+export const RedisSentinelName = GlobalFlag.Setting("redis-sentinel-name")({
+  flag: Flag.String("redis-sentinel-name").pipe(Flag.withDescription("Name of the master the sentinels watch (with --redis-sentinel)"), Flag.optional)
 })
 
 export const Json = GlobalFlag.Setting("json")({
   flag: Flag.Boolean("json").pipe(Flag.withDescription("Print machine-readable JSON instead of tables"), Flag.withDefault(false))
 })
 
-/** The Redis URL to use: the flag, else REDIS_URL, else the local default. */
-export const redisUrl: Effect.Effect<string, never, GlobalFlag.Setting.Identifier<"redis-url">> = Effect.map(RedisUrl, (o: Option.Option<string>) =>
-  Option.getOrElse(o, () => (process.env.REDIS_URL && process.env.REDIS_URL !== "" ? process.env.REDIS_URL : "redis://127.0.0.1:6379"))
+/** The connection flags, registered on the app. */
+export const connectionFlags = [RedisUrl, RedisCluster, RedisSentinel, RedisSentinelName] as const
+
+type ConnectionFlagIds =
+  | GlobalFlag.Setting.Identifier<"redis-url">
+  | GlobalFlag.Setting.Identifier<"redis-cluster">
+  | GlobalFlag.Setting.Identifier<"redis-sentinel">
+  | GlobalFlag.Setting.Identifier<"redis-sentinel-name">
+
+/**
+ * The Redis the connection flags name, or None when none was given; an InvalidArgument (exit 2)
+ * when they do not fit together or a node list does not parse.
+ */
+export const explicitRedisTarget: Effect.Effect<Option.Option<RedisOptions>, InvalidArgument, ConnectionFlagIds> = Effect.gen(function* () {
+  const url = yield* RedisUrl
+  const cluster = yield* RedisCluster
+  const sentinel = yield* RedisSentinel
+  const sentinelName = yield* RedisSentinelName
+  return yield* redisTargetFromFlags({
+    url: Option.getOrUndefined(url),
+    cluster: Option.getOrUndefined(cluster),
+    sentinel: Option.getOrUndefined(sentinel),
+    sentinelName: Option.getOrUndefined(sentinelName)
+  })
+})
+
+/** The Redis a command connects to: the flags, else REDIS_URL, else the local default. */
+export const redisTarget: Effect.Effect<RedisOptions, InvalidArgument, ConnectionFlagIds> = Effect.map(explicitRedisTarget, (o) =>
+  Option.getOrElse(o, () => ({ url: process.env.REDIS_URL && process.env.REDIS_URL !== "" ? process.env.REDIS_URL : defaultRedisUrl }))
 )

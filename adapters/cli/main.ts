@@ -13,7 +13,7 @@ import { stats } from "./commands/stats.js"
 import { task } from "./commands/task.js"
 import { worker } from "./commands/worker.js"
 import { outcome } from "./exitCode.js"
-import { Json, RedisUrl } from "./globalFlags.js"
+import { connectionFlags, Json } from "./globalFlags.js"
 import { nodeEnvironment } from "./nodeEnvironment.js"
 import { visible } from "./output.js"
 import { presenterLayer } from "./presenter.js"
@@ -24,7 +24,7 @@ const version = "0.1.0"
 export const app = Command.make("effect-asynq").pipe(
   Command.withDescription("Inspect and manage asynq task queues on Redis (wire-compatible with Go asynq)"),
   Command.withSubcommands([stats, queue, group, task, server, cron, worker]),
-  Command.withGlobalFlags([RedisUrl, Json])
+  Command.withGlobalFlags([...connectionFlags, Json])
 )
 
 // effect/cli lists --wizard among its built-in flags, but it needs an interactive terminal reader,

@@ -1,10 +1,15 @@
 /** What `effect-asynq worker` runs with (parsed by effect/cli in adapters/cli/commands/worker.ts). */
 import type { LogLevel } from "effect/LogLevel"
+import type { RedisOptions } from "../../src/redis/options.js"
 import type { LogFormat } from "./logging.js"
 
 export interface WorkerArgs {
   readonly handlersModule: string
-  readonly redisUrl?: string
+  /**
+   * The Redis the command line named (--redis-url, --redis-cluster, --redis-sentinel). It wins over
+   * the handlers module's `options.redis`, which wins over REDIS_URL.
+   */
+  readonly redis?: RedisOptions | string
   readonly concurrency?: number
   readonly queues?: Record<string, number>
   readonly strictPriority?: boolean

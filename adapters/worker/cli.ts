@@ -12,6 +12,7 @@ import { Effect } from "effect"
 import { ServeMux } from "../../src/processor/Mux.js"
 import type { HandlerInput } from "../../src/processor/Mux.js"
 import type { ServerOptions } from "../../src/processor/options.js"
+import type { RedisOptions } from "../../src/redis/options.js"
 import type { WorkerArgs } from "./args.js"
 import { loggingLayer } from "./logging.js"
 import { runWorker, type WorkerHandle } from "./runWorker.js"
@@ -19,14 +20,20 @@ import { runWorker, type WorkerHandle } from "./runWorker.js"
 const isHandlerInput = (u: unknown): u is HandlerInput =>
   u instanceof ServeMux || typeof u === "function" || (typeof u === "object" && u !== null && Object.values(u).every((v) => typeof v === "function"))
 
+/** What a handlers module may export as `options`: server options, and where Redis is. */
+export interface HandlersModuleOptions extends ServerOptions {
+  /** Used when the command line names no Redis; REDIS_URL is used when neither does. */
+  readonly redis?: RedisOptions | string
+}
+
 /** Loads `{ handlers, options }` from a module path (relative to the working directory). */
-export const loadHandlersModule = async (path: string): Promise<{ handlers: HandlerInput; options: ServerOptions }> => {
+export const loadHandlersModule = async (path: string): Promise<{ handlers: HandlerInput; options: HandlersModuleOptions }> => {
   const mod = (await import(pathToFileURL(resolve(path)).href)) as Record<string, unknown>
   const handlers = mod.handlers ?? mod.default
   if (!isHandlerInput(handlers)) {
     throw new Error(`${path} must export its handlers as "handlers" or "default": a ServeMux, a record of pattern -> function, or a function`)
   }
-  const options = (typeof mod.options === "object" && mod.options !== null ? mod.options : {}) as ServerOptions
+  const options = (typeof mod.options === "object" && mod.options !== null ? mod.options : {}) as HandlersModuleOptions
   return { handlers, options }
 }
 
@@ -71,12 +78,15 @@ export const workerCommand = async (a: WorkerArgs): Promise<number> => {
     ...(a.strictPriority !== undefined ? { strictPriority: a.strictPriority } : {}),
     ...(a.shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs: a.shutdownTimeoutMs } : {})
   }
+  // Where Redis is: the command line's flags, else the module's options.redis, else REDIS_URL (runWorker).
+  const { redis: moduleRedis, ...moduleOptions } = loaded.options
+  const redis = a.redis ?? moduleRedis
   try {
     worker = await runWorker({
-      ...loaded.options,
+      ...moduleOptions,
       ...overrides,
       handlers: loaded.handlers,
-      ...(a.redisUrl !== undefined ? { redis: a.redisUrl } : {}),
+      ...(redis !== undefined ? { redis } : {}),
       ...(a.logFormat !== undefined ? { logFormat: a.logFormat } : {}),
       ...(a.logLevel !== undefined ? { logLevel: a.logLevel } : {})
     })

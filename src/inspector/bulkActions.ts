@@ -10,14 +10,19 @@ import type { BulkOptions } from "./types.js"
 
 export const defaultBatchSize = 1000
 
-type Verb = "run" | "archive" | "delete"
-const allowed: Record<Verb, ReadonlyArray<TaskState>> = {
+export type BulkVerb = "run" | "archive" | "delete"
+const allowed: Record<BulkVerb, ReadonlyArray<TaskState>> = {
   run: ["scheduled", "retry", "archived", "aggregating"],
   archive: ["pending", "scheduled", "retry", "aggregating"],
   delete: ["pending", "scheduled", "retry", "archived", "completed", "aggregating"]
 }
 
-const check = (verb: Verb, state: string, o: BulkOptions) =>
+/**
+ * Checks a bulk action's arguments (the state the verb works on, a group for aggregating tasks, the
+ * batch size) without touching Redis; succeeds with the batch size. The CLI uses it to refuse a bad
+ * command line before it counts what a bulk delete or archive would change.
+ */
+export const checkBulkAction = (verb: BulkVerb, state: string, o: BulkOptions) =>
   Effect.gen(function* () {
     if (!(allowed[verb] as ReadonlyArray<string>).includes(state)) {
       return yield* new InvalidArgument({ field: "state", message: `cannot ${verb} all ${state} tasks; ${verb} all works on ${allowed[verb].join(", ")} tasks` })
@@ -52,7 +57,7 @@ const drain = <R>(o: BulkOptions, batch: (now: number) => Effect.Effect<BatchCou
 
 /** Moves every task of a state (scheduled, retry, archived, or a group) to pending (asynq's RunAll*Tasks). */
 export const runAll = Effect.fn("Inspector.runAll")(function* (queue: string, state: TaskState, options: BulkOptions = {}) {
-  const size = yield* check("run", state, options)
+  const size = yield* checkBulkAction("run", state, options)
   yield* requireQueue(queue)
   const r = yield* drain(options, (nowMs) => runScript(runAllBatchScript, { queue, state, group: options.group, size, nowMs }))
   return r.done
@@ -64,7 +69,7 @@ export const runAll = Effect.fn("Inspector.runAll")(function* (queue: string, st
  * tasks it removes are counted in the progress (`trimmed`) and logged as a warning.
  */
 export const archiveAll = Effect.fn("Inspector.archiveAll")(function* (queue: string, state: TaskState, options: BulkOptions = {}) {
-  const size = yield* check("archive", state, options)
+  const size = yield* checkBulkAction("archive", state, options)
   yield* requireQueue(queue)
   const r = yield* drain(options, (nowMs) => runScript(archiveAllBatchScript, { queue, state, group: options.group, size, nowMs }))
   if (r.trimmed) yield* Effect.logWarning(`archiving removed ${r.trimmed} older archived task(s) to keep the archive within ${archiveMaxSize} tasks and 90 days`)
@@ -73,7 +78,7 @@ export const archiveAll = Effect.fn("Inspector.archiveAll")(function* (queue: st
 
 /** Deletes every task of a state (pending, scheduled, retry, archived, completed, or a group) (asynq's DeleteAll*Tasks). */
 export const deleteAll = Effect.fn("Inspector.deleteAll")(function* (queue: string, state: TaskState, options: BulkOptions = {}) {
-  const size = yield* check("delete", state, options)
+  const size = yield* checkBulkAction("delete", state, options)
   yield* requireQueue(queue)
   const r = yield* drain(options, (nowMs) => runScript(deleteAllBatchScript, { queue, state, group: options.group, size, nowMs }))
   return r.done

@@ -134,29 +134,71 @@ describe("CLI against real Redis", { timeout: 240_000 }, () => {
 
   it("task runall / archiveall / deleteall report progress on stderr per batch", async () => {
     for (let i = 0; i < 5; i++) await putInZset(c, asynqMsg("default", `r${i}`), "retry", nowSec() + i)
-    const arch = await cli("task", "archiveall", "--queue", "default", "--state", "retry", "--batch", "2")
+    const arch = await cli("task", "archiveall", "--queue", "default", "--state", "retry", "--batch", "2", "--force")
     expect(arch.code).toBe(0)
     expect(arch.stdout).toBe('Archived 5 retry task(s) in queue "default".\n')
     expect(arch.stderr).toBe("archived 2/5\narchived 4/5\narchived 5/5\n")
     // An archived task past 90 days goes when more are archived: the CLI says so.
     await putInZset(c, asynqMsg("default", "ancient"), "archived", nowSec() - 91 * 86_400)
     await putPending(c, asynqMsg("default", "late"), Date.now())
-    const trimming = await cli("task", "archiveall", "--queue", "default", "--state", "pending")
+    const trimming = await cli("task", "archiveall", "--queue", "default", "--state", "pending", "--force")
     expect(trimming.stdout).toBe(
       'Archived 1 pending task(s) in queue "default". The archive\'s limits (90 days, 10,000 tasks) removed 1 older archived task(s).\n'
     )
     expect(trimming.stderr).toContain("archiving removed 1 older archived task(s)")
-    const trimmingJson = await cli("task", "archiveall", "--queue", "default", "--state", "pending", "--json")
+    const trimmingJson = await cli("task", "archiveall", "--queue", "default", "--state", "pending", "--json", "--force")
     expect(JSON.parse(trimmingJson.stdout)).toEqual({ queue: "default", state: "pending", action: "archiveall", count: 0, trimmed: 0 })
     await cli("task", "delete", "--queue", "default", "--id", "late")
     const run = await cli("task", "runall", "--queue", "default", "--state", "archived", "--json")
     expect(JSON.parse(run.stdout)).toEqual({ queue: "default", state: "archived", action: "runall", count: 5 })
-    const del = await cli("task", "deleteall", "--queue", "default", "--state", "pending")
+    const del = await cli("task", "deleteall", "--queue", "default", "--state", "pending", "--force")
     expect(del.stdout).toBe('Deleted 5 pending task(s) in queue "default".\n')
     expect(await c.exists("asynq:{default}:pending")).toBe(0)
     const wrong = await cli("task", "runall", "--queue", "default", "--state", "pending")
     expect(wrong.code).toBe(2)
     expect(wrong.stderr).toContain("cannot run all pending tasks")
+  })
+
+  it("task deleteall / archiveall without --force: say how many tasks they would change, exit 2, change nothing", async () => {
+    for (let i = 0; i < 3; i++) await putPending(c, asynqMsg("default", `p${i}`), Date.now())
+    for (let i = 0; i < 2; i++) await putInZset(c, asynqMsg("default", `r${i}`), "retry", nowSec() + 60)
+    const del = await cli("task", "deleteall", "--queue", "default", "--state", "pending")
+    expect(del.code).toBe(2)
+    expect(del.stdout).toBe("")
+    expect(del.stderr).toBe('effect-asynq: deleteall would delete 3 pending task(s) in queue "default"; nothing was changed. Add --force to do it.\n')
+    expect(await c.llen("asynq:{default}:pending")).toBe(3)
+    const arch = await cli("task", "archiveall", "--queue", "default", "--state", "retry")
+    expect(arch.code).toBe(2)
+    expect(arch.stderr).toBe('effect-asynq: archiveall would archive 2 retry task(s) in queue "default"; nothing was changed. Add --force to do it.\n')
+    expect(await c.zcard("asynq:{default}:retry")).toBe(2)
+    expect(await c.zcard("asynq:{default}:archived")).toBe(0)
+    // The state is still checked first: a state the action cannot take is a usage error naming it.
+    const wrongState = await cli("task", "archiveall", "--queue", "default", "--state", "archived")
+    expect(wrongState.code).toBe(2)
+    expect(wrongState.stderr).toContain("cannot archive all archived tasks")
+    const noQueue = await cli("task", "deleteall", "--queue", "ghost", "--state", "pending")
+    expect(noQueue.code).toBe(1)
+    expect(noQueue.stderr).toBe('effect-asynq: queue "ghost" does not exist\n')
+    // runall is not destructive: it acts without --force.
+    expect((await cli("task", "runall", "--queue", "default", "--state", "retry")).stdout).toBe('Ran 2 retry task(s) in queue "default".\n')
+    const forced = await cli("task", "deleteall", "--queue", "default", "--state", "pending", "--force")
+    expect(forced.code).toBe(0)
+    expect(forced.stdout).toBe('Deleted 5 pending task(s) in queue "default".\n')
+    expect(await c.exists("asynq:{default}:pending")).toBe(0)
+  })
+
+  it("task deleteall / archiveall of an aggregation group without --force count that group's tasks", async () => {
+    await restoreSnapshot(c, "d-group")
+    const groups = JSON.parse((await cli("group", "ls", "--queue", "default", "--json")).stdout) as Array<{ group: string; size: number }>
+    const g = groups[0]!
+    expect(g.size).toBeGreaterThan(0)
+    const del = await cli("task", "deleteall", "--queue", "default", "--state", "aggregating", "--group", g.group)
+    expect(del.code).toBe(2)
+    expect(del.stderr).toContain(`deleteall would delete ${g.size} aggregating task(s) in group "${g.group}" of queue "default"`)
+    expect(await c.zcard(`asynq:{default}:g:${g.group}`)).toBe(g.size)
+    const forced = await cli("task", "deleteall", "--queue", "default", "--state", "aggregating", "--group", g.group, "--force")
+    expect(forced.code).toBe(0)
+    expect(await c.exists(`asynq:{default}:g:${g.group}`)).toBe(0)
   })
 
   it("task cancel publishes on asynq:cancel and says how many servers heard it", async () => {

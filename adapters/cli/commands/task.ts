@@ -1,7 +1,9 @@
 import { Effect } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { taskInfoToJson } from "../../shared/taskInfoJson.js"
-import { archiveAll, deleteAll, runAll } from "../../../src/inspector/bulkActions.js"
+import { archiveAll, type BulkVerb, checkBulkAction, deleteAll, runAll } from "../../../src/inspector/bulkActions.js"
+import { groups } from "../../../src/inspector/groups.js"
+import { getQueueInfo } from "../../../src/inspector/queueInfo.js"
 import type { BulkProgress } from "../../../src/inspector/types.js"
 import { cancelProcessing } from "../../../src/inspector/control.js"
 import { getTaskInfo } from "../../../src/inspector/getTaskInfo.js"
@@ -10,6 +12,7 @@ import { archiveTask, deleteTask, runTask } from "../../../src/inspector/taskAct
 import type { TaskInfo } from "../../../src/steps/taskInfo.js"
 import type { TaskState } from "../../../src/wire/keys.js"
 import { withBroker } from "../connect.js"
+import { ForceRequired } from "../exitCode.js"
 import { duration, fields, preview, table, time } from "../format.js"
 import { emit, progressLine } from "../output.js"
 
@@ -97,20 +100,46 @@ const action = (name: string, verb: string, f: typeof runTask, description: stri
     withBroker(Effect.flatMap(f(queue, id), (r) => emit(() => ({ ...r, queue, action: name }), () => `${verb} task "${id}" (was ${r.from}).`)))
   ).pipe(Command.withDescription(description))
 
-const bulk = (name: string, verb: string, f: typeof runAll, description: string) =>
+/** How many tasks of a state (or of one aggregation group) a queue holds, from the inspector's queue info. */
+const countInState = (queue: string, state: TaskState, group: string | undefined) =>
+  Effect.gen(function* () {
+    if (state === "aggregating" && group !== undefined) return (yield* groups(queue)).find((g) => g.group === group)?.size ?? 0
+    return (yield* getQueueInfo(queue))[state]
+  })
+
+/**
+ * A bulk command. A destructive one (`confirm`: archiveall, deleteall) without --force checks its
+ * arguments, counts the tasks it would change and stops with ForceRequired (exit 2), changing nothing.
+ */
+const bulk = (name: string, verb: string, bulkVerb: BulkVerb, f: typeof runAll, description: string, confirm: boolean) =>
   Command.make(
     name,
     {
       queue: queueFlag,
       state: stateFlag,
       group: groupFlag,
-      batch: Flag.Int("batch").pipe(Flag.withDescription("Tasks per Redis call (keeps Redis responsive on huge queues)"), Flag.withDefault(1000))
+      batch: Flag.Int("batch").pipe(Flag.withDescription("Tasks per Redis call (keeps Redis responsive on huge queues)"), Flag.withDefault(1000)),
+      force: Flag.Boolean("force").pipe(
+        Flag.withDescription(
+          confirm ? `Do ${bulkVerb} the tasks; without it the command only says how many it would ${bulkVerb} (exit 2)` : "Accepted and ignored: runall removes nothing, so it needs no confirmation"
+        ),
+        Flag.withDefault(false)
+      )
     },
     (a) =>
       withBroker(
         Effect.gen(function* () {
-          const progress = progressLine(verb.toLowerCase())
           const group = opt(a.group)
+          if (confirm && !a.force) {
+            yield* checkBulkAction(bulkVerb, a.state, { batchSize: a.batch, ...(group === undefined ? {} : { group }) })
+            const count = yield* countInState(a.queue, a.state, group)
+            const where = group === undefined ? `in queue "${a.queue}"` : `in group "${group}" of queue "${a.queue}"`
+            return yield* new ForceRequired({
+              count,
+              message: `${name} would ${bulkVerb} ${count} ${a.state} task(s) ${where}; nothing was changed. Add --force to do it.`
+            })
+          }
+          const progress = progressLine(verb.toLowerCase())
           let trimmed: number | undefined
           const onProgress = (p: BulkProgress) => {
             trimmed = p.trimmed
@@ -148,9 +177,9 @@ export const task = Command.make("task").pipe(
     action("run", "Ran", runTask, "Move a scheduled, retry, archived, completed or aggregating task to pending"),
     action("archive", "Archived", archiveTask, "Archive a pending, scheduled, retry, completed or aggregating task"),
     action("delete", "Deleted", deleteTask, "Delete a task that is not active"),
-    bulk("runall", "Ran", runAll, "Move every task of a state (scheduled, retry, archived, aggregating) to pending"),
-    bulk("archiveall", "Archived", archiveAll, "Archive every task of a state (pending, scheduled, retry, aggregating)"),
-    bulk("deleteall", "Deleted", deleteAll, "Delete every task of a state (pending, scheduled, retry, archived, completed, aggregating)"),
+    bulk("runall", "Ran", "run", runAll, "Move every task of a state (scheduled, retry, archived, aggregating) to pending", false),
+    bulk("archiveall", "Archived", "archive", archiveAll, "Archive every task of a state (pending, scheduled, retry, aggregating); needs --force, else only counts them", true),
+    bulk("deleteall", "Deleted", "delete", deleteAll, "Delete every task of a state (pending, scheduled, retry, archived, completed, aggregating); needs --force, else only counts them", true),
     cancel
   ])
 )

@@ -9,7 +9,7 @@ import { parseQueueWeights, type WorkerArgs } from "../../worker/args.js"
 import { Argument, Command, Flag, GlobalFlag } from "effect/cli"
 import { workerCommand } from "../../worker/cli.js"
 import { ExitWith } from "../exitCode.js"
-import { redisUrl } from "../globalFlags.js"
+import { explicitRedisTarget } from "../globalFlags.js"
 import { takeOverSignals } from "../signals.js"
 
 export const worker = Command.make(
@@ -26,7 +26,8 @@ export const worker = Command.make(
   },
   (a) =>
     Effect.gen(function* () {
-      const url = yield* redisUrl
+      // Only a connection the flags name; else the worker uses the module's options.redis, then REDIS_URL.
+      const redis = yield* explicitRedisTarget
       const level = yield* GlobalFlag.LogLevel
       let queues: Record<string, number> | undefined
       if (Option.isSome(a.queues)) {
@@ -36,7 +37,7 @@ export const worker = Command.make(
       }
       const args: WorkerArgs = {
         handlersModule: a.module,
-        redisUrl: url,
+        ...(Option.isSome(redis) ? { redis: redis.value } : {}),
         ...(Option.isSome(a.concurrency) ? { concurrency: a.concurrency.value } : {}),
         ...(queues ? { queues } : {}),
         ...(a.strict ? { strictPriority: true } : {}),
