@@ -1,8 +1,7 @@
-import { Result } from "effect"
 import { encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { queueKeys } from "../wire/keys.js"
 import { bytesArg } from "./args.js"
-import { coded, integerReply } from "./decode.js"
+import { doneOr } from "./decode.js"
 import type { LeaseLost } from "./errors.js"
 import { ownUniqueKey } from "./leaseLost.js"
 import { defineScript } from "./script.js"
@@ -33,8 +32,5 @@ export const completeScript = defineScript<CompleteInput, CompleteOutcome, Lease
     msg.retention > 0
       ? [msg.id, statsExpireAt(nowMs), "keep", unixSeconds(nowMs) + msg.retention, bytesArg(encodeTaskMessage({ ...msg, completedAt: unixSeconds(nowMs) }))]
       : [msg.id, statsExpireAt(nowMs), "delete", 0, ""],
-  decode: (reply, { msg }) =>
-    Result.flatMap(integerReply("complete", reply), (n) =>
-      Result.map(coded("complete", n, msg, [1]), (): CompleteOutcome => (msg.retention > 0 ? "completed" : "deleted"))
-    )
+  decode: (reply, { msg }) => doneOr("complete", reply, msg, msg.retention > 0 ? ("completed" as const) : ("deleted" as const))
 })

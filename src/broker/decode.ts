@@ -78,4 +78,11 @@ export const coded = <S extends CodedScript & LuaName>(
   return error !== undefined ? Result.fail(error) : Result.fail(unexpectedReply(script, code, `one of ${[...successCodes, ...codesOf(script)].join(", ")}`))
 }
 
+/**
+ * A reply where 1 means the transition was done: `value` (checked first, with no allocation: the
+ * hot scripts answer 1), else the script's coded error (replyCodes.ts) or an unexpected-reply error.
+ */
+export const doneOr = <S extends CodedScript & LuaName, A>(script: S, reply: unknown, ctx: CodeContext<S>, value: A): Result.Result<A, CodeError<S> | RedisError> =>
+  reply === 1 ? Result.succeed(value) : Result.flatMap(integerReply(script, reply), (n) => Result.map(coded(script, n, ctx, [1]), () => value))
+
 const codesOf = (script: CodedScript): ReadonlyArray<string> => Object.keys(replyCodes[script])

@@ -14,7 +14,7 @@
  * write whose task hash already holds that message as written (see lua/includes/newTask.lua), so
  * the resend never writes a second task nor reports a false TaskIdConflict/DuplicateTask.
  */
-import { Clock, Effect, Result } from "effect"
+import { Effect, Result } from "effect"
 import { ReplyError } from "ioredis"
 import type { RedisError } from "../redis/errors.js"
 import type { ScriptArg } from "../redis/Redis.js"
@@ -22,7 +22,7 @@ import { allQueues, queueKeys, type TaskState } from "../wire/keys.js"
 import { encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { bytesArg } from "./args.js"
 import { Broker } from "./Broker.js"
-import { coded, integerReply } from "./decode.js"
+import { doneOr } from "./decode.js"
 import type { DuplicateTask, TaskIdConflict } from "./errors.js"
 import { type BoundScript, bindScript, defineScript, runScript, runScripts } from "./script.js"
 import { unixNanosString, unixSeconds } from "./time.js"
@@ -82,7 +82,7 @@ const writeArgs = (w: TaskWrite): ReadonlyArray<ScriptArg> => {
 const writeDecode =
   (script: "enqueue" | "schedule" | "addToGroup") =>
   (reply: unknown, w: TaskWrite): Result.Result<TaskState, WriteError> =>
-    reply === 1 ? Result.succeed(w.target.state) : Result.flatMap(integerReply(script, reply), (n) => Result.map(coded(script, n, w, [1]), () => w.target.state))
+    doneOr(script, reply, w, w.target.state)
 
 /** Script `enqueue`: a new task -> pending (with its uniqueness lock, if any). */
 export const enqueueScript = defineScript<TaskWrite, TaskState, DuplicateTask | TaskIdConflict>({ name: "enqueue", buffers: false, keys: writeKeys, args: writeArgs, decode: writeDecode("enqueue") })
@@ -107,6 +107,8 @@ const replyLost = (e: WriteError): boolean => e._tag === "RedisError" && !(e.cau
 
 /** Sends again, as the same writes, those whose reply was lost; each keeps its last outcome. */
 const resendLostReplies = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWrite>, first: ReadonlyArray<Result.Result<TaskState, WriteError>>) {
+  // The usual case, every reply arrived: no copy.
+  if (!first.some((o) => Result.isFailure(o) && replyLost(o.failure))) return first
   const outcomes = [...first]
   for (let resend = 0; resend < lostReplyResends; resend++) {
     const lost = outcomes.flatMap((o, i) => (Result.isFailure(o) && replyLost(o.failure) ? [i] : []))
@@ -134,8 +136,9 @@ export const registerQueueScript = defineScript<string, void>({
 export const writeTasks = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWrite>) {
   const { knownQueues } = yield* Broker
   if (ws.length === 0) return []
-  const now = yield* Clock.currentTimeMillis
+  const now = ws[0]!.nowMs
   const toRegister = [...new Set(ws.map((w) => w.msg.queue))].filter((q) => !knownQueues.has(q, now))
+  if (toRegister.length === 0) return yield* resendLostReplies(ws, yield* runScripts(ws.map(bindTaskWrite)))
   const registrations = toRegister.map((q) => bindScript(registerQueueScript, q))
   const outcomes = yield* runScripts([...registrations, ...ws.map(bindTaskWrite)])
   let failedRegistration: RedisError | undefined
@@ -161,7 +164,7 @@ const writeOnce = (w: TaskWrite, resendsLeft: number): Effect.Effect<TaskState, 
  */
 export const writeTask = Effect.fnUntraced(function* (w: TaskWrite) {
   const { knownQueues } = yield* Broker
-  if (!knownQueues.has(w.msg.queue, yield* Clock.currentTimeMillis)) {
+  if (!knownQueues.has(w.msg.queue, w.nowMs)) {
     const [outcome] = yield* writeTasks([w])
     return yield* Effect.fromResult(outcome!)
   }

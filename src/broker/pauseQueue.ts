@@ -1,6 +1,5 @@
-import { Result } from "effect"
 import { queueKeys } from "../wire/keys.js"
-import { coded, integerReply } from "./decode.js"
+import { doneOr } from "./decode.js"
 import type { InvalidState } from "./errors.js"
 import { defineScript } from "./script.js"
 import { unixSeconds } from "./time.js"
@@ -11,7 +10,7 @@ export const pauseQueueScript = defineScript<{ readonly queue: string; readonly 
   buffers: false,
   keys: ({ queue }) => [queueKeys(queue).paused],
   args: ({ nowMs }) => [unixSeconds(nowMs)],
-  decode: (reply, i) => Result.flatMap(integerReply("pauseQueue", reply), (n) => Result.map(coded("pauseQueue", n, i, [1]), () => undefined))
+  decode: (reply, i) => doneOr("pauseQueue", reply, i, undefined)
 })
 
 /** Script `unpauseQueue`; InvalidState when the queue is not paused. */
@@ -20,5 +19,5 @@ export const unpauseQueueScript = defineScript<{ readonly queue: string }, void,
   buffers: false,
   keys: ({ queue }) => [queueKeys(queue).paused],
   args: () => [],
-  decode: (reply, i) => Result.flatMap(integerReply("unpauseQueue", reply), (n) => Result.map(coded("unpauseQueue", n, i, [1]), () => undefined))
+  decode: (reply, i) => doneOr("unpauseQueue", reply, i, undefined)
 })
