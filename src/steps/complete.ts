@@ -21,6 +21,9 @@ export const complete = Effect.fn("Steps.complete")(function* (msg: TaskMessage)
   return { outcome: yield* runScript(completeScript, { msg, nowMs: now }) } satisfies CompleteResult as CompleteResult
 })
 
+const deletedResult: CompleteResult = { outcome: "deleted" }
+const completedResult: CompleteResult = { outcome: "completed" }
+
 /**
  * `complete` for several tasks in one round trip. Each task gets its own result, in argument
  * order: its CompleteResult, LeaseLost, or the RedisError of its call (or of the round trip).
@@ -34,7 +37,7 @@ export const completeMany = Effect.fn("Steps.completeMany")(function* (msgs: Rea
     extra
   )
   return {
-    results: r.outcomes.map(Result.map((outcome): CompleteResult => ({ outcome }))),
+    results: r.outcomes.map(Result.map((outcome) => (outcome === "deleted" ? deletedResult : completedResult))),
     extra: r.extra
   } as {
     readonly results: ReadonlyArray<Result.Result<CompleteResult, LeaseLost | RedisError>>

@@ -84,12 +84,15 @@ const invalid = (field: string, message: string): never => {
 const show = (v: unknown): string =>
   typeof v === "string" ? JSON.stringify(v) : v instanceof Date ? (Number.isNaN(v.getTime()) ? "Invalid Date" : v.toISOString()) : String(v)
 
+/** `String.prototype.isWellFormed` (Node 20 has it; the ES2022 lib this project compiles against does not type it). */
+const isWellFormed = (String.prototype as { readonly isWellFormed?: (this: string) => boolean }).isWellFormed
+
 /**
- * Index of the first lone UTF-16 surrogate in `s`, or -1 (`String.prototype.isWellFormed` is not in
- * the ES2022 lib this project compiles against). With the `u` flag a well-formed pair is one code
- * point, so the class matches only an unpaired half.
+ * Index of the first lone UTF-16 surrogate in `s`, or -1. The native check answers the usual case;
+ * the search (with the `u` flag a well-formed pair is one code point, so the class matches only an
+ * unpaired half) only runs to name the index.
  */
-const loneSurrogateAt = (s: string): number => s.search(/[\uD800-\uDFFF]/u)
+const loneSurrogateAt = (s: string): number => (isWellFormed !== undefined && isWellFormed.call(s) ? -1 : s.search(/[\uD800-\uDFFF]/u))
 
 /**
  * Refuses a string with a lone surrogate: UTF-8 (Redis keys, the protobuf message) cannot encode it,
