@@ -17,6 +17,7 @@ import { queueOrder } from "./queueOrder.js"
 import type { ActiveTask } from "./registry.js"
 import { makeActiveTask, runAttempt, type RunDeps } from "./runAttempt.js"
 import type { Settled } from "./settle.js"
+import { logQueueFailures } from "./periodic.js"
 import type { Signal } from "./Signal.js"
 
 /** What starting leased tasks needs: what an attempt runs with, and the set its fiber goes into. */
@@ -54,7 +55,7 @@ const errorBackoff = Schedule.min([Schedule.exponential(Duration.millis(100), 2)
 const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult) =>
   Effect.gen(function* () {
     for (const c of got.corrupt) yield* Effect.logError(`task ${c.id} in queue "${c.queue}" ${c.outcome}: ${c.error}`)
-    for (const f of got.failedQueues) yield* Effect.logWarning(`taking tasks from queue "${f.queue}" failed (the other queues went on): ${f.error}`)
+    yield* logQueueFailures("taking tasks", got.failedQueues)
     const now = yield* Clock.currentTimeMillis
     const started: Array<Fiber.Fiber<Settled>> = []
     for (const leased of got.tasks) {
@@ -90,15 +91,14 @@ export const fetchPass = <R>(deps: StartDeps<R>, request: { readonly queues: Rea
 
 /** The fetch loop's fetch: this round's queue order, for the free slots. Returns whether it came back short. */
 const fetchForSlots = <R>(deps: FetcherDeps<R>, free: number) =>
-  Effect.uninterruptible(
-    Effect.gen(function* () {
-      const order = yield* queueOrder(deps.options.queues, deps.options.strictPriority)
-      const want = Math.min(free, deps.options.fetchBatchSize)
-      deps.wake.clear()
-      const got = yield* fetchPass(deps, { queues: order, count: want })
-      return got.started.length + got.corrupt < want
-    })
-  )
+  // fetchPass itself is uninterruptible (a leased task is always started); nothing before it needs to be.
+  Effect.gen(function* () {
+    const order = yield* queueOrder(deps.options.queues, deps.options.strictPriority)
+    const want = Math.min(free, deps.options.fetchBatchSize)
+    deps.wake.clear()
+    const got = yield* fetchPass(deps, { queues: order, count: want })
+    return got.started.length + got.corrupt < want
+  })
 
 export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, R | Broker> =>
   Effect.gen(function* () {
