@@ -40,9 +40,6 @@ export class TaskStopped extends Data.TaggedError("TaskStopped")<{
 /** The error message a task stopped at a drain's hard stop records (`error_msg`). */
 export const functionDeadlineMessage = "function deadline reached before the task finished"
 
-/** Whether `e` is the stop at a drain's hard stop (always a counted failure, whatever `isFailure` says). */
-export const isFunctionDeadline = (e: unknown): boolean => e instanceof TaskStopped && e.reason === "function-deadline"
-
 const tagOf = (e: unknown): unknown => (typeof e === "object" && e !== null && "_tag" in e ? (e as { _tag: unknown })._tag : undefined)
 
 /** Whether `e`, or an error in its `cause` chain, has the given tag. */

@@ -179,9 +179,9 @@ export const runAttempt = <R>(deps: RunDeps<R>, entry: ActiveTask): Effect.Effec
       case "shutdown":
         return yield* settleRequeue(entry)
       case "function-deadline":
-        // A drain's hard stop: a failed attempt if the handler ran (settleFailure always counts it);
-        // a task stopped before its handler started had no turn and goes back to the head of its queue.
-        return yield* ran ? settleFailure(deps.options, entry, task, stopError(stoppedBy)) : settleRequeue(entry)
+        // A drain's hard stop: a counted failed attempt if the handler ran; a task stopped before its
+        // handler started had no turn and goes back to the head of its queue.
+        return yield* ran ? settleFailure(deps.options, entry, task, stopError(stoppedBy), true) : settleRequeue(entry)
       case "lease-lost":
         return yield* Effect.logWarning(`task ${msg.id}: lease lost, handler stopped; nothing written (the task is someone else's now)`).pipe(
           Effect.as<Settled>("lease-lost")

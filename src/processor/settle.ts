@@ -14,7 +14,7 @@ import { requeue } from "../steps/requeue.js"
 import { retry } from "../steps/retry.js"
 import { defaultRetryDelayMs } from "../steps/retryDelay.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
-import { errorText, isFunctionDeadline, isRevokeTask, isSkipRetry } from "./errors.js"
+import { errorText, isRevokeTask, isSkipRetry } from "./errors.js"
 import type { Acker } from "./acker.js"
 import type { ResolvedOptions } from "./options.js"
 import type { ActiveTask } from "./registry.js"
@@ -94,7 +94,14 @@ const retryDelayMs = (options: ResolvedOptions, msg: TaskMessage, error: unknown
  * archive, else retry. A stop at a drain's hard stop (TaskStopped "function-deadline") is always a
  * counted failure, whatever `isFailure` says.
  */
-export const settleFailure = Effect.fnUntraced(function* (options: ResolvedOptions, entry: ActiveTask, task: Task, error: unknown) {
+export const settleFailure = Effect.fnUntraced(function* (
+  options: ResolvedOptions,
+  entry: ActiveTask,
+  task: Task,
+  error: unknown,
+  /** The attempt counts whatever `isFailure` says (a drain's hard stop: else a task too long for any invocation would retry forever). */
+  alwaysCounts = false
+) {
   const msg = entry.msg
   const errorMsg = errorText(error)
   if (options.errorHandler) {
@@ -111,8 +118,7 @@ export const settleFailure = Effect.fnUntraced(function* (options: ResolvedOptio
     yield* Effect.logWarning(`task ${msg.id} (${msg.type}) archived after ${msg.retried} retries: ${errorMsg}`)
     return yield* write(entry, "archive", archive(msg, { errorMsg }), "archived")
   }
-  // A drain's hard stop always counts, so a task too long for any invocation runs out of retries.
-  const isFailure = isFunctionDeadline(error) || (() => {
+  const isFailure = alwaysCounts || (() => {
     try {
       return options.isFailure(error)
     } catch {
