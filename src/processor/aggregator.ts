@@ -6,25 +6,15 @@
  * is lost. A queue whose pass fails is reported in `failedQueues`; the other queues go on.
  */
 import { Effect } from "effect"
-import { aggregate, type AggregateFailure, type GroupAggregator } from "../steps/aggregate.js"
+import { aggregate, type AggregateFailure, type AggregateOptions, type GroupAggregator } from "../steps/aggregate.js"
 import { type QueueFailure, queueFailures } from "../steps/queueFailures.js"
 import type { ResolvedOptions } from "./options.js"
 import { logQueueFailures, periodic } from "./periodic.js"
 
 export type { AggregatedTask, GroupAggregator } from "../steps/aggregate.js"
 
-/** How groups are aggregated. */
-export interface AggregationConfig {
-  readonly aggregator: GroupAggregator
-  /** A group is ready when its newest task is this old (asynq's GroupGracePeriod; default 60 s). */
-  readonly gracePeriodMs?: number
-  /** ... or its oldest task is this old (0 = no limit, the default). */
-  readonly maxDelayMs?: number
-  /** ... or it holds this many tasks (0 = no limit, the default). */
-  readonly maxSize?: number
-  /** Groups checked per queue per pass, drawn at random (default: all; the maintenance tick's default is its `batch`, 100). */
-  readonly maxGroups?: number
-}
+/** How groups are aggregated: the aggregate step's options for any queue (the maintenance tick's `maxGroups` default is its `batch`). */
+export type AggregationConfig = Omit<AggregateOptions, "queue">
 
 export interface AggregatePassOptions extends AggregationConfig {
   readonly queues: ReadonlyArray<string>

@@ -15,14 +15,22 @@ export type PayloadHandlerFn<A, R = never> = (payload: A, task: Task, signal: Ab
 
 /** The Handler that decodes `definition`'s payload, then runs `fn` with it. */
 export const payloadHandler = <A, R = never>(definition: TaskDefinition<A>, fn: PayloadHandlerFn<A, R>): Handler<R> => {
-  const wantsSignal = fn.length >= 3
-  return (task) => {
+  const decode = (task: Task): Result.Result<A, SkipRetry> => {
     const decoded = definition.decodePayload(task.payload)
-    if (Result.isFailure(decoded)) {
-      return Effect.fail(new SkipRetry(`payload of task "${task.type}" does not match the schema of "${definition.type}": ${decoded.failure}`))
-    }
-    const payload = decoded.success
-    // Only a handler that declares the signal gets one (it is created when first read).
-    return toHandler<R>(wantsSignal ? (t, signal) => fn(payload, t, signal) : (t) => fn(payload, t, undefined as never))(task)
+    return Result.isFailure(decoded)
+      ? Result.fail(new SkipRetry(`payload of task "${task.type}" does not match the schema of "${definition.type}": ${decoded.failure}`))
+      : Result.succeed(decoded.success)
   }
+  // Built once: only a handler that declares the signal gets one (it is created when first read).
+  return toHandler<R>(
+    fn.length >= 3
+      ? (task, signal) => {
+          const d = decode(task)
+          return Result.isFailure(d) ? Effect.fail(d.failure) : fn(d.success, task, signal)
+        }
+      : (task) => {
+          const d = decode(task)
+          return Result.isFailure(d) ? Effect.fail(d.failure) : fn(d.success, task, undefined as never)
+        }
+  )
 }
