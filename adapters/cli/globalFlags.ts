@@ -6,7 +6,7 @@ import { Effect, Option } from "effect"
 import { Flag, GlobalFlag } from "effect/cli"
 import type { InvalidArgument } from "../../src/broker/errors.js"
 import type { RedisOptions } from "../../src/redis/options.js"
-import { defaultRedisUrl } from "../../src/runtime/promiseRuntime.js"
+import { resolveRedisOptions } from "../../src/runtime/promiseRuntime.js"
 import { redisTargetFromFlags } from "./redisTarget.js"
 
 export const RedisUrl = GlobalFlag.Setting("redis-url")({
@@ -62,5 +62,5 @@ export const explicitRedisTarget: Effect.Effect<Option.Option<RedisOptions>, Inv
 
 /** The Redis a command connects to: the flags, else REDIS_URL, else the local default. */
 export const redisTarget: Effect.Effect<RedisOptions, InvalidArgument, ConnectionFlagIds> = Effect.map(explicitRedisTarget, (o) =>
-  Option.getOrElse(o, () => ({ url: process.env.REDIS_URL && process.env.REDIS_URL !== "" ? process.env.REDIS_URL : defaultRedisUrl }))
+  resolveRedisOptions(Option.getOrUndefined(o))
 )
