@@ -1,0 +1,373 @@
+/**
+ * The dashboard's JSON API: asynqmon's routes and shapes (GET /api/queues, /api/queues/{q},
+ * /api/queues/{q}/{state}_tasks, …, the action routes with asynqmon's `:run`, `:archive_all`,
+ * `:batch_delete` suffixes) and /metrics, each an Effect over the inspector. Whether actions are
+ * allowed is decided by the handler (see handler.ts): this file only says which routes are actions.
+ */
+import { Clock, Effect } from "effect"
+import type { Broker } from "../../src/broker/Broker.js"
+import { archiveAll, deleteAll, runAll } from "../../src/inspector/bulkActions.js"
+import { cancelProcessing, pauseQueue, unpauseQueue } from "../../src/inspector/control.js"
+import { deleteQueue } from "../../src/inspector/deleteQueue.js"
+import { InvalidArgument } from "../../src/inspector/errors.js"
+import { getTaskInfo } from "../../src/inspector/getTaskInfo.js"
+import { groups } from "../../src/inspector/groups.js"
+import { history } from "../../src/inspector/history.js"
+import { listTasks } from "../../src/inspector/listTasks.js"
+import { getQueueInfo } from "../../src/inspector/queueInfo.js"
+import { queues } from "../../src/inspector/queues.js"
+import { redisInfo } from "../../src/inspector/redisInfo.js"
+import { schedulerEntries, schedulerHistory } from "../../src/inspector/scheduler.js"
+import { servers } from "../../src/inspector/servers.js"
+import { archiveTask, deleteTask, runTask } from "../../src/inspector/taskActions.js"
+import type { BulkState } from "../../src/inspector/types.js"
+import { prometheusContentType, queueMetricsText } from "../../src/observability/queueMetrics.js"
+import type { WorkerDetails } from "../../src/inspector/serverTypes.js"
+import type { TaskState } from "../../src/wire/keys.js"
+import {
+  dailyStats,
+  enqueueEventJson,
+  groupJson,
+  queueSnapshot,
+  schedulerEntryJson,
+  serverJson,
+  taskJson
+} from "./asynqmonJson.js"
+
+/** What a route's handler gets: the path's parts, the URL (query) and the request (body). */
+export interface RouteInput {
+  readonly params: ReadonlyArray<string>
+  readonly url: URL
+  readonly request: Request
+}
+
+export interface Route {
+  readonly method: "GET" | "POST" | "DELETE"
+  readonly pattern: RegExp
+  /** Changes data (run, archive, delete, cancel, pause…): refused unless actions are allowed. */
+  readonly action: boolean
+  readonly handle: (input: RouteInput) => Effect.Effect<Response, unknown, Broker>
+}
+
+export const json = (value: unknown, status = 200): Response =>
+  new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" } })
+
+const noContent = () => new Response(null, { status: 204 })
+
+/** asynqmon's page options: `size` (default 20) and `page` (default 1), whole numbers >= 1. */
+const pageOptions = (url: URL) =>
+  Effect.gen(function* () {
+    const read = (name: string, fallback: number) => {
+      const raw = url.searchParams.get(name)
+      return raw === null || raw === "" ? fallback : Number(raw)
+    }
+    const pageSize = read("size", 20)
+    const page = read("page", 1)
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000)
+      return yield* new InvalidArgument({ field: "size", message: `size must be a whole number from 1 to 1000, got ${url.searchParams.get("size")}` })
+    if (!Number.isInteger(page) || page < 1) return yield* new InvalidArgument({ field: "page", message: `page must be a whole number >= 1, got ${url.searchParams.get("page")}` })
+    return { page, pageSize }
+  })
+
+/** A batch request's `task_ids` (asynqmon's body): a JSON array of strings. */
+const taskIds = (request: Request) =>
+  Effect.gen(function* () {
+    const body: unknown = yield* Effect.tryPromise({
+      try: () => request.json(),
+      catch: () => new InvalidArgument({ field: "body", message: 'the body must be JSON: { "task_ids": ["…"] }' })
+    })
+    const ids = (body as { task_ids?: unknown } | null)?.task_ids
+    if (!Array.isArray(ids) || !ids.every((id) => typeof id === "string"))
+      return yield* new InvalidArgument({ field: "task_ids", message: 'the body must be { "task_ids": ["…"] } (an array of task ids)' })
+    if (ids.length > 1000) return yield* new InvalidArgument({ field: "task_ids", message: `at most 1000 task ids per batch, got ${ids.length}` })
+    return ids as ReadonlyArray<string>
+  })
+
+/** Runs `op` on each id; the ids it succeeded on and the ones it failed on (asynqmon's batch answer). */
+const eachId = <E>(ids: ReadonlyArray<string>, op: (id: string) => Effect.Effect<unknown, E, Broker>) =>
+  Effect.gen(function* () {
+    const ok: Array<string> = []
+    const failed: Array<string> = []
+    for (const id of ids) {
+      const result = yield* Effect.result(op(id))
+      if (result._tag === "Success") ok.push(id)
+      else failed.push(id)
+    }
+    return { ok, failed }
+  })
+
+const decode = (s: string) => decodeURIComponent(s)
+const Q = "([^/]+)"
+
+const listStates = ["active", "pending", "scheduled", "retry", "archived", "completed"] as const
+
+/** The workers of live servers, by task id (an active task's start time). */
+const workersByTask = Effect.gen(function* () {
+  const map = new Map<string, WorkerDetails>()
+  for (const s of yield* servers()) for (const w of s.activeWorkers) map.set(w.taskId, w)
+  return map
+})
+
+const listRoute = (state: TaskState): Route => ({
+  method: "GET",
+  pattern: new RegExp(`^/api/queues/${Q}/${state}_tasks$`),
+  action: false,
+  handle: ({ params, url }) =>
+    Effect.gen(function* () {
+      const queue = decode(params[0]!)
+      const paging = yield* pageOptions(url)
+      const info = yield* getQueueInfo(queue)
+      const tasks = yield* listTasks(queue, state, paging)
+      const now = yield* Clock.currentTimeMillis
+      const workers = state === "active" ? yield* workersByTask : new Map<string, WorkerDetails>()
+      return json({ tasks: tasks.map((t) => taskJson(t, now, workers.get(t.id))), stats: queueSnapshot(info) })
+    })
+})
+
+type BulkOp = typeof runAll
+const bulkOps: Record<"run" | "archive" | "delete", { readonly op: BulkOp; readonly field: string }> = {
+  run: { op: runAll, field: "scheduled" },
+  archive: { op: archiveAll, field: "archived" },
+  delete: { op: deleteAll, field: "deleted" }
+}
+const oneOps = { run: runTask, archive: archiveTask, delete: deleteTask } as const
+const batchFields = { run: ["pending_ids", "error_ids"], archive: ["archived_ids", "error_ids"], delete: ["deleted_ids", "failed_ids"] } as const
+
+/** The action routes of one state (and of a group's aggregating tasks): one task, all, a batch. */
+const actionRoutes = (state: BulkState, verbs: ReadonlyArray<"run" | "archive" | "delete">): Array<Route> => {
+  const prefix = state === "aggregating" ? `^/api/queues/${Q}/groups/${Q}/aggregating_tasks` : `^/api/queues/${Q}/${state}_tasks`
+  const target = (params: ReadonlyArray<string>) =>
+    state === "aggregating" ? { queue: decode(params[0]!), group: decode(params[1]!), rest: params.slice(2) } : { queue: decode(params[0]!), group: undefined, rest: params.slice(1) }
+  const out: Array<Route> = []
+  for (const verb of verbs) {
+    out.push({
+      method: verb === "delete" ? "DELETE" : "POST",
+      pattern: new RegExp(`${prefix}/([^/:]+)${verb === "delete" ? "" : `:${verb}`}$`),
+      action: true,
+      handle: ({ params }) =>
+        Effect.gen(function* () {
+          const { queue, rest } = target(params)
+          yield* oneOps[verb](queue, decode(rest[0]!))
+          return noContent()
+        })
+    })
+    out.push({
+      method: verb === "delete" ? "DELETE" : "POST",
+      pattern: new RegExp(`${prefix}:${verb}_all$`),
+      action: true,
+      handle: ({ params }) =>
+        Effect.gen(function* () {
+          const { queue, group } = target(params)
+          const n = yield* bulkOps[verb].op(queue, state, group === undefined ? {} : { group })
+          return json({ [bulkOps[verb].field]: n })
+        })
+    })
+    out.push({
+      method: "POST",
+      pattern: new RegExp(`${prefix}:batch_${verb}$`),
+      action: true,
+      handle: ({ params, request }) =>
+        Effect.gen(function* () {
+          const { queue } = target(params)
+          const ids = yield* taskIds(request)
+          const { ok, failed } = yield* eachId(ids, (id) => oneOps[verb](queue, id))
+          const [okField, failedField] = batchFields[verb]
+          return json({ [okField]: ok, [failedField]: failed })
+        })
+    })
+  }
+  return out
+}
+
+/** Cancels every active task of a queue (asynqmon's cancel_all): a signal per task, best effort. */
+const cancelAllActive = (queue: string) =>
+  Effect.gen(function* () {
+    const pageSize = 100
+    for (let page = 1; ; page++) {
+      const tasks = yield* listTasks(queue, "active", { page, pageSize })
+      for (const t of tasks) yield* cancelProcessing(t.id)
+      if (tasks.length < pageSize) return
+    }
+  })
+
+export const routes: ReadonlyArray<Route> = [
+  {
+    method: "GET",
+    pattern: /^\/api\/queues$/,
+    action: false,
+    handle: () =>
+      Effect.gen(function* () {
+        const names = yield* queues()
+        const infos = yield* Effect.forEach(names, (q) => getQueueInfo(q).pipe(Effect.option), { concurrency: 4 })
+        return json({ queues: infos.flatMap((o) => (o._tag === "Some" ? [queueSnapshot(o.value)] : [])) })
+      })
+  },
+  {
+    method: "GET",
+    pattern: new RegExp(`^/api/queues/${Q}$`),
+    action: false,
+    handle: ({ params, url }) =>
+      Effect.gen(function* () {
+        const queue = decode(params[0]!)
+        const days = Number(url.searchParams.get("days") ?? "10")
+        if (!Number.isInteger(days) || days < 1 || days > 90)
+          return yield* new InvalidArgument({ field: "days", message: `days must be a whole number from 1 to 90, got ${url.searchParams.get("days")}` })
+        const current = yield* getQueueInfo(queue)
+        const past = yield* history(queue, days)
+        return json({ current: queueSnapshot(current), history: past.map(dailyStats) })
+      })
+  },
+  {
+    method: "GET",
+    pattern: /^\/api\/queue_stats$/,
+    action: false,
+    handle: () =>
+      Effect.gen(function* () {
+        const stats: Record<string, unknown> = {}
+        for (const q of yield* queues()) stats[q] = (yield* history(q, 90)).map(dailyStats)
+        return json({ stats })
+      })
+  },
+  {
+    method: "DELETE",
+    pattern: new RegExp(`^/api/queues/${Q}$`),
+    action: true,
+    handle: ({ params, url }) =>
+      Effect.gen(function* () {
+        yield* deleteQueue(decode(params[0]!), { force: url.searchParams.get("force") === "true" })
+        return noContent()
+      })
+  },
+  {
+    method: "POST",
+    pattern: new RegExp(`^/api/queues/([^/:]+):pause$`),
+    action: true,
+    handle: ({ params }) => Effect.as(pauseQueue(decode(params[0]!)), noContent())
+  },
+  {
+    method: "POST",
+    pattern: new RegExp(`^/api/queues/([^/:]+):resume$`),
+    action: true,
+    handle: ({ params }) => Effect.as(unpauseQueue(decode(params[0]!)), noContent())
+  },
+  ...listStates.map(listRoute),
+  {
+    method: "GET",
+    pattern: new RegExp(`^/api/queues/${Q}/groups/${Q}/aggregating_tasks$`),
+    action: false,
+    handle: ({ params, url }) =>
+      Effect.gen(function* () {
+        const queue = decode(params[0]!)
+        const group = decode(params[1]!)
+        const paging = yield* pageOptions(url)
+        const info = yield* getQueueInfo(queue)
+        const tasks = yield* listTasks(queue, "aggregating", { ...paging, group })
+        const gs = yield* groups(queue)
+        const now = yield* Clock.currentTimeMillis
+        return json({ tasks: tasks.map((t) => taskJson(t, now)), stats: queueSnapshot(info), groups: gs.map(groupJson) })
+      })
+  },
+  {
+    method: "GET",
+    pattern: new RegExp(`^/api/queues/${Q}/groups$`),
+    action: false,
+    handle: ({ params }) =>
+      Effect.gen(function* () {
+        const queue = decode(params[0]!)
+        const info = yield* getQueueInfo(queue)
+        const gs = yield* groups(queue)
+        return json({ stats: queueSnapshot(info), groups: gs.map(groupJson) })
+      })
+  },
+  {
+    method: "GET",
+    pattern: new RegExp(`^/api/queues/${Q}/tasks/${Q}$`),
+    action: false,
+    handle: ({ params }) =>
+      Effect.gen(function* () {
+        const t = yield* getTaskInfo(decode(params[0]!), decode(params[1]!))
+        const workers = t.state === "active" ? yield* workersByTask : new Map<string, WorkerDetails>()
+        return json(taskJson(t, yield* Clock.currentTimeMillis, workers.get(t.id)))
+      })
+  },
+  {
+    method: "POST",
+    pattern: new RegExp(`^/api/queues/${Q}/active_tasks/([^/:]+):cancel$`),
+    action: true,
+    handle: ({ params }) => Effect.as(cancelProcessing(decode(params[1]!)), noContent())
+  },
+  {
+    method: "POST",
+    pattern: new RegExp(`^/api/queues/${Q}/active_tasks:cancel_all$`),
+    action: true,
+    handle: ({ params }) => Effect.as(cancelAllActive(decode(params[0]!)), noContent())
+  },
+  {
+    method: "POST",
+    pattern: new RegExp(`^/api/queues/${Q}/active_tasks:batch_cancel$`),
+    action: true,
+    handle: ({ request }) =>
+      Effect.gen(function* () {
+        const { ok, failed } = yield* eachId(yield* taskIds(request), (id) => cancelProcessing(id))
+        return json({ canceled_ids: ok, error_ids: failed })
+      })
+  },
+  ...actionRoutes("pending", ["delete", "archive"]),
+  ...actionRoutes("scheduled", ["delete", "run", "archive"]),
+  ...actionRoutes("retry", ["delete", "run", "archive"]),
+  ...actionRoutes("archived", ["delete", "run"]),
+  ...actionRoutes("completed", ["delete"]),
+  ...actionRoutes("aggregating", ["delete", "run", "archive"]),
+  {
+    method: "GET",
+    pattern: /^\/api\/servers$/,
+    action: false,
+    handle: () => Effect.map(servers(), (list) => json({ servers: list.map(serverJson) }))
+  },
+  {
+    method: "GET",
+    pattern: /^\/api\/scheduler_entries$/,
+    action: false,
+    handle: () => Effect.map(schedulerEntries(), (list) => json({ entries: list.map(schedulerEntryJson) }))
+  },
+  {
+    method: "GET",
+    pattern: new RegExp(`^/api/scheduler_entries/${Q}/enqueue_events$`),
+    action: false,
+    handle: ({ params, url }) =>
+      Effect.gen(function* () {
+        const paging = yield* pageOptions(url)
+        const events = yield* schedulerHistory(decode(params[0]!), paging)
+        return json({ events: events.map(enqueueEventJson) })
+      })
+  },
+  {
+    method: "GET",
+    pattern: /^\/api\/redis_info$/,
+    action: false,
+    handle: () =>
+      Effect.map(redisInfo(), (nodes) =>
+        nodes.length === 1 && nodes[0]!.address === ""
+          ? json({ address: "", info: nodes[0]!.info, raw_info: nodes[0]!.raw, cluster: false })
+          : json({ address: "", info: nodes[0]?.info ?? {}, raw_info: nodes.map((n) => n.raw).join("\n"), cluster: true, nodes: nodes.map((n) => ({ address: n.address, info: n.info })) })
+      )
+  },
+  {
+    method: "GET",
+    pattern: /^\/metrics$/,
+    action: false,
+    handle: () => Effect.map(queueMetricsText(), (text) => new Response(text, { status: 200, headers: { "content-type": prometheusContentType, "cache-control": "no-store" } }))
+  }
+]
+
+/** The route for a method and path: a match, "wrong method" (with the allowed ones), or none. */
+export const findRoute = (method: string, path: string): { readonly route: Route; readonly params: ReadonlyArray<string> } | { readonly allowed: ReadonlyArray<string> } | undefined => {
+  const allowed = new Set<string>()
+  for (const route of routes) {
+    const m = route.pattern.exec(path)
+    if (m === null) continue
+    if (route.method === method || (method === "HEAD" && route.method === "GET")) return { route, params: m.slice(1) }
+    allowed.add(route.method)
+  }
+  return allowed.size > 0 ? { allowed: [...allowed] } : undefined
+}

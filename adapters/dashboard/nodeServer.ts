@@ -1,0 +1,110 @@
+/**
+ * The dashboard on node:http: a small bridge from Node's request/response to the web-standard
+ * handler (no extra dependency), and `serveDashboard`, which listens on 127.0.0.1 unless told.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { Readable } from "node:stream"
+import { createDashboardHandler, type DashboardOptions } from "./handler.js"
+
+/** The largest request body the bridge reads (batch actions send a list of task ids). */
+const maxBodyBytes = 1_000_000
+
+const readBody = (req: IncomingMessage): Promise<Buffer> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    req.on("data", (c: Buffer) => {
+      size += c.length
+      if (size > maxBodyBytes) {
+        reject(new RangeError(`request body over ${maxBodyBytes} bytes`))
+        req.destroy()
+      } else chunks.push(c)
+    })
+    req.on("end", () => resolve(Buffer.concat(chunks)))
+    req.on("error", reject)
+  })
+
+/** A Node `(req, res)` listener serving a web-standard handler. */
+export const toNodeListener =
+  (handler: (request: Request) => Promise<Response>) =>
+  (req: IncomingMessage, res: ServerResponse): void => {
+    void (async () => {
+      const host = req.headers.host ?? "localhost"
+      const url = new URL(req.url ?? "/", `http://${host}`)
+      const headers = new Headers()
+      for (const [k, v] of Object.entries(req.headers)) {
+        if (v === undefined) continue
+        if (Array.isArray(v)) for (const x of v) headers.append(k, x)
+        else headers.set(k, v)
+      }
+      const method = req.method ?? "GET"
+      const body = method === "GET" || method === "HEAD" ? undefined : await readBody(req)
+      const response = await handler(new Request(url, { method, headers, ...(body !== undefined && body.length > 0 ? { body } : {}) }))
+      const out: Record<string, string | Array<string>> = {}
+      response.headers.forEach((value, key) => {
+        if (key === "set-cookie") return
+        out[key] = value
+      })
+      const cookies = response.headers.getSetCookie()
+      if (cookies.length > 0) out["set-cookie"] = cookies
+      res.writeHead(response.status, out)
+      if (response.body === null || method === "HEAD") res.end()
+      else Readable.fromWeb(response.body as import("node:stream/web").ReadableStream<Uint8Array>).pipe(res)
+    })().catch((e: unknown) => {
+      if (!res.headersSent) {
+        const tooBig = e instanceof RangeError
+        res.writeHead(tooBig ? 413 : 500, { "content-type": "application/json; charset=utf-8" })
+        res.end(JSON.stringify({ error: { code: tooBig ? "PayloadTooLarge" : "InternalError", message: e instanceof Error ? e.message : String(e) } }))
+      } else res.destroy()
+    })
+  }
+
+export interface ServeDashboardOptions extends DashboardOptions {
+  /** The port to listen on (0: any free port). Default 8080. */
+  readonly port?: number
+  /** The interface to bind. Default 127.0.0.1 (this machine only). */
+  readonly host?: string
+}
+
+export interface DashboardServer {
+  /** The address it listens on, e.g. http://127.0.0.1:8080/ (with the base path). */
+  readonly url: string
+  readonly port: number
+  readonly server: Server
+  /** Stops listening and closes the Redis connection. */
+  readonly close: () => Promise<void>
+}
+
+/** Starts the dashboard on a Node HTTP server (127.0.0.1:8080 unless told). */
+export const serveDashboard = async (options: ServeDashboardOptions = {}): Promise<DashboardServer> => {
+  const handler = createDashboardHandler(options)
+  const server = createServer(toNodeListener(handler))
+  const host = options.host ?? "127.0.0.1"
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject)
+      server.listen(options.port ?? 8080, host, () => {
+        server.off("error", reject)
+        resolve()
+      })
+    })
+  } catch (e) {
+    await handler.close()
+    throw e
+  }
+  const port = (server.address() as AddressInfo).port
+  const shownHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host
+  const basePath = (options.basePath ?? "").replace(/\/+$/, "")
+  let closing: Promise<void> | undefined
+  return {
+    url: `http://${shownHost}:${port}${basePath.startsWith("/") || basePath === "" ? basePath : `/${basePath}`}/`,
+    port,
+    server,
+    close: () =>
+      (closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      }).then(() => handler.close()))
+  }
+}
