@@ -6,6 +6,7 @@
 import { Effect, Fiber, Layer, Logger } from "effect"
 import { Command } from "effect/cli"
 import { cron } from "./commands/cron.js"
+import { dash } from "./commands/dash.js"
 import { group } from "./commands/group.js"
 import { queue } from "./commands/queue.js"
 import { server } from "./commands/server.js"
@@ -23,7 +24,7 @@ const version = "0.1.0"
 
 export const app = Command.make("effect-asynq").pipe(
   Command.withDescription("Inspect and manage asynq task queues on Redis (wire-compatible with Go asynq)"),
-  Command.withSubcommands([stats, queue, group, task, server, cron, worker]),
+  Command.withSubcommands([stats, queue, group, task, server, cron, worker, dash]),
   Command.withGlobalFlags([...connectionFlags, Json])
 )
 
