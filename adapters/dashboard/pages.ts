@@ -46,7 +46,7 @@ export const pageResponse = (kind: "app" | "login", config: DashboardConfig, sta
 <button type="submit">Open the dashboard</button></form>`
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>effect-asynq dashboard</title><link rel="stylesheet" href="${base}/assets/style.css"></head>
+<title>effect-asynq dashboard</title><link rel="icon" href="data:,"><link rel="stylesheet" href="${base}/assets/style.css"></head>
 <body>${body}</body></html>`
   return new Response(html, { status, headers: { ...securityHeaders, "content-type": "text/html; charset=utf-8" } })
 }

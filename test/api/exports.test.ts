@@ -54,6 +54,7 @@ describe("effect-asynq's root exports", () => {
       "src/inspector/index.ts",
       "src/scheduler/index.ts",
       "src/wire/index.ts",
+      "adapters/dashboard/index.ts",
       ...readdirSync(`${root}/adapters/aws-lambda`).filter((f) => f.endsWith(".ts")).map((f) => `adapters/aws-lambda/${f}`),
       ...readdirSync(`${root}/adapters/gcp-functions`).filter((f) => f.endsWith(".ts")).map((f) => `adapters/gcp-functions/${f}`)
     ]

@@ -22,12 +22,12 @@ export const appJs = String.raw`
       else if (k === "className") node.className = v;
       else node.setAttribute(k, v === true ? "" : String(v));
     }
-    for (var i = 2; i < arguments.length; i++) {
-      var c = arguments[i];
-      if (c === undefined || c === null || c === false) continue;
-      if (Array.isArray(c)) c.forEach(function (x) { if (x) node.appendChild(typeof x === "string" ? document.createTextNode(x) : x); });
+    function add(c) {
+      if (c === undefined || c === null || c === false) return;
+      if (Array.isArray(c)) c.forEach(add);
       else node.appendChild(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
     }
+    for (var i = 2; i < arguments.length; i++) add(arguments[i]);
     return node;
   }
   function enc(s) { return encodeURIComponent(s); }

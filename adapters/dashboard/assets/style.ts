@@ -37,7 +37,7 @@ button.danger { color:var(--bad); } button:disabled { opacity:.45; cursor:not-al
 dl.kv { display:grid; grid-template-columns: 180px 1fr; gap:6px 14px; background:var(--card); border:1px solid var(--line); padding:12px; margin:0; }
 dl.kv dt { color:var(--muted); } dl.kv dd { margin:0; word-break:break-all; }
 pre { background:#0f172a; color:#e2e8f0; padding:10px 12px; border-radius:6px; overflow:auto; max-height:420px; font-size:12px; }
-.chart { background:var(--card); border:1px solid var(--line); border-radius:6px; padding:8px; }
+.chart { max-width:820px; background:var(--card); border:1px solid var(--line); border-radius:6px; padding:8px; }
 .chart svg { width:100%; height:180px; display:block; }
 .legend { font-size:12px; color:var(--muted); } .legend .p { color:var(--accent); } .legend .f { color:var(--bad); }
 .pager { display:flex; gap:8px; align-items:center; margin:10px 0; }

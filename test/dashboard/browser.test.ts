@@ -1,0 +1,207 @@
+/**
+ * The dashboard in a real headless browser (Debian's chromium driven by playwright-core) on real
+ * queue data: every page loads and shows the data, a click goes from the queue to a task's detail,
+ * an action works with actions allowed and is refused (button disabled, API 403) without.
+ * Skipped, saying so, only where /usr/bin/chromium is missing (`.ci/run` installs it).
+ * With SCREENSHOTS_DIR set, it also saves the screenshots the README shows.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect, ManagedRuntime } from "effect"
+import { chromium, type BrowserContext, type Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type DashboardServer, serveDashboard } from "../../adapters/dashboard/index.js"
+import type { Broker } from "../../src/broker/Broker.js"
+import { getTaskInfo } from "../../src/inspector/getTaskInfo.js"
+import { brokerLayer } from "../../src/runtime/promiseRuntime.js"
+import { flushTestDb, testRedisUrl } from "../support/redis.js"
+import { arrangeDashboardData, type DashboardData, traceId } from "./fixture.js"
+
+const chromiumPath = "/usr/bin/chromium"
+const hasChromium = existsSync(chromiumPath)
+if (!hasChromium) console.warn(`dashboard browser tests skipped: ${chromiumPath} is missing (apt-get install -y chromium; .ci/run installs it)`)
+const screenshots = process.env.SCREENSHOTS_DIR
+
+describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_000 }, () => {
+  let data: DashboardData
+  let readOnly: DashboardServer
+  let withActions: DashboardServer
+  let context: BrowserContext
+  let profile: string
+  let rt: ManagedRuntime.ManagedRuntime<Broker, unknown>
+  const inspect = <A, E>(eff: Effect.Effect<A, E, Broker>) => rt.runPromise(eff)
+
+  beforeAll(async () => {
+    await flushTestDb()
+    data = await arrangeDashboardData(testRedisUrl())
+    rt = ManagedRuntime.make(brokerLayer(testRedisUrl()))
+    readOnly = await serveDashboard({ redis: testRedisUrl(), port: 0 })
+    withActions = await serveDashboard({ redis: testRedisUrl(), port: 0, allowActions: true })
+    profile = mkdtempSync(join(tmpdir(), "effect-asynq-chromium-"))
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: chromiumPath,
+      headless: true,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      viewport: { width: 1360, height: 900 }
+    })
+  }, 120_000)
+
+  afterAll(async () => {
+    await context?.close()
+    await readOnly?.close()
+    await withActions?.close()
+    await data?.close()
+    await rt?.dispose()
+    if (profile) rmSync(profile, { recursive: true, force: true })
+  })
+
+  /** Opens a view and waits until the script has rendered it. */
+  const open = async (server: DashboardServer, hash: string): Promise<Page> => {
+    const page = await context.newPage()
+    const failures: Array<string> = []
+    page.on("pageerror", (e) => failures.push(e.message))
+    page.on("console", (m) => {
+      if (m.type() === "error") failures.push(m.text())
+    })
+    await page.goto(`${server.url}${hash}`)
+    await page.waitForSelector("main[data-ready]")
+    ;(page as Page & { failures: Array<string> }).failures = failures
+    return page
+  }
+  const noErrors = (page: Page) => expect((page as Page & { failures: Array<string> }).failures).toEqual([])
+  const shot = async (page: Page, name: string) => {
+    if (screenshots === undefined) return
+    mkdirSync(screenshots, { recursive: true })
+    await page.screenshot({ path: join(screenshots, name), fullPage: true })
+  }
+
+  it("queues page: every queue with its sizes, pause state, latency, memory and the history chart", async () => {
+    const page = await open(readOnly, "#/")
+    const rows = page.locator("[data-testid=queues-table] tbody tr")
+    expect(await rows.count()).toBe(4)
+    const def = page.locator('tr[data-queue="default"] td')
+    const cells = await def.allInnerTexts()
+    expect(cells.slice(0, 10)).toEqual(["default", "run", "32", "1", "25", "2", "1", "1", "1", "1"])
+    expect(await page.locator('tr[data-queue="low"] [data-testid=queue-state]').innerText()).toBe("paused")
+    expect(await page.locator("[data-testid=history-chart] polyline").count()).toBe(2)
+    expect(await page.innerText("[data-testid=mode]")).toBe("read-only")
+    // read-only: the pause buttons are there but disabled, saying why
+    const pause = page.locator('tr[data-queue="default"] button[data-action=pause]')
+    expect(await pause.isDisabled()).toBe(true)
+    expect(await pause.getAttribute("title")).toContain("--allow-actions")
+    await shot(page, "queues.png")
+    noErrors(page)
+    await page.close()
+  })
+
+  it("from a queue's pending tasks, pages through them and clicks through to one task's detail (headers, trace id)", async () => {
+    const page = await open(readOnly, "#/")
+    await page.click('tr[data-queue="default"] [data-testid=queue-link]')
+    await page.waitForSelector("[data-testid=tasks-table]")
+    expect(await page.innerText("[data-testid=queue-name]")).toBe("default")
+    expect(await page.innerText("[data-testid=stat-size]")).toBe("32")
+    expect(await page.locator("[data-testid=tasks-table] tbody tr").count()).toBe(20)
+    expect(await page.innerText("[data-testid=page-info]")).toBe("page 1 of 2")
+    await page.click("[data-testid=next-page]")
+    await page.waitForFunction(() => document.querySelector("[data-testid=page-info]")?.textContent === "page 2 of 2")
+    expect(await page.locator("[data-testid=tasks-table] tbody tr").count()).toBe(5)
+    await page.click("[data-testid=prev-page]")
+    await page.waitForFunction(() => document.querySelector("[data-testid=page-info]")?.textContent === "page 1 of 2")
+    await shot(page, "queue.png")
+    await page.click(`tr[data-task-id="${data.ids.traced}"] [data-testid=task-link]`)
+    await page.waitForSelector("[data-testid=task-id]")
+    expect(await page.innerText("[data-testid=task-id]")).toBe(data.ids.traced)
+    expect(await page.innerText("[data-testid=task-state]")).toBe("pending")
+    expect(await page.innerText("[data-testid=trace-id]")).toBe(traceId)
+    expect(JSON.parse(await page.innerText("[data-testid=task-payload]"))).toEqual({ to: "ada@example.com" })
+    expect(await page.locator("[data-testid=task-headers]").textContent()).toContain("x-tenantacme")
+    await shot(page, "task.png")
+    noErrors(page)
+    await page.close()
+  })
+
+  it("a failed task's detail shows its error and retries; the retry tab lists it", async () => {
+    const page = await open(readOnly, "#/queues/default/retry")
+    expect(await page.locator("[data-testid=tasks-table] tbody tr").allInnerTexts()).toEqual([expect.stringContaining("card declined")])
+    await page.click("[data-testid=task-link]")
+    await page.waitForSelector("[data-testid=task-error]")
+    expect(await page.innerText("[data-testid=task-error]")).toBe("card declined")
+    expect(await page.innerText("main")).toContain("1 of 3")
+    await shot(page, "task-failed.png")
+    noErrors(page)
+    await page.close()
+  })
+
+  it("completed tasks show their result; a group's aggregating tasks are listed", async () => {
+    const page = await open(readOnly, "#/queues/default/completed")
+    expect(await page.innerText("[data-testid=tasks-table]")).toContain('{"rows":42}')
+    await page.click("[data-testid=tab-aggregating]")
+    await page.waitForSelector("[data-testid=groups-table]")
+    await page.click("text=digest-42")
+    await page.waitForSelector("[data-testid=tasks-table]")
+    expect(await page.locator("[data-testid=tasks-table] tbody tr").count()).toBe(2)
+    noErrors(page)
+    await page.close()
+  })
+
+  it("groups, servers (with the active worker), scheduler entries (with their enqueue history) and Redis pages", async () => {
+    const page = await open(readOnly, "#/groups")
+    expect(await page.innerText("[data-testid=all-groups]")).toContain("digest-42")
+    await page.click("[data-testid=nav-servers]")
+    await page.waitForSelector("[data-testid=workers-table]")
+    expect(await page.innerText("[data-testid=servers-table]")).toContain("slow:1")
+    expect(await page.innerText("[data-testid=workers-table]")).toContain(data.ids.slow)
+    await shot(page, "servers.png")
+    await page.click("[data-testid=nav-scheduler]")
+    await page.waitForSelector("[data-testid=scheduler-table]")
+    expect(await page.innerText("[data-testid=scheduler-table]")).toContain("@every 1s")
+    await page.click("[data-testid=entry-link]")
+    await page.waitForSelector("[data-testid=events-table]")
+    expect(await page.locator("[data-testid=events-table] tbody tr").count()).toBeGreaterThan(0)
+    await page.click("[data-testid=nav-redis]")
+    await page.waitForSelector("[data-testid=redis-version]")
+    expect(await page.innerText("[data-testid=redis-version]")).toMatch(/^\d+\.\d+/)
+    noErrors(page)
+    await page.close()
+  })
+
+  it("read-only: the task's action buttons are disabled and the API refuses the action (403), changing nothing", async () => {
+    const page = await open(readOnly, `#/tasks/default/${data.ids.retry}`)
+    const run = page.locator("button[data-action=run]")
+    expect(await run.isDisabled()).toBe(true)
+    const answer = await page.evaluate(async (id) => {
+      const res = await fetch(`/api/queues/default/retry_tasks/${id}:run`, { method: "POST" })
+      return { status: res.status, body: (await res.json()) as { error: { code: string; message: string } } }
+    }, data.ids.retry)
+    expect(answer.status).toBe(403)
+    expect(answer.body.error.code).toBe("ActionsDisabled")
+    expect((await inspect(getTaskInfo("default", data.ids.retry))).state).toBe("retry")
+    // the browser logs the refused request, and nothing else went wrong
+    expect((page as Page & { failures: Array<string> }).failures).toEqual(["Failed to load resource: the server responded with a status of 403 (Forbidden)"])
+    await page.close()
+  })
+
+  it("with --allow-actions: Run now on the retry task moves it to pending, and the page says so", async () => {
+    const page = await open(withActions, `#/tasks/default/${data.ids.retry}`)
+    expect(await page.innerText("[data-testid=mode]")).toBe("actions allowed")
+    const run = page.locator("button[data-action=run]")
+    expect(await run.isDisabled()).toBe(false)
+    await run.click()
+    await page.waitForFunction(() => document.querySelector("[data-testid=task-state]")?.textContent === "pending")
+    expect(await page.innerText("main [role=status]")).toBe("task moved to pending")
+    expect((await inspect(getTaskInfo("default", data.ids.retry))).state).toBe("pending")
+    noErrors(page)
+    await page.close()
+  })
+
+  it("with --allow-actions: pausing a queue from the queues page pauses it in Redis", async () => {
+    const page = await open(withActions, "#/")
+    await page.click('tr[data-queue="default"] button[data-action=pause]')
+    await page.waitForFunction(() => document.querySelector('tr[data-queue="default"] [data-testid=queue-state]')?.textContent === "paused")
+    await page.click('tr[data-queue="default"] button[data-action=resume]')
+    await page.waitForFunction(() => document.querySelector('tr[data-queue="default"] [data-testid=queue-state]')?.textContent === "run")
+    noErrors(page)
+    await page.close()
+  })
+})
