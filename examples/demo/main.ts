@@ -1,9 +1,11 @@
 /**
  * `npm start`: a worker with example handlers, and a client that enqueues a few tasks (immediate,
  * delayed, one that fails once then succeeds on retry). Prints each task as it is processed and
- * exits when all are done, or keeps running until Ctrl-C with --forever.
+ * exits when all are done, or keeps running until Ctrl-C with --forever, with the web dashboard
+ * beside the worker (http://127.0.0.1:8080/, or DASH_PORT; a free port when that one is taken).
  * Uses REDIS_URL (default redis://127.0.0.1:6379), or a private redis-server when none answers.
  */
+import { type DashboardServer, serveDashboard } from "../../adapters/dashboard/nodeServer.js"
 import { runWorker } from "../../adapters/worker/runWorker.js"
 import { createClient } from "../../src/client.js"
 import { mux } from "./handlers.js"
@@ -53,7 +55,19 @@ const main = async () => {
   })
   console.log(`Worker ${worker.identity.serverId} running (queue "${queue}"); enqueueing example tasks…`)
 
+  // --forever: the dashboard beside the worker (local only; actions allowed, it is a demo).
+  let dashboard: DashboardServer | undefined
+  if (forever) {
+    const port = Number(process.env.DASH_PORT ?? 8080)
+    const served = await serveDashboard({ redis: redis.url, port, allowActions: true }).catch((e: NodeJS.ErrnoException) =>
+      e.code === "EADDRINUSE" ? serveDashboard({ redis: redis.url, port: 0, allowActions: true }) : Promise.reject(e)
+    )
+    dashboard = served
+    console.log(`Dashboard: ${served.url} (actions allowed)`)
+  }
+
   const stop = async () => {
+    await dashboard?.close()
     const requeued = await worker.shutdown()
     await redis.stop()
     console.log(`Worker stopped${requeued > 0 ? ` (${requeued} unfinished task(s) requeued)` : ""}.`)

@@ -18,6 +18,9 @@ import { brokerLayer } from "../../src/runtime/promiseRuntime.js"
 import { flushTestDb, testRedisUrl } from "../support/redis.js"
 import { arrangeDashboardData, type DashboardData, traceId } from "./fixture.js"
 
+/** The page's document, inside functions run in the browser (tests compile without the DOM lib). */
+declare const document: { querySelector(selector: string): { readonly textContent: string | null } | null }
+
 const chromiumPath = "/usr/bin/chromium"
 const hasChromium = existsSync(chromiumPath)
 if (!hasChromium) console.warn(`dashboard browser tests skipped: ${chromiumPath} is missing (apt-get install -y chromium; .ci/run installs it)`)

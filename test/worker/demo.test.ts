@@ -6,11 +6,11 @@ import { freePort } from "../support/redis-server.js"
 const root = fileURLToPath(new URL("../../", import.meta.url))
 
 /** `npm start`'s program with no Redis at REDIS_URL (so it starts its private redis-server). */
-const startDemo = async () => {
+const startDemo = async (args: ReadonlyArray<string> = [], env: Record<string, string> = {}) => {
   const deadPort = await freePort()
-  const child = spawn(process.execPath, ["--import", "tsx", "examples/demo/main.ts"], {
+  const child = spawn(process.execPath, ["--import", "tsx", "examples/demo/main.ts", ...args], {
     cwd: root,
-    env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${deadPort}` },
+    env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${deadPort}`, ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
   let out = ""
@@ -69,5 +69,18 @@ describe("npm start demo", () => {
     expect(out).toContain("Worker stopped")
     expect(out).not.toContain("All 4 tasks done.")
     expect(redisServerRunning(port!)).toBe(false)
+  }, 60_000)
+
+  it("--forever starts the dashboard beside the worker and prints its URL; it serves the demo queue until SIGTERM", async () => {
+    const demo = await startDemo(["--forever"], { DASH_PORT: String(await freePort()) })
+    await demo.printed("Running until Ctrl-C (--forever).")
+    const url = /Dashboard: (http:\/\/127\.0\.0\.1:\d+\/) \(actions allowed\)/.exec(demo.output())?.[1]
+    expect(url, demo.output()).toBeDefined()
+    const queues = (await (await fetch(`${url}api/queues`)).json()) as { queues: Array<{ queue: string }> }
+    expect(queues.queues.map((q) => q.queue)).toEqual(["demo"])
+    expect(await (await fetch(`${url}metrics`)).text()).toContain('asynq_queue_size{queue="demo"}')
+    demo.child.kill("SIGTERM")
+    expect(await demo.exited, demo.output()).toBe(0)
+    await expect(fetch(`${url}api/queues`)).rejects.toThrow()
   }, 60_000)
 })
