@@ -34,7 +34,7 @@ export const createDashboardUrlHandler = (options: DashboardOptions = {}): Dashb
     const host = headers.get("host") ?? event.requestContext?.domainName ?? "localhost"
     const query = event.rawQueryString ? `?${event.rawQueryString}` : ""
     const method = event.requestContext?.http?.method ?? "GET"
-    const body = event.body === undefined || method === "GET" || method === "HEAD" ? undefined : event.isBase64Encoded ? Buffer.from(event.body, "base64") : event.body
+    const body = event.body === undefined || method === "GET" || method === "HEAD" ? undefined : event.isBase64Encoded ? new Uint8Array(Buffer.from(event.body, "base64")) : event.body
     const response = await dashboard(new Request(`https://${host}${event.rawPath ?? "/"}${query}`, { method, headers, ...(body !== undefined ? { body } : {}) }))
     const out: Record<string, string> = {}
     response.headers.forEach((value, key) => {

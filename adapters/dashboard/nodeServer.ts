@@ -40,7 +40,7 @@ export const toNodeListener =
       }
       const method = req.method ?? "GET"
       const body = method === "GET" || method === "HEAD" ? undefined : await readBody(req)
-      const response = await handler(new Request(url, { method, headers, ...(body !== undefined && body.length > 0 ? { body } : {}) }))
+      const response = await handler(new Request(url, { method, headers, ...(body !== undefined && body.length > 0 ? { body: new Uint8Array(body) } : {}) }))
       const out: Record<string, string | Array<string>> = {}
       response.headers.forEach((value, key) => {
         if (key === "set-cookie") return

@@ -18,6 +18,7 @@ import { history } from "./history.js"
 import { listTasks } from "./listTasks.js"
 import { getQueueInfo } from "./queueInfo.js"
 import { queues } from "./queues.js"
+import { redisInfo, type RedisNodeInfo } from "./redisInfo.js"
 import { schedulerEntries, schedulerHistory } from "./scheduler.js"
 import type { EnqueueEventDetails, SchedulerEntryDetails, ServerDetails } from "./serverTypes.js"
 import { servers } from "./servers.js"
@@ -48,6 +49,8 @@ export interface Inspector {
   readonly schedulerHistory: (entryId: string, options?: { readonly page?: number; readonly pageSize?: number }) => Promise<ReadonlyArray<EnqueueEventDetails>>
   readonly clusterKeySlot: (queue: string) => Promise<number>
   readonly clusterNodes: (queue: string) => Promise<ReadonlyArray<ClusterNode>>
+  /** Redis INFO (each master of a cluster), raw and parsed. */
+  readonly redisInfo: () => Promise<ReadonlyArray<RedisNodeInfo>>
   /** Closes the Redis connection. Safe to call more than once. */
   readonly close: () => Promise<void>
 }
@@ -86,6 +89,7 @@ export const createInspector = (options: InspectorOptions = {}): Inspector => {
     schedulerHistory: (id, o) => run(schedulerHistory(id, o)),
     clusterKeySlot: (q) => run(clusterKeySlot(q)),
     clusterNodes: (q) => run(clusterNodes(q)),
+    redisInfo: () => run(redisInfo()),
     close: rt.close
   }
 }

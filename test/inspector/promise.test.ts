@@ -35,3 +35,19 @@ describe("createInspector (Promise facade)", () => {
     }
   })
 })
+
+describe("createInspector().redisInfo", () => {
+  it("returns Redis INFO of the single node, parsed into a record and raw", async () => {
+    const inspector = createInspector({ url: testRedisUrl() })
+    try {
+      const [node, ...rest] = await inspector.redisInfo()
+      expect(rest).toEqual([])
+      expect(node!.address).toBe("")
+      expect(node!.info["redis_version"]).toMatch(/^\d+\.\d+/)
+      expect(node!.raw).toContain(`redis_version:${node!.info["redis_version"]}`)
+      expect(Number(node!.info["connected_clients"])).toBeGreaterThanOrEqual(1)
+    } finally {
+      await inspector.close()
+    }
+  })
+})
