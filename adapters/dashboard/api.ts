@@ -198,8 +198,9 @@ export const routes: ReadonlyArray<Route> = [
     handle: () =>
       Effect.gen(function* () {
         const names = yield* queues()
-        const infos = yield* Effect.forEach(names, (q) => getQueueInfo(q).pipe(Effect.option), { concurrency: 4 })
-        return json({ queues: infos.flatMap((o) => (o._tag === "Some" ? [queueSnapshot(o.value)] : [])) })
+        // A queue deleted between the listing and its read is left out; any other failure fails the call.
+        const infos = yield* Effect.forEach(names, (q) => getQueueInfo(q).pipe(Effect.catchTag("QueueNotFound", () => Effect.succeed(undefined))), { concurrency: 4 })
+        return json({ queues: infos.flatMap((i) => (i === undefined ? [] : [queueSnapshot(i)])) })
       })
   },
   {

@@ -87,6 +87,13 @@ export const handleApiRequest = (request: Request, path: string, url: URL, confi
     )
   const { route, params } = found
   if (route.action && !config.allowActions) return Effect.succeed(readOnlyRefusal())
+  for (const p of params) {
+    try {
+      decodeURIComponent(p)
+    } catch {
+      return Effect.succeed(json({ error: { code: "InvalidArgument", message: `the path has a malformed %-escape: ${p}` } }, 400))
+    }
+  }
   return route.handle({ params, url, request }).pipe(Effect.catch((e) => Effect.succeed(errorResponse(e))))
 }
 

@@ -14,13 +14,16 @@ const readBody = (req: IncomingMessage): Promise<Buffer> =>
   new Promise((resolve, reject) => {
     const chunks: Array<Buffer> = []
     let size = 0
-    req.on("data", (c: Buffer) => {
+    const onData = (c: Buffer) => {
       size += c.length
       if (size > maxBodyBytes) {
+        // Stop keeping it, but read the rest (discarded) so the 413 reaches the client.
+        req.off("data", onData)
+        req.resume()
         reject(new RangeError(`request body over ${maxBodyBytes} bytes`))
-        req.destroy()
       } else chunks.push(c)
-    })
+    }
+    req.on("data", onData)
     req.on("end", () => resolve(Buffer.concat(chunks)))
     req.on("error", reject)
   })
@@ -54,7 +57,7 @@ export const toNodeListener =
     })().catch((e: unknown) => {
       if (!res.headersSent) {
         const tooBig = e instanceof RangeError
-        res.writeHead(tooBig ? 413 : 500, { "content-type": "application/json; charset=utf-8" })
+        res.writeHead(tooBig ? 413 : 500, { "content-type": "application/json; charset=utf-8", connection: "close" })
         res.end(JSON.stringify({ error: { code: tooBig ? "PayloadTooLarge" : "InternalError", message: e instanceof Error ? e.message : String(e) } }))
       } else res.destroy()
     })

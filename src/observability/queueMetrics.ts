@@ -92,8 +92,8 @@ export const renderQueueMetrics = (infos: ReadonlyArray<QueueInfo>): string => {
 /** Every queue's info, read now (a queue deleted between the listing and its read is left out). */
 export const collectQueueInfos = Effect.fn("QueueMetrics.collect")(function* () {
   const names = yield* queues()
-  const infos = yield* Effect.forEach(names, (q) => getQueueInfo(q).pipe(Effect.option), { concurrency: 4 })
-  return infos.flatMap((o) => (o._tag === "Some" ? [o.value] : []))
+  const infos = yield* Effect.forEach(names, (q) => getQueueInfo(q).pipe(Effect.catchTag("QueueNotFound", () => Effect.succeed(undefined))), { concurrency: 4 })
+  return infos.filter((i): i is QueueInfo => i !== undefined)
 })
 
 /**
