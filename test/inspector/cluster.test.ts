@@ -4,6 +4,7 @@ import { Effect, Layer } from "effect"
 import { Broker } from "../../src/broker/Broker.js"
 import { Redis } from "../../src/redis/Redis.js"
 import { clusterKeySlot, clusterNodes } from "../../src/inspector/cluster.js"
+import { redisInfo } from "../../src/inspector/redisInfo.js"
 import { keySlot } from "../../src/redis/keySlot.js"
 import { type RedisServerHandle, startRedisServer } from "../support/redis-server.js"
 import { makeHarness } from "./harness.js"
@@ -40,6 +41,13 @@ describe("cluster", () => {
   it("lists the node serving a queue's slot", async () => {
     const myId = String(await raw.call("CLUSTER", "MYID"))
     expect(await onCluster(clusterNodes("default"))).toEqual([{ id: myId, addr: `127.0.0.1:${node.port}` }])
+  })
+
+  it("redisInfo: the INFO of each master, with its address", async () => {
+    const nodes = await onCluster(redisInfo())
+    expect(nodes.map((n) => n.address)).toEqual([`127.0.0.1:${node.port}`])
+    expect(nodes[0]!.info["redis_mode"]).toBe("cluster")
+    expect(nodes[0]!.info["tcp_port"]).toBe(String(node.port))
   })
 
   it("fails with NotACluster on a single Redis", async () => {
