@@ -1,0 +1,32 @@
+/**
+ * The maintenance tick from an edge runtime (a Cloudflare Workers `scheduled` handler, a Vercel
+ * cron route): one bounded pass of forward, recover, aggregate and janitor over the given queues —
+ * the same `maintenanceTick` the Lambda and Cloud Functions adapters run, over HTTP. No server
+ * anywhere: overlapping ticks are safe (every move is one atomic script).
+ *
+ * `extra` work (any Effect step needing only the Broker) runs in the same tick; the scripts it
+ * calls must be named in `scripts` (the maintenance scripts are always there).
+ */
+import { maintenanceTick, type MaintenanceConfig, type TickSummary } from "../processor/maintenance.js"
+import { edgeRunner } from "./context.js"
+import type { HttpRedisOptions, ScriptSources } from "./httpRedis.js"
+import { maintenanceScripts } from "./scripts.js"
+
+export type { TickSummary }
+
+export interface EdgeTickConfig extends MaintenanceConfig {
+  /** The REST endpoint (as for createClient). */
+  readonly redis: HttpRedisOptions
+  /** Lua sources of the scripts `extra` runs, if any (see scripts.ts). */
+  readonly scripts?: ScriptSources
+}
+
+/** Runs one tick; resolves with what it did (failed parts are listed in `errors`, never thrown). Rejects only with RedisConnectionError for an unusable url/token. */
+export type EdgeTick = () => Promise<TickSummary>
+
+/** A tick function over HTTP (see the module comment). */
+export const createTick = (config: EdgeTickConfig): EdgeTick => {
+  const { redis, scripts, ...maintenance } = config
+  const run = edgeRunner(redis, scripts ? { ...maintenanceScripts, ...scripts } : maintenanceScripts)
+  return () => run(maintenanceTick(maintenance))
+}

@@ -1,0 +1,148 @@
+/**
+ * effect-asynq/edge over the loopback REST gateway (test/support/restGateway.ts) in front of this
+ * file's redis-server database, run in Node: wire parity with the TCP client, options and errors,
+ * the NOSCRIPT fallback, and the maintenance tick. The same code in workerd and @edge-runtime/vm:
+ * workerd.test.ts, edgeRuntime.test.ts.
+ */
+import type { Redis as IORedis } from "ioredis"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { createClient as createTcpClient } from "../../src/client.js"
+import { createClient, createTick } from "../../src/edge/index.js"
+import { decodeTaskMessage } from "../../src/wire/TaskMessage.js"
+import { queueKeys } from "../../src/wire/keys.js"
+import { makeMsg, putActive, putInZset, zsetOf } from "../support/arrange.js"
+import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
+import { type RestGateway, startRestGateway } from "../support/restGateway.js"
+
+let gateway: RestGateway
+let raw: IORedis
+const tcp = () => createTcpClient({ url: testRedisUrl() })
+
+beforeAll(async () => {
+  gateway = await startRestGateway(testRedisUrl())
+  raw = rawClient()
+})
+afterAll(async () => {
+  await gateway.close()
+  raw.disconnect()
+})
+beforeEach(() => flushTestDb())
+
+/** Everything Redis holds for one task: hash fields (time-stamped ones as present/absent), where its id is, its uniqueness lock. */
+const snapshot = async (queue: string, id: string) => {
+  const k = queueKeys(queue)
+  const hash = await raw.hgetallBuffer(k.task(id))
+  const fields = Object.fromEntries(Object.entries(hash).map(([f, v]) => [f, f === "pending_since" ? "(a time)" : f === "msg" ? v.toString("hex") : v.toString()]))
+  const msg = hash.msg ? decodeTaskMessage(new Uint8Array(hash.msg)) : undefined
+  return {
+    fields,
+    pending: await raw.lrange(k.pending, 0, -1),
+    scheduled: (await zsetOf(raw, k.scheduled)).map(([m]) => m),
+    groups: await raw.smembers(k.allGroups),
+    queues: await raw.smembers("asynq:queues"),
+    lock: msg?.uniqueKey ? await raw.get(msg.uniqueKey) : null
+  }
+}
+
+describe("wire parity with the TCP client", () => {
+  const cases: ReadonlyArray<readonly [string, unknown, Record<string, unknown>]> = [
+    ["a JSON payload, default options", { userId: 42, name: "zoë" }, {}],
+    // Bytes that are not UTF-8 (0x80-0xff) in the payload, and varints ≥ 0x80 in the message (timeout 1800 s).
+    ["binary payload, every option", new Uint8Array([0, 0x80, 0xff, 0xc3, 0x28, 10, 13]), { queue: "critical", maxRetry: 300, timeout: 90_000, deadline: 4_102_444_800_000, unique: 3_600_000, retention: 86_400_000, headers: { trace: "t-1", "x-ü": "ß" } }],
+    ["scheduled", "text payload", { processIn: 3_600_000, queue: "later" }],
+    ["grouped", { n: 1 }, { group: "digest", queue: "agg" }]
+  ]
+  for (const [name, payload, options] of cases) {
+    it(`writes the same bytes: ${name}`, async () => {
+      const queue = (options.queue as string | undefined) ?? "default"
+      const client = tcp()
+      const viaTcp = await client.enqueue("parity:task", payload, { ...options, taskId: "same-id" }).finally(() => client.close())
+      const tcpState = await snapshot(queue, "same-id")
+      await flushTestDb()
+      const viaHttp = await createClient({ url: gateway.url, token: gateway.token }).enqueue("parity:task", payload, { ...options, taskId: "same-id" })
+      const httpState = await snapshot(queue, "same-id")
+      expect(httpState).toEqual(tcpState)
+      expect(httpState.fields.msg).toMatch(/^[0-9a-f]+$/)
+      expect({ ...viaHttp, nextProcessAt: undefined }).toEqual({ ...viaTcp, nextProcessAt: undefined })
+    })
+  }
+})
+
+describe("createClient over HTTP", () => {
+  it("enqueueMany: one request, each item its own outcome (invalid and duplicate items rejected, the others written)", async () => {
+    const client = createClient({ url: gateway.url, token: gateway.token })
+    const before = gateway.requests.length
+    const out = await client.enqueueMany([
+      { type: "a", payload: { i: 1 } },
+      { type: "b", payload: { i: 2 }, options: { maxRetry: -1 } },
+      { type: "c", payload: "same", options: { unique: 60_000 } },
+      { type: "c", payload: "same", options: { unique: 60_000 } }
+    ])
+    expect(out.map((o) => (o.ok ? "ok" : o.error._tag))).toEqual(["ok", "InvalidArgument", "ok", "DuplicateTask"])
+    expect(gateway.requests.length - before).toBe(1)
+    expect(await raw.llen(queueKeys("default").pending)).toBe(2)
+  })
+
+  it("a wrong token: RedisError naming the refusal, nothing written", async () => {
+    const error = await createClient({ url: gateway.url, token: "wrong" })
+      .enqueue("t", {})
+      .then(() => undefined, (e: unknown) => e)
+    expect(error).toMatchObject({ _tag: "RedisError" })
+    expect((error as Error).message).toMatch(/refused the token \(HTTP 401\)/)
+    expect(await raw.exists("asynq:queues")).toBe(0)
+  })
+
+  it("unusable url or token: RedisConnectionError on every call, saying what is wrong", async () => {
+    const noScheme = await createClient({ url: "127.0.0.1:8080", token: "x" }).enqueue("t").catch((e: unknown) => e)
+    expect(noScheme).toMatchObject({ _tag: "RedisConnectionError" })
+    const noToken = await createClient({ url: gateway.url, token: "" }).enqueue("t").catch((e: unknown) => e)
+    expect(noToken).toMatchObject({ _tag: "RedisConnectionError", message: expect.stringMatching(/token is required/) })
+  })
+
+  it("invalid options: InvalidArgument before any request", async () => {
+    const before = gateway.requests.length
+    const error = await createClient({ url: gateway.url, token: gateway.token }).enqueue("t", {}, { queue: "" }).catch((e: unknown) => e)
+    expect(error).toMatchObject({ _tag: "InvalidArgument", field: "queue" })
+    expect(gateway.requests.length).toBe(before)
+  })
+
+  it("first call of a script is an EVAL, later ones EVALSHA; after SCRIPT FLUSH the NOSCRIPT answer is sent again as EVAL", async () => {
+    const client = createClient({ url: gateway.url, token: gateway.token })
+    const commandsOf = (from: number) => gateway.requests.slice(from).flatMap((r) => r.commands.map((c) => String((c as Array<unknown>)[0])))
+    let mark = gateway.requests.length
+    await client.enqueue("t", 1)
+    expect(commandsOf(mark)).toEqual(["EVAL", "EVAL"]) // registerQueue + enqueue, one pipeline
+    mark = gateway.requests.length
+    await client.enqueue("t", 2)
+    expect(commandsOf(mark)).toEqual(["EVALSHA"])
+    await raw.script("FLUSH")
+    mark = gateway.requests.length
+    const info = await client.enqueue("t", 3)
+    expect(commandsOf(mark)).toEqual(["EVALSHA", "EVAL"])
+    expect(await raw.lrange(queueKeys("default").pending, 0, -1)).toContain(info.id)
+    expect(await raw.llen(queueKeys("default").pending)).toBe(3)
+  })
+})
+
+describe("createTick over HTTP", () => {
+  it("forwards due scheduled tasks and recovers expired leases; nothing else moves", async () => {
+    const nowSec = Math.floor(Date.now() / 1000)
+    await putInZset(raw, makeMsg("default", "due"), "scheduled", nowSec - 5)
+    await putInZset(raw, makeMsg("default", "not-yet"), "scheduled", nowSec + 3600)
+    await putActive(raw, makeMsg("default", "stalled"), nowSec - 120)
+    await putActive(raw, makeMsg("default", "leased"), nowSec + 60)
+    await raw.sadd("asynq:queues", "default")
+    const tick = createTick({ redis: { url: gateway.url, token: gateway.token }, queues: ["default"] })
+    const summary = await tick()
+    expect(summary.errors).toEqual([])
+    expect(summary.forwarded?.moved).toBe(1)
+    expect(summary.recovered).toMatchObject({ retried: 1, archived: 0 })
+    const k = queueKeys("default")
+    expect(await raw.lrange(k.pending, 0, -1)).toEqual(["due"])
+    expect((await zsetOf(raw, k.scheduled)).map(([m]) => m)).toEqual(["not-yet"])
+    expect((await zsetOf(raw, k.retry)).map(([m]) => m)).toEqual(["stalled"])
+    expect((await zsetOf(raw, k.lease)).map(([m]) => m)).toEqual(["leased"])
+    const stalled = decodeTaskMessage(new Uint8Array((await raw.hgetBuffer(k.task("stalled"), "msg"))!))
+    expect(stalled).toMatchObject({ retried: 1, errorMsg: "asynq: task lease expired" })
+  })
+})
