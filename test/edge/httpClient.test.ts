@@ -13,6 +13,7 @@ import { queueKeys } from "../../src/wire/keys.js"
 import { makeMsg, putActive, putInZset, zsetOf } from "../support/arrange.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
 import { type RestGateway, startRestGateway } from "../support/restGateway.js"
+import { parityCases, taskSnapshot } from "./parity.js"
 
 let gateway: RestGateway
 let raw: IORedis
@@ -28,39 +29,16 @@ afterAll(async () => {
 })
 beforeEach(() => flushTestDb())
 
-/** Everything Redis holds for one task: hash fields (time-stamped ones as present/absent), where its id is, its uniqueness lock. */
-const snapshot = async (queue: string, id: string) => {
-  const k = queueKeys(queue)
-  const hash = await raw.hgetallBuffer(k.task(id))
-  const fields = Object.fromEntries(Object.entries(hash).map(([f, v]) => [f, f === "pending_since" ? "(a time)" : f === "msg" ? v.toString("hex") : v.toString()]))
-  const msg = hash.msg ? decodeTaskMessage(new Uint8Array(hash.msg)) : undefined
-  return {
-    fields,
-    pending: await raw.lrange(k.pending, 0, -1),
-    scheduled: (await zsetOf(raw, k.scheduled)).map(([m]) => m),
-    groups: await raw.smembers(k.allGroups),
-    queues: await raw.smembers("asynq:queues"),
-    lock: msg?.uniqueKey ? await raw.get(msg.uniqueKey) : null
-  }
-}
-
 describe("wire parity with the TCP client", () => {
-  const cases: ReadonlyArray<readonly [string, unknown, Record<string, unknown>]> = [
-    ["a JSON payload, default options", { userId: 42, name: "zoë" }, {}],
-    // Bytes that are not UTF-8 (0x80-0xff) in the payload, and varints ≥ 0x80 in the message (timeout 1800 s).
-    ["binary payload, every option", new Uint8Array([0, 0x80, 0xff, 0xc3, 0x28, 10, 13]), { queue: "critical", maxRetry: 300, timeout: 90_000, deadline: 4_102_444_800_000, unique: 3_600_000, retention: 86_400_000, headers: { trace: "t-1", "x-ü": "ß" } }],
-    ["scheduled", "text payload", { processIn: 3_600_000, queue: "later" }],
-    ["grouped", { n: 1 }, { group: "digest", queue: "agg" }]
-  ]
-  for (const [name, payload, options] of cases) {
+  for (const { name, payload, options } of parityCases) {
     it(`writes the same bytes: ${name}`, async () => {
       const queue = (options.queue as string | undefined) ?? "default"
       const client = tcp()
       const viaTcp = await client.enqueue("parity:task", payload, { ...options, taskId: "same-id" }).finally(() => client.close())
-      const tcpState = await snapshot(queue, "same-id")
+      const tcpState = await taskSnapshot(raw, queue, "same-id")
       await flushTestDb()
       const viaHttp = await createClient({ url: gateway.url, token: gateway.token }).enqueue("parity:task", payload, { ...options, taskId: "same-id" })
-      const httpState = await snapshot(queue, "same-id")
+      const httpState = await taskSnapshot(raw, queue, "same-id")
       expect(httpState).toEqual(tcpState)
       expect(httpState.fields.msg).toMatch(/^[0-9a-f]+$/)
       expect({ ...viaHttp, nextProcessAt: undefined }).toEqual({ ...viaTcp, nextProcessAt: undefined })
