@@ -7,7 +7,8 @@
 import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { createClient as createTcpClient } from "../../src/client.js"
-import { createClient, createTick } from "../../src/edge/index.js"
+import { Effect } from "effect"
+import { createClient, createTick, enqueue, forward, httpRedisLayer } from "../../src/edge/index.js"
 import { decodeTaskMessage } from "../../src/wire/TaskMessage.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { makeMsg, putActive, putInZset, zsetOf } from "../support/arrange.js"
@@ -122,5 +123,19 @@ describe("createTick over HTTP", () => {
     expect((await zsetOf(raw, k.lease)).map(([m]) => m)).toEqual(["leased"])
     const stalled = decodeTaskMessage(new Uint8Array((await raw.hgetBuffer(k.task("stalled"), "msg"))!))
     expect(stalled).toMatchObject({ retried: 1, errorMsg: "asynq: task lease expired" })
+  })
+})
+
+describe("httpRedisLayer: the Effect steps over HTTP", () => {
+  it("enqueue and forward run unchanged; an unusable token fails the layer with RedisConnectionError", async () => {
+    const layer = httpRedisLayer({ url: gateway.url, token: gateway.token })
+    const info = await Effect.runPromise(enqueue("layer:task", { a: 1 }, { processAt: Date.now() - 1000 + 3_600_000, taskId: "later" }).pipe(Effect.provide(layer)))
+    expect(info).toMatchObject({ id: "later", state: "scheduled" })
+    await raw.zadd(queueKeys("default").scheduled, Math.floor(Date.now() / 1000) - 1, "later")
+    const moved = await Effect.runPromise(forward({ queues: ["default"] }).pipe(Effect.provide(layer)))
+    expect(moved).toMatchObject({ moved: 1, byQueue: { default: 1 } })
+    expect(await raw.lrange(queueKeys("default").pending, 0, -1)).toEqual(["later"])
+    const failed = await Effect.runPromise(Effect.flip(enqueue("t", 1).pipe(Effect.provide(httpRedisLayer({ url: "ftp://x", token: "t" })))))
+    expect(failed).toMatchObject({ _tag: "RedisConnectionError", message: expect.stringMatching(/scheme must be https: or http:/) })
   })
 })
