@@ -4,8 +4,10 @@
  * the same `maintenanceTick` the Lambda and Cloud Functions adapters run, over HTTP. No server
  * anywhere: overlapping ticks are safe (every move is one atomic script).
  *
- * `extra` work (any Effect step needing only the Broker) runs in the same tick; the scripts it
- * calls must be named in `scripts` (the maintenance scripts are always there).
+ * `extra` work (any Effect step needing only the Broker) runs in the same tick, e.g. the scheduler
+ * tick for periodic tasks: `extra: schedulerTick({ entries })` with `scripts: schedulerScripts`
+ * (the Lua sources `extra` runs; the maintenance scripts are always there). The scheduler is not
+ * built in, so a bundle without periodic tasks does not carry the cron parser.
  */
 import { maintenanceTick, type MaintenanceConfig, type TickSummary } from "../processor/maintenance.js"
 import { edgeRunner } from "./context.js"
@@ -17,7 +19,7 @@ export type { TickSummary }
 export interface EdgeTickConfig extends MaintenanceConfig {
   /** The REST endpoint (as for createClient). */
   readonly redis: HttpRedisOptions
-  /** Lua sources of the scripts `extra` runs, if any (see scripts.ts). */
+  /** Lua sources of the scripts `extra` runs, if any (e.g. `schedulerScripts`). */
   readonly scripts?: ScriptSources
 }
 

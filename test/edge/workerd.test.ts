@@ -166,3 +166,26 @@ describe("examples/cloudflare-workers in workerd", () => {
     }
   })
 })
+
+describe("effect-asynq/edge/scheduler in workerd", () => {
+  it("the scheduler tick inside the maintenance tick enqueues a due occurrence once, however many ticks overlap", async () => {
+    const bundle = await bundleEdge("test/edge/fixtures/schedulerWorker.ts", { runtime: "workerd", resolveBrowserField: true })
+    const mf = miniflare(bundle, { REST_URL: gateway.url, REST_TOKEN: gateway.token })
+    try {
+      const summaries = await Promise.all([1, 2, 3].map(async () => (await mf.dispatchFetch("http://worker/")).json()))
+      expect(summaries.flatMap((s) => (s as { errors: Array<unknown> }).errors)).toEqual([])
+      const extras = summaries.map((s) => (s as { extra: { enqueued: Array<{ taskId: string }>; alreadyDone: number } }).extra)
+      expect(extras.flatMap((e) => e.enqueued)).toHaveLength(1)
+      expect(extras.reduce((n, e) => n + e.alreadyDone, 0)).toBe(2)
+      const [{ taskId }] = extras.flatMap((e) => e.enqueued)
+      expect(await raw.lrange(queueKeys("reports").pending, 0, -1)).toEqual([taskId])
+      expect(decodeTaskMessage(new Uint8Array((await raw.hgetBuffer(queueKeys("reports").task(taskId!), "msg"))!))).toMatchObject({ type: "hourly:report", queue: "reports" })
+      // published for asynq's tools under the derived scheduler id
+      expect(await raw.zcard("asynq:schedulers")).toBe(1)
+      expect((await scheduled(mf)).outcome).toBe("ok")
+      expect(await raw.llen(queueKeys("reports").pending)).toBe(1)
+    } finally {
+      await mf.dispose()
+    }
+  })
+})
