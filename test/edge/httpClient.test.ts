@@ -78,6 +78,17 @@ describe("createClient over HTTP", () => {
     expect(noToken).toMatchObject({ _tag: "RedisConnectionError", message: expect.stringMatching(/token is required/) })
   })
 
+  it("a lost reply (the connection closed after the write ran): sent again as the same write, one task, no false TaskIdConflict", async () => {
+    const client = createClient({ url: gateway.url, token: gateway.token })
+    await client.enqueue("warm", 0) // the queue is registered: the next enqueue is one request
+    gateway.dropAnswers(1)
+    const before = gateway.requests.length
+    const info = await client.enqueue("lost:reply", { n: 1 })
+    expect(gateway.requests.length - before).toBe(2)
+    expect(await raw.lrange(queueKeys("default").pending, 0, -1)).toEqual([info.id, expect.any(String)])
+    expect(await raw.hget(queueKeys("default").task(info.id), "state")).toBe("pending")
+  })
+
   it("invalid options: InvalidArgument before any request", async () => {
     const before = gateway.requests.length
     const error = await createClient({ url: gateway.url, token: gateway.token }).enqueue("t", {}, { queue: "" }).catch((e: unknown) => e)

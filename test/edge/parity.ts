@@ -22,6 +22,8 @@ export const parityCases: ReadonlyArray<ParityCase> = [
     payload: new Uint8Array([0, 0x80, 0xff, 0xc3, 0x28, 10, 13]),
     options: { queue: "critical", maxRetry: 300, timeout: 90_000, deadline: 4_102_444_800_000, unique: 3_600_000, retention: 86_400_000, headers: { trace: "t-1", "x-ü": "ß" } }
   },
+  // Larger than one base64 chunk of the transport (32 KB) and than Redis's listpack limits.
+  { name: "a 200 KB binary payload", payload: Uint8Array.from({ length: 200_000 }, (_, i) => (i * 7919) % 256), options: { queue: "big" } },
   { name: "scheduled", payload: "text payload", options: { processIn: 3_600_000, queue: "later" } },
   { name: "grouped", payload: { n: 1 }, options: { group: "digest", queue: "agg" } }
 ]

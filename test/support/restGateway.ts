@@ -25,6 +25,8 @@ export interface RestGateway {
   readonly token: string
   /** The requests answered so far (authorized or not). */
   readonly requests: Array<GatewayRequest>
+  /** Runs the next `n` authorized requests, then closes their connections without answering (a lost reply). */
+  dropAnswers(n: number): void
   close(): Promise<void>
 }
 
@@ -56,6 +58,7 @@ export const startRestGateway = async (redisUrl: string, token = "test-token"): 
   const redis = new IORedis(redisUrl, { maxRetriesPerRequest: 1 })
   redis.on("error", () => {})
   const requests: Array<GatewayRequest> = []
+  let toDrop = 0
   const run = async (command: ReadonlyArray<string | number>, base64: boolean): Promise<{ result: unknown } | { error: string }> => {
     try {
       const [name, ...args] = command
@@ -67,6 +70,11 @@ export const startRestGateway = async (redisUrl: string, token = "test-token"): 
   }
   const server: Server = createServer(async (req, res) => {
     const send = (status: number, body: unknown) => {
+      if (toDrop > 0 && status !== 401) {
+        toDrop--
+        req.socket.destroy()
+        return
+      }
       res.writeHead(status, { "content-type": "application/json" })
       res.end(JSON.stringify(body))
     }
@@ -100,6 +108,9 @@ export const startRestGateway = async (redisUrl: string, token = "test-token"): 
     url: `http://127.0.0.1:${port}`,
     token,
     requests,
+    dropAnswers: (n) => {
+      toDrop = n
+    },
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()))
       redis.disconnect()
