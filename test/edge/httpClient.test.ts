@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import { createClient, createTick, enqueue, forward, httpRedisLayer } from "../../src/edge/index.js"
 import { decodeTaskMessage } from "../../src/wire/TaskMessage.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { makeMsg, putActive, putInZset, zsetOf } from "../support/arrange.js"
+import { makeMsg, putActive, putGrouped, putInZset, zsetOf } from "../support/arrange.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
 import { type RestGateway, startRestGateway } from "../support/restGateway.js"
 import { parityCases, taskSnapshot } from "./parity.js"
@@ -134,6 +134,27 @@ describe("createTick over HTTP", () => {
     expect((await zsetOf(raw, k.lease)).map(([m]) => m)).toEqual(["leased"])
     const stalled = decodeTaskMessage(new Uint8Array((await raw.hgetBuffer(k.task("stalled"), "msg"))!))
     expect(stalled).toMatchObject({ retried: 1, errorMsg: "asynq: task lease expired" })
+  })
+})
+
+describe("createTick with aggregation over HTTP", () => {
+  it("a group at its max size becomes one aggregated task; the group's tasks are gone", async () => {
+    const nowSec = Math.floor(Date.now() / 1000)
+    for (const id of ["g1", "g2", "g3"]) await putGrouped(raw, makeMsg("agg", id), "digest", nowSec - 1)
+    await raw.sadd("asynq:queues", "agg")
+    const tick = createTick({
+      redis: { url: gateway.url, token: gateway.token },
+      queues: ["agg"],
+      aggregation: { maxSize: 3, gracePeriodMs: 60_000, aggregator: (group, tasks) => ({ type: "digest:send", payload: { group, ids: tasks.map((t) => t.id).sort() } }) }
+    })
+    const summary = await tick()
+    expect(summary.errors).toEqual([])
+    expect(summary.aggregated).toMatchObject({ enqueued: 1, tasks: 3 })
+    const k = queueKeys("agg")
+    const [id] = await raw.lrange(k.pending, 0, -1)
+    const msg = decodeTaskMessage(new Uint8Array((await raw.hgetBuffer(k.task(id!), "msg"))!))
+    expect({ type: msg.type, payload: new TextDecoder().decode(msg.payload) }).toEqual({ type: "digest:send", payload: JSON.stringify({ group: "digest", ids: ["g1", "g2", "g3"] }) })
+    expect(await raw.exists(k.task("g1"), k.task("g2"), k.task("g3"), k.group("digest"))).toBe(0)
   })
 })
 
