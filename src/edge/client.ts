@@ -15,7 +15,7 @@ import type { EnqueueOptions } from "../steps/options.js"
 import type { TaskInfo } from "../steps/taskInfo.js"
 import type { TaskDefinition } from "../tasks/TaskDefinition.js"
 import { edgeRunner } from "./context.js"
-import type { HttpRedisOptions } from "./httpRedis.js"
+import type { HttpRedisOptions } from "../redis/httpRedis.js"
 import { enqueueScripts } from "./scripts.js"
 
 /** One item's outcome in `enqueueMany`. */

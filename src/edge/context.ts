@@ -8,7 +8,7 @@ import { Broker } from "../broker/Broker.js"
 import { KnownQueues } from "../broker/knownQueues.js"
 import { RedisConnectionError } from "../redis/errors.js"
 import { RedisService } from "../redis/RedisService.js"
-import { describeHttpTarget, type HttpRedisOptions, invalidHttpRedisOptions, makeHttpRedis, type ScriptSources } from "./httpRedis.js"
+import { describeHttpTarget, type HttpRedisOptions, invalidHttpRedisOptions, makeHttpRedis, type ScriptSources } from "../redis/httpRedis.js"
 
 export type EdgeServices = Broker | RedisService
 

@@ -7,7 +7,7 @@
 // Promise API
 export { createClient, type EdgeClient, type EnqueueOutcome } from "./client.js"
 export { createTick, type EdgeTick, type EdgeTickConfig, type TickSummary } from "./tick.js"
-export type { HttpRedisOptions, ScriptSources } from "./httpRedis.js"
+export type { HttpRedisOptions, ScriptSources } from "../redis/httpRedis.js"
 export { DuplicateTask, InvalidArgument, TaskIdConflict } from "../broker/errors.js"
 export { RedisConnectionError, RedisError } from "../redis/errors.js"
 export { payloadJson, payloadText } from "../wire/payload.js"

@@ -7,7 +7,7 @@ import type { Broker } from "../broker/Broker.js"
 import { RedisConnectionError } from "../redis/errors.js"
 import type { RedisService } from "../redis/RedisService.js"
 import { edgeContext } from "./context.js"
-import type { HttpRedisOptions, ScriptSources } from "./httpRedis.js"
+import type { HttpRedisOptions, ScriptSources } from "../redis/httpRedis.js"
 import { maintenanceScripts } from "./scripts.js"
 
 export interface HttpRedisLayerOptions extends HttpRedisOptions {

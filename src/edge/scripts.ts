@@ -23,7 +23,7 @@ import {
   lua_scheduler_publish,
   lua_scheduler_record
 } from "../redis/lua.generated.js"
-import type { ScriptSources } from "./httpRedis.js"
+import type { ScriptSources } from "../redis/httpRedis.js"
 
 /** enqueue / enqueueMany: a new task to pending, scheduled or its group, and the queue registration. */
 export const enqueueScripts: ScriptSources = {

@@ -11,7 +11,7 @@
  */
 import { maintenanceTick, type MaintenanceConfig, type TickSummary } from "../processor/maintenance.js"
 import { edgeRunner } from "./context.js"
-import type { HttpRedisOptions, ScriptSources } from "./httpRedis.js"
+import type { HttpRedisOptions, ScriptSources } from "../redis/httpRedis.js"
 import { maintenanceScripts } from "./scripts.js"
 
 export type { TickSummary }

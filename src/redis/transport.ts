@@ -1,6 +1,6 @@
 /**
  * What the queue steps need from Redis, whatever carries the commands (ioredis over TCP in
- * Redis.ts, HTTP in src/edge/httpRedis.ts): script calls, one at a time or batched, and a plain
+ * Redis.ts, HTTP in httpRedis.ts): script calls, one at a time or batched, and a plain
  * command. Nothing here names a client library or a Node API, so modules that depend only on these
  * types bundle for any runtime.
  */

@@ -15,10 +15,10 @@
  * given in `scripts` can run: a bundle carries the Lua sources it names and no others.
  */
 import { Effect } from "effect"
-import { RedisConnectionError, RedisError, errorMessage } from "../redis/errors.js"
-import type { LuaName } from "../redis/lua.generated.js"
-import type { RedisShape } from "../redis/Redis.js"
-import type { BatchReply, ScriptArg, ScriptCall } from "../redis/transport.js"
+import { RedisConnectionError, RedisError, errorMessage } from "./errors.js"
+import type { LuaName } from "./lua.generated.js"
+import type { RedisShape } from "./Redis.js"
+import type { BatchReply, ScriptArg, ScriptCall } from "./transport.js"
 import { decodeResult, encodeScriptArgs, withPrelude } from "./restProtocol.js"
 
 export interface HttpRedisOptions {
