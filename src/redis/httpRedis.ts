@@ -2,12 +2,13 @@
  * The Redis service over HTTP (Upstash's REST protocol, see restProtocol.ts), built on `fetch`
  * alone, so it runs in Cloudflare Workers, Vercel Edge, Deno, Bun and Node.
  *
- * Why not the `@upstash/redis` SDK: the queue steps need four things from Redis — EVALSHA with a
- * NOSCRIPT fallback, a pipeline of script calls with one outcome each, bytes in and out, and a
- * plain command — and nothing of the SDK's typed command surface (~30 KB minified, more than this
- * whole transport). The SDK also serializes arguments itself (a Uint8Array becomes a JSON object),
- * so the bytes of a task message could not pass through it unchanged. This file is ~150 lines
- * over `fetch`.
+ * Why not the `@upstash/redis` SDK: the queue steps need four things from Redis — EVAL/EVALSHA
+ * with a NOSCRIPT fallback, a pipeline of script calls with one outcome each, bytes in and out,
+ * and a plain command — and none of the SDK's typed command surface, which every bundle would
+ * carry. The protocol carries arguments as JSON strings, so a task message's bytes (rarely valid
+ * UTF-8) need the base64 + Lua prelude scheme of restProtocol.ts whichever client sends them: with
+ * the SDK we would still build the script calls and that encoding ourselves. What is left is one
+ * POST per call or pipeline, which `fetch` does in a few lines.
  *
  * Scripts: the first call of a script in an isolate is an EVAL (which also caches it on the
  * server), later calls an EVALSHA; a NOSCRIPT answer (the server's cache was flushed) sends that

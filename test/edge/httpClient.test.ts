@@ -78,6 +78,16 @@ describe("createClient over HTTP", () => {
     expect(noToken).toMatchObject({ _tag: "RedisConnectionError", message: expect.stringMatching(/token is required/) })
   })
 
+  it("payloads of every length modulo 3 (base64 padding) reach Redis byte for byte", async () => {
+    const client = createClient({ url: gateway.url, token: gateway.token })
+    for (let n = 1; n <= 7; n++) {
+      const payload = Uint8Array.from({ length: n }, (_, i) => 0xff - i)
+      await client.enqueue("bytes", payload, { taskId: `len-${n}` })
+      const stored = decodeTaskMessage(new Uint8Array((await raw.hgetBuffer(queueKeys("default").task(`len-${n}`), "msg"))!))
+      expect({ n, payload: stored.payload && [...stored.payload] }).toEqual({ n, payload: [...payload] })
+    }
+  })
+
   it("a lost reply (the connection closed after the write ran): sent again as the same write, one task, no false TaskIdConflict", async () => {
     const client = createClient({ url: gateway.url, token: gateway.token })
     await client.enqueue("warm", 0) // the queue is registered: the next enqueue is one request
