@@ -13,6 +13,8 @@ export interface EdgeBundle {
   readonly bytes: number
   /** Input files and how many bytes each put into the output. */
   readonly inputs: Readonly<Record<string, number>>
+  /** Every file the bundler read, tree-shaken away or not (the whole import graph). */
+  readonly scanned: ReadonlyArray<string>
 }
 
 /**
@@ -38,5 +40,10 @@ export const bundleEdge = async (entry: string, target: EdgeTarget): Promise<Edg
   })
   const out = result.outputFiles[0]!
   const meta = Object.values(result.metafile.outputs)[0]!
-  return { code: out.text, bytes: out.contents.byteLength, inputs: Object.fromEntries(Object.entries(meta.inputs).map(([f, v]) => [f, v.bytesInOutput])) }
+  return {
+    code: out.text,
+    bytes: out.contents.byteLength,
+    inputs: Object.fromEntries(Object.entries(meta.inputs).map(([f, v]) => [f, v.bytesInOutput])),
+    scanned: Object.keys(result.metafile.inputs)
+  }
 }
