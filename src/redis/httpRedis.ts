@@ -29,6 +29,11 @@ export interface HttpRedisOptions {
   readonly token: string
   /** The fetch to use (default: the global one). */
   readonly fetch?: typeof fetch
+  /**
+   * Give up on a request after this long, ms (default 10000): it fails as a lost reply (a write is
+   * then sent again as the same write, which cannot make a second task).
+   */
+  readonly timeoutMs?: number
 }
 
 /** Lua sources by script name: the scripts a transport may run. */
@@ -50,6 +55,7 @@ export const invalidHttpRedisOptions = (o: HttpRedisOptions): string | undefined
   }
   if (u.protocol !== "https:" && u.protocol !== "http:") return `the url's scheme must be https: or http:, got ${u.protocol}`
   if (typeof o.token !== "string" || o.token === "") return "token is required (e.g. UPSTASH_REDIS_REST_TOKEN)"
+  if (o.timeoutMs !== undefined && !(Number.isFinite(o.timeoutMs) && o.timeoutMs > 0)) return `timeoutMs must be a number of milliseconds > 0, got ${o.timeoutMs}`
   return undefined
 }
 
@@ -85,11 +91,14 @@ export const makeHttpRedis = (options: HttpRedisOptions, scripts: ScriptSources)
   const target = describeHttpTarget(options.url)
   const base = options.url.replace(/\/+$/, "")
   const doFetch = options.fetch ?? ((...args: Parameters<typeof fetch>) => fetch(...args))
+  const timeoutMs = options.timeoutMs ?? 10_000
   const headers = { authorization: `Bearer ${options.token}`, "content-type": "application/json", "upstash-encoding": "base64" }
 
   /** One POST; the parsed JSON answer, or a thrown error (an HTTP error with a JSON `error` is a ReplyError). */
   const post = async (path: string, body: unknown): Promise<unknown> => {
-    const res = await doFetch(base + path, { method: "POST", headers, body: JSON.stringify(body) })
+    const res = await doFetch(base + path, { method: "POST", headers, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) }).catch((e: unknown) => {
+      throw e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError") ? new Error(`no answer from ${target} within ${timeoutMs} ms`) : e
+    })
     const text = await res.text()
     let json: unknown
     try {

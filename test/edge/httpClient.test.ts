@@ -99,6 +99,16 @@ describe("createClient over HTTP", () => {
     expect(await raw.hget(queueKeys("default").task(info.id), "state")).toBe("pending")
   })
 
+  it("a request that gets no answer within timeoutMs is a lost reply: sent again as the same write, one task", async () => {
+    const client = createClient({ url: gateway.url, token: gateway.token, timeoutMs: 300 })
+    await client.enqueue("warm", 0)
+    gateway.stallAnswers(1)
+    const info = await client.enqueue("stalled:reply", { n: 1 })
+    expect(await raw.lrange(queueKeys("default").pending, 0, -1)).toEqual([info.id, expect.any(String)])
+    const error = await createClient({ url: gateway.url, token: gateway.token, timeoutMs: 0 }).enqueue("t").catch((e: unknown) => e)
+    expect(error).toMatchObject({ _tag: "RedisConnectionError", message: expect.stringMatching(/timeoutMs must be/) })
+  })
+
   it("invalid options: InvalidArgument before any request", async () => {
     const before = gateway.requests.length
     const error = await createClient({ url: gateway.url, token: gateway.token }).enqueue("t", {}, { queue: "" }).catch((e: unknown) => e)

@@ -27,6 +27,8 @@ export interface RestGateway {
   readonly requests: Array<GatewayRequest>
   /** Runs the next `n` authorized requests, then closes their connections without answering (a lost reply). */
   dropAnswers(n: number): void
+  /** Runs the next `n` authorized requests and never answers them (until close). */
+  stallAnswers(n: number): void
   close(): Promise<void>
 }
 
@@ -59,6 +61,7 @@ export const startRestGateway = async (redisUrl: string, token = "test-token"): 
   redis.on("error", () => {})
   const requests: Array<GatewayRequest> = []
   let toDrop = 0
+  let toStall = 0
   const run = async (command: ReadonlyArray<string | number>, base64: boolean): Promise<{ result: unknown } | { error: string }> => {
     try {
       const [name, ...args] = command
@@ -70,6 +73,10 @@ export const startRestGateway = async (redisUrl: string, token = "test-token"): 
   }
   const server: Server = createServer(async (req, res) => {
     const send = (status: number, body: unknown) => {
+      if (toStall > 0 && status !== 401) {
+        toStall--
+        return
+      }
       if (toDrop > 0 && status !== 401) {
         toDrop--
         req.socket.destroy()
@@ -111,7 +118,11 @@ export const startRestGateway = async (redisUrl: string, token = "test-token"): 
     dropAnswers: (n) => {
       toDrop = n
     },
+    stallAnswers: (n) => {
+      toStall = n
+    },
     close: async () => {
+      server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
       redis.disconnect()
     }
