@@ -56,6 +56,8 @@ describe("README examples", () => {
           paths: {
             "effect-asynq": [rel("src/index.ts")],
             "effect-asynq/client": [rel("src/client.ts")],
+            "effect-asynq/edge": [rel("src/edge/index.ts")],
+            "effect-asynq/edge/scheduler": [rel("src/edge/scheduler.ts")],
             "effect-asynq/worker": [rel("adapters/worker/index.ts")],
             "effect-asynq/inspector": [rel("src/inspector/index.ts")],
             "effect-asynq/scheduler": [rel("src/scheduler/index.ts")],

@@ -1,5 +1,6 @@
 import { Context, Effect, Layer } from "effect"
-import { Redis, type RedisShape } from "../redis/Redis.js"
+import type { RedisShape } from "../redis/Redis.js"
+import { RedisService } from "../redis/RedisService.js"
 import { KnownQueues } from "./knownQueues.js"
 
 /**
@@ -17,8 +18,8 @@ export interface BrokerShape {
 
 export class Broker extends Context.Service<Broker, BrokerShape>()("effect-asynq/Broker") {
   /** The broker over the Redis service in context. */
-  static readonly layer: Layer.Layer<Broker, never, Redis> = Layer.effect(
+  static readonly layer: Layer.Layer<Broker, never, RedisService> = Layer.effect(
     Broker,
-    Effect.map(Redis, (redis): BrokerShape => ({ redis, knownQueues: new KnownQueues() }))
+    Effect.map(RedisService, (redis): BrokerShape => ({ redis, knownQueues: new KnownQueues() }))
   )
 }

@@ -3,6 +3,7 @@ import { Effect, Result } from "effect"
 import { queueKeys } from "../wire/keys.js"
 import { Broker } from "./Broker.js"
 import { type IdAndBytes, idBytesPairsReply, integerReply, integersReply } from "./decode.js"
+import { utf8Text } from "./fields.js"
 import { defineScript } from "./script.js"
 import { unixSeconds } from "./time.js"
 
@@ -10,9 +11,7 @@ import { unixSeconds } from "./time.js"
 export const listGroups = Effect.fn("Broker.listGroups")(function* (queue: string, limit?: number) {
   const { redis } = yield* Broker
   const key = queueKeys(queue).allGroups
-  const names = yield* (limit !== undefined
-    ? redis.use("srandmember groups", (c) => c.srandmember(key, limit))
-    : redis.use("smembers groups", (c) => c.smembers(key)))
+  const names = yield* (limit !== undefined ? redis.command("srandmember groups", ["SRANDMEMBER", key, limit]) : redis.command("smembers groups", ["SMEMBERS", key]))
   return names as ReadonlyArray<string>
 })
 
@@ -55,7 +54,7 @@ export const readAggregationSetScript = defineScript<AggregationSetInput, { read
   args: () => [],
   decode: (reply) => {
     const head: unknown = Array.isArray(reply) ? reply[0] : undefined
-    const deadlineSec = Buffer.isBuffer(head) ? Number(head.toString()) : undefined
+    const deadlineSec = head instanceof Uint8Array ? Number(utf8Text(head)) : undefined
     return Result.map(idBytesPairsReply("readAggregationSet", reply, 1), (tasks) => ({ deadlineSec, tasks }))
   }
 })

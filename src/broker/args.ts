@@ -1,5 +1,6 @@
 /**
- * Script argument encoding. ioredis sends a Buffer as raw bytes but turns a plain Uint8Array into
- * the text "10,3,…", so protobuf bytes must be passed as a Buffer view (no copy).
+ * Script argument encoding: protobuf bytes are passed as the Uint8Array itself. Each transport
+ * sends a Uint8Array as its raw bytes (Redis.ts wraps it in a Buffer view for ioredis, which would
+ * otherwise send the text "10,3,…"; the HTTP transport base64-encodes it for the Lua prelude).
  */
-export const bytesArg = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+export const bytesArg = (bytes: Uint8Array): Uint8Array => bytes

@@ -4,11 +4,12 @@
  */
 import { Result } from "effect"
 import { RedisError } from "../redis/errors.js"
-import type { LuaName } from "../redis/scripts.js"
+import type { LuaName } from "../redis/lua.generated.js"
+import { utf8Text } from "./fields.js"
 import { type CodeContext, type CodeError, type CodedScript, codeError, replyCodes } from "./replyCodes.js"
 
 const describe = (v: unknown): string => {
-  if (Buffer.isBuffer(v)) return `${v.length} bytes`
+  if (v instanceof Uint8Array) return `${v.length} bytes`
   try {
     return JSON.stringify(v) ?? String(v)
   } catch {
@@ -35,8 +36,8 @@ export const integersReply = (script: LuaName, reply: unknown, length: number): 
 
 /** An array reply of strings (or Buffers, read as UTF-8). */
 export const stringsReply = (script: LuaName, reply: unknown): Result.Result<ReadonlyArray<string>, RedisError> =>
-  Array.isArray(reply) && reply.every((x) => typeof x === "string" || Buffer.isBuffer(x))
-    ? Result.succeed(reply.map((x: string | Buffer) => (typeof x === "string" ? x : x.toString("utf8"))))
+  Array.isArray(reply) && reply.every((x) => typeof x === "string" || x instanceof Uint8Array)
+    ? Result.succeed(reply.map((x: string | Uint8Array) => (typeof x === "string" ? x : utf8Text(x))))
     : Result.fail(unexpectedReply(script, reply, "an array of strings"))
 
 /** An array reply (of anything). */
@@ -56,9 +57,9 @@ export const idBytesPairsReply = (script: LuaName, reply: unknown, from = 0): Re
   for (let i = from; i < reply.length; i += 2) {
     const id: unknown = reply[i]
     const msg: unknown = reply[i + 1]
-    if (!Buffer.isBuffer(id) && typeof id !== "string") return Result.fail(unexpectedReply(script, reply, "a flat array of id, msg pairs"))
-    if (msg !== null && !Buffer.isBuffer(msg)) return Result.fail(unexpectedReply(script, reply, "a flat array of id, msg pairs"))
-    out.push({ id: id.toString(), bytes: msg === null ? undefined : new Uint8Array(msg.buffer, msg.byteOffset, msg.length) })
+    if (!(id instanceof Uint8Array) && typeof id !== "string") return Result.fail(unexpectedReply(script, reply, "a flat array of id, msg pairs"))
+    if (msg !== null && !(msg instanceof Uint8Array)) return Result.fail(unexpectedReply(script, reply, "a flat array of id, msg pairs"))
+    out.push({ id: typeof id === "string" ? id : utf8Text(id), bytes: msg === null ? undefined : new Uint8Array(msg.buffer, msg.byteOffset, msg.length) })
   }
   return Result.succeed(out)
 }

@@ -15,8 +15,7 @@
  * the resend never writes a second task nor reports a false TaskIdConflict/DuplicateTask.
  */
 import { Effect, Result } from "effect"
-import { ReplyError } from "ioredis"
-import type { RedisError } from "../redis/errors.js"
+import { isErrorReply, type RedisError } from "../redis/errors.js"
 import type { ScriptArg } from "../redis/Redis.js"
 import { allQueues, queueKeys, type TaskState } from "../wire/keys.js"
 import { encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
@@ -66,7 +65,7 @@ const writeKeys = (w: TaskWrite): ReadonlyArray<string> => {
 
 const writeArgs = (w: TaskWrite): ReadonlyArray<ScriptArg> => {
   const encoded = encodeTaskMessage(w.msg)
-  const bytes = Buffer.isBuffer(encoded) ? encoded : bytesArg(encoded)
+  const bytes = bytesArg(encoded)
   const t = w.target
   const args: Array<ScriptArg> =
     t.state === "pending"
@@ -103,7 +102,7 @@ export const bindTaskWrite = (w: TaskWrite): BoundScript<TaskState, DuplicateTas
 const lostReplyResends = 2
 
 /** A failure without an answer from Redis: the write may have run. An error reply (ReplyError) is an answer. */
-const replyLost = (e: WriteError): boolean => e._tag === "RedisError" && !(e.cause instanceof ReplyError)
+const replyLost = (e: WriteError): boolean => e._tag === "RedisError" && !isErrorReply(e.cause)
 
 /** Sends again, as the same writes, those whose reply was lost; each keeps its last outcome. */
 const resendLostReplies = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWrite>, first: ReadonlyArray<Result.Result<TaskState, WriteError>>) {

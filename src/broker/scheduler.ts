@@ -148,7 +148,9 @@ export const announceScript = defineScript<{ readonly key: string; readonly expi
 /** The `prev` field (last enqueued occurrence, unix ms as a string) of each record, null when none. */
 export const readRecordPrevs = Effect.fn("Broker.readRecordPrevs")(function* (records: ReadonlyArray<{ readonly queue: string; readonly entryId: string }>) {
   const { redis } = yield* Broker
-  return yield* redis.use("hget scheduler records", (c) => Promise.all(records.map((r) => c.hget(entryRecordKey(r.queue, r.entryId), "prev"))))
+  return yield* Effect.forEach(records, (r) => redis.command("hget scheduler records", ["HGET", entryRecordKey(r.queue, r.entryId), "prev"]) as Effect.Effect<string | null, RedisError>, {
+    concurrency: "unbounded"
+  })
 })
 
 /** The SchedulerEntry bytes of every scheduler instance whose listing has not expired at `nowSec`. */

@@ -21,7 +21,7 @@ export const saveServerState = Effect.fn("Broker.saveServerState")(function* (
   expiresAtSec: number
 ) {
   const { redis } = yield* Broker
-  const workerArgs: Array<string | Buffer> = []
+  const workerArgs: Array<string | Uint8Array> = []
   for (const w of workers) workerArgs.push(w.taskId, bytesArg(w.info))
   yield* redis.script("serverIndex", [allServers], ["add", keys.server, expiresAtSec])
   yield* redis.script("serverIndex", [allWorkers], ["add", keys.workers, expiresAtSec])

@@ -1,39 +1,22 @@
 import { Cluster, Redis as IORedis } from "ioredis"
-import { Config, Context, Effect, Layer, Option, Redacted, type Scope } from "effect"
+import { Config, Effect, Layer, Option, Redacted, type Scope } from "effect"
 import { RedisConnectionError, RedisError, errorMessage } from "./errors.js"
 import { describeTarget, type RedisOptions } from "./options.js"
 import { keySlot } from "./keySlot.js"
 import { type LuaName, luaScript } from "./scripts.js"
 import { preventSubscriberListenerLeak } from "./clusterSubscriberLeak.js"
 import { type ConnectionState, type OutageEvents, reconnectDelayMs, reconnectMaxDelayMs, watchOutages } from "./reconnect.js"
+import { RedisService } from "./RedisService.js"
+import type { BatchReply, RedisTransport, ScriptArg, ScriptCall } from "./transport.js"
 
 export type RedisClient = IORedis | Cluster
-export type ScriptArg = string | number | Buffer | Uint8Array
+export type { BatchReply, RedisTransport, ScriptArg, ScriptCall }
 
-/** One script call inside a pipelined batch. */
-export interface ScriptCall {
-  readonly script: LuaName
-  readonly keys: ReadonlyArray<string>
-  readonly args: ReadonlyArray<ScriptArg>
-  /** Read this call's bulk replies as Buffers (default: the batch's `buffers` option, else strings). */
-  readonly buffers?: boolean
-}
-
-/** A script call's outcome inside a batch: its reply, or the error Redis gave for that call alone. */
-export type BatchReply = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: RedisError }
-
-export interface RedisShape {
+export interface RedisShape extends RedisTransport {
   /** The ioredis client (single node, Sentinel-managed or Cluster). */
   readonly client: RedisClient
-  readonly isCluster: boolean
-  /** The address, password removed, for messages. */
-  readonly target: string
   /** Runs any ioredis call, turning a rejection into a RedisError named `op`. */
   readonly use: <A>(op: string, f: (client: RedisClient) => Promise<A>) => Effect.Effect<A, RedisError>
-  /** EVALSHA a script from lua/ (loading it on NOSCRIPT). Bulk replies come back as strings. */
-  readonly script: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => Effect.Effect<unknown, RedisError>
-  /** Same as `script`, bulk replies as Buffers (for protobuf payloads). */
-  readonly scriptBuffer: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => Effect.Effect<unknown, RedisError>
   /**
    * Sends many script calls in as few round trips as the deployment allows, and gives each call its
    * own outcome (never fails as a whole). Single node or Sentinel: one pipeline (a batch of one is
@@ -42,7 +25,7 @@ export interface RedisShape {
    * fails (e.g. its node is unreachable) fails only its own calls. Calls of one slot keep their
    * order. A script missing on the server (NOSCRIPT) is loaded and its calls sent again.
    */
-  readonly scriptBatch: (calls: ReadonlyArray<ScriptCall>, opts?: { readonly buffers?: boolean }) => Effect.Effect<ReadonlyArray<BatchReply>>
+  readonly scriptBatch: RedisTransport["scriptBatch"]
   /** Whether the connection is down (reconnecting) and how many outages it has had. */
   readonly connectionState: () => ConnectionState
   /** A second connection with the same settings (for blocking commands and pub/sub), closed with the scope. */
@@ -383,6 +366,7 @@ export const makeRedis = (client: RedisClient, options: RedisOptions, outages?: 
     script: (name, keys, args) => run(name, keys, args, false),
     scriptBuffer: (name, keys, args) => run(name, keys, args, true),
     scriptBatch,
+    command: (op, args) => use(op, (c) => c.call(String(args[0]), ...args.slice(1))),
     connectionState: watcher.state,
     duplicate: acquireClient(options)
   }
@@ -403,8 +387,8 @@ const openRedis = (options: RedisOptions): Effect.Effect<RedisShape, RedisConnec
     })
   })
 
-/** The Redis service: one shared connection plus the script runner. */
-export class Redis extends Context.Service<Redis, RedisShape>()("effect-asynq/Redis") {
+/** The Redis service: one shared connection plus the script runner (the key is RedisService's, so code that needs only the key does not import ioredis). */
+export class Redis extends RedisService {
   /** A Layer that connects with the given options and quits when its scope closes. */
   static readonly layer = (options: RedisOptions = {}): Layer.Layer<Redis, RedisConnectionError> => Layer.effect(Redis, openRedis(options))
 

@@ -6,9 +6,16 @@
  * claim in Redis (exactly-once) and its history key. It is shaped like a uuid (version 8, "custom")
  * so asynq's tools show it as they show theirs. Pass an explicit `id` to keep history across edits.
  */
-import { createHash } from "node:crypto"
 import type { EnqueueOptions } from "../steps/options.js"
 import type { Schedule } from "./cronSpec.js"
+import { sha256Hex } from "./sha256.js"
+
+/** Bytes as base64 (btoa: any runtime). */
+const base64 = (bytes: Uint8Array): string => {
+  let s = ""
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000))
+  return btoa(s)
+}
 
 const canonicalOptions = (o: EnqueueOptions | undefined): ReadonlyArray<readonly [string, unknown]> =>
   Object.entries(o ?? {})
@@ -25,10 +32,10 @@ export const stableEntryId = (schedule: Schedule, type: string, payload: Uint8Ar
     schedule.spec.trim(),
     schedule.kind === "cron" ? schedule.timeZone : "",
     type,
-    payload === undefined ? null : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString("base64"),
+    payload === undefined ? null : base64(payload),
     canonicalOptions(options)
   ])
-  const h = createHash("sha256").update(what).digest("hex")
+  const h = sha256Hex(what)
   const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16)
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`
 }

@@ -6,8 +6,6 @@
  * withdraws them on shutdown. `prev_enqueue_time` is the last occurrence any instance enqueued
  * (from the entry's record), Go's zero time when none has.
  */
-import { hostname } from "node:os"
-import { randomUUID } from "node:crypto"
 import { Clock, Effect } from "effect"
 import { announceScript, publishEntriesScript, readRecordPrevs } from "../broker/scheduler.js"
 import { bindScript, runScripts } from "../broker/script.js"
@@ -20,9 +18,6 @@ import { schedulerEntriesKey } from "./keys.js"
 
 /** asynq's heartbeat: entries rewritten every 10 s, living 20 s. */
 export const defaultHeartbeatMs = 10_000
-
-/** A scheduler instance id as asynq makes them: `host:pid:uuid`. */
-export const newSchedulerId = (): string => `${hostname()}:${process.pid}:${randomUUID()}`
 
 /** The asynq SchedulerEntry of each entry (prev from the records), in ascending next-run order. */
 export const describeEntries = Effect.fn("Scheduler.describeEntries")(function* (entries: ReadonlyArray<Entry>) {

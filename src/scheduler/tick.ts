@@ -9,7 +9,6 @@
  * scheduler runs it whenever an occurrence is due. Overlapping ticks and any number of instances
  * are safe: an occurrence is claimed by exactly one script call (see lua/scheduler_claim.lua).
  */
-import { createHash } from "node:crypto"
 import { Cause, Clock, Effect, Result } from "effect"
 import { Broker } from "../broker/Broker.js"
 import { registerQueueScript } from "../broker/enqueue.js"
@@ -26,10 +25,11 @@ import { claimOutcome, type PreparedClaim, prepareClaim } from "./claim.js"
 import { newTaskId } from "../steps/taskId.js"
 import { readRecords, recordTtlMs } from "./records.js"
 import { publishEntries } from "./publish.js"
+import { sha256Hex } from "./sha256.js"
 
 /** The scheduler id a cron function's entries are published under: stable for the same entries. */
 export const derivedSchedulerId = (entries: ReadonlyArray<Entry>): string =>
-  `cron-${createHash("sha256").update(entries.map((e) => e.id).sort().join(",")).digest("hex").slice(0, 12)}`
+  `cron-${sha256Hex(entries.map((e) => e.id).sort().join(",")).slice(0, 12)}`
 
 export interface SchedulerTickOptions {
   /** The entries (checked `Entry` values, or configs checked here; an invalid config fails the tick). */

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto"
 import { Clock, Effect } from "effect"
 import { checkGroupsScript, listGroups } from "../broker/aggregate.js"
 import { bindScript, runScripts } from "../broker/script.js"
@@ -42,7 +41,7 @@ export const checkGroups = Effect.fn("Steps.checkGroups")(function* (options: Ch
   const now = yield* Clock.currentTimeMillis
   const maxGroups = options.maxGroups === undefined ? undefined : yield* wholeAtLeast("maxGroups", options.maxGroups, 1)
   const groups = yield* listGroups(options.queue, maxGroups)
-  const checks = groups.map((group) => ({ group, setId: randomUUID() }))
+  const checks = groups.map((group) => ({ group, setId: globalThis.crypto.randomUUID() }))
   const rule = { maxSize, maxDelaySec: unixSeconds(maxDelay), gracePeriodSec: unixSeconds(grace), deadlineSec: unixSeconds(now + timeout) }
   const outcomes = yield* runScripts(checks.map((c) => bindScript(checkGroupsScript, { queue: options.queue, group: c.group, setId: c.setId, rule, nowMs: now })))
   const sizes: Array<number> = []

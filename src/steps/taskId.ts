@@ -1,5 +1,5 @@
 /**
- * Default task ids: 13 random base62 characters (≈ 77 bits, from the CSPRNG: crypto.randomFillSync
+ * Default task ids: 13 random base62 characters (≈ 77 bits, from the CSPRNG: crypto.getRandomValues
  * into a pooled buffer, refilled when used up, rather than one randomBytes call per id).
  * asynq uses a uuid v4 (36 characters). The id is stored three times per task (the hash key, the
  * pending list or zset member, and inside the protobuf message), and Redis keeps a hash in its
@@ -11,13 +11,12 @@
  * task, and writing it again under a second id would make two tasks.
  * Any custom id (`taskId` option) is accepted; Go asynq reads both kinds.
  */
-import { randomFillSync } from "node:crypto"
-
 const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 export const taskIdLength = 13
 
 // Random bytes shared by all ids; each byte is used once.
-const pool = Buffer.alloc(4096)
+// Web Crypto (global in Node ≥ 20, workerd, edge runtimes): no node: import, so any runtime can bundle this.
+const pool = new Uint8Array(4096)
 let poolPos = pool.length
 
 /** A new random task id (unbiased: bytes >= 248 are skipped so each character is uniform). */
@@ -25,7 +24,7 @@ export const newTaskId = (): string => {
   let id = ""
   while (id.length < taskIdLength) {
     if (poolPos === pool.length) {
-      randomFillSync(pool)
+      globalThis.crypto.getRandomValues(pool)
       poolPos = 0
     }
     const b = pool[poolPos++]!

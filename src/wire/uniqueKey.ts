@@ -3,7 +3,7 @@
  * A nil payload gives a key ending in `:`; an empty, non-nil payload gives the md5 of "" — only the
  * client can tell the two apart, so the key is always computed where the task is created.
  */
-import { createHash } from "node:crypto"
+import { md5Hex } from "./md5.js"
 
 export const uniqueKey = (queue: string, type: string, payload: Uint8Array | undefined): string =>
-  `asynq:{${queue}}:unique:${type}:${payload === undefined ? "" : createHash("md5").update(payload).digest("hex")}`
+  `asynq:{${queue}}:unique:${type}:${payload === undefined ? "" : md5Hex(payload)}`

@@ -1,0 +1,42 @@
+/**
+ * What the queue steps need from Redis, whatever carries the commands (ioredis over TCP in
+ * Redis.ts, HTTP in httpRedis.ts): script calls, one at a time or batched, and a plain
+ * command. Nothing here names a client library or a Node API, so modules that depend only on these
+ * types bundle for any runtime.
+ */
+import type { Effect } from "effect"
+import type { RedisError } from "./errors.js"
+import type { LuaName } from "./lua.generated.js"
+
+/** A script argument: text, a number, or raw bytes (a Uint8Array, Buffers included, is sent as its bytes). */
+export type ScriptArg = string | number | Uint8Array
+
+/** One script call inside a pipelined batch. */
+export interface ScriptCall {
+  readonly script: LuaName
+  readonly keys: ReadonlyArray<string>
+  readonly args: ReadonlyArray<ScriptArg>
+  /** Read this call's bulk replies as bytes (default: the batch's `buffers` option, else strings). */
+  readonly buffers?: boolean
+}
+
+/** A script call's outcome inside a batch: its reply, or the error Redis gave for that call alone. */
+export type BatchReply = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: RedisError }
+
+/** The transport-neutral part of the Redis service (see the module comment). */
+export interface RedisTransport {
+  readonly isCluster: boolean
+  /** The address, secrets removed, for messages. */
+  readonly target: string
+  /** Runs a script from lua/ (EVALSHA, loading it on NOSCRIPT). Bulk replies come back as strings. */
+  readonly script: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => Effect.Effect<unknown, RedisError>
+  /** Same as `script`, bulk replies as bytes (for protobuf payloads). */
+  readonly scriptBuffer: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => Effect.Effect<unknown, RedisError>
+  /**
+   * Sends many script calls in as few round trips as the transport allows, each call with its own
+   * outcome (never fails as a whole); calls keep their order.
+   */
+  readonly scriptBatch: (calls: ReadonlyArray<ScriptCall>, opts?: { readonly buffers?: boolean }) => Effect.Effect<ReadonlyArray<BatchReply>>
+  /** One plain command (e.g. `["SMEMBERS", key]`), bulk replies as strings; `op` names it in errors. */
+  readonly command: (op: string, args: ReadonlyArray<string | number>) => Effect.Effect<unknown, RedisError>
+}

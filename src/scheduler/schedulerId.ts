@@ -1,0 +1,5 @@
+/** A scheduler instance id as asynq makes them: `host:pid:uuid` (Node only: the long-lived scheduler). */
+import { randomUUID } from "node:crypto"
+import { hostname } from "node:os"
+
+export const newSchedulerId = (): string => `${hostname()}:${process.pid}:${randomUUID()}`
