@@ -10,6 +10,7 @@
  */
 import { Clock, Duration, Effect, type Fiber, FiberSet, Schedule } from "effect"
 import type { Broker } from "../broker/Broker.js"
+import { connectionOutages } from "../broker/lostReply.js"
 import { type DequeueLeaseResult, dequeueLease, dequeueLeaseCall } from "../steps/dequeueLease.js"
 import type { QueueFailure } from "../steps/queueFailures.js"
 import type { Ride, Rider } from "./acker.js"
@@ -119,14 +120,14 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
         reserved += free
         const order = yield* queueOrder(deps.options.queues, deps.options.strictPriority)
         deps.wake.clear()
-        const fetch = dequeueLeaseCall(order[0]!, free, deps.options.leaseMs, yield* Clock.currentTimeMillis)
+        const fetch = dequeueLeaseCall(order[0]!, free, deps.options.leaseMs, yield* Clock.currentTimeMillis, yield* connectionOutages)
         return {
           call: fetch.call,
           land: (reply) =>
             Effect.suspend(() => {
               reserved -= free
               if (reply === undefined) return Effect.void
-              return (reply.ok ? fetch.land(reply.value) : Effect.fail(reply.error)).pipe(
+              return (reply.ok ? fetch.land(reply.value) : fetch.lost(reply.error)).pipe(
                 Effect.flatMap((got) => startLeased(deps, got)),
                 Effect.asVoid,
                 Effect.catch((e) => Effect.logWarning(`fetching tasks along with completions failed: ${e.message}`)),
