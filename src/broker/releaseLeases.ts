@@ -14,12 +14,14 @@ export interface ReleaseLeasesInput {
 }
 
 /**
- * The lease score of one dequeue call: its expiry (unix seconds) plus a random fraction (six
- * decimals), so the tasks that call leased can be found again when its reply is lost. Readers of
- * the lease set compare scores with whole seconds; the fraction moves the expiry by under a second.
+ * The lease score of one dequeue call: just under its expiry, `expiresSec - 1` plus a random
+ * fraction (six decimals, never 0), so the tasks that call leased can be found again when its reply
+ * is lost. Every reader compares lease scores with whole seconds (the recoverer's cutoff, asynq's
+ * ListLeaseExpired, extendLease), and for a whole-second cutoff C, `score <= C` holds exactly
+ * when `expiresSec <= C`: the lease behaves as one scored `expiresSec`.
  */
 export const leaseScore = (expiresSec: number, random: () => number = Math.random): string =>
-  `${expiresSec}.${String(1 + Math.floor(random() * 999_998)).padStart(6, "0")}`
+  `${expiresSec - 1}.${String(1 + Math.floor(random() * 999_998)).padStart(6, "0")}`
 
 /**
  * Script `releaseLeases`: the tasks leased under exactly `leaseScore` and not in `received` go back
