@@ -5,7 +5,7 @@
  * must report the task completed (not lease-lost) and count it once; a dequeue whose reply is lost
  * must leave no task leased to nobody.
  */
-import { Effect, Layer } from "effect"
+import { Effect, Layer, References } from "effect"
 import { Broker } from "../../src/broker/Broker.js"
 import { Redis } from "../../src/redis/Redis.js"
 import { luaScript } from "../../src/redis/scripts.js"
@@ -25,7 +25,9 @@ export const lostReplies = async (): Promise<ReadonlyArray<ChaosRow>> => {
   const proxy = await startReplyDropProxy({ host: "127.0.0.1", port: server.port })
   const viaProxy = { url: `redis://127.0.0.1:${proxy.port}` }
   const run = <A, E>(eff: Effect.Effect<A, E, Broker>) =>
-    Effect.runPromise(eff.pipe(Effect.provide(Broker.layer.pipe(Layer.provideMerge(Redis.layer(viaProxy))))) as Effect.Effect<A, unknown>)
+    Effect.runPromise(
+      eff.pipe(Effect.provide(Broker.layer.pipe(Layer.provideMerge(Redis.layer(viaProxy)))), Effect.provideService(References.MinimumLogLevel, "Error")) as Effect.Effect<A, unknown>
+    )
   for (const s of ["enqueue", "complete", "dequeueLease", "releaseLeases", "retry", "archive"] as const) await raw.script("LOAD", luaScript(s).source)
   try {
     // 1. enqueue
