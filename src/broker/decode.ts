@@ -94,7 +94,7 @@ export const doneOr = <S extends CodedScript & LuaName, A>(
   reply === 1 ? Result.succeed(value) : Result.flatMap(integerReply(script, reply), (n) => Result.map(coded(script, n, ctx, successCodes), () => value))
 
 /**
- * The success codes of the lease transitions (complete, retry, archive): 1 done, 2 already done by
+ * The success codes of the lease transitions (complete, retry, archive, requeue): 1 done, 2 already done by
  * this same call — a resend after a lost reply found its own earlier effect (see lua/complete.lua).
  */
 export const doneOrAlreadyDone: ReadonlyArray<number> = [1, 2]

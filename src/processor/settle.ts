@@ -71,7 +71,8 @@ const write = (entry: ActiveTask, what: string, eff: Effect.Effect<unknown, Leas
 /** Completes a task that succeeded, in a round trip shared with the tasks finishing at the same time. */
 export const settleSuccess = (entry: ActiveTask, acker: Acker) => write(entry, "complete", acker.complete(entry.msg), "completed")
 
-export const settleRequeue = (entry: ActiveTask) => write(entry, "requeue", requeue(entry.msg), "requeued")
+export const settleRequeue = (entry: ActiveTask) =>
+  Effect.flatMap(Clock.currentTimeMillis, (atMs) => write(entry, "requeue", requeue(entry.msg, atMs), "requeued"))
 
 /** The error message a task a drain skipped records (it is not a failure: `retried` is unchanged). */
 export const skippedMessage = "skipped by a time-boxed drain: the task's timeout or deadline ends after the function's deadline"

@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import { complete } from "../../src/steps/complete.js"
 import { retry } from "../../src/steps/retry.js"
 import { archive } from "../../src/steps/archive.js"
+import { requeue } from "../../src/steps/requeue.js"
 import { dequeueLease } from "../../src/steps/dequeueLease.js"
 import { type LuaName, luaScript } from "../../src/redis/scripts.js"
 import { queueKeys } from "../../src/wire/keys.js"
@@ -20,7 +21,7 @@ import { baseRedisUrl, flushTestDb, rawClient, testDb } from "../support/redis.j
 const c = rawClient()
 let proxy: ReplyDropProxy
 
-const scripts: ReadonlyArray<LuaName> = ["complete", "retry", "archive", "dequeueLease", "releaseLeases"]
+const scripts: ReadonlyArray<LuaName> = ["complete", "retry", "archive", "requeue", "dequeueLease", "releaseLeases"]
 
 beforeAll(async () => {
   await flushTestDb()
@@ -101,6 +102,16 @@ describe("lease transitions across a lost reply (proxy in front of real Redis)",
     expect(await c.get(k.failedTotal)).toBe("1")
   })
 
+  it("requeue (shutdown): succeeds, the task is pending once", async () => {
+    const msg = makeMsg("wlr-requeue", "t1")
+    await putActive(c, msg, Math.floor(Date.now() / 1000) + leaseIn)
+    const r = await losingReplyOf("requeue", requeue(msg))
+    expect(r.dropped).toBe(1)
+    const k = queueKeys(msg.queue)
+    expect(await c.lrange(k.pending, 0, -1)).toEqual([msg.id])
+    expect(await c.hget(k.task(msg.id), "state")).toBe("pending")
+  })
+
   it("a real lease loss is still LeaseLost: the task was recovered into the retry set by someone else", async () => {
     const msg = makeMsg("wlr-lost", "t1")
     const k = queueKeys(msg.queue)
@@ -111,6 +122,11 @@ describe("lease transitions across a lost reply (proxy in front of real Redis)",
     expect(again._tag).toBe("LeaseLost")
     const done = await viaProxy(Effect.flip(complete({ ...msg, retention: 3600 })))
     expect(done._tag).toBe("LeaseLost")
+    // Forwarded to pending meanwhile (pending_since of the forward, not of a requeue of ours).
+    await c.zrem(k.retry, msg.id)
+    await c.hset(k.task(msg.id), "state", "pending", "pending_since", "1")
+    await c.lpush(k.pending, msg.id)
+    expect((await viaProxy(Effect.flip(requeue(msg))))._tag).toBe("LeaseLost")
     expect(await c.get(k.failedTotal)).toBe("1")
   })
 })
