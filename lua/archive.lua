@@ -18,7 +18,9 @@
 -- ARGV[5] maximum number of archived tasks kept (10000 by default, >= 1)
 -- ARGV[6] daily stat key expiry, unix seconds
 -- ARGV[7] lease cutoff, unix seconds, or "" (the caller holds the lease)
--- Returns: {1, trimmed} done; {0, 0} the task is not active under a (matching) lease (nothing
+-- Returns: {1, trimmed} done; {2, 0} already done by this very call (ARGV[7] = "": the task is
+-- archived holding exactly ARGV[2] — a resend of a call that ran but whose reply was lost; nothing
+-- is written or counted again); {0, 0} the task is not active under a (matching) lease (nothing
 -- was changed, except that a lease entry for a task missing from the active list is removed as stale).
 --- @include "includes/leaveActive.lua"
 --- @include "includes/trimArchive.lua"
@@ -27,6 +29,9 @@ local taskKeyPrefix, activeKey, leaseKey, archivedKey,
   processedDayKey, failedDayKey, processedTotalKey, failedTotalKey = unpack(KEYS)
 local taskId, msg, archivedAt, trimCutoff, maxArchived, statExpireAt, leaseCutoff = unpack(ARGV)
 if not leaveActive(activeKey, leaseKey, taskId, leaseCutoff, true) then
+  if leaseCutoff == "" and redis.call("HGET", taskKeyPrefix .. taskId, "msg") == msg and redis.call("ZSCORE", archivedKey, taskId) then
+    return {2, 0}
+  end
   return {0, 0}
 end
 redis.call("ZADD", archivedKey, archivedAt, taskId)

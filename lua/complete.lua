@@ -14,17 +14,28 @@
 -- ARGV[3] "delete" | "keep"
 -- ARGV[4] completed zset score (expiry of the retained task), unix seconds ("keep" only)
 -- ARGV[5] encoded TaskMessage with completed_at set ("keep" only)
--- Returns: 1 done; 0 the task is not active under a lease (nothing was changed).
+-- Returns: 1 done; 2 already done (the task is no longer active and is completed, "keep", or gone,
+-- "delete": this is a resend of a call that ran but whose reply was lost, e.g. ioredis resending
+-- the EVALSHA after a reconnect; nothing is written or counted again); 0 the task is not active
+-- under a lease and not finished either (nothing was changed). The "already done" check runs only
+-- when the task was not active, so the usual path costs nothing more.
 --- @include "includes/leaveActive.lua"
 --- @include "includes/countDone.lua"
 --- @include "includes/releaseUniqueLock.lua"
 local activeKey, leaseKey, completedKey, taskKeyPrefix,
   processedDayKey, processedTotalKey, lockKey = unpack(KEYS)
 local taskId, statExpireAt, disposal, retainUntil, completedMsg = unpack(ARGV)
+local taskKey = taskKeyPrefix .. taskId
 if not leaveActive(activeKey, leaseKey, taskId, "", false) then
+  if disposal == "keep" then
+    if redis.call("HGET", taskKey, "state") == "completed" and redis.call("ZSCORE", completedKey, taskId) then
+      return 2
+    end
+  elseif redis.call("EXISTS", taskKey) == 0 then
+    return 2
+  end
   return 0
 end
-local taskKey = taskKeyPrefix .. taskId
 if disposal == "keep" then
   redis.call("ZADD", completedKey, retainUntil, taskId)
   redis.call("HSET", taskKey, "msg", completedMsg, "state", "completed")

@@ -7,7 +7,7 @@
 -- KEYS[3] asynq:{q}:active
 -- KEYS[4] asynq:{q}:lease
 -- KEYS[5] asynq:{q}:t:            (task key prefix; task keys are KEYS[5] .. id)
--- ARGV[1] lease expiry, unix seconds
+-- ARGV[1] lease expiry, unix seconds (or just under it, with a fraction identifying this call: see releaseLeases.lua)
 -- ARGV[2] maximum number of tasks to pop (>= 1)
 -- Returns: a flat array id1, msg1, id2, msg2, ... (msg false for a dangling id); empty when
 -- paused or empty.

@@ -17,14 +17,19 @@
 -- ARGV[4] daily stat key expiry, unix seconds
 -- ARGV[5] "1" when the attempt counts as a failure, else "0"
 -- ARGV[6] lease cutoff, unix seconds, or "" (the caller holds the lease)
--- Returns: 1 done; 0 the task is not active under a (matching) lease (nothing was changed, except
--- that a lease entry for a task missing from the active list is removed as stale).
+-- Returns: 1 done; 2 already done by this very call (ARGV[6] = "": the task is in the retry set
+-- holding exactly ARGV[2] — a resend of a call that ran but whose reply was lost; nothing is
+-- written or counted again); 0 the task is not active under a (matching) lease (nothing was
+-- changed, except that a lease entry for a task missing from the active list is removed as stale).
 --- @include "includes/leaveActive.lua"
 --- @include "includes/countDone.lua"
 local taskKeyPrefix, activeKey, leaseKey, retryKey,
   processedDayKey, failedDayKey, processedTotalKey, failedTotalKey = unpack(KEYS)
 local taskId, msg, retryAt, statExpireAt, countsAsFailure, leaseCutoff = unpack(ARGV)
 if not leaveActive(activeKey, leaseKey, taskId, leaseCutoff, true) then
+  if leaseCutoff == "" and redis.call("HGET", taskKeyPrefix .. taskId, "msg") == msg and redis.call("ZSCORE", retryKey, taskId) then
+    return 2
+  end
   return 0
 end
 redis.call("ZADD", retryKey, retryAt, taskId)

@@ -2,7 +2,7 @@ import { Result } from "effect"
 import { encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { queueKeys } from "../wire/keys.js"
 import { bytesArg } from "./args.js"
-import { coded, integersReply } from "./decode.js"
+import { coded, doneOrAlreadyDone, integersReply } from "./decode.js"
 import type { LeaseLost } from "./errors.js"
 import { defineScript } from "./script.js"
 import { statsExpireAt, unixSeconds } from "./time.js"
@@ -45,5 +45,5 @@ export const archiveScript = defineScript<ArchiveInput, { readonly trimmed: numb
     a.leaseCutoffSec ?? ""
   ],
   decode: (reply, { updated }) =>
-    Result.flatMap(integersReply("archive", reply, 2), ([moved, trimmed]) => Result.map(coded("archive", moved!, updated, [1]), () => ({ trimmed: trimmed! })))
+    Result.flatMap(integersReply("archive", reply, 2), ([moved, trimmed]) => Result.map(coded("archive", moved!, updated, doneOrAlreadyDone), () => ({ trimmed: trimmed! })))
 })

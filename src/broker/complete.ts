@@ -1,7 +1,7 @@
 import { encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { queueKeys } from "../wire/keys.js"
 import { bytesArg } from "./args.js"
-import { doneOr } from "./decode.js"
+import { doneOr, doneOrAlreadyDone } from "./decode.js"
 import type { LeaseLost } from "./errors.js"
 import { ownUniqueKey } from "./leaseLost.js"
 import { defineScript } from "./script.js"
@@ -32,5 +32,5 @@ export const completeScript = defineScript<CompleteInput, CompleteOutcome, Lease
     msg.retention > 0
       ? [msg.id, statsExpireAt(nowMs), "keep", unixSeconds(nowMs) + msg.retention, bytesArg(encodeTaskMessage({ ...msg, completedAt: unixSeconds(nowMs) }))]
       : [msg.id, statsExpireAt(nowMs), "delete", 0, ""],
-  decode: (reply, { msg }) => doneOr("complete", reply, msg, msg.retention > 0 ? ("completed" as const) : ("deleted" as const))
+  decode: (reply, { msg }) => doneOr("complete", reply, msg, msg.retention > 0 ? ("completed" as const) : ("deleted" as const), doneOrAlreadyDone)
 })

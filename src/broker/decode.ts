@@ -79,11 +79,25 @@ export const coded = <S extends CodedScript & LuaName>(
   return error !== undefined ? Result.fail(error) : Result.fail(unexpectedReply(script, code, `one of ${[...successCodes, ...codesOf(script)].join(", ")}`))
 }
 
+const doneOnly: ReadonlyArray<number> = [1]
+
 /**
  * A reply where 1 means the transition was done: `value` (checked first, with no allocation: the
  * hot scripts answer 1), else the script's coded error (replyCodes.ts) or an unexpected-reply error.
  */
-export const doneOr = <S extends CodedScript & LuaName, A>(script: S, reply: unknown, ctx: CodeContext<S>, value: A): Result.Result<A, CodeError<S> | RedisError> =>
-  reply === 1 ? Result.succeed(value) : Result.flatMap(integerReply(script, reply), (n) => Result.map(coded(script, n, ctx, [1]), () => value))
+export const doneOr = <S extends CodedScript & LuaName, A>(
+  script: S,
+  reply: unknown,
+  ctx: CodeContext<S>,
+  value: A,
+  successCodes: ReadonlyArray<number> = doneOnly
+): Result.Result<A, CodeError<S> | RedisError> =>
+  reply === 1 ? Result.succeed(value) : Result.flatMap(integerReply(script, reply), (n) => Result.map(coded(script, n, ctx, successCodes), () => value))
+
+/**
+ * The success codes of the lease transitions (complete, retry, archive, requeue): 1 done, 2 already done by
+ * this same call — a resend after a lost reply found its own earlier effect (see lua/complete.lua).
+ */
+export const doneOrAlreadyDone: ReadonlyArray<number> = [1, 2]
 
 const codesOf = (script: CodedScript): ReadonlyArray<string> => Object.keys(replyCodes[script])

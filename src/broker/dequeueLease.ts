@@ -6,11 +6,13 @@ export interface DequeueLeaseInput {
   readonly queue: string
   readonly count: number
   readonly leaseExpiresAtSec: number
+  /** The score the leases get (default `leaseExpiresAtSec`): see `leaseScore` (releaseLeases.ts). */
+  readonly leaseScore?: string
 }
 
 /**
  * Script `dequeueLease`: pops up to `count` tasks of one queue into active under a lease expiring at
- * `leaseExpiresAtSec` (nothing when the queue is paused). Returns the raw messages; a pair with
+ * `leaseExpiresAtSec` (scored `leaseScore` when given; nothing when the queue is paused). Returns the raw messages; a pair with
  * `bytes` undefined is a dangling id the script already removed.
  */
 export const dequeueLeaseScript = defineScript<DequeueLeaseInput, ReadonlyArray<IdAndBytes>>({
@@ -20,6 +22,6 @@ export const dequeueLeaseScript = defineScript<DequeueLeaseInput, ReadonlyArray<
     const k = queueKeys(queue)
     return [k.pending, k.paused, k.active, k.lease, k.taskPrefix]
   },
-  args: (i) => [i.leaseExpiresAtSec, i.count],
+  args: (i) => [i.leaseScore ?? i.leaseExpiresAtSec, i.count],
   decode: (reply) => idBytesPairsReply("dequeueLease", reply)
 })

@@ -15,13 +15,14 @@
  * the resend never writes a second task nor reports a false TaskIdConflict/DuplicateTask.
  */
 import { Effect, Result } from "effect"
-import { isErrorReply, type RedisError } from "../redis/errors.js"
+import type { RedisError } from "../redis/errors.js"
 import type { ScriptArg } from "../redis/Redis.js"
 import { allQueues, queueKeys, type TaskState } from "../wire/keys.js"
 import { encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { bytesArg } from "./args.js"
 import { Broker } from "./Broker.js"
 import { doneOr } from "./decode.js"
+import { isLostReply } from "./lostReply.js"
 import type { DuplicateTask, TaskIdConflict } from "./errors.js"
 import { type BoundScript, bindScript, defineScript, runScript, runScripts } from "./script.js"
 import { unixNanosString, unixSeconds } from "./time.js"
@@ -102,7 +103,7 @@ export const bindTaskWrite = (w: TaskWrite): BoundScript<TaskState, DuplicateTas
 const lostReplyResends = 2
 
 /** A failure without an answer from Redis: the write may have run. An error reply (ReplyError) is an answer. */
-const replyLost = (e: WriteError): boolean => e._tag === "RedisError" && !isErrorReply(e.cause)
+const replyLost = (e: WriteError): boolean => isLostReply(e)
 
 /** Sends again, as the same writes, those whose reply was lost; each keeps its last outcome. */
 const resendLostReplies = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWrite>, first: ReadonlyArray<Result.Result<TaskState, WriteError>>) {

@@ -48,7 +48,7 @@ export const replyCodes = {
   addToGroup: { 0: taskIdConflict, [-1]: duplicateTask },
   // Periodic occurrence: 1 written, 2 generated id taken (draw another), -2 already done by another instance.
   scheduler_claim: { 0: taskIdConflict, [-1]: duplicateTask },
-  // Lease transitions: 1 moved.
+  // Lease transitions: 1 moved, 2 already moved by this same call (a resend after a lost reply).
   complete: { 0: lost("complete") },
   retry: { 0: lost("retry") },
   archive: { 0: lost("archive") },

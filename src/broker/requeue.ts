@@ -1,6 +1,6 @@
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import { queueKeys } from "../wire/keys.js"
-import { doneOr } from "./decode.js"
+import { doneOr, doneOrAlreadyDone } from "./decode.js"
 import type { LeaseLost } from "./errors.js"
 import { defineScript } from "./script.js"
 import { unixNanosString } from "./time.js"
@@ -19,5 +19,5 @@ export const requeueScript = defineScript<RequeueInput, void, LeaseLost>({
     return [k.active, k.lease, k.pending, k.taskPrefix]
   },
   args: ({ msg, nowMs }) => [msg.id, unixNanosString(nowMs)],
-  decode: (reply, { msg }) => doneOr("requeue", reply, msg, undefined)
+  decode: (reply, { msg }) => doneOr("requeue", reply, msg, undefined, doneOrAlreadyDone)
 })

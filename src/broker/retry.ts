@@ -1,7 +1,7 @@
 import { encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { queueKeys } from "../wire/keys.js"
 import { bytesArg } from "./args.js"
-import { doneOr } from "./decode.js"
+import { doneOr, doneOrAlreadyDone } from "./decode.js"
 import type { LeaseLost } from "./errors.js"
 import { defineScript } from "./script.js"
 import { statsExpireAt, unixSeconds } from "./time.js"
@@ -25,5 +25,5 @@ export const retryScript = defineScript<RetryInput, void, LeaseLost>({
     return [k.taskPrefix, k.active, k.lease, k.retry, k.processed(nowMs), k.failed(nowMs), k.processedTotal, k.failedTotal]
   },
   args: (a) => [a.updated.id, bytesArg(encodeTaskMessage(a.updated)), unixSeconds(a.retryAtMs), statsExpireAt(a.nowMs), a.isFailure ? "1" : "0", a.leaseCutoffSec ?? ""],
-  decode: (reply, { updated }) => doneOr("retry", reply, updated, undefined)
+  decode: (reply, { updated }) => doneOr("retry", reply, updated, undefined, doneOrAlreadyDone)
 })

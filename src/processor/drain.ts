@@ -20,7 +20,7 @@ import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import { Broker } from "../broker/Broker.js"
 import { InvalidArgument } from "../broker/errors.js"
-import { makeAcker } from "./acker.js"
+import { makeAckerFor } from "./ackerLanes.js"
 import { fetchPass, type StartDeps } from "./fetcher.js"
 import { heartbeatLoop } from "./heartbeat.js"
 import { handlerOf, type HandlerInput } from "./Mux.js"
@@ -152,12 +152,13 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
     let stoppedBecause: "empty" | "deadline" = "empty"
     /** Set at the hard stop: a task leased by a fetch that was in flight then goes straight back. */
     let stopping = false
+    const broker = yield* Broker
     const deps: StartDeps<R> = {
       options,
       handler: handlerOf(config.handler),
       registry,
-      broker: yield* Broker,
-      acker: makeAcker(),
+      broker,
+      acker: makeAckerFor(broker),
       attempts: yield* FiberSet.make<Settled, never>(),
       prepare: (task) => {
         // A Redis that hangs when the outcome is written must not hold the drain past its deadline.

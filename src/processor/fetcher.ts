@@ -10,10 +10,12 @@
  */
 import { Clock, Duration, Effect, type Fiber, FiberSet, Schedule } from "effect"
 import type { Broker } from "../broker/Broker.js"
+import { connectionOutages } from "../broker/lostReply.js"
 import { type DequeueLeaseResult, dequeueLease, dequeueLeaseCall } from "../steps/dequeueLease.js"
 import type { QueueFailure } from "../steps/queueFailures.js"
 import type { Ride, Rider } from "./acker.js"
 import { queueOrder } from "./queueOrder.js"
+import { makeQueueRest, type QueueRest } from "./queueRest.js"
 import type { ActiveTask } from "./registry.js"
 import { makeActiveTask, runAttempt, type RunDeps } from "./runAttempt.js"
 import type { Settled } from "./settle.js"
@@ -89,14 +91,18 @@ export const fetchPass = <R>(deps: StartDeps<R>, request: { readonly queues: Rea
     })
   )
 
-/** The fetch loop's fetch: this round's queue order, for the free slots. Returns whether it came back short. */
-const fetchForSlots = <R>(deps: FetcherDeps<R>, free: number) =>
+/**
+ * The fetch loop's fetch: this round's queue order (less the queues resting after a failure, on a
+ * Cluster: see queueRest.ts), for the free slots. Returns whether it came back short.
+ */
+const fetchForSlots = <R>(deps: FetcherDeps<R>, free: number, rest: QueueRest | undefined) =>
   // fetchPass itself is uninterruptible (a leased task is always started); nothing before it needs to be.
   Effect.gen(function* () {
     const order = yield* queueOrder(deps.options.queues, deps.options.strictPriority)
     const want = Math.min(free, deps.options.fetchBatchSize)
     deps.wake.clear()
-    const got = yield* fetchPass(deps, { queues: order, count: want })
+    const got = yield* fetchPass(deps, { queues: rest ? rest.usable(order) : order, count: want })
+    if (rest && got.failedQueues.length > 0) yield* rest.failed(got.failedQueues)
     return got.started.length + got.corrupt < want
   })
 
@@ -111,6 +117,7 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
     let reserved = 0
     const freeSlots = () => concurrency - deps.registry.tasks.size - reserved
     const context = yield* Effect.context<R | Broker>()
+    const rest = deps.broker.redis.isCluster ? makeQueueRest() : undefined
     const rider: Rider = (acks) =>
       Effect.gen(function* () {
         if (!waitingForSlot) return undefined
@@ -119,14 +126,14 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
         reserved += free
         const order = yield* queueOrder(deps.options.queues, deps.options.strictPriority)
         deps.wake.clear()
-        const fetch = dequeueLeaseCall(order[0]!, free, deps.options.leaseMs, yield* Clock.currentTimeMillis)
+        const fetch = dequeueLeaseCall(order[0]!, free, deps.options.leaseMs, yield* Clock.currentTimeMillis, yield* connectionOutages)
         return {
           call: fetch.call,
           land: (reply) =>
             Effect.suspend(() => {
               reserved -= free
               if (reply === undefined) return Effect.void
-              return (reply.ok ? fetch.land(reply.value) : Effect.fail(reply.error)).pipe(
+              return (reply.ok ? fetch.land(reply.value) : fetch.lost(reply.error)).pipe(
                 Effect.flatMap((got) => startLeased(deps, got)),
                 Effect.asVoid,
                 Effect.catch((e) => Effect.logWarning(`fetching tasks along with completions failed: ${e.message}`)),
@@ -147,7 +154,7 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
       }
       // Let other finished tasks settle first, so one round trip takes several tasks.
       if (free < deps.options.fetchBatchSize && deps.registry.tasks.size > 0) yield* Effect.yieldNow
-      const short = yield* fetchForSlots(deps, freeSlots()).pipe(
+      const short = yield* fetchForSlots(deps, freeSlots(), rest).pipe(
         Effect.retry({
           schedule: errorBackoff,
           while: (e) => Effect.logWarning(`fetching tasks failed, trying again: ${e.message}`).pipe(Effect.as(true))

@@ -3,6 +3,12 @@
  * requeue, or give back a task a drain skipped. A write that fails on a Redis error is tried again with jittered backoff for as long as
  * we still hold the lease (asynq's syncer), so a blip in the connection loses nothing; after the
  * lease ran out the recoverer takes the task back. LeaseLost means someone else already did.
+ *
+ * A lost reply (the write ran, its reply did not arrive; ioredis resends the EVALSHA after the
+ * reconnect, or the call fails and is sent again here) is not taken for a lost lease: complete,
+ * retry and archive answer "already done" when they find their own earlier effect (the same message
+ * in the retry set or the archive; the task completed or gone), and nothing is written or counted
+ * twice. Retry and archive read the failure's time once, so every send carries the same message.
  */
 import { Clock, Duration, Effect, Schedule } from "effect"
 import type { Broker } from "../broker/Broker.js"
@@ -65,7 +71,8 @@ const write = (entry: ActiveTask, what: string, eff: Effect.Effect<unknown, Leas
 /** Completes a task that succeeded, in a round trip shared with the tasks finishing at the same time. */
 export const settleSuccess = (entry: ActiveTask, acker: Acker) => write(entry, "complete", acker.complete(entry.msg), "completed")
 
-export const settleRequeue = (entry: ActiveTask) => write(entry, "requeue", requeue(entry.msg), "requeued")
+export const settleRequeue = (entry: ActiveTask) =>
+  Effect.flatMap(Clock.currentTimeMillis, (atMs) => write(entry, "requeue", requeue(entry.msg, atMs), "requeued"))
 
 /** The error message a task a drain skipped records (it is not a failure: `retried` is unchanged). */
 export const skippedMessage = "skipped by a time-boxed drain: the task's timeout or deadline ends after the function's deadline"
@@ -77,7 +84,9 @@ export const skippedMessage = "skipped by a time-boxed drain: the task's timeout
  * behind the tasks that have not had a turn.
  */
 export const settleSkipped = (entry: ActiveTask, dueAtMs: number) =>
-  write(entry, "give back", retry(entry.msg, { retryAtMs: dueAtMs, errorMsg: skippedMessage, isFailure: false }), "skipped")
+  Effect.flatMap(Clock.currentTimeMillis, (atMs) =>
+    write(entry, "give back", retry(entry.msg, { retryAtMs: dueAtMs, errorMsg: skippedMessage, isFailure: false, atMs }), "skipped")
+  )
 
 const retryDelayMs = (options: ResolvedOptions, msg: TaskMessage, error: unknown, task: Task) => {
   if (!options.retryDelay) return defaultRetryDelayMs(msg.retried)
@@ -114,9 +123,12 @@ export const settleFailure = Effect.fnUntraced(function* (
     yield* Effect.logWarning(`task ${msg.id} revoked: ${errorMsg}`)
     return yield* write(entry, "revoke", complete({ ...msg, retention: 0 }), "revoked")
   }
+  // The failure's time is read once: a write sent again (after a Redis error) carries the same
+  // message, so the script recognises its own move if the first send ran and only its reply was lost.
+  const atMs = yield* Clock.currentTimeMillis
   if (msg.retried >= msg.retry || isSkipRetry(error)) {
     yield* Effect.logWarning(`task ${msg.id} (${msg.type}) archived after ${msg.retried} retries: ${errorMsg}`)
-    return yield* write(entry, "archive", archive(msg, { errorMsg }), "archived")
+    return yield* write(entry, "archive", archive(msg, { errorMsg, atMs }), "archived")
   }
   const isFailure = alwaysCounts || (() => {
     try {
@@ -126,7 +138,6 @@ export const settleFailure = Effect.fnUntraced(function* (
     }
   })()
   const delay = yield* retryDelayMs(options, msg, error, task)
-  const now = yield* Clock.currentTimeMillis
   yield* Effect.logDebug(`task ${msg.id} (${msg.type}) failed, retry in ${delay} ms: ${errorMsg}`)
-  return yield* write(entry, "retry", retry(msg, { retryAtMs: now + delay, errorMsg, isFailure }), "retried")
+  return yield* write(entry, "retry", retry(msg, { retryAtMs: atMs + delay, errorMsg, isFailure, atMs }), "retried")
 })

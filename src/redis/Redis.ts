@@ -206,9 +206,28 @@ const close = (c: RedisClient) =>
 export const acquireClient = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionError, Scope.Scope> =>
   Effect.acquireRelease(connect(o), close)
 
-/** Loads a script on every master (all of them for a cluster, so any slot can run it). */
-const loadEverywhere = async (c: RedisClient, source: string) => {
-  if (c instanceof Cluster) await Promise.all(c.nodes("master").map((n) => n.script("LOAD", source)))
+/** A cluster node's address as `Cluster.slots` names it. */
+const nodeAddress = (n: IORedis): string => `${n.options.host}:${n.options.port}`
+
+/**
+ * The masters serving these calls' slots: a script load for them never waits on a master they do
+ * not use (one that hangs during a failover would stall every queue). All masters when a call has
+ * no key or a slot's owner is not known yet.
+ */
+const mastersFor = (c: Cluster, calls: ReadonlyArray<ScriptCall>): Array<IORedis> => {
+  const owners = new Set<string>()
+  for (const call of calls) {
+    const owner = call.keys.length === 0 ? undefined : c.slots[keySlot(call.keys[0]!)]?.[0]
+    if (owner === undefined) return c.nodes("master")
+    owners.add(owner)
+  }
+  const nodes = c.nodes("master").filter((n) => owners.has(nodeAddress(n)))
+  return nodes.length === owners.size ? nodes : c.nodes("master")
+}
+
+/** Loads a script where `calls` run: the single node, or the masters of their slots on a cluster. */
+const loadFor = async (c: RedisClient, source: string, calls: ReadonlyArray<ScriptCall>) => {
+  if (c instanceof Cluster) await Promise.all(mastersFor(c, calls).map((n) => n.script("LOAD", source)))
   else await c.script("LOAD", source)
 }
 
@@ -239,7 +258,7 @@ export const makeRedis = (client: RedisClient, options: RedisOptions, outages?: 
   // it has not seen, so its EVALSHAs cannot fail with NOSCRIPT half-way and run out of order. A
   // reconnect (possibly to a promoted replica) forgets the set. Only a SCRIPT FLUSH between two
   // batches can still make a batch retry its NOSCRIPT calls after the later calls ran.
-  const loaded = new Set<LuaName>()
+  const loaded = new Set<string>()
   client.on("ready", () => loaded.clear())
 
   const single = async (c: RedisClient, call: ScriptCall, buffers: boolean): Promise<BatchReply> => {
@@ -251,7 +270,7 @@ export const makeRedis = (client: RedisClient, options: RedisOptions, outages?: 
         return { ok: true, value }
       } catch (err) {
         if (attempt === 0 && isNoScript(err)) {
-          await loadEverywhere(c, s.source)
+          await loadFor(c, s.source, [call])
           continue
         }
         return { ok: false, error: new RedisError({ op: `script ${call.script}`, message: errorMessage(err), cause: err }) }
@@ -259,14 +278,19 @@ export const makeRedis = (client: RedisClient, options: RedisOptions, outages?: 
     }
   }
 
-  /** Loads the scripts of a batch not yet known to be cached (a failure is left to the calls themselves: they answer NOSCRIPT or their own error). */
+  /**
+   * Loads the scripts of a batch not yet known to be cached (a failure is left to the calls
+   * themselves: they answer NOSCRIPT or their own error). On a cluster, per script and master
+   * (only the masters of the calls' slots are asked).
+   */
   const loadMissing = async (c: RedisClient, calls: ReadonlyArray<ScriptCall>) => {
     for (const call of calls) {
       const name = call.script
-      if (loaded.has(name)) continue
+      const key = c instanceof Cluster ? `${name} ${c.slots[call.keys.length === 0 ? -1 : keySlot(call.keys[0]!)]?.[0] ?? "*"}` : name
+      if (loaded.has(key)) continue
       try {
-        await loadEverywhere(c, luaScript(name).source)
-        loaded.add(name)
+        await loadFor(c, luaScript(name).source, calls.filter((x) => x.script === name))
+        loaded.add(key)
       } catch {
         // e.g. one cluster node unreachable: the calls to it fail on their own (they answer
         // NOSCRIPT and are loaded again, or fail with the node's error). Loading the others would
@@ -312,7 +336,7 @@ export const makeRedis = (client: RedisClient, options: RedisOptions, outages?: 
       // A NOSCRIPT reply means that call did nothing, so only those calls are sent again.
       if (again.length > 0) {
         try {
-          for (const name of new Set(again.map((i) => calls[i]!.script))) await loadEverywhere(c, luaScript(name).source)
+          for (const name of new Set(again.map((i) => calls[i]!.script))) await loadFor(c, luaScript(name).source, calls)
         } catch (err) {
           for (const i of again) fail(i, err)
           return

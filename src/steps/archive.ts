@@ -12,6 +12,8 @@ export interface ArchiveOptions {
   readonly maxAgeMs?: number
   /** At most this many archived tasks are kept, the newest (default 10,000). */
   readonly maxSize?: number
+  /** The time of the failure (ms; default: now): pass the same time when sending the same archive again (see RetryOptions.atMs). */
+  readonly atMs?: number
 }
 
 /** The message as asynq stores it on archive: error and time set, retried unchanged. */
@@ -27,7 +29,7 @@ export const archivedMessage = (msg: TaskMessage, errorMsg: string, nowMs: numbe
  * were deleted. Fails with LeaseLost when the task is no longer active.
  */
 export const archive = Effect.fn("Steps.archive")(function* (msg: TaskMessage, options: ArchiveOptions) {
-  const now = yield* Clock.currentTimeMillis
+  const now = options.atMs ?? (yield* Clock.currentTimeMillis)
   const r = yield* runScript(archiveScript, {
     updated: archivedMessage(msg, options.errorMsg, now),
     nowMs: now,

@@ -2,6 +2,8 @@ import { Clock, Effect } from "effect"
 import type { Broker } from "../broker/Broker.js"
 import type { IdAndBytes } from "../broker/decode.js"
 import { dequeueLeaseScript } from "../broker/dequeueLease.js"
+import { connectionOutages, isLostReply } from "../broker/lostReply.js"
+import { leaseScore, releaseLeasesScript } from "../broker/releaseLeases.js"
 import { bindScript, runScript } from "../broker/script.js"
 import type { RedisError } from "../redis/errors.js"
 import type { ScriptCall } from "../redis/Redis.js"
@@ -57,12 +59,36 @@ export const dequeueLease = Effect.fn("Steps.dequeueLease")(function* (options: 
     const want = count - tasks.length - corrupt.length
     if (want <= 0) break
     visited.push(queue)
-    const pairs = yield* failures.isolate(queue, runScript(dequeueLeaseScript, { queue, count: want, leaseExpiresAtSec: expiresSec }))
-    if (pairs !== undefined) yield* sortLeased(queue, pairs, expiresSec, now, tasks, corrupt, failures)
+    const score = leaseScore(expiresSec)
+    const outagesBefore = yield* connectionOutages
+    const pairs = yield* failures.isolate(
+      queue,
+      runScript(dequeueLeaseScript, { queue, count: want, leaseExpiresAtSec: expiresSec, leaseScore: score }).pipe(
+        Effect.tapError((e) => (isLostReply(e) ? releaseLeasedToNobody(queue, score, [], now) : Effect.void))
+      )
+    )
+    if (pairs === undefined) continue
+    if ((yield* connectionOutages) !== outagesBefore) yield* releaseLeasedToNobody(queue, score, pairs.map((p) => p.id), now)
+    yield* sortLeased(queue, pairs, expiresSec, now, tasks, corrupt, failures)
   }
   if (tasks.length === 0 && corrupt.length === 0) yield* failures.unlessAllFailed(visited)
   return { tasks, corrupt, failedQueues: failures.failedQueues } satisfies DequeueLeaseResult as DequeueLeaseResult
 })
+
+/**
+ * After a dequeue whose reply was lost (the call failed without an answer), or that was answered
+ * after a reconnect (ioredis sends again what was unanswered, so the script may have run twice):
+ * the tasks leased under that call's score that the reply did not bring are leased to nobody; they
+ * go back to the head of pending at once instead of sitting active until lease + grace. A failure
+ * here is logged only (the recoverer still takes such tasks back once their lease runs out).
+ */
+const releaseLeasedToNobody = (queue: string, score: string, received: ReadonlyArray<string>, nowMs: number) =>
+  runScript(releaseLeasesScript, { queue, leaseScore: score, received, nowMs }).pipe(
+    Effect.flatMap((n) =>
+      n > 0 ? Effect.logWarning(`queue "${queue}": ${n} task(s) leased by a dequeue whose reply was lost went back to pending`) : Effect.void
+    ),
+    Effect.catch((e) => Effect.logWarning(`queue "${queue}": could not check for tasks leased by a dequeue whose reply was lost (the recoverer takes them back once their lease runs out): ${e.message}`))
+  )
 
 /**
  * Decodes popped tasks into `tasks`; unusable ones are set aside and reported in `corrupt`. Never
@@ -96,20 +122,30 @@ export interface DequeueLeaseCall {
   readonly call: ScriptCall
   /** Reads the call's reply (as `dequeueLease` would). */
   readonly land: (reply: unknown) => Effect.Effect<DequeueLeaseResult, RedisError, Broker>
+  /** The call failed with `error`: when no answer came (the script may have run), gives back what it leased; fails with `error`. */
+  readonly lost: (error: RedisError) => Effect.Effect<never, RedisError, Broker>
 }
 
-/** Prepares `dequeueLease({ queues: [queue], count, leaseMs })` for a batch; count >= 1, leaseMs >= 1000. */
-export const dequeueLeaseCall = (queue: string, count: number, leaseMs: number, nowMs: number): DequeueLeaseCall => {
+/**
+ * Prepares `dequeueLease({ queues: [queue], count, leaseMs })` for a batch; count >= 1, leaseMs >= 1000.
+ * `outagesAtSend` (connectionOutages when the batch goes out): a reply landing after a reconnect
+ * triggers the same check for tasks leased to nobody as `dequeueLease` does.
+ */
+export const dequeueLeaseCall = (queue: string, count: number, leaseMs: number, nowMs: number, outagesAtSend?: number): DequeueLeaseCall => {
   const expiresSec = unixSeconds(nowMs + leaseMs)
-  const bound = bindScript(dequeueLeaseScript, { queue, count, leaseExpiresAtSec: expiresSec })
+  const score = leaseScore(expiresSec)
+  const bound = bindScript(dequeueLeaseScript, { queue, count, leaseExpiresAtSec: expiresSec, leaseScore: score })
   return {
     call: bound.call,
+    lost: (error) => (isLostReply(error) ? releaseLeasedToNobody(queue, score, [], nowMs) : Effect.void).pipe(Effect.andThen(Effect.fail(error))),
     land: (reply) =>
       Effect.gen(function* () {
         const tasks: Array<LeasedTask> = []
         const corrupt: Array<CorruptTask> = []
         const failures = queueFailures<RedisError>()
-        yield* sortLeased(queue, yield* Effect.fromResult(bound.decode(reply)), expiresSec, nowMs, tasks, corrupt, failures)
+        const pairs = yield* Effect.fromResult(bound.decode(reply))
+        if (outagesAtSend !== undefined && (yield* connectionOutages) !== outagesAtSend) yield* releaseLeasedToNobody(queue, score, pairs.map((p) => p.id), nowMs)
+        yield* sortLeased(queue, pairs, expiresSec, nowMs, tasks, corrupt, failures)
         return { tasks, corrupt, failedQueues: failures.failedQueues } satisfies DequeueLeaseResult as DequeueLeaseResult
       })
   }

@@ -10,6 +10,12 @@ export interface RetryOptions {
   readonly errorMsg: string
   /** asynq's IsFailure: true counts the attempt (retried + 1, processed and failed counters). */
   readonly isFailure: boolean
+  /**
+   * The time of the failure (ms; default: now). A caller that sends the same retry again after a
+   * lost reply passes the same time, so the resend carries the same message and the script
+   * recognises its own earlier move (answered as done, not as a lost lease).
+   */
+  readonly atMs?: number
 }
 
 /** The message as asynq stores it on retry: retried + 1 only for a failure; error and time always. */
@@ -22,6 +28,6 @@ export const retriedMessage = (msg: TaskMessage, errorMsg: string, isFailure: bo
 
 /** Moves an active task that failed to the retry set, due at `retryAtMs`. Fails with LeaseLost when it is no longer active. */
 export const retry = Effect.fn("Steps.retry")(function* (msg: TaskMessage, options: RetryOptions) {
-  const now = yield* Clock.currentTimeMillis
+  const now = options.atMs ?? (yield* Clock.currentTimeMillis)
   yield* runScript(retryScript, { updated: retriedMessage(msg, options.errorMsg, options.isFailure, now), retryAtMs: options.retryAtMs, isFailure: options.isFailure, nowMs: now })
 })

@@ -19,8 +19,9 @@ import { runScript, runScripts } from "../../src/broker/script.js"
 import { archiveTaskScript, deleteTaskScript, runTaskScript } from "../../src/broker/taskActions.js"
 import { writeResultScript } from "../../src/broker/writeResult.js"
 import { luaSources } from "../../src/redis/lua.generated.js"
+import { queueKeys } from "../../src/wire/keys.js"
 import { uniqueKey } from "../../src/wire/uniqueKey.js"
-import { baseNowMs, io, makeMsg, putActive, putPending, stepsTestDb, testBrokerLayer, baseNowSec as nowSec } from "../support/arrange.js"
+import { baseNowMs, io, makeMsg, putActive, putInZset, putPending, stepsTestDb, testBrokerLayer, baseNowSec as nowSec } from "../support/arrange.js"
 
 const c = stepsTestDb()
 
@@ -56,7 +57,10 @@ layer(testBrokerLayer())("reply-code table (real scripts)", (it) => {
 
   it.effect("lease transitions: 0 → LeaseLost for complete, retry, archive and requeue", () =>
     Effect.gen(function* () {
+      // A task that exists but is not active (it went back to pending): none of these is a resend
+      // of the caller's own earlier move (code 2, see the next test).
       const msg = makeMsg("rc-lease", "gone")
+      yield* io(() => putPending(c, msg, baseNowMs))
       const lost = (op: string) => ({
         tag: "LeaseLost",
         message: `cannot ${op} task gone in queue "rc-lease": it is no longer active under a lease (its lease expired and it was recovered, or it was deleted or moved)`
@@ -64,7 +68,25 @@ layer(testBrokerLayer())("reply-code table (real scripts)", (it) => {
       expect(yield* tagOf(runScript(completeScript, { msg, nowMs: baseNowMs }))).toEqual(lost("complete"))
       expect(yield* tagOf(runScript(retryScript, { updated: msg, retryAtMs: baseNowMs, isFailure: true, nowMs: baseNowMs }))).toEqual(lost("retry"))
       expect(yield* tagOf(runScript(archiveScript, { updated: msg, nowMs: baseNowMs }))).toEqual(lost("archive"))
-      expect(yield* tagOf(runScript(requeueScript, { msg, nowMs: baseNowMs }))).toEqual(lost("requeue"))
+      // (a later time than the task's pending_since: not a resend of this requeue)
+      expect(yield* tagOf(runScript(requeueScript, { msg, nowMs: baseNowMs + 1000 }))).toEqual(lost("requeue"))
+    })
+  )
+
+  it.effect("lease transitions: 2 (already done by this same call: a resend after a lost reply) is a success", () =>
+    Effect.gen(function* () {
+      const msg = makeMsg("rc-lease2", "done")
+      // Completed without retention: the task is gone.
+      expect(yield* runScript(completeScript, { msg, nowMs: baseNowMs })).toBe("deleted")
+      // Moved to the retry set / the archive holding exactly the message this call carries.
+      const k = queueKeys("rc-lease2")
+      yield* io(() => putInZset(c, msg, "retry", baseNowMs / 1000))
+      yield* runScript(retryScript, { updated: msg, retryAtMs: baseNowMs, isFailure: true, nowMs: baseNowMs })
+      yield* io(() => c.del(k.task(msg.id), k.retry))
+      yield* io(() => putInZset(c, msg, "archived", baseNowMs / 1000))
+      expect(yield* runScript(archiveScript, { updated: msg, nowMs: baseNowMs })).toEqual({ trimmed: 0 })
+      // Nothing was counted.
+      expect(yield* io(() => c.exists(k.processedTotal))).toBe(0)
     })
   )
 

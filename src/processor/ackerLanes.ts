@@ -1,0 +1,30 @@
+/**
+ * The acknowledgement batcher a server uses, by deployment. Single node or Sentinel: one Acker
+ * (acker.ts), unchanged: every completion shares one round trip. Redis Cluster: one Acker per
+ * queue (a queue's keys share one hash slot), so a batch never waits on a shard other than its own
+ * queue's: while a master is down (a failover), only its queues' completions wait, and the queues
+ * on healthy masters keep completing at their pace. On a Cluster the next fetch does not ride
+ * along with completions (it would tie a healthy lane to the fetched queue's shard); the fetch
+ * loop fetches on its own when slots free up.
+ */
+import type { BrokerShape } from "../broker/Broker.js"
+import { type Acker, makeAcker } from "./acker.js"
+
+const laneAcker = (): Acker => {
+  const lanes = new Map<string, Acker>()
+  const laneOf = (queue: string): Acker => {
+    let lane = lanes.get(queue)
+    if (lane === undefined) {
+      lane = makeAcker()
+      lanes.set(queue, lane)
+    }
+    return lane
+  }
+  return {
+    complete: (msg) => laneOf(msg.queue).complete(msg),
+    setRider: () => {}
+  }
+}
+
+/** One Acker (single node, Sentinel), or one per queue (Redis Cluster). */
+export const makeAckerFor = (broker: BrokerShape): Acker => (broker.redis.isCluster ? laneAcker() : makeAcker())

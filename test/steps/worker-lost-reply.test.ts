@@ -1,0 +1,161 @@
+/**
+ * Worker-side lost replies: the connection drops after Redis ran a lease transition (complete,
+ * retry, archive) or a dequeue, before its reply reached the worker; ioredis reconnects and sends
+ * the same EVALSHA again. A transition's resend must be recognised as done (not LeaseLost) without
+ * writing or counting anything twice; a dequeue's first run must not leave tasks leased to nobody.
+ * (test/support/replyDropProxy.ts sits between the worker and the real Redis and loses the reply.)
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Effect } from "effect"
+import { complete } from "../../src/steps/complete.js"
+import { retry } from "../../src/steps/retry.js"
+import { archive } from "../../src/steps/archive.js"
+import { requeue } from "../../src/steps/requeue.js"
+import { dequeueLease } from "../../src/steps/dequeueLease.js"
+import { type LuaName, luaScript } from "../../src/redis/scripts.js"
+import { queueKeys } from "../../src/wire/keys.js"
+import { brokerLayerAt, makeMsg, putActive, putPending } from "../support/arrange.js"
+import { evalshaOf, type ReplyDropProxy, startReplyDropProxy } from "../support/replyDropProxy.js"
+import { baseRedisUrl, flushTestDb, rawClient, testDb } from "../support/redis.js"
+
+const c = rawClient()
+let proxy: ReplyDropProxy
+
+const scripts: ReadonlyArray<LuaName> = ["complete", "retry", "archive", "requeue", "dequeueLease", "releaseLeases"]
+
+beforeAll(async () => {
+  await flushTestDb()
+  // Loaded up front, so each lossy call is a single EVALSHA (no NOSCRIPT round first).
+  for (const s of scripts) await c.script("LOAD", luaScript(s).source)
+  const u = new URL(baseRedisUrl())
+  proxy = await startReplyDropProxy({ host: u.hostname, port: Number(u.port || 6379) })
+})
+afterAll(async () => {
+  await proxy.close()
+  c.disconnect()
+})
+
+/** Runs `eff` with a Broker connected through the proxy, losing the reply of the first EVALSHA of `script`. */
+const losingReplyOf = <A, E>(script: LuaName, eff: Effect.Effect<A, E, any>): Promise<{ value: A; dropped: number }> => {
+  const before = proxy.dropped()
+  return Effect.runPromise(
+    Effect.gen(function* () {
+      const dropped = proxy.dropReplyOf(evalshaOf(luaScript(script).sha))
+      const value = yield* eff
+      yield* Effect.promise(() => dropped)
+      return { value, dropped: proxy.dropped() - before }
+    }).pipe(Effect.provide(brokerLayerAt({ url: `redis://127.0.0.1:${proxy.port}/${testDb()}` }))) as Effect.Effect<{ value: A; dropped: number }, unknown>
+  )
+}
+
+/** Runs `eff` with a Broker connected through the proxy, nothing lost. */
+const viaProxy = <A, E>(eff: Effect.Effect<A, E, any>): Promise<A> =>
+  Effect.runPromise(eff.pipe(Effect.provide(brokerLayerAt({ url: `redis://127.0.0.1:${proxy.port}/${testDb()}` }))) as Effect.Effect<A, unknown>)
+
+const leaseIn = 60
+
+describe("lease transitions across a lost reply (proxy in front of real Redis)", () => {
+  it("complete (no retention): succeeds, the task is gone, counted once", async () => {
+    const msg = makeMsg("wlr-complete", "t1")
+    await putActive(c, msg, Math.floor(Date.now() / 1000) + leaseIn)
+    const r = await losingReplyOf("complete", complete(msg))
+    expect(r.dropped).toBe(1)
+    expect(r.value.outcome).toBe("deleted")
+    const k = queueKeys(msg.queue)
+    expect(await c.exists(k.task(msg.id))).toBe(0)
+    expect(await c.lrange(k.active, 0, -1)).toEqual([])
+    expect(await c.get(k.processedTotal)).toBe("1")
+  })
+
+  it("complete (with retention): succeeds, the task is completed, counted once", async () => {
+    const msg = makeMsg("wlr-keep", "t1", { retention: 3600 })
+    await putActive(c, msg, Math.floor(Date.now() / 1000) + leaseIn)
+    const r = await losingReplyOf("complete", complete(msg))
+    expect(r.dropped).toBe(1)
+    expect(r.value.outcome).toBe("completed")
+    const k = queueKeys(msg.queue)
+    expect(await c.hget(k.task(msg.id), "state")).toBe("completed")
+    expect(await c.zrange(k.completed, "0", "-1")).toEqual([msg.id])
+    expect(await c.get(k.processedTotal)).toBe("1")
+  })
+
+  it("retry: succeeds, the task is in the retry set once, counted once", async () => {
+    const msg = makeMsg("wlr-retry", "t1")
+    await putActive(c, msg, Math.floor(Date.now() / 1000) + leaseIn)
+    const r = await losingReplyOf("retry", retry(msg, { retryAtMs: Date.now() + 60_000, errorMsg: "boom", isFailure: true }))
+    expect(r.dropped).toBe(1)
+    const k = queueKeys(msg.queue)
+    expect(await c.zrange(k.retry, "0", "-1")).toEqual([msg.id])
+    expect(await c.hget(k.task(msg.id), "state")).toBe("retry")
+    expect(await c.get(k.failedTotal)).toBe("1")
+    expect(await c.get(k.processedTotal)).toBe("1")
+  })
+
+  it("archive: succeeds, the task is archived once, counted once", async () => {
+    const msg = makeMsg("wlr-archive", "t1")
+    await putActive(c, msg, Math.floor(Date.now() / 1000) + leaseIn)
+    const r = await losingReplyOf("archive", archive(msg, { errorMsg: "boom" }))
+    expect(r.dropped).toBe(1)
+    const k = queueKeys(msg.queue)
+    expect(await c.zrange(k.archived, "0", "-1")).toEqual([msg.id])
+    expect(await c.hget(k.task(msg.id), "state")).toBe("archived")
+    expect(await c.get(k.failedTotal)).toBe("1")
+  })
+
+  it("requeue (shutdown): succeeds, the task is pending once", async () => {
+    const msg = makeMsg("wlr-requeue", "t1")
+    await putActive(c, msg, Math.floor(Date.now() / 1000) + leaseIn)
+    const r = await losingReplyOf("requeue", requeue(msg))
+    expect(r.dropped).toBe(1)
+    const k = queueKeys(msg.queue)
+    expect(await c.lrange(k.pending, 0, -1)).toEqual([msg.id])
+    expect(await c.hget(k.task(msg.id), "state")).toBe("pending")
+  })
+
+  it("a real lease loss is still LeaseLost: the task was recovered into the retry set by someone else", async () => {
+    const msg = makeMsg("wlr-lost", "t1")
+    const k = queueKeys(msg.queue)
+    await putActive(c, msg, Math.floor(Date.now() / 1000) + leaseIn)
+    // The recoverer took it back (its own message: another error text).
+    await viaProxy(retry(msg, { retryAtMs: Date.now() + 60_000, errorMsg: "lease expired", isFailure: true }))
+    const again = await viaProxy(Effect.flip(retry(msg, { retryAtMs: Date.now() + 60_000, errorMsg: "boom", isFailure: true })))
+    expect(again._tag).toBe("LeaseLost")
+    const done = await viaProxy(Effect.flip(complete({ ...msg, retention: 3600 })))
+    expect(done._tag).toBe("LeaseLost")
+    // Forwarded to pending meanwhile (pending_since of the forward, not of a requeue of ours).
+    await c.zrem(k.retry, msg.id)
+    await c.hset(k.task(msg.id), "state", "pending", "pending_since", "1")
+    await c.lpush(k.pending, msg.id)
+    expect((await viaProxy(Effect.flip(requeue(msg))))._tag).toBe("LeaseLost")
+    expect(await c.get(k.failedTotal)).toBe("1")
+  })
+})
+
+describe("dequeue across a lost reply", () => {
+  it("the tasks the lost reply leased go back to pending: none is left leased to nobody", async () => {
+    const queue = "wlr-dequeue"
+    const k = queueKeys(queue)
+    for (let i = 0; i < 10; i++) await putPending(c, makeMsg(queue, `d${i}`), Date.now())
+    const r = await losingReplyOf("dequeueLease", dequeueLease({ queues: [queue], count: 4 }))
+    expect(r.dropped).toBe(1)
+    const got = r.value.tasks.map((t) => t.msg.id)
+    expect(got.length).toBe(4)
+    // Leased: exactly what the worker received; everything else pending.
+    expect((await c.lrange(k.active, 0, -1)).sort()).toEqual([...got].sort())
+    expect((await c.zrange(k.lease, "0", "-1")).sort()).toEqual([...got].sort())
+    const pending = await c.lrange(k.pending, 0, -1)
+    expect(pending.length).toBe(6)
+    expect(pending.filter((id) => got.includes(id))).toEqual([])
+    for (const id of pending) expect(await c.hget(k.task(id), "state")).toBe("pending")
+  })
+
+  it("without a lost reply nothing is given back (the leases stay with the worker)", async () => {
+    const queue = "wlr-dequeue-plain"
+    const k = queueKeys(queue)
+    for (let i = 0; i < 5; i++) await putPending(c, makeMsg(queue, `p${i}`), Date.now())
+    const got = await viaProxy(dequeueLease({ queues: [queue], count: 3 }))
+    expect(got.tasks.length).toBe(3)
+    expect(await c.zcard(k.lease)).toBe(3)
+    expect(await c.llen(k.pending)).toBe(2)
+  })
+})
