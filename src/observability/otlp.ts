@@ -17,7 +17,7 @@ import * as OtlpTracer from "effect/observability/OtlpTracer"
 export interface OtlpOptions {
   /** The collector's OTLP/HTTP base URL, e.g. http://localhost:4318 (`/v1/traces` and `/v1/metrics` are appended). Default: the OTEL_EXPORTER_OTLP_* variables; none set: nothing is exported. */
   readonly url?: string | undefined
-  /** service.name of the resource (default OTEL_SERVICE_NAME, else effect's default). */
+  /** service.name of the resource (default: OTEL_SERVICE_NAME, else "effect-asynq"). */
   readonly serviceName?: string | undefined
   /** Extra HTTP headers (e.g. an API key). */
   readonly headers?: Readonly<Record<string, string>> | undefined
@@ -36,7 +36,9 @@ const joinUrl = (base: string, path: string) => base.replace(/\/+$/, "") + path
  * sends what is buffered). Everything buffered is also sent when the layer's scope closes.
  */
 export const otlpLayer = (options: OtlpOptions = {}): Layer.Layer<OtlpExporter.Flusher> => {
-  const resource = options.serviceName !== undefined ? { serviceName: options.serviceName } : undefined
+  // effect's exporters need a service name: without one (and no OTEL_SERVICE_NAME) building them dies.
+  const serviceName = options.serviceName ?? (process.env.OTEL_SERVICE_NAME ? undefined : "effect-asynq")
+  const resource = serviceName !== undefined ? { serviceName } : undefined
   const interval = options.exportIntervalMs !== undefined ? Duration.millis(options.exportIntervalMs) : undefined
   const headers = options.headers
   const traces = options.traces ?? true

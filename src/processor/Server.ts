@@ -28,7 +28,6 @@ import { clearServerState, type ServerIdentity, serverStateLoop } from "./server
 import type { Settled } from "./settle.js"
 import { makeSignal } from "./Signal.js"
 import { subscribe } from "./subscriber.js"
-import { serveMetrics } from "../observability/metricsEndpoint.js"
 import { makeObserver } from "../observability/workerObserver.js"
 
 export interface ServerHandle {
@@ -55,10 +54,13 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
     const opts: ResolvedOptions = observer ? { ...resolved, observer } : resolved
     const h = observer ? observer.handler(handlerOf(handler)) : handlerOf(handler)
     const broker = yield* Broker
-    const endpoint =
-      typeof options.metrics === "object" && options.metrics.port !== undefined
-        ? yield* serveMetrics({ port: options.metrics.port, host: options.metrics.host, extra: options.metrics.extra })
-        : undefined
+    const served = typeof options.metrics === "object" && options.metrics.port !== undefined ? options.metrics : undefined
+    // The endpoint is loaded only when asked for (it brings node:http and effect's Prometheus formatter).
+    const endpoint = served
+      ? yield* Effect.flatMap(Effect.promise(() => import("../observability/metricsEndpoint.js")), (m) =>
+          m.serveMetrics({ port: served.port!, host: served.host, extra: served.extra })
+        )
+      : undefined
     if (endpoint) yield* Effect.logInfo(`metrics at ${endpoint.url}`)
     const registry = makeRegistry()
     const wake = makeSignal()

@@ -76,3 +76,25 @@ describe("telemetry flush in a function invocation", () => {
     }
   })
 })
+
+describe("telemetry flush in a Cloud Function (the real Functions Framework over HTTP)", { timeout: 120_000 }, () => {
+  it("the drain function answers only after its attempt spans and worker metrics reached the collector", async () => {
+    const { startFunction } = await import("../gcp-functions/framework.js")
+    const fn = await startFunction("drainTraced", { REDIS_URL: testRedisUrl(), ENQUEUE_SECRET: "s", OTLP_URL: receiver.url })
+    try {
+      await runNow(Effect.forEach([1, 2, 3], (i) => enqueue("gcf:ok", { i }, { queue: "traced" }), { discard: true }))
+      const res = await fetch(fn.url, { method: "POST", headers: { "x-asynq-secret": "s" } })
+      if (res.status !== 200) throw new Error(`drain answered ${res.status}: ${await res.text()}\n${fn.output()}`)
+      expect(((await res.json()) as DrainSummary).succeeded).toBe(3)
+      const attempts = receiver.spans().filter((s) => s.name === "process traced")
+      expect(attempts).toHaveLength(3)
+      expect(attempts.every((s) => attributeValue(s.attributes, "asynq.outcome") === "completed")).toBe(true)
+      // No service name given and no OTEL_SERVICE_NAME: the resource is named "effect-asynq".
+      const traces = receiver.requests.find((r) => r.path === "/v1/traces" && JSON.stringify(r.body).includes('"process traced"'))!
+      expect(attributeValue(traces.body.resourceSpans[0].resource.attributes, "service.name")).toBe("effect-asynq")
+      expect(sumPoint("asynq_worker_attempts_total", { queue: "traced", type: "gcf:ok", outcome: "completed" })).toBe(3)
+    } finally {
+      await fn.stop()
+    }
+  })
+})

@@ -16,6 +16,7 @@ import { asynqMsg, putPending } from "../support/asynqLayout.js"
 import { cliBundle, repoRoot } from "../support/cliBundle.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
 import { waitFor } from "../support/waitFor.js"
+import { attributeValue, startOtlpReceiver } from "../support/otlpReceiver.js"
 
 let c: IORedis
 let dir: string
@@ -155,7 +156,8 @@ const freePort = async () => {
 }
 
 describe("effect-asynq worker --metrics-port", { timeout: 120_000 }, () => {
-  it("a worker process serves its metrics at /metrics with exact counts after processing tasks", async () => {
+  it("a worker process serves its metrics at /metrics with exact counts after processing tasks, and (--otlp-endpoint) sends its attempt spans at shutdown", async () => {
+    const receiver = await startOtlpReceiver()
     writeFileSync(
       join(dir, "handlers.mjs"),
       `export const handlers = { "w:ok": async () => {}, "w:bad": async () => { throw new Error("bad") } }
@@ -163,7 +165,7 @@ export const options = { shutdownTimeoutMs: 2000 }
 `
     )
     const port = await freePort()
-    const child = spawn(process.execPath, [await cliBundle(), "worker", join(dir, "handlers.mjs"), "--queues", "wq=1", "--concurrency", "2", "--metrics-port", String(port)], {
+    const child = spawn(process.execPath, [await cliBundle(), "worker", join(dir, "handlers.mjs"), "--queues", "wq=1", "--concurrency", "2", "--metrics-port", String(port), "--otlp-endpoint", receiver.url], {
       cwd: repoRoot,
       env: { ...process.env, REDIS_URL: testRedisUrl() },
       stdio: ["ignore", "pipe", "pipe"]
@@ -195,6 +197,15 @@ export const options = { shutdownTimeoutMs: 2000 }
     } finally {
       child.kill("SIGTERM")
     }
-    expect(await exited).toBe(0)
+    try {
+      expect(await exited).toBe(0)
+      // Buffered spans are sent when the worker shuts down (the export interval has not come).
+      const spans = receiver.spans().filter((s) => s.name === "process wq")
+      expect(spans.map((s) => attributeValue(s.attributes, "messaging.message.id")).sort()).toEqual(["a1", "a2", "a3", "b1"])
+      expect(spans.filter((s) => s.status.code === 2).map((s) => s.status.message)).toEqual(["bad"])
+      expect(receiver.metricNames()).toContain("asynq_worker_attempts_total")
+    } finally {
+      await receiver.close()
+    }
   })
 })

@@ -145,7 +145,7 @@ describe("npm pack", () => {
 })
 
 describe("an app installing the tarball", () => {
-  it("gets a manifest declaring effect as a peer (a caret range the tested version satisfies) and the AWS SDK as an optional peer", () => {
+  it("gets a manifest declaring effect as a peer (a caret range the tested version satisfies), the AWS SDK and @opentelemetry/api as optional peers", () => {
     const installed = JSON.parse(readFileSync(join(app, "node_modules", "effect-asynq", "package.json"), "utf8")) as {
       dependencies: Record<string, string>
       peerDependencies: Record<string, string>
@@ -161,7 +161,9 @@ describe("an app installing the tarball", () => {
     expect(major).toBe(lowMajor)
     expect(minor * 1e6 + patch).toBeGreaterThanOrEqual(lowMinor * 1e6 + lowPatch)
     expect(installed.peerDependencies["@aws-sdk/client-lambda"]).toBeDefined()
-    expect(installed.peerDependenciesMeta).toEqual({ "@aws-sdk/client-lambda": { optional: true } })
+    expect(installed.peerDependencies["@opentelemetry/api"]).toBe("^1.0.0")
+    expect(installed.peerDependenciesMeta).toEqual({ "@aws-sdk/client-lambda": { optional: true }, "@opentelemetry/api": { optional: true } })
+    expect(existsSync(join(app, "node_modules", "@opentelemetry"))).toBe(false)
     expect(installed.engines.node).toBe(">=20")
   })
 
