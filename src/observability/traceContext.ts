@@ -70,4 +70,4 @@ export const traceHeadersOf = (fiber: Fiber.Fiber<unknown, unknown>): Readonly<R
 }
 
 /** `traceHeadersOf` the current fiber. */
-export const currentTraceHeaders: Effect.Effect<Readonly<Record<string, string>> | undefined> = Effect.withFiber((fiber) => Effect.succeed(traceHeadersOf(fiber)))
+export const currentTraceHeaders: Effect.Effect<Readonly<Record<string, string>> | undefined> = Effect.withFiberSucceed(traceHeadersOf)

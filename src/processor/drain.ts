@@ -151,7 +151,7 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
       ...(config.heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs: config.heartbeatIntervalMs } : {})
     })
     // Metrics and spans: the observer is loaded only when asked for (keeps a function's cold start lean).
-    const wantsTraces = yield* Effect.withFiber((f) => Effect.succeed(f.cache.tracer !== undefined && f.cache.tracerEnabled))
+    const wantsTraces = yield* Effect.withFiberSucceed((f) => f.cache.tracer !== undefined && f.cache.tracerEnabled)
     let observer: Observer | undefined
     if (config.metrics === true || wantsTraces) {
       const { makeObserver } = yield* Effect.promise(() => import("../observability/workerObserver.js"))
