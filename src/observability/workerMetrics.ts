@@ -54,35 +54,67 @@ export interface WorkerMetricsRecorder {
   readonly leasesExtended: (queue: string, count: number) => void
 }
 
+/** A queue's labelled series, made on its first use. */
+interface QueueSeries {
+  inFlight: number
+  readonly inFlightGauge: Metric.Metric<number, unknown>
+  readonly leaseExtensions: Metric.Metric<number, unknown>
+  readonly leasesLost: Metric.Metric<number, unknown>
+  readonly byType: Map<string, TypeSeries>
+}
+
+/** A (queue, type)'s labelled series. */
+interface TypeSeries {
+  readonly duration: Metric.Metric<number, unknown>
+  readonly byOutcome: Map<string, Metric.Metric<number, unknown>>
+}
+
 export const makeWorkerMetricsRecorder = (context: Context.Context<never>, queues: ReadonlyArray<string>): WorkerMetricsRecorder => {
-  const series = new Map<string, Metric.Metric<number, unknown>>()
-  const labelled = <S>(metric: Metric.Metric<number, S>, attributes: Record<string, string>): Metric.Metric<number, S> => {
-    let key = metric.id
-    for (const k in attributes) key += `\u0000${attributes[k]}`
-    let m = series.get(key) as Metric.Metric<number, S> | undefined
-    if (m === undefined) {
-      m = Metric.withAttributes(metric, attributes)
-      series.set(key, m as Metric.Metric<number, unknown>)
+  const byQueue = new Map<string, QueueSeries>()
+  const queueSeries = (queue: string): QueueSeries => {
+    let q = byQueue.get(queue)
+    if (q === undefined) {
+      q = {
+        inFlight: 0,
+        inFlightGauge: Metric.withAttributes(tasksInFlight, { queue }),
+        leaseExtensions: Metric.withAttributes(leaseExtensionsTotal, { queue }),
+        leasesLost: Metric.withAttributes(leasesLostTotal, { queue }),
+        byType: new Map()
+      }
+      byQueue.set(queue, q)
     }
-    return m
+    return q
   }
-  const inFlight = new Map<string, number>()
-  const setInFlight = (queue: string, delta: number) => {
-    const n = (inFlight.get(queue) ?? 0) + delta
-    inFlight.set(queue, n)
-    labelled(tasksInFlight, { queue }).updateUnsafe(n, context)
+  const typeSeries = (q: QueueSeries, queue: string, type: string): TypeSeries => {
+    let t = q.byType.get(type)
+    if (t === undefined) {
+      t = { duration: Metric.withAttributes(attemptDurationSeconds, { queue, type }), byOutcome: new Map() }
+      q.byType.set(type, t)
+    }
+    return t
+  }
+  const setInFlight = (q: QueueSeries, delta: number) => {
+    q.inFlight += delta
+    q.inFlightGauge.updateUnsafe(q.inFlight, context)
   }
   // The served queues show up at once (0 in flight), before their first task.
-  for (const queue of queues) setInFlight(queue, 0)
+  for (const queue of queues) setInFlight(queueSeries(queue), 0)
   return {
-    attemptStarted: (queue) => setInFlight(queue, 1),
+    attemptStarted: (queue) => setInFlight(queueSeries(queue), 1),
     attemptEnded: (queue, type, outcome, seconds) => {
-      setInFlight(queue, -1)
-      labelled(attemptsTotal, { queue, type, outcome }).updateUnsafe(1, context)
-      labelled(attemptDurationSeconds, { queue, type }).updateUnsafe(seconds, context)
-      if (outcome === "lease-lost") labelled(leasesLostTotal, { queue }).updateUnsafe(1, context)
+      const q = queueSeries(queue)
+      setInFlight(q, -1)
+      const t = typeSeries(q, queue, type)
+      let attempts = t.byOutcome.get(outcome)
+      if (attempts === undefined) {
+        attempts = Metric.withAttributes(attemptsTotal, { queue, type, outcome })
+        t.byOutcome.set(outcome, attempts)
+      }
+      attempts.updateUnsafe(1, context)
+      t.duration.updateUnsafe(seconds, context)
+      if (outcome === "lease-lost") q.leasesLost.updateUnsafe(1, context)
     },
     fetched: (count) => fetchBatchSize.updateUnsafe(count, context),
-    leasesExtended: (queue, count) => labelled(leaseExtensionsTotal, { queue }).updateUnsafe(count, context)
+    leasesExtended: (queue, count) => queueSeries(queue).leaseExtensions.updateUnsafe(count, context)
   }
 }
