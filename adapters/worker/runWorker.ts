@@ -32,6 +32,11 @@ export interface WorkerConfig extends ServerOptions {
    * variables. Buffered data is sent at shutdown. Metrics are recorded only with `metrics` on.
    */
   readonly otlp?: OtlpOptions | boolean
+  /**
+   * Any other telemetry layer the worker runs with, e.g. your own `Tracer` (spans per attempt are
+   * made whenever a tracer is installed). Closed (and so flushed) at shutdown.
+   */
+  readonly telemetry?: Layer.Layer<any>
 }
 
 export interface WorkerHandle {
@@ -51,13 +56,14 @@ export interface WorkerHandle {
 export const redisOptionsOf = (redis: RedisOptions | string | undefined): RedisOptions => resolveRedisOptions(redis)
 
 export const runWorker = async (config: WorkerConfig): Promise<WorkerHandle> => {
-  const { redis, handlers, logFormat, logLevel, otlp, ...options } = config
+  const { redis, handlers, logFormat, logLevel, otlp, telemetry, ...options } = config
   const logging = loggingLayer(logFormat, logLevel)
   const base = brokerLayer(redis).pipe(Layer.provideMerge(logging))
+  let services: Layer.Layer<any, unknown> = base
+  if (otlp !== undefined && otlp !== false) services = services.pipe(Layer.provideMerge(otlpLayer(otlp === true ? {} : otlp)))
+  if (telemetry !== undefined) services = services.pipe(Layer.provideMerge(telemetry))
   // Everything the worker runs (connect, the server, shutdown, close) logs through `logging`.
-  const runtime = makePromiseRuntime(otlp === undefined || otlp === false ? base : base.pipe(Layer.provideMerge(otlpLayer(otlp === true ? {} : otlp))), {
-    wrap: (eff) => Effect.provide(eff, logging)
-  })
+  const runtime = makePromiseRuntime(services as typeof base, { wrap: (eff) => Effect.provide(eff, logging) })
   try {
     const handle = await runtime.runScoped(Server.start(handlers, options))
     let closing: Promise<number> | undefined

@@ -17,6 +17,8 @@ import { flushTestDb, rawClient } from "../support/redis.js"
 import { attributeValue, type OtlpReceiver, startOtlpReceiver } from "../support/otlpReceiver.js"
 import { waitFor, waitForEffect } from "../support/waitFor.js"
 import type { Broker } from "../../src/broker/Broker.js"
+import { runWorker } from "../../adapters/worker/runWorker.js"
+import { testRedisUrl } from "../support/redis.js"
 
 let receiver: OtlpReceiver
 let c: IORedis
@@ -166,5 +168,25 @@ describe("trace propagation through task headers", () => {
   it("with no tracer installed, an enqueue inside Effect.withSpan stores no trace header (no cost, no made-up trace)", async () => {
     const info = await run(enqueue("plain", undefined, { queue: "tq4" }).pipe(Effect.withSpan("no tracer")), false)
     expect(await headersOf("tq4", info.id)).toEqual({})
+  })
+
+  it("runWorker with a telemetry layer: one span per attempt, sent when the worker shuts down", async () => {
+    const settled: Array<string> = []
+    const info = await run(enqueue("rw:ok", undefined, { queue: "tq5" }), false)
+    const worker = await runWorker({
+      redis: testRedisUrl(),
+      queues: { tq5: 1 },
+      handlers: { "rw:ok": async () => {} },
+      logLevel: "Error",
+      onSettled: (_m, o) => settled.push(o),
+      telemetry: otlpLayer({ url: receiver.url, metrics: false, exportIntervalMs: 3_600_000 })
+    })
+    await waitFor("the outcome", () => settled.length, (n) => n === 1)
+    expect(receiver.spans().filter((s) => s.name === "process tq5")).toHaveLength(0)
+    await worker.shutdown()
+    const spans = receiver.spans().filter((s) => s.name === "process tq5")
+    expect(spans.map((s) => attributeValue(s.attributes, "messaging.message.id"))).toEqual([info.id])
+    // No traceparent on the task: the attempt starts its own trace.
+    expect(spans[0]!.parentSpanId ?? "").toBe("")
   })
 })
