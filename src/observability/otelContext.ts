@@ -5,7 +5,8 @@
  * OpenTelemetry SDK's W3C propagator, `traceparent` (and `tracestate`). The API is looked up once,
  * synchronously, on the first enqueue; without it (or with no SDK registered) nothing is added.
  * OpenTelemetry's API keeps its registered SDK on a process-wide global, so this sees the SDK the
- * application set up even when it loaded another copy of the API.
+ * application set up even when it loaded another copy of the API; when the API cannot be required
+ * at all (a bundle that inlined it), the registered SDK is read from that global directly.
  */
 import { createRequire } from "node:module"
 import { traceparentHeader, tracestateHeader } from "./traceContext.js"
@@ -18,6 +19,25 @@ interface OtelApi {
 
 let api: OtelApi | null | undefined
 
+/**
+ * When the API cannot be required (an application bundle that inlined it): the components the SDK
+ * registered, read from the process-wide global where API 1.x keeps them (its registration key,
+ * `Symbol.for("opentelemetry.js.api.1")`: the context manager and the propagator).
+ */
+const fromGlobal = (): OtelApi | null => {
+  const g = (globalThis as Record<symbol, unknown>)[Symbol.for("opentelemetry.js.api.1")] as
+    | { context?: { active?: () => unknown }; propagation?: { inject?: (c: unknown, carrier: Record<string, string>, setter: unknown) => void } }
+    | undefined
+  const manager = g?.context
+  const propagator = g?.propagation
+  if (typeof manager?.active !== "function" || typeof propagator?.inject !== "function") return null
+  const setter = { set: (carrier: Record<string, string>, key: string, value: string) => void (carrier[key] = value) }
+  return {
+    context: { active: () => manager.active!() },
+    propagation: { inject: (c, carrier) => propagator.inject!(c, carrier, setter) }
+  }
+}
+
 const loadApi = (): OtelApi | null => {
   if (api !== undefined) return api
   try {
@@ -26,7 +46,8 @@ const loadApi = (): OtelApi | null => {
   } catch {
     api = null
   }
-  return api
+  // Not found: an SDK may still be registered (a bundle with its own copy of the API); read it each time, it may come later.
+  return api ?? fromGlobal()
 }
 
 /** `traceparent`/`tracestate` of OpenTelemetry's active context, or undefined (no API, no SDK or no active span). */
