@@ -18,7 +18,7 @@ export const attemptDurationSeconds = Metric.histogram("asynq_worker_attempt_dur
 })
 
 export const tasksInFlight = Metric.gauge("asynq_worker_tasks_in_flight", {
-  description: "Tasks this worker is running now, by queue"
+  description: "Tasks running now, by queue (every worker sharing the registry: usually the process)"
 })
 
 export const leaseExtensionsTotal = Metric.counter("asynq_worker_lease_extensions_total", {
@@ -56,7 +56,6 @@ export interface WorkerMetricsRecorder {
 
 /** A queue's labelled series, made on its first use. */
 interface QueueSeries {
-  inFlight: number
   readonly inFlightGauge: Metric.Metric<number, unknown>
   readonly leaseExtensions: Metric.Metric<number, unknown>
   readonly leasesLost: Metric.Metric<number, unknown>
@@ -75,7 +74,6 @@ export const makeWorkerMetricsRecorder = (context: Context.Context<never>, queue
     let q = byQueue.get(queue)
     if (q === undefined) {
       q = {
-        inFlight: 0,
         inFlightGauge: Metric.withAttributes(tasksInFlight, { queue }),
         leaseExtensions: Metric.withAttributes(leaseExtensionsTotal, { queue }),
         leasesLost: Metric.withAttributes(leasesLostTotal, { queue }),
@@ -93,10 +91,8 @@ export const makeWorkerMetricsRecorder = (context: Context.Context<never>, queue
     }
     return t
   }
-  const setInFlight = (q: QueueSeries, delta: number) => {
-    q.inFlight += delta
-    q.inFlightGauge.updateUnsafe(q.inFlight, context)
-  }
+  // The gauge moves by deltas, so servers (or drains) sharing one registry add up.
+  const setInFlight = (q: QueueSeries, delta: number) => q.inFlightGauge.modifyUnsafe(delta, context)
   // The served queues show up at once (0 in flight), before their first task.
   for (const queue of queues) setInFlight(queueSeries(queue), 0)
   return {

@@ -113,6 +113,28 @@ describe("worker metrics at /metrics", () => {
     expect(t.endsWith('asynq_queue_size{queue="mq"} 0\n')).toBe(true)
   })
 
+  it("two Servers sharing one registry: the in-flight gauge counts the tasks of both", async () => {
+    const started: Array<string> = []
+    const text = await Effect.runPromise(
+      quiet(
+        Effect.gen(function* () {
+          yield* enqueue("h:hold", undefined, { queue: "hq" })
+          yield* enqueue("h:hold", undefined, { queue: "hq" })
+          const hold = () => Effect.sync(() => void started.push("x")).pipe(Effect.andThen(Effect.never))
+          const options = { queues: { hq: 1 }, concurrency: 1, shutdownTimeoutMs: 0, metrics: true }
+          const a = yield* Server.start({ "h:hold": hold }, { ...options, metrics: { port: 0 } })
+          const b = yield* Server.start({ "h:hold": hold }, options)
+          yield* Effect.promise(() => waitFor("both tasks running", () => started.length, (n) => n === 2))
+          const text = yield* Effect.promise(() => scrape(a.metricsUrl!))
+          yield* b.shutdown
+          yield* a.shutdown
+          return text
+        }).pipe(Effect.scoped, Effect.provide(testBrokerLayer()), Effect.provideService(Metric.MetricRegistry, new Map()))
+      ) as Effect.Effect<string, unknown>
+    )
+    expect(valueOf(text, 'asynq_worker_tasks_in_flight{queue="hq"}')).toBe(2)
+  })
+
   it("a Server without the metrics option records nothing", async () => {
     const registry = new Map()
     const settled: Array<string> = []
