@@ -189,4 +189,30 @@ describe("trace propagation through task headers", () => {
     // No traceparent on the task: the attempt starts its own trace.
     expect(spans[0]!.parentSpanId ?? "").toBe("")
   })
+
+  it("a lost lease: the handler is stopped and the span says so (events asynq.handler.stopped with the reason, asynq.lease.lost)", async () => {
+    const settled: Array<string> = []
+    const started: Array<string> = []
+    const id = await run(
+      Effect.gen(function* () {
+        const info = yield* enqueue("trace:hold", undefined, { queue: "tq6" }).pipe(Effect.withSpan("producer"))
+        const handle = yield* Server.start(
+          { "trace:hold": () => Effect.sync(() => void started.push(info.id)).pipe(Effect.andThen(Effect.never)) },
+          { queues: { tq6: 1 }, leaseMs: 1000, heartbeatIntervalMs: 50, onSettled: (_m, o) => settled.push(o) }
+        )
+        yield* Effect.promise(() => waitFor("the handler to start", () => started.length, (n) => n === 1))
+        yield* Effect.promise(() => c.zrem("asynq:{tq6}:lease", info.id))
+        yield* Effect.promise(() => waitFor("the outcome", () => settled.length, (n) => n === 1))
+        yield* handle.shutdown
+        return info.id
+      }),
+      true
+    )
+    expect(settled).toEqual(["lease-lost"])
+    const [span] = await waitFor("the attempt span", () => receiver.spans().filter((s) => s.name === "process tq6"), (s) => s.length === 1)
+    expect(attributeValue(span!.attributes, "messaging.message.id")).toBe(id)
+    expect(attributeValue(span!.attributes, "asynq.outcome")).toBe("lease-lost")
+    expect(span!.events.map((e) => e.name)).toEqual(["asynq.task.active", "asynq.handler.stopped", "asynq.lease.lost"])
+    expect(attributeValue(span!.events[1]!.attributes, "asynq.stop.reason")).toBe("lease-lost")
+  })
 })
