@@ -50,6 +50,7 @@ const valueOf = (text: string, series: string): number | undefined => {
 describe("worker metrics at /metrics", () => {
   it("an in-process Server with metrics: { port: 0 } serves attempts by queue/type/outcome, durations, in-flight, lease extensions and losses, fetch sizes, plus extra text", async () => {
     const settled: Array<string> = []
+    let holdStarted = false
     const ids = await Effect.runPromise(
       quiet(
         Effect.gen(function* () {
@@ -62,12 +63,13 @@ describe("worker metrics at /metrics", () => {
               "m:ok": () => Effect.void,
               "m:fail": () => Effect.fail(new Error("no")),
               "m:retry": () => Effect.fail(new Error("later")),
-              "m:hold": () => Effect.never
+              "m:hold": () => Effect.sync(() => void (holdStarted = true)).pipe(Effect.andThen(Effect.never))
             },
             {
               queues: { mq: 2, other: 1 },
               concurrency: 10,
-              leaseMs: 1000,
+              // A lease long enough that a loaded machine's heartbeat never lets it run out by itself.
+              leaseMs: 10_000,
               heartbeatIntervalMs: 50,
               onSettled: (_m, o) => settled.push(o),
               metrics: { port: 0, extra: Effect.succeed('asynq_queue_size{queue="mq"} 0') }
@@ -75,11 +77,11 @@ describe("worker metrics at /metrics", () => {
           )
           const url = handle.metricsUrl!
           expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/)
-          yield* Effect.promise(() => waitFor("five outcomes", () => settled.length, (n) => n === 5))
-          // The held task is running: in flight 1, and the heartbeat has extended its lease.
-          const during = yield* Effect.promise(() =>
-            waitFor("a lease extension of the held task", () => scrape(url), (t) => (valueOf(t, 'asynq_worker_lease_extensions_total{queue="mq"}') ?? 0) >= 1)
-          )
+          yield* Effect.promise(() => waitFor("five outcomes and the held task started", () => settled.length === 5 && holdStarted))
+          // The held task is running: in flight 1, and the heartbeat extends its lease.
+          const extended = (t: string) => valueOf(t, 'asynq_worker_lease_extensions_total{queue="mq"}') ?? 0
+          const before = extended(yield* Effect.promise(() => scrape(url)))
+          const during = yield* Effect.promise(() => waitFor("a lease extension of the held task", () => scrape(url), (t) => extended(t) > before))
           expect(valueOf(during, 'asynq_worker_tasks_in_flight{queue="mq"}')).toBe(1)
           expect(valueOf(during, 'asynq_worker_tasks_in_flight{queue="other"}')).toBe(0)
           // Someone else takes the held task's lease (as a recoverer would): the next heartbeat finds it lost.

@@ -198,7 +198,7 @@ describe("trace propagation through task headers", () => {
         const info = yield* enqueue("trace:hold", undefined, { queue: "tq6" }).pipe(Effect.withSpan("producer"))
         const handle = yield* Server.start(
           { "trace:hold": () => Effect.sync(() => void started.push(info.id)).pipe(Effect.andThen(Effect.never)) },
-          { queues: { tq6: 1 }, leaseMs: 1000, heartbeatIntervalMs: 50, onSettled: (_m, o) => settled.push(o) }
+          { queues: { tq6: 1 }, leaseMs: 10_000, heartbeatIntervalMs: 50, onSettled: (_m, o) => settled.push(o) }
         )
         yield* Effect.promise(() => waitFor("the handler to start", () => started.length, (n) => n === 1))
         yield* Effect.promise(() => c.zrem("asynq:{tq6}:lease", info.id))
