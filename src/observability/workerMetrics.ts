@@ -8,7 +8,7 @@ import type * as Context from "effect/Context"
 import * as Metric from "effect/Metric"
 
 export const attemptsTotal = Metric.counter("asynq_worker_attempts_total", {
-  description: "Task attempts finished, by queue, task type and outcome (completed, retried, archived, revoked, requeued, skipped, lease-lost, gave-up)",
+  description: "Task attempts finished, by queue, task type and outcome (completed, retried, archived, revoked, requeued, skipped, lease-lost, gave-up, interrupted)",
   incremental: true
 })
 
