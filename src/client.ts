@@ -18,6 +18,8 @@ import { type EnqueueError, type EnqueueItem, enqueueManyUntraced, enqueueUntrac
 import type { EnqueueOptions } from "./steps/options.js"
 import type { TaskInfo } from "./steps/taskInfo.js"
 import type { TaskDefinition } from "./tasks/TaskDefinition.js"
+import { otelTraceHeaders } from "./observability/otelContext.js"
+import { newTaskId } from "./steps/taskId.js"
 
 export { DuplicateTask, InvalidArgument, TaskIdConflict } from "./broker/errors.js"
 export { RedisConnectionError, RedisError } from "./redis/errors.js"
@@ -52,10 +54,12 @@ export const createClient = (options: RedisOptions = {}): Client => {
     closedError: () => new ClientClosed({ message: "the effect-asynq client is closed; create a new one with createClient()" })
   })
   return {
-    // Untraced steps: a Promise caller has no tracer to receive spans.
-    enqueue: (type: string | TaskDefinition<any>, payload?: unknown, opts?: EnqueueOptions) => runtime.run(enqueueUntraced(type, payload, opts)),
+    // Untraced steps: a Promise caller has no Effect tracer to receive spans. Its OpenTelemetry
+    // context (if @opentelemetry/api is installed) is read here, synchronously, at the call.
+    enqueue: (type: string | TaskDefinition<any>, payload?: unknown, opts?: EnqueueOptions) =>
+      runtime.run(enqueueUntraced(type, payload, opts, newTaskId, otelTraceHeaders())),
     enqueueMany: (items) =>
-      runtime.run(enqueueManyUntraced(items)).then((rs) =>
+      runtime.run(enqueueManyUntraced(items, newTaskId, otelTraceHeaders())).then((rs) =>
         rs.map((r): EnqueueOutcome => (Result.isSuccess(r) ? { ok: true, info: r.success } : { ok: false, error: r.failure }))
       ),
     close: runtime.close

@@ -63,6 +63,7 @@ describe("README examples", () => {
             "effect-asynq/scheduler": [rel("src/scheduler/index.ts")],
             "effect-asynq/wire": [rel("src/wire/index.ts")],
             "effect-asynq/dashboard": [rel("adapters/dashboard/index.ts")],
+            "effect-asynq/observability": [rel("src/observability/index.ts")],
             "effect-asynq/aws-lambda/*": [rel("adapters/aws-lambda/*.ts")],
             "effect-asynq/gcp-functions/*": [rel("adapters/gcp-functions/*.ts")]
           }

@@ -4,15 +4,23 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
 import type { RedisOptions } from "../../src/redis/options.js"
 import { drain, type DrainConfig, type DrainSummary } from "../../src/processor/drain.js"
-import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
+import { brokerLayer, makeWarmRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
+import { withTelemetryFlush } from "../shared/telemetry.js"
 import type { LambdaContext } from "./types.js"
 
 export interface ProcessorHandlerConfig extends DrainConfig {
   readonly redis?: RedisOptions
+  /**
+   * Telemetry for the invocations, e.g. `otlpLayer({ url })` from `effect-asynq/observability`:
+   * each attempt is a span (and with `metrics: true` the worker metrics are recorded); what is
+   * buffered is sent before the invocation returns.
+   */
+  readonly telemetry?: Layer.Layer<any>
 }
 
 export interface ProcessorHandler {
@@ -21,13 +29,17 @@ export interface ProcessorHandler {
 }
 
 export const createProcessorHandler = (config: ProcessorHandlerConfig): ProcessorHandler => {
-  const runtime = makeBrokerRuntime(config.redis)
+  const telemetry = config.telemetry
+  const runtime = makeWarmRuntime(telemetry ? brokerLayer(config.redis).pipe(Layer.provideMerge(telemetry)) : brokerLayer(config.redis))
   const handler = (_event: unknown, context: LambdaContext) =>
     runtime.run(
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        return yield* drain(config, now + context.getRemainingTimeInMillis())
-      })
+      withTelemetryFlush(
+        telemetry !== undefined,
+        Effect.gen(function* () {
+          const now = yield* Clock.currentTimeMillis
+          return yield* drain(config, now + context.getRemainingTimeInMillis())
+        })
+      )
     )
   return Object.assign(handler, { runtime })
 }

@@ -7,6 +7,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
 import type { RedisOptions } from "../../src/redis/options.js"
@@ -14,7 +15,8 @@ import { type AuthConfig, checkAuthConfig } from "../shared/auth.js"
 import { backendUnavailable, problemResponse } from "../shared/httpProblem.js"
 import { refuseReplay } from "../shared/refuseReplay.js"
 import { drain, type DrainConfig } from "../../src/processor/drain.js"
-import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
+import { brokerLayer, makeWarmRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
+import { withTelemetryFlush } from "../shared/telemetry.js"
 import { authenticate, type GcfRequest, type GcfResponse, sendJson, sendResponse } from "./types.js"
 
 export interface DrainFunctionConfig extends DrainConfig {
@@ -22,6 +24,12 @@ export interface DrainFunctionConfig extends DrainConfig {
   /** The function's configured timeout (Cloud Functions default 60 000 ms). */
   readonly timeoutMs: number
   readonly redis?: RedisOptions
+  /**
+   * Telemetry for the invocations, e.g. `otlpLayer({ url })` from `effect-asynq/observability`:
+   * each attempt is a span (and with `metrics: true` the worker metrics are recorded); what is
+   * buffered is sent before the response.
+   */
+  readonly telemetry?: Layer.Layer<any>
 }
 
 export interface DrainFunction {
@@ -33,7 +41,8 @@ const json = { "content-type": "application/json" }
 
 export const createDrainFunction = (config: DrainFunctionConfig): DrainFunction => {
   checkAuthConfig(config.auth, "drain function")
-  const runtime = makeBrokerRuntime(config.redis)
+  const telemetry = config.telemetry
+  const runtime = makeWarmRuntime(telemetry ? brokerLayer(config.redis).pipe(Layer.provideMerge(telemetry)) : brokerLayer(config.redis))
   const fn = async (req: GcfRequest, res: GcfResponse) => {
     const caller = await authenticate(config.auth, req, res)
     if (caller === undefined) return
@@ -42,7 +51,7 @@ export const createDrainFunction = (config: DrainFunctionConfig): DrainFunction 
         Effect.gen(function* () {
           yield* refuseReplay(caller.signature)
           const now = yield* Clock.currentTimeMillis
-          return { summary: yield* drain(config, now + config.timeoutMs) }
+          return { summary: yield* withTelemetryFlush(telemetry !== undefined, drain(config, now + config.timeoutMs)) }
         }).pipe(Effect.catchTag("HttpProblem", (p) => Effect.succeed({ refused: problemResponse(p) })))
       )
       if ("refused" in outcome) return sendResponse(res, outcome.refused)

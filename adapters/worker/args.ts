@@ -16,6 +16,12 @@ export interface WorkerArgs {
   readonly shutdownTimeoutMs?: number
   readonly logFormat?: LogFormat
   readonly logLevel?: LogLevel
+  /** Serve Prometheus metrics at http://<metricsHost>:<metricsPort>/metrics. */
+  readonly metricsPort?: number
+  /** The address for the metrics endpoint (default 127.0.0.1). */
+  readonly metricsHost?: string
+  /** Export spans and metrics over OTLP/HTTP to this collector base URL (else the OTEL_EXPORTER_OTLP_* variables, when set). */
+  readonly otlpEndpoint?: string
 }
 
 /**

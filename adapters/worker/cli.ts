@@ -81,10 +81,25 @@ export const workerCommand = async (a: WorkerArgs): Promise<number> => {
   // Where Redis is: the command line's flags, else the module's options.redis, else REDIS_URL (runWorker).
   const { redis: moduleRedis, ...moduleOptions } = loaded.options
   const redis = a.redis ?? moduleRedis
+  // --metrics-port serves the metrics (keeping the module's `metrics.extra`, if any).
+  const metrics =
+    a.metricsPort !== undefined
+      ? { ...(typeof moduleOptions.metrics === "object" ? moduleOptions.metrics : {}), port: a.metricsPort, ...(a.metricsHost !== undefined ? { host: a.metricsHost } : {}) }
+      : undefined
+  // --otlp-endpoint, else the standard OpenTelemetry variables when one names an endpoint.
+  const env = process.env
+  const otlp =
+    a.otlpEndpoint !== undefined
+      ? { url: a.otlpEndpoint }
+      : env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT
+        ? true
+        : undefined
   try {
     worker = await runWorker({
       ...moduleOptions,
       ...overrides,
+      ...(metrics !== undefined ? { metrics } : {}),
+      ...(otlp !== undefined ? { otlp } : {}),
       handlers: loaded.handlers,
       ...(redis !== undefined ? { redis } : {}),
       ...(a.logFormat !== undefined ? { logFormat: a.logFormat } : {}),

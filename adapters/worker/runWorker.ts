@@ -17,6 +17,7 @@ import type { ServerIdentity } from "../../src/processor/serverState.js"
 import type { RedisOptions } from "../../src/redis/options.js"
 import { brokerLayer, makePromiseRuntime, resolveRedisOptions } from "../../src/runtime/promiseRuntime.js"
 import { type LogFormat, loggingLayer } from "./logging.js"
+import { otlpLayer, type OtlpOptions } from "../../src/observability/otlp.js"
 
 export interface WorkerConfig extends ServerOptions {
   /** Redis connection (a URL or options); default REDIS_URL, then redis://127.0.0.1:6379. */
@@ -25,6 +26,17 @@ export interface WorkerConfig extends ServerOptions {
   readonly handlers: HandlerInput
   readonly logFormat?: LogFormat
   readonly logLevel?: LogLevel
+  /**
+   * Export spans (one per attempt) and metrics to an OpenTelemetry collector over OTLP/HTTP:
+   * `{ url: "http://collector:4318" }`, or `true` to read the standard OTEL_EXPORTER_OTLP_*
+   * variables. Buffered data is sent at shutdown. Metrics are recorded only with `metrics` on.
+   */
+  readonly otlp?: OtlpOptions | boolean
+  /**
+   * Any other telemetry layer the worker runs with, e.g. your own `Tracer` (spans per attempt are
+   * made whenever a tracer is installed). Closed (and so flushed) at shutdown.
+   */
+  readonly telemetry?: Layer.Layer<any>
 }
 
 export interface WorkerHandle {
@@ -36,16 +48,22 @@ export interface WorkerHandle {
   /** Resolves when the worker has shut down. */
   readonly done: Promise<void>
   readonly activeCount: () => number
+  /** Where the worker serves its metrics (option `metrics: { port }`). */
+  readonly metricsUrl: string | undefined
 }
 
 /** The Redis options the worker connects with (see resolveRedisOptions: the facades' one rule). */
 export const redisOptionsOf = (redis: RedisOptions | string | undefined): RedisOptions => resolveRedisOptions(redis)
 
 export const runWorker = async (config: WorkerConfig): Promise<WorkerHandle> => {
-  const { redis, handlers, logFormat, logLevel, ...options } = config
+  const { redis, handlers, logFormat, logLevel, otlp, telemetry, ...options } = config
   const logging = loggingLayer(logFormat, logLevel)
+  const base = brokerLayer(redis).pipe(Layer.provideMerge(logging))
+  let services: Layer.Layer<any, unknown> = base
+  if (otlp !== undefined && otlp !== false) services = services.pipe(Layer.provideMerge(otlpLayer(otlp === true ? {} : otlp)))
+  if (telemetry !== undefined) services = services.pipe(Layer.provideMerge(telemetry))
   // Everything the worker runs (connect, the server, shutdown, close) logs through `logging`.
-  const runtime = makePromiseRuntime(brokerLayer(redis).pipe(Layer.provideMerge(logging)), { wrap: (eff) => Effect.provide(eff, logging) })
+  const runtime = makePromiseRuntime(services as typeof base, { wrap: (eff) => Effect.provide(eff, logging) })
   try {
     const handle = await runtime.runScoped(Server.start(handlers, options))
     let closing: Promise<number> | undefined
@@ -56,7 +74,7 @@ export const runWorker = async (config: WorkerConfig): Promise<WorkerHandle> => 
         .run(handle.shutdown)
         .finally(runtime.close)
         .finally(resolveDone))
-    return { identity: handle.identity, stop: () => runtime.run(handle.stop), shutdown, done, activeCount: handle.activeCount }
+    return { identity: handle.identity, stop: () => runtime.run(handle.stop), shutdown, done, activeCount: handle.activeCount, metricsUrl: handle.metricsUrl }
   } catch (e) {
     await runtime.close()
     throw e

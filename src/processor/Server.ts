@@ -28,6 +28,7 @@ import { clearServerState, type ServerIdentity, serverStateLoop } from "./server
 import type { Settled } from "./settle.js"
 import { makeSignal } from "./Signal.js"
 import { subscribe } from "./subscriber.js"
+import { makeObserver } from "../observability/workerObserver.js"
 
 export interface ServerHandle {
   readonly identity: ServerIdentity
@@ -40,14 +41,27 @@ export interface ServerHandle {
   readonly activeCount: () => number
   /** Completes when shutdown has finished. */
   readonly done: Effect.Effect<void>
+  /** Where the worker serves its metrics (option `metrics: { port }`), e.g. http://127.0.0.1:9464/metrics. */
+  readonly metricsUrl: string | undefined
 }
 
 /** Starts a server in the current scope. */
 export const start = <R = never>(handler: HandlerInput<R>, options: ServerOptions = {}) =>
   Effect.gen(function* () {
-    const opts = yield* resolveOptions(options)
-    const h = handlerOf(handler)
+    const resolved = yield* resolveOptions(options)
+    // Metrics and attempt spans: an observer only when metrics are on or a tracer is installed.
+    const observer = yield* makeObserver({ metrics: options.metrics !== undefined && options.metrics !== false, queues: resolved.queueNames })
+    const opts: ResolvedOptions = observer ? { ...resolved, observer } : resolved
+    const h = observer ? observer.handler(handlerOf(handler)) : handlerOf(handler)
     const broker = yield* Broker
+    const served = typeof options.metrics === "object" && options.metrics.port !== undefined ? options.metrics : undefined
+    // The endpoint is loaded only when asked for (it brings node:http and effect's Prometheus formatter).
+    const endpoint = served
+      ? yield* Effect.flatMap(Effect.promise(() => import("../observability/metricsEndpoint.js")), (m) =>
+          m.serveMetrics({ port: served.port!, host: served.host, extra: served.extra })
+        )
+      : undefined
+    if (endpoint) yield* Effect.logInfo(`metrics at ${endpoint.url}`)
     const registry = makeRegistry()
     const wake = makeSignal()
     const slotFreed = makeSignal()
@@ -60,7 +74,7 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
     const fork = <A, E, X>(eff: Effect.Effect<A, E, X>) => Effect.forkScoped(eff, { startImmediately: true })
 
     // Heartbeat and server state are stopped last (after the tasks), the others first.
-    const heartbeat = yield* fork(heartbeatLoop(registry, opts.leaseMs, opts.heartbeatIntervalMs))
+    const heartbeat = yield* fork(heartbeatLoop(registry, opts.leaseMs, opts.heartbeatIntervalMs, observer))
     const state = yield* fork(serverStateLoop(identity, opts, registry, () => status))
     const others = [
       yield* fork(forwarderLoop(opts.queueNames, wake, opts.delayedTaskCheckIntervalMs)),
@@ -108,7 +122,7 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
     })
     yield* Effect.addFinalizer(() => shutdown)
 
-    return { identity, options: opts, stop, shutdown, activeCount: () => registry.tasks.size, done: Deferred.await(done) } satisfies ServerHandle as ServerHandle
+    return { identity, options: opts, stop, shutdown, activeCount: () => registry.tasks.size, done: Deferred.await(done), metricsUrl: endpoint?.url } satisfies ServerHandle as ServerHandle
   })
 
 /** Runs a server until interrupted; interruption (e.g. SIGTERM through runMain) shuts it down gracefully. */

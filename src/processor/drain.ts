@@ -28,6 +28,7 @@ import { resolveOptions, type ServerOptions } from "./options.js"
 import { type ActiveTask, makeRegistry } from "./registry.js"
 import type { Settled } from "./settle.js"
 import type { QueueFailure } from "../steps/queueFailures.js"
+import type { Observer } from "./observer.js"
 
 export interface DrainConfig<R = never>
   extends Pick<ServerOptions, "retryDelay" | "isFailure" | "errorHandler" | "leaseMs" | "heartbeatIntervalMs"> {
@@ -54,6 +55,12 @@ export interface DrainConfig<R = never>
    * A task whose timeout/deadline ends before the hard stop always runs.
    */
   readonly longTasks?: "run" | "skip"
+  /**
+   * Record the worker metrics (src/observability/workerMetrics.ts) in the context's MetricRegistry,
+   * e.g. for an OTLP metrics exporter that the invocation flushes. Default false. Spans per attempt
+   * are made whenever a tracer is installed.
+   */
+  readonly metrics?: boolean
 }
 
 /** What one drain did. */
@@ -143,6 +150,14 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
       ...(config.leaseMs !== undefined ? { leaseMs: config.leaseMs } : {}),
       ...(config.heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs: config.heartbeatIntervalMs } : {})
     })
+    // Metrics and spans: the observer is loaded only when asked for (keeps a function's cold start lean).
+    const wantsTraces = yield* Effect.withFiberSucceed((f) => f.cache.tracer !== undefined && f.cache.tracerEnabled)
+    let observer: Observer | undefined
+    if (config.metrics === true || wantsTraces) {
+      const { makeObserver } = yield* Effect.promise(() => import("../observability/workerObserver.js"))
+      observer = yield* makeObserver({ metrics: config.metrics === true, traces: wantsTraces, queues: config.queues })
+    }
+    const handler = handlerOf(config.handler)
     const registry = makeRegistry()
     const counts = { succeeded: 0, retried: 0, archived: 0, revoked: 0, requeued: 0, skipped: 0, leaseLost: 0, gaveUp: 0, corrupt: 0 }
     /** Every task this drain leased (each attempt records on it whether the hard stop ended it). */
@@ -154,8 +169,8 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
     let stopping = false
     const broker = yield* Broker
     const deps: StartDeps<R> = {
-      options,
-      handler: handlerOf(config.handler),
+      options: observer ? { ...options, observer } : options,
+      handler: observer ? observer.handler(handler) : handler,
       registry,
       broker,
       acker: makeAckerFor(broker),
@@ -189,7 +204,7 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
       }
     })
 
-    const heartbeat = yield* Effect.forkChild(heartbeatLoop(registry, options.leaseMs, options.heartbeatIntervalMs), { startImmediately: true })
+    const heartbeat = yield* Effect.forkChild(heartbeatLoop(registry, options.leaseMs, options.heartbeatIntervalMs, observer), { startImmediately: true })
     const start = yield* Clock.currentTimeMillis
     const hardStop = yield* Effect.forkChild(
       Effect.sleep(Duration.millis(Math.max(0, hardStopMs - start))).pipe(

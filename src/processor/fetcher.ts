@@ -60,16 +60,19 @@ const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult) =>
     yield* logQueueFailures("taking tasks", got.failedQueues)
     const now = yield* Clock.currentTimeMillis
     const started: Array<Fiber.Fiber<Settled>> = []
+    const observer = deps.options.observer
+    observer?.fetched(got.tasks.length)
     for (const leased of got.tasks) {
       const task = makeActiveTask(leased.msg, now, leased.leaseExpiresAtMs)
       deps.prepare?.(task)
       deps.registry.add(task)
       const onSettled = deps.options.onSettled
+      const run = observer ? observer.attempt(task, runAttempt(deps, task)) : runAttempt(deps, task)
       const attempt = onSettled
-        ? runAttempt(deps, task).pipe(
+        ? run.pipe(
             Effect.tap((outcome) => Effect.try(() => onSettled(task.msg, outcome)).pipe(Effect.catch((e) => Effect.logWarning(`onSettled threw: ${String(e)}`))))
           )
-        : runAttempt(deps, task)
+        : run
       const slotFreed = deps.slotFreed
       started.push(yield* FiberSet.run(deps.attempts, slotFreed ? attempt.pipe(Effect.ensuring(Effect.sync(() => slotFreed.raise()))) : attempt))
     }

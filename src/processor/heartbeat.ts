@@ -7,10 +7,11 @@
 import { Clock, Duration, Effect } from "effect"
 import type { Broker } from "../broker/Broker.js"
 import { extendLease } from "../steps/extendLease.js"
+import type { Observer } from "./observer.js"
 import type { Registry } from "./registry.js"
 
 /** One heartbeat: extend every running task's lease, stop the lost ones. Returns the ids stopped. */
-export const extendLeasesOnce = Effect.fn("Processor.extendLeases")(function* (registry: Registry, leaseMs: number) {
+export const extendLeasesOnce = Effect.fn("Processor.extendLeases")(function* (registry: Registry, leaseMs: number, observer?: Observer) {
   const stopped: Array<string> = []
   for (const [queue, entries] of registry.byQueue()) {
     const r = yield* extendLease({ queue, ids: entries.map((e) => e.msg.id), leaseMs }).pipe(
@@ -18,6 +19,7 @@ export const extendLeasesOnce = Effect.fn("Processor.extendLeases")(function* (r
       Effect.option
     )
     if (r._tag === "Some") {
+      observer?.leasesExtended(queue, r.value.extended.length)
       const held = new Set(r.value.extended)
       for (const e of entries) if (held.has(e.msg.id)) e.leaseExpiresAtMs = Math.max(e.leaseExpiresAtMs, r.value.expiresAtMs)
       for (const id of r.value.lost) if (registry.stop(id, "lease-lost")) stopped.push(id)
@@ -30,5 +32,5 @@ export const extendLeasesOnce = Effect.fn("Processor.extendLeases")(function* (r
   return stopped
 })
 
-export const heartbeatLoop = (registry: Registry, leaseMs: number, intervalMs: number): Effect.Effect<never, never, Broker> =>
-  Effect.sleep(Duration.millis(intervalMs)).pipe(Effect.andThen(extendLeasesOnce(registry, leaseMs)), Effect.ignore, Effect.forever)
+export const heartbeatLoop = (registry: Registry, leaseMs: number, intervalMs: number, observer?: Observer): Effect.Effect<never, never, Broker> =>
+  Effect.sleep(Duration.millis(intervalMs)).pipe(Effect.andThen(extendLeasesOnce(registry, leaseMs, observer)), Effect.ignore, Effect.forever)

@@ -4,6 +4,8 @@ import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
 import { InvalidArgument } from "../broker/errors.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
+import type { Broker } from "../broker/Broker.js"
+import type { Observer } from "./observer.js"
 import type { Task } from "./Task.js"
 
 import type { GroupAggregator } from "../steps/aggregate.js"
@@ -59,10 +61,27 @@ export interface ServerOptions {
   readonly fetchBatchSize?: number
   /** Called after each attempt's outcome was written (or given up): "completed", "retried", "archived", … */
   readonly onSettled?: (task: TaskMessage, outcome: string) => void
+  /**
+   * Worker metrics (Effect Metric, in the context's MetricRegistry; src/observability/workerMetrics.ts):
+   * `true` records them; `{ port }` also serves them as Prometheus text at http://host:port/metrics
+   * while the server runs. Off by default (no per-task work). Spans per attempt need no option:
+   * they are made when a tracer is installed (e.g. effect/observability's OtlpTracer layer).
+   */
+  readonly metrics?: boolean | MetricsOptions
   /** Identity in asynq:servers (defaults: os hostname, process pid, a random uuid). */
   readonly host?: string
   readonly pid?: number
   readonly serverId?: string
+}
+
+/** Where the worker serves its metrics as Prometheus text. */
+export interface MetricsOptions {
+  /** Serve `/metrics` on this port (0: any free port; the handle's `metricsUrl` says which). Without it metrics are recorded, not served. */
+  readonly port?: number
+  /** The address to listen on (default 127.0.0.1; "0.0.0.0" for a scraper on another host). */
+  readonly host?: string
+  /** More Prometheus text appended to every scrape (e.g. queue sizes read from Redis at scrape time); a failure is logged and left out. */
+  readonly extra?: Effect.Effect<string, unknown, Broker>
 }
 
 export interface ResolvedOptions {
@@ -90,6 +109,8 @@ export interface ResolvedOptions {
   readonly pollIntervalMs: number
   readonly fetchBatchSize: number
   readonly onSettled: ((task: TaskMessage, outcome: string) => void) | undefined
+  /** Metrics and spans (set when the Server or drain starts with metrics on or a tracer installed); undefined: no observability work. */
+  readonly observer?: Observer | undefined
   readonly host: string
   readonly pid: number
   readonly serverId: string

@@ -13,6 +13,7 @@ import type { TaskState } from "../wire/keys.js"
 import { encodePayload } from "../wire/payload.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import { uniqueKey } from "../wire/uniqueKey.js"
+import { currentTraceHeaders } from "../observability/traceContext.js"
 import { checkDurationMs, checkQueueName, checkWellFormed, type EnqueueOptions, maxInstantMs, resolveEnqueueOptions } from "./options.js"
 import { newTaskId } from "./taskId.js"
 import { type TaskInfo, taskInfoFromMessage } from "./taskInfo.js"
@@ -91,6 +92,10 @@ const encoderFor = (task: string | TaskDefinition<any>): PayloadEncoder => (type
 
 const info = (p: Prepared, state: TaskState): TaskInfo => taskInfoFromMessage(p.write.msg, state, { nextProcessAt: p.nextProcessAt })
 
+/** Options with trace headers added (`traceparent`, `tracestate`); a header the caller set wins. */
+const withTrace = (options: EnqueueOptions | undefined, trace: Readonly<Record<string, string>> | undefined): EnqueueOptions | undefined =>
+  trace === undefined ? options : { ...options, headers: { ...trace, ...options?.headers } }
+
 /**
  * Enqueues one task: `payload` is bytes, a string (UTF-8) or a JSON value (see encodePayload).
  * With a definition (defineTask) the payload is type-checked and validated against its schema
@@ -105,7 +110,8 @@ export const enqueue: {
   payload: unknown,
   options?: EnqueueOptions
 ): Effect.fn.Return<TaskInfo, EnqueueError, Broker> {
-  return yield* enqueueUntraced(type, payload, options)
+  // With a span active (and a tracer installed) the task carries its W3C traceparent header.
+  return yield* enqueueUntraced(type, payload, options, newTaskId, yield* currentTraceHeaders)
 })
 
 /**
@@ -117,10 +123,12 @@ export const enqueueUntraced = (
   task: string | TaskDefinition<any>,
   payload: unknown,
   callOptions?: EnqueueOptions,
-  newId: () => string = newTaskId
+  newId: () => string = newTaskId,
+  /** Trace headers to store (src/observability/traceContext.ts); the caller's own headers win. */
+  trace?: Readonly<Record<string, string>>
 ): Effect.Effect<TaskInfo, EnqueueError, Broker> =>
   Effect.flatMap(Clock.currentTimeMillis, (nowMs): Effect.Effect<TaskInfo, EnqueueError, Broker> => {
-    const options = optionsFor(task, callOptions)
+    const options = withTrace(optionsFor(task, callOptions), trace)
     const p = prepare(typeName(task), payload, options, nowMs, newId, encoderFor(task))
     if (Result.isFailure(p)) return Effect.fail(p.failure)
     // One id per call, never replaced: a TaskIdConflict on a generated id means the write itself
@@ -139,16 +147,18 @@ export const enqueueUntraced = (
 export const enqueueMany = Effect.fn("Steps.enqueueMany")(function* (
   items: ReadonlyArray<EnqueueItem>
 ): Effect.fn.Return<ReadonlyArray<Result.Result<TaskInfo, EnqueueError>>, never, Broker> {
-  return yield* enqueueManyUntraced(items)
+  return yield* enqueueManyUntraced(items, newTaskId, yield* currentTraceHeaders)
 })
 
 /** `enqueueMany` without its span and call-site frame (for the Promise client). @internal */
 export const enqueueManyUntraced = Effect.fnUntraced(function* (
   items: ReadonlyArray<EnqueueItem>,
-  newId: () => string = newTaskId
+  newId: () => string = newTaskId,
+  /** Trace headers every item stores (an item's own headers win). */
+  trace?: Readonly<Record<string, string>>
 ): Effect.fn.Return<ReadonlyArray<Result.Result<TaskInfo, EnqueueError>>, never, Broker> {
   const nowMs = yield* Clock.currentTimeMillis
-  const prepared = items.map((it) => prepare(typeName(it.type), it.payload, optionsFor(it.type, it.options), nowMs, newId, encoderFor(it.type)))
+  const prepared = items.map((it) => prepare(typeName(it.type), it.payload, withTrace(optionsFor(it.type, it.options), trace), nowMs, newId, encoderFor(it.type)))
   const results: Array<Result.Result<TaskInfo, EnqueueError>> = new Array(items.length)
   // The valid items (index into `items`) and their prepared writes; one id each, never replaced.
   const valid: Array<{ readonly index: number; readonly prepared: Prepared }> = []

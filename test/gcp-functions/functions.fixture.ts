@@ -43,3 +43,20 @@ functions.http(
     handler: () => Effect.sleep(5000)
   })
 )
+// Observability: spans and metrics sent to the OTLP receiver at OTLP_URL before the response (export interval: an hour).
+import { otlpLayer } from "../../src/observability/otlp.js"
+if (process.env.OTLP_URL) {
+  functions.http(
+    "drainTraced",
+    createDrainFunction({
+      queues: ["traced"],
+      redis,
+      auth: { kind: "shared-secret", secret },
+      timeoutMs: 20_000,
+      safetyMarginMs: 1000,
+      metrics: true,
+      handler: () => Effect.void,
+      telemetry: otlpLayer({ url: process.env.OTLP_URL, exportIntervalMs: 3_600_000 })
+    })
+  )
+}

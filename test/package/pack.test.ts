@@ -145,7 +145,7 @@ describe("npm pack", () => {
 })
 
 describe("an app installing the tarball", () => {
-  it("gets a manifest declaring effect as a peer (a caret range the tested version satisfies) and the AWS SDK as an optional peer", () => {
+  it("gets a manifest declaring effect as a peer (a caret range the tested version satisfies), the AWS SDK and @opentelemetry/api as optional peers", () => {
     const installed = JSON.parse(readFileSync(join(app, "node_modules", "effect-asynq", "package.json"), "utf8")) as {
       dependencies: Record<string, string>
       peerDependencies: Record<string, string>
@@ -161,7 +161,9 @@ describe("an app installing the tarball", () => {
     expect(major).toBe(lowMajor)
     expect(minor * 1e6 + patch).toBeGreaterThanOrEqual(lowMinor * 1e6 + lowPatch)
     expect(installed.peerDependencies["@aws-sdk/client-lambda"]).toBeDefined()
-    expect(installed.peerDependenciesMeta).toEqual({ "@aws-sdk/client-lambda": { optional: true } })
+    expect(installed.peerDependencies["@opentelemetry/api"]).toBe("^1.0.0")
+    expect(installed.peerDependenciesMeta).toEqual({ "@aws-sdk/client-lambda": { optional: true }, "@opentelemetry/api": { optional: true } })
+    expect(existsSync(join(app, "node_modules", "@opentelemetry"))).toBe(false)
     expect(installed.engines.node).toBe(">=20")
   })
 
@@ -173,7 +175,7 @@ describe("an app installing the tarball", () => {
     expect(existsSync(join(app, "node_modules", "@aws-sdk"))).toBe(false)
   })
 
-  it("enqueues with the Promise client and with an Effect program; the worker and enqueue-handler entry points load; the dispatcher names the missing AWS SDK", async () => {
+  it("enqueues with the Promise client and with an Effect program; the worker, enqueue-handler and observability entry points load; the dispatcher names the missing AWS SDK", async () => {
     const main = `
 import { Effect, Layer } from "effect"
 import { Broker, Redis, Steps } from "effect-asynq"
@@ -189,6 +191,7 @@ const viaEffect = await Effect.runPromise(Steps.enqueue("packed:effect", { n: 2 
 
 const { runWorker } = await import("effect-asynq/worker")
 const { createEnqueueHandler } = await import("effect-asynq/aws-lambda/enqueueHandler")
+const { otlpLayer, metricsText } = await import("effect-asynq/observability")
 const { createDispatcherHandler } = await import("effect-asynq/aws-lambda/dispatcherHandler")
 const dispatcher = createDispatcherHandler({ queues: ["packed"], processorFunctionName: "processor", redis: { url } })
 const dispatched = await dispatcher({}).then(() => "dispatched", (e) => ({ tag: e._tag, message: e.message }))
@@ -199,6 +202,7 @@ console.log(JSON.stringify({
   viaEffect: viaEffect.state,
   runWorker: typeof runWorker,
   createEnqueueHandler: typeof createEnqueueHandler,
+  observability: [typeof otlpLayer, typeof metricsText],
   dispatched
 }))
 `
@@ -209,6 +213,7 @@ console.log(JSON.stringify({
       viaEffect: "pending",
       runWorker: "function",
       createEnqueueHandler: "function",
+      observability: ["function", "function"],
       dispatched: {
         tag: "MissingPeerDependency",
         message: "effect-asynq/aws-lambda/dispatcherHandler needs @aws-sdk/client-lambda: npm install @aws-sdk/client-lambda"

@@ -22,7 +22,13 @@ export const worker = Command.make(
     queues: Flag.String("queues").pipe(Flag.withDescription("Queues and weights, e.g. critical=6,default=3,low=1 (default: default=1)"), Flag.optional),
     strict: Flag.Boolean("strict").pipe(Flag.withDescription("Strict priority: higher-weight queues first"), Flag.withDefault(false)),
     shutdownTimeout: Flag.Int("shutdown-timeout").pipe(Flag.withDescription("Ms to wait for running tasks on SIGTERM/SIGINT (default 8000)"), Flag.optional),
-    logFormat: Flag.Literals("log-format", ["logfmt", "json", "pretty"] as const).pipe(Flag.withDescription("Log format (default logfmt)"), Flag.optional)
+    logFormat: Flag.Literals("log-format", ["logfmt", "json", "pretty"] as const).pipe(Flag.withDescription("Log format (default logfmt)"), Flag.optional),
+    metricsPort: Flag.Int("metrics-port").pipe(Flag.withDescription("Serve Prometheus metrics at http://<metrics-host>:<port>/metrics"), Flag.optional),
+    metricsHost: Flag.String("metrics-host").pipe(Flag.withDescription("Address of the metrics endpoint (default 127.0.0.1; 0.0.0.0 for a scraper on another host)"), Flag.optional),
+    otlpEndpoint: Flag.String("otlp-endpoint").pipe(
+      Flag.withDescription("Export spans and metrics over OTLP/HTTP to this collector, e.g. http://localhost:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT when set)"),
+      Flag.optional
+    )
   },
   (a) =>
     Effect.gen(function* () {
@@ -43,6 +49,9 @@ export const worker = Command.make(
         ...(a.strict ? { strictPriority: true } : {}),
         ...(Option.isSome(a.shutdownTimeout) ? { shutdownTimeoutMs: a.shutdownTimeout.value } : {}),
         ...(Option.isSome(a.logFormat) ? { logFormat: a.logFormat.value } : {}),
+        ...(Option.isSome(a.metricsPort) ? { metricsPort: a.metricsPort.value } : {}),
+        ...(Option.isSome(a.metricsHost) ? { metricsHost: a.metricsHost.value } : {}),
+        ...(Option.isSome(a.otlpEndpoint) ? { otlpEndpoint: a.otlpEndpoint.value } : {}),
         ...(Option.isSome(level) ? { logLevel: level.value } : {})
       }
       takeOverSignals()
