@@ -1,10 +1,11 @@
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
+import { TestClock } from "effect/testing"
 import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll } from "vitest"
 import { Broker } from "../../src/broker/Broker.js"
 import { makeAcker } from "../../src/processor/acker.js"
-import { complete } from "../../src/steps/complete.js"
+import { complete, completeMany } from "../../src/steps/complete.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { baseNowMs, makeMsg, putActive, putPending, readTask, testBrokerLayer } from "../support/arrange.js"
 import { flushTestDb, rawClient } from "../support/redis.js"
@@ -31,15 +32,16 @@ layer(testBrokerLayer())("acker: batched completions (real Redis)", (it) => {
       const acker = makeAcker()
       // Count the round trips: the broker's scriptBatch, wrapped.
       const broker = yield* Broker
-      const batches: Array<number> = []
+      const batches: Array<Array<string>> = []
       const counting = Broker.of({
         ...broker,
-        redis: { ...broker.redis, scriptBatch: (calls, opts) => Effect.suspend(() => (batches.push(calls.length), broker.redis.scriptBatch(calls, opts))) }
+        redis: { ...broker.redis, scriptBatch: (calls, opts) => Effect.suspend(() => (batches.push(calls.map((x) => x.script)), broker.redis.scriptBatch(calls, opts))) }
       })
       const results = yield* Effect.forEach([...msgs, gone], (m) => Effect.result(acker.complete(m)), { concurrency: "unbounded" }).pipe(
         Effect.provideService(Broker, counting)
       )
-      expect(batches).toEqual([21])
+      // One round trip, one script call for the queue's 21 tasks.
+      expect(batches).toEqual([["completeBatch"]])
       results.slice(0, 20).forEach((r, i) => {
         expect(r._tag).toBe("Success")
         if (r._tag === "Success") expect(r.success.outcome).toBe(i === 3 ? "completed" : "deleted")
@@ -73,6 +75,72 @@ layer(testBrokerLayer())("acker: batched completions (real Redis)", (it) => {
       const next = makeMsg("ack2", "next")
       yield* io(() => putActive(c, next, leaseSec))
       yield* complete(next)
+      expect(yield* io(() => c.get(k.processedTotal))).toBe("2")
+    })
+  )
+
+  it.effect("completeMany: one call per queue, each task's outcome in order; counters, daily keys (with asynq's expiry) and locks as one complete per task", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(baseNowMs)
+      const ka = queueKeys("ack3a")
+      const kb = queueKeys("ack3b")
+      const a = Array.from({ length: 3 }, (_, i) => makeMsg("ack3a", `a${i}`, i === 1 ? { uniqueKey: `${ka.prefix}unique:a1` } : {}))
+      const b = [makeMsg("ack3b", "b0", { retention: 60 }), makeMsg("ack3b", "b1")]
+      const notActive = makeMsg("ack3b", "b-pending")
+      yield* io(async () => {
+        for (const m of [...a, ...b]) await putActive(c, m, leaseSec)
+        await putPending(c, notActive, baseNowMs)
+        await c.set(`${ka.prefix}unique:a1`, "a1")
+      })
+      const broker = yield* Broker
+      const batches: Array<Array<string>> = []
+      const counting = Broker.of({
+        ...broker,
+        redis: { ...broker.redis, scriptBatch: (calls, opts) => Effect.suspend(() => (batches.push(calls.map((x) => x.script)), broker.redis.scriptBatch(calls, opts))) }
+      })
+      const mixed = [a[0]!, b[0]!, a[1]!, notActive, b[1]!, a[2]!]
+      const { results } = yield* completeMany(mixed).pipe(Effect.provideService(Broker, counting))
+      expect(batches).toEqual([["completeBatch", "completeBatch"]])
+      expect(results.map((r) => (r._tag === "Success" ? r.success.outcome : r.failure._tag))).toEqual([
+        "deleted",
+        "completed",
+        "deleted",
+        "LeaseLost",
+        "deleted",
+        "deleted"
+      ])
+      const now = yield* Clock.currentTimeMillis
+      const day = yield* io(() => Promise.all([c.get(ka.processed(now)), c.get(kb.processed(now)), c.ttl(ka.processed(now)), c.ttl(kb.processed(now))]))
+      expect(day.slice(0, 2)).toEqual(["3", "2"])
+      // asynq's daily stat keys expire 90 days after their first count
+      const expected = Math.floor(now / 1000) + 90 * 24 * 3600 - Math.floor(Date.now() / 1000)
+      for (const ttl of day.slice(2) as Array<number>) expect(Math.abs(ttl - expected)).toBeLessThanOrEqual(2)
+      expect(yield* io(() => Promise.all([c.get(ka.processedTotal), c.get(kb.processedTotal)]))).toEqual(["3", "2"])
+      expect(yield* io(() => c.exists(`${ka.prefix}unique:a1`))).toBe(0)
+      expect(yield* io(() => Promise.all([c.llen(ka.active), c.llen(kb.active), c.zcard(ka.lease), c.zcard(kb.lease)]))).toEqual([0, 0, 0, 0])
+      expect(yield* io(() => Promise.all([c.exists(ka.task("a0")), c.exists(kb.task("b1")), c.zcard(kb.completed)]))).toEqual([0, 0, 1])
+      expect((yield* io(() => readTask(c, "ack3b", "b0"))).fields.state).toBe("completed")
+      expect((yield* io(() => readTask(c, "ack3b", "b-pending"))).fields.state).toBe("pending")
+      // A later count of the same day keeps the key's expiry (set once, when the key was created).
+      yield* io(() => c.expire(ka.processed(now), 1000))
+      const more = makeMsg("ack3a", "a3")
+      yield* io(() => putActive(c, more, leaseSec))
+      yield* completeMany([more])
+      expect(yield* io(() => Promise.all([c.get(ka.processed(now)), c.ttl(ka.processed(now))]))).toEqual(["4", 1000])
+    })
+  )
+
+  it.effect("completeMany restarts the processed total at 1 past the int64 maximum exactly where one complete per task would", () =>
+    Effect.gen(function* () {
+      const k = queueKeys("ack4")
+      const msgs = Array.from({ length: 3 }, (_, i) => makeMsg("ack4", `m${i}`))
+      yield* io(async () => {
+        for (const m of msgs) await putActive(c, m, leaseSec)
+        await c.set(k.processedTotal, "9223372036854775806")
+      })
+      const { results } = yield* completeMany(msgs)
+      expect(results.every((r) => r._tag === "Success")).toBe(true)
+      // 9223372036854775807 (the maximum), then 1, then 2
       expect(yield* io(() => c.get(k.processedTotal))).toBe("2")
     })
   )
