@@ -6,6 +6,7 @@ import type { CompleteOutcome } from "./complete.js"
 import { unexpectedReply } from "./decode.js"
 import type { LeaseLost } from "./errors.js"
 import { leaseLost, ownUniqueKey } from "./leaseLost.js"
+import type { RedisError } from "../redis/errors.js"
 import type { ScriptArg } from "../redis/Redis.js"
 import { defineScript } from "./script.js"
 import { statsExpireAt, unixSeconds } from "./time.js"
@@ -32,32 +33,46 @@ export const completeBatchScript = defineScript<CompleteBatchInput, CompleteBatc
   buffers: false,
   keys: ({ msgs, nowMs }) => {
     const k = queueKeys(msgs[0]!.queue)
-    const keys = [k.active, k.lease, k.completed, k.taskPrefix, k.processed(nowMs), k.processedTotal]
-    for (const msg of msgs) for (const u of ownUniqueKey(k.prefix, msg.uniqueKey)) keys.push(u)
-    return keys
+    return completionLockKeys(msgs, [k.active, k.lease, k.completed, k.taskPrefix, k.processed(nowMs), k.processedTotal])
   },
-  args: ({ msgs, nowMs }) => {
-    const prefix = queueKeys(msgs[0]!.queue).prefix
-    const args: Array<ScriptArg> = [statsExpireAt(nowMs)]
-    let lockIndex = 6
-    for (const msg of msgs) {
-      const lock = ownUniqueKey(prefix, msg.uniqueKey).length > 0 ? ++lockIndex : 0
-      if (msg.retention > 0)
-        args.push(msg.id, "keep", unixSeconds(nowMs) + msg.retention, bytesArg(encodeTaskMessage({ ...msg, completedAt: unixSeconds(nowMs) })), lock)
-      else args.push(msg.id, "delete", 0, "", lock)
-    }
-    return args
-  },
-  decode: (reply, { msgs }) => {
-    if (!Array.isArray(reply) || reply.length !== msgs.length) return Result.fail(unexpectedReply("completeBatch", reply, `an array of ${msgs.length} integers`))
-    const out: Array<Result.Result<CompleteOutcome, LeaseLost>> = new Array(msgs.length)
-    for (let i = 0; i < msgs.length; i++) {
-      const msg = msgs[i]!
-      const r: unknown = reply[i]
-      if (r === 1) out[i] = msg.retention > 0 ? completed : deleted
-      else if (r === 0) out[i] = Result.fail(leaseLost(msg.queue, msg.id, "complete"))
-      else return Result.fail(unexpectedReply("completeBatch", reply, `an array of ${msgs.length} integers 0 or 1`))
-    }
-    return Result.succeed(out)
-  }
+  args: ({ msgs, nowMs }) => completionArgs([statsExpireAt(nowMs)], msgs, nowMs),
+  decode: (reply, { msgs }) => completionOutcomes("completeBatch", reply, msgs)
 })
+
+/** The uniqueness lock keys of tasks of one queue (the order completionArgs numbers them in). */
+export const completionLockKeys = (msgs: ReadonlyArray<TaskMessage>, into: Array<string>): Array<string> => {
+  const prefix = queueKeys(msgs[0]!.queue).prefix
+  for (const msg of msgs) for (const u of ownUniqueKey(prefix, msg.uniqueKey)) into.push(u)
+  return into
+}
+
+/** Appends five entries per task (includes/completeTasks.lua): id, disposal, completed score, message, lock index (1-based, 0: none). */
+export const completionArgs = (args: Array<ScriptArg>, msgs: ReadonlyArray<TaskMessage>, nowMs: number): Array<ScriptArg> => {
+  const prefix = queueKeys(msgs[0]!.queue).prefix
+  let lockIndex = 0
+  for (const msg of msgs) {
+    const lock = ownUniqueKey(prefix, msg.uniqueKey).length > 0 ? ++lockIndex : 0
+    if (msg.retention > 0)
+      args.push(msg.id, "keep", unixSeconds(nowMs) + msg.retention, bytesArg(encodeTaskMessage({ ...msg, completedAt: unixSeconds(nowMs) })), lock)
+    else args.push(msg.id, "delete", 0, "", lock)
+  }
+  return args
+}
+
+/** Reads the completions' part of a reply: one 1 (done) or 0 (not active under a lease) per task. */
+export const completionOutcomes = (
+  script: "completeBatch" | "completeAndLease",
+  reply: unknown,
+  msgs: ReadonlyArray<TaskMessage>
+): Result.Result<CompleteBatchOutcomes, RedisError> => {
+  if (!Array.isArray(reply) || reply.length !== msgs.length) return Result.fail(unexpectedReply(script, reply, `an array of ${msgs.length} integers`))
+  const out: Array<Result.Result<CompleteOutcome, LeaseLost>> = new Array(msgs.length)
+  for (let i = 0; i < msgs.length; i++) {
+    const msg = msgs[i]!
+    const r: unknown = reply[i]
+    if (r === 1) out[i] = msg.retention > 0 ? completed : deleted
+    else if (r === 0) out[i] = Result.fail(leaseLost(msg.queue, msg.id, "complete"))
+    else return Result.fail(unexpectedReply(script, reply, `an array of ${msgs.length} integers 0 or 1`))
+  }
+  return Result.succeed(out)
+}

@@ -1,7 +1,8 @@
 import { Clock, Effect, Result } from "effect"
 import { type CompleteOutcome, completeScript } from "../broker/complete.js"
+import { type CompleteAndLeaseResult, completeAndLeaseScript, leaseOfCall } from "../broker/completeAndLease.js"
 import { completeBatchScript } from "../broker/completeBatch.js"
-import { bindScript, runScript, runScriptsAlong } from "../broker/script.js"
+import { type BoundScript, bindScript, runScript, runScriptsAlong } from "../broker/script.js"
 import type { LeaseLost } from "../broker/errors.js"
 import type { RedisError } from "../redis/errors.js"
 import type { BatchReply, ScriptCall } from "../redis/Redis.js"
@@ -44,24 +45,46 @@ export const completeMany = Effect.fnUntraced(function* (msgs: ReadonlyArray<Tas
     } else groups.set(msg.queue, { msgs: [msg], at: [i] })
   })
   const batches = [...groups.values()]
-  // A queue with one task uses `complete` itself (the batch script's bookkeeping costs Redis more for one).
-  const r = yield* runScriptsAlong<ReadonlyArray<Result.Result<CompleteOutcome, LeaseLost>> | CompleteOutcome, LeaseLost>(
-    batches.map((g) =>
-      g.msgs.length === 1 ? bindScript(completeScript, { msg: g.msgs[0]!, nowMs: now }) : bindScript(completeBatchScript, { msgs: g.msgs, nowMs: now })
+  // A dequeueLease riding along for a queue completed here goes in that queue's call (completeAndLease):
+  // one script call instead of two (at concurrency 1, one call per task).
+  let merged: { readonly batch: number; readonly extraAt: number; readonly count: number; readonly leaseExpiresAtSec: number } | undefined
+  for (let e = 0; e < extra.length && merged === undefined; e++) {
+    const lease = leaseOfCall(extra[e]!)
+    const g = lease && groups.get(lease.queue)
+    if (lease && g) merged = { batch: batches.indexOf(g), extraAt: e, count: lease.count, leaseExpiresAtSec: lease.leaseExpiresAtSec }
+  }
+  type Outcome = ReadonlyArray<Result.Result<CompleteOutcome, LeaseLost>> | CompleteOutcome | CompleteAndLeaseResult
+  const r = yield* runScriptsAlong<Outcome, LeaseLost>(
+    batches.map((g, b): BoundScript<Outcome, LeaseLost> =>
+      merged?.batch === b
+        ? bindScript(completeAndLeaseScript, { msgs: g.msgs, nowMs: now, count: merged.count, leaseExpiresAtSec: merged.leaseExpiresAtSec })
+        : g.msgs.length === 1
+          ? bindScript(completeScript, { msg: g.msgs[0]!, nowMs: now })
+          : // A queue with one task uses `complete` itself (the batch script's bookkeeping costs Redis more for one).
+            bindScript(completeBatchScript, { msgs: g.msgs, nowMs: now })
     ),
-    extra
+    merged ? extra.filter((_, e) => e !== merged!.extraAt) : extra
   )
   const toResult = (o: CompleteOutcome) => (o === "deleted" ? deletedResult : completedResult)
   const results: Array<Result.Result<CompleteResult, LeaseLost | RedisError>> = new Array(msgs.length)
   batches.forEach((g, b) => {
-    const outcome = r.outcomes[b]!
+    let outcome = r.outcomes[b]!
+    if (Result.isSuccess(outcome) && typeof outcome.success === "object" && "completions" in outcome.success) outcome = Result.succeed(outcome.success.completions)
     g.at.forEach((i, j) => {
       if (Result.isFailure(outcome)) results[i] = outcome as Result.Result<never, LeaseLost | RedisError>
       else if (typeof outcome.success === "string") results[i] = Result.succeed(toResult(outcome.success))
-      else results[i] = Result.map(outcome.success[j]!, toResult)
+      else results[i] = Result.map((outcome.success as ReadonlyArray<Result.Result<CompleteOutcome, LeaseLost>>)[j]!, toResult)
     })
   })
-  return { results, extra: r.extra } as {
+  let extraReplies = r.extra
+  if (merged) {
+    const combined = r.outcomes[merged.batch]!
+    const reply: BatchReply = Result.isSuccess(combined)
+      ? { ok: true, value: (combined.success as CompleteAndLeaseResult).leaseReply }
+      : { ok: false, error: combined.failure as RedisError }
+    extraReplies = [...r.extra.slice(0, merged.extraAt), reply, ...r.extra.slice(merged.extraAt)]
+  }
+  return { results, extra: extraReplies } as {
     readonly results: ReadonlyArray<Result.Result<CompleteResult, LeaseLost | RedisError>>
     readonly extra: ReadonlyArray<BatchReply>
   }

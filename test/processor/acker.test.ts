@@ -6,8 +6,9 @@ import { afterAll, beforeAll } from "vitest"
 import { Broker } from "../../src/broker/Broker.js"
 import { makeAcker } from "../../src/processor/acker.js"
 import { complete, completeMany } from "../../src/steps/complete.js"
+import { dequeueLeaseCall } from "../../src/steps/dequeueLease.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { baseNowMs, makeMsg, putActive, putPending, readTask, testBrokerLayer } from "../support/arrange.js"
+import { baseNowMs, makeMsg, putActive, putPending, readTask, testBrokerLayer, zsetOf } from "../support/arrange.js"
 import { flushTestDb, rawClient } from "../support/redis.js"
 
 let c: IORedis
@@ -142,6 +143,45 @@ layer(testBrokerLayer())("acker: batched completions (real Redis)", (it) => {
       expect(results.every((r) => r._tag === "Success")).toBe(true)
       // 9223372036854775807 (the maximum), then 1, then 2
       expect(yield* io(() => c.get(k.processedTotal))).toBe("2")
+    })
+  )
+
+  it.effect("completeMany takes a lease of the same queue into that queue's call (completeAndLease) and keeps one of another queue as its own call", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(baseNowMs)
+      const k = queueKeys("ack5")
+      const done = [makeMsg("ack5", "d1"), makeMsg("ack5", "d2")]
+      yield* io(async () => {
+        for (const m of done) await putActive(c, m, leaseSec)
+        for (const id of ["p1", "p2", "p3"]) await putPending(c, makeMsg("ack5", id), baseNowMs)
+        await putPending(c, makeMsg("ack5-other", "o1"), baseNowMs)
+      })
+      const broker = yield* Broker
+      const batches: Array<Array<string>> = []
+      const counting = Broker.of({
+        ...broker,
+        redis: { ...broker.redis, scriptBatch: (calls, opts) => Effect.suspend(() => (batches.push(calls.map((x) => x.script)), broker.redis.scriptBatch(calls, opts))) }
+      })
+      const same = dequeueLeaseCall("ack5", 2, 30_000, baseNowMs)
+      const other = dequeueLeaseCall("ack5-other", 5, 30_000, baseNowMs)
+      const r = yield* completeMany(done, [other.call, same.call]).pipe(Effect.provideService(Broker, counting))
+      expect(batches).toEqual([["completeAndLease", "dequeueLease"]])
+      expect(r.results.map((x) => (x._tag === "Success" ? x.success.outcome : x.failure._tag))).toEqual(["deleted", "deleted"])
+      expect(r.extra).toHaveLength(2)
+      const [otherReply, sameReply] = r.extra
+      const leasedHere = yield* same.land(sameReply!.ok ? sameReply!.value : undefined)
+      const leasedThere = yield* other.land(otherReply!.ok ? otherReply!.value : undefined)
+      expect(leasedHere.tasks.map((t) => t.msg.id)).toEqual(["p1", "p2"])
+      expect(leasedThere.tasks.map((t) => t.msg.id)).toEqual(["o1"])
+      // The completed tasks are gone, the leased ones active under their lease, one left pending.
+      expect(yield* io(() => c.lrange(k.active, 0, -1))).toEqual(["p2", "p1"])
+      expect(yield* io(() => zsetOf(c, k.lease))).toEqual([
+        ["p1", baseNowMs / 1000 + 30],
+        ["p2", baseNowMs / 1000 + 30]
+      ])
+      expect(yield* io(() => c.lrange(k.pending, 0, -1))).toEqual(["p3"])
+      expect(yield* io(() => Promise.all([c.exists(k.task("d1")), c.get(k.processedTotal)]))).toEqual([0, "2"])
+      expect((yield* io(() => readTask(c, "ack5", "p1"))).fields).toEqual({ state: "active" })
     })
   )
 })
