@@ -58,6 +58,8 @@ const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult) =>
     yield* logQueueFailures("taking tasks", got.failedQueues)
     const now = yield* Clock.currentTimeMillis
     const started: Array<Fiber.Fiber<Settled>> = []
+    const slotFreed = deps.slotFreed
+    const raiseSlotFreed = slotFreed && Effect.sync(() => slotFreed.raise())
     for (const leased of got.tasks) {
       const task = makeActiveTask(leased.msg, now, leased.leaseExpiresAtMs)
       deps.prepare?.(task)
@@ -68,8 +70,7 @@ const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult) =>
             Effect.tap((outcome) => Effect.try(() => onSettled(task.msg, outcome)).pipe(Effect.catch((e) => Effect.logWarning(`onSettled threw: ${String(e)}`))))
           )
         : runAttempt(deps, task)
-      const slotFreed = deps.slotFreed
-      started.push(yield* FiberSet.run(deps.attempts, slotFreed ? attempt.pipe(Effect.ensuring(Effect.sync(() => slotFreed.raise()))) : attempt, { startImmediately: false }))
+      started.push(yield* FiberSet.run(deps.attempts, raiseSlotFreed ? Effect.ensuring(attempt, raiseSlotFreed) : attempt, { startImmediately: false }))
     }
     return started
   })

@@ -112,9 +112,12 @@ class AttemptContext implements TaskContextShape {
 const runHandler = <R>(deps: RunDeps<R>, entry: ActiveTask, task: Task, ctx: TaskContextShape, remainingMs: number) =>
   Effect.gen(function* () {
     const fiber = yield* Effect.forkChild(Effect.suspend(() => deps.handler(task)).pipe(Effect.provideService(TaskContext, ctx)), { startImmediately: true })
+    // A handler that finished at once (no await in it): its Exit is there already, no stop to arm.
+    const finished = fiber.pollUnsafe()
+    if (finished !== undefined) return { exit: finished, stoppedBy: undefined as StopCause | undefined }
     let stoppedBy: StopCause | undefined
     let timer: Fiber.Fiber<void> | undefined
-    if (fiber.pollUnsafe() === undefined) {
+    {
       const stop = (why: StopCause) => {
         if (stoppedBy !== undefined) return
         stoppedBy = why

@@ -62,8 +62,30 @@ const write = (entry: ActiveTask, what: string, eff: Effect.Effect<unknown, Leas
     )
   )
 
-/** Completes a task that succeeded, in a round trip shared with the tasks finishing at the same time. */
-export const settleSuccess = (entry: ActiveTask, acker: Acker) => write(entry, "complete", acker.complete(entry.msg), "completed")
+const completedOutcome: Effect.Effect<Settled> = Effect.succeed("completed")
+
+/**
+ * Completes a task that succeeded, in a round trip shared with the tasks finishing at the same time.
+ * The first try runs bare (no retry schedule or handlers built for the common case, a success); a
+ * failed first try goes on exactly as `write` does (logged, retried while the lease holds, …).
+ */
+export const settleSuccess = (entry: ActiveTask, acker: Acker): Effect.Effect<Settled, never, Broker> => {
+  const complete = acker.complete(entry.msg)
+  if (entry.settleByMs !== undefined) return write(entry, "complete", complete, "completed")
+  return Effect.matchEffect(complete, {
+    onSuccess: () => completedOutcome,
+    onFailure: (first) => {
+      let failed: LeaseLost | RedisError | undefined = first
+      const again = Effect.suspend(() => {
+        if (failed === undefined) return complete
+        const e = failed
+        failed = undefined
+        return Effect.fail(e)
+      })
+      return write(entry, "complete", again, "completed")
+    }
+  })
+}
 
 export const settleRequeue = (entry: ActiveTask) => write(entry, "requeue", requeue(entry.msg), "requeued")
 

@@ -1,10 +1,13 @@
 import { expect, layer } from "@effect/vitest"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll } from "vitest"
 import { Broker } from "../../src/broker/Broker.js"
 import { makeAcker } from "../../src/processor/acker.js"
+import { makeActiveTask } from "../../src/processor/runAttempt.js"
+import { settleSuccess } from "../../src/processor/settle.js"
+import { RedisError } from "../../src/redis/errors.js"
 import { complete, completeMany } from "../../src/steps/complete.js"
 import { dequeueLeaseCall } from "../../src/steps/dequeueLease.js"
 import { queueKeys } from "../../src/wire/keys.js"
@@ -182,6 +185,38 @@ layer(testBrokerLayer())("acker: batched completions (real Redis)", (it) => {
       expect(yield* io(() => c.lrange(k.pending, 0, -1))).toEqual(["p3"])
       expect(yield* io(() => Promise.all([c.exists(k.task("d1")), c.get(k.processedTotal)]))).toEqual([0, "2"])
       expect((yield* io(() => readTask(c, "ack5", "p1"))).fields).toEqual({ state: "active" })
+    })
+  )
+
+  it.effect("settleSuccess: a completion that fails with a Redis error is tried again while the lease holds; a lost lease is reported", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(baseNowMs)
+      const msg = makeMsg("ack6", "s1")
+      yield* io(() => putActive(c, msg, leaseSec))
+      const broker = yield* Broker
+      let failures = 1
+      const flaky = Broker.of({
+        ...broker,
+        redis: {
+          ...broker.redis,
+          scriptBatch: (calls, opts) =>
+            Effect.suspend(() =>
+              failures-- > 0
+                ? Effect.succeed(calls.map(() => ({ ok: false as const, error: new RedisError({ op: "script completeBatch", message: "connection reset" }) })))
+                : broker.redis.scriptBatch(calls, opts)
+            )
+        }
+      })
+      const acker = makeAcker()
+      const entry = makeActiveTask(msg, baseNowMs, baseNowMs + 30_000)
+      const fiber = yield* settleSuccess(entry, acker).pipe(Effect.provideService(Broker, flaky), Effect.forkChild)
+      yield* TestClock.adjust("1 second")
+      expect(yield* Fiber.join(fiber)).toBe("completed")
+      expect(failures).toBe(-1)
+      expect(yield* io(() => c.get(queueKeys("ack6").processedTotal))).toBe("1")
+      // Not active any more: the lease is lost, nothing written.
+      expect(yield* settleSuccess(makeActiveTask(msg, baseNowMs, baseNowMs + 30_000), acker)).toBe("lease-lost")
+      expect(yield* io(() => c.get(queueKeys("ack6").processedTotal))).toBe("1")
     })
   )
 })
