@@ -21,6 +21,7 @@ import * as FiberSet from "effect/FiberSet"
 import { Broker } from "../broker/Broker.js"
 import { InvalidArgument } from "../broker/errors.js"
 import { makeAcker } from "./acker.js"
+import { makeDeadlines } from "./deadlines.js"
 import { fetchPass, type StartDeps } from "./fetcher.js"
 import { heartbeatLoop } from "./heartbeat.js"
 import { handlerOf, type HandlerInput } from "./Mux.js"
@@ -158,6 +159,7 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
       registry,
       broker: yield* Broker,
       acker: makeAcker(),
+      deadlines: yield* makeDeadlines,
       attempts: yield* FiberSet.make<Settled, never>(),
       prepare: (task) => {
         // A Redis that hangs when the outcome is written must not hold the drain past its deadline.

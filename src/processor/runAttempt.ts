@@ -14,6 +14,7 @@ import { writeResult } from "../broker/writeResult.js"
 import { encodePayload, type PayloadEncodeError } from "../wire/payload.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import type { Acker } from "./acker.js"
+import type { Deadlines } from "./deadlines.js"
 import { functionDeadlineMessage, TaskCanceled, TaskDeadlineExceeded, TaskStopped } from "./errors.js"
 import type { Handler } from "./Handler.js"
 import type { ResolvedOptions } from "./options.js"
@@ -39,6 +40,8 @@ export interface RunDeps<R> {
   readonly registry: Registry
   readonly broker: BrokerShape
   readonly acker: Acker
+  /** The shared timer of the attempts' time limits (without it, each attempt sleeps in a fiber of its own). */
+  readonly deadlines?: Deadlines
 }
 
 /** What stops a handler: the registry (StopReason), or the task's own timeout/deadline ("timeout"). */
@@ -117,6 +120,7 @@ const runHandler = <R>(deps: RunDeps<R>, entry: ActiveTask, task: Task, ctx: Tas
     if (finished !== undefined) return { exit: finished, stoppedBy: undefined as StopCause | undefined }
     let stoppedBy: StopCause | undefined
     let timer: Fiber.Fiber<void> | undefined
+    let unwatch: (() => void) | undefined
     {
       const stop = (why: StopCause) => {
         if (stoppedBy !== undefined) return
@@ -125,6 +129,7 @@ const runHandler = <R>(deps: RunDeps<R>, entry: ActiveTask, task: Task, ctx: Tas
       }
       entry.onStop = stop
       if (entry.stopReason !== undefined) stop(entry.stopReason)
+      else if (deps.deadlines) unwatch = deps.deadlines.add(entry.deadlineMs, () => stop("timeout"))
       else {
         // The attempt's time runs on Effect's Clock (TestClock in tests).
         timer = yield* Effect.forkChild(Effect.sleep(Duration.millis(remainingMs)).pipe(Effect.andThen(Effect.sync(() => stop("timeout")))), {
@@ -137,6 +142,7 @@ const runHandler = <R>(deps: RunDeps<R>, entry: ActiveTask, task: Task, ctx: Tas
         Effect.sync(() => {
           entry.onStop = undefined
           timer?.interruptUnsafe()
+          unwatch?.()
         })
       )
     )
