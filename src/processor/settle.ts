@@ -62,6 +62,12 @@ const write = (entry: ActiveTask, what: string, eff: Effect.Effect<unknown, Leas
     )
   )
 
+/** The log annotations of a task's attempt (the handler's logs and the outcome's warnings carry them). */
+export const taskAnnotations = (msg: TaskMessage) => ({ task: msg.id, type: msg.type, queue: msg.queue })
+
+/** Runs `eff` with the task's log annotations. */
+export const annotateTask = <A, E, R>(msg: TaskMessage, eff: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => Effect.annotateLogs(eff, taskAnnotations(msg))
+
 const completedOutcome: Effect.Effect<Settled> = Effect.succeed("completed")
 
 /**
@@ -71,7 +77,7 @@ const completedOutcome: Effect.Effect<Settled> = Effect.succeed("completed")
  */
 export const settleSuccess = (entry: ActiveTask, acker: Acker): Effect.Effect<Settled, never, Broker> => {
   const complete = acker.complete(entry.msg)
-  if (entry.settleByMs !== undefined) return write(entry, "complete", complete, "completed")
+  if (entry.settleByMs !== undefined) return annotateTask(entry.msg, write(entry, "complete", complete, "completed"))
   return Effect.matchEffect(complete, {
     onSuccess: () => completedOutcome,
     onFailure: (first) => {
@@ -82,7 +88,7 @@ export const settleSuccess = (entry: ActiveTask, acker: Acker): Effect.Effect<Se
         failed = undefined
         return Effect.fail(e)
       })
-      return write(entry, "complete", again, "completed")
+      return annotateTask(entry.msg, write(entry, "complete", again, "completed"))
     }
   })
 }
