@@ -9,7 +9,7 @@ import { Redis } from "ioredis"
 import type { AdapterFactory, LibName } from "./libs/types.js"
 import { NotAvailable } from "./libs/types.js"
 import { enqueueBulk, enqueueConcurrent, enqueueSerial, latency, processThroughput } from "./scenarios.js"
-import { resetRedis } from "./measure.js"
+import { measuredWindow, resetRedis } from "./measure.js"
 
 export type ScenarioName = "enqueueSerial" | "enqueueConcurrent" | "enqueueBulk" | "process" | "latency"
 
@@ -22,6 +22,8 @@ export interface ChildJob {
   readonly concurrency: number
   readonly perSecond: number
   readonly timeoutMs: number
+  /** Write a CPU profile of the measured window (not the warm-up or fill) to this file. */
+  readonly profileFile?: string
 }
 
 export type ChildReply = { ok: true; result: unknown; settings: string } | { ok: false; error: string; pending: boolean }
@@ -52,12 +54,30 @@ const run = async (job: ChildJob): Promise<{ result: unknown; settings: string }
       }
     }
     if (job.warmup > 0) await once(job.warmup)
+    if (job.profileFile !== undefined) await profileMeasuredWindow(job.profileFile)
     const result = await once(job.tasks)
     await resetRedis(admin)
     return { result, settings: lib.settings }
   } finally {
     await lib.close()
     admin.disconnect()
+  }
+}
+
+/** Starts the V8 sampling profiler when the measured window opens and writes the profile when it closes. */
+const profileMeasuredWindow = async (file: string) => {
+  const { Session } = await import("node:inspector/promises")
+  const { writeFileSync } = await import("node:fs")
+  const session = new Session()
+  session.connect()
+  await session.post("Profiler.enable")
+  await session.post("Profiler.setSamplingInterval", { interval: 100 })
+  measuredWindow.begin = async () => {
+    await session.post("Profiler.start")
+  }
+  measuredWindow.end = async () => {
+    const { profile } = await session.post("Profiler.stop")
+    writeFileSync(file, JSON.stringify(profile))
   }
 }
 

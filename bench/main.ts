@@ -8,6 +8,12 @@
  *   npm run bench -- --scenarios=process100,latency   (see `scenarioList`)
  *   npm run bench -- --rounds=3        each measurement 3 times (libraries interleaved), median per figure
  *   npm run bench -- --port=6388       pin the private server's port
+ *   npm run bench -- --baseline=DIR    also runs the effect-asynq of another checkout DIR (e.g. `git worktree add
+ *                                      /tmp/base <commit>`) as "effect-asynq@base", interleaved with the others,
+ *                                      and prints an A/B table (this tree ÷ base)
+ *   npm run bench -- --profile         also a CPU profile of each measured window (bench/results/profiles/),
+ *                                      and a per-task CPU breakdown by area (Effect, ioredis, protobuf, …);
+ *                                      the profiler costs CPU itself, so compare breakdowns with each other only
  *
  * Each (scenario, library) pair runs in its own fresh Node process (bench/child.ts) after a
  * discarded warm-up; the libraries take turns scenario by scenario (the starting library rotates)
@@ -16,11 +22,12 @@
  * and writes everything to bench/results/<timestamp>.json.
  */
 import { fork } from "node:child_process"
-import { mkdirSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { cpus, loadavg, totalmem } from "node:os"
 import { fileURLToPath } from "node:url"
 import type { ChildJob, ChildReply, ScenarioName } from "./child.js"
 import { libNames, type LibName } from "./libs/types.js"
+import { areas, cpuBreakdown, type Profile } from "./cpuprofTop.js"
 import { startBenchRedis } from "./redisServer.js"
 import { buildRows, renderMarkdown, renderTable, type Results } from "./report.js"
 import { bulkBatch, concurrentCallers } from "./scenarios.js"
@@ -61,10 +68,50 @@ const tasks = Number(arg("tasks") ?? (quick ? 2_000 : 20_000))
 const latencyTasks = Number(arg("latency-tasks") ?? (quick ? 500 : 5_000))
 const perSecond = 500
 const libs = parseList(arg("only"), libNames, "library") ?? [...libNames]
+const baseline = arg("baseline")
 const scenarioKeys = parseList(arg("scenarios"), scenarioList.map((s) => s.key), "scenario") ?? scenarioList.map((s) => s.key)
 const port = arg("port") === undefined ? undefined : Number(arg("port"))
 const rounds = Math.max(1, Number(arg("rounds") ?? 1))
 const timeoutMs = 180_000
+const profile = arg("profile") !== undefined
+const profileDir = fileURLToPath(new URL("./results/profiles/", import.meta.url))
+
+/** The per-task µs of each area in a profile, as flat numeric fields ("cpu:<area>", "cpu:total") so rounds take medians. */
+const breakdownFields = (file: string, tasks: number): Record<string, number> => {
+  const b = cpuBreakdown(JSON.parse(readFileSync(file, "utf8")) as Profile)
+  const out: Record<string, number> = { "cpu:total": Math.round((b.totalUs / tasks) * 10) / 10 }
+  for (const a of areas) out[`cpu:${a}`] = Math.round((b.byArea[a] / tasks) * 10) / 10
+  return out
+}
+
+/** This tree's effect-asynq against the baseline's, per scenario: rate, Node and Redis CPU and commands per task. */
+const renderAB = (results: Results): string => {
+  const lines = ["| scenario | figure | this tree | base | ÷ base |", "|---|---|---:|---:|---:|"]
+  const figures = ["perSecond", "nodeCpuUs", "redisCpuUs", "redisCalls", "p50Ms", "p99Ms"]
+  for (const [scenario, byLib] of Object.entries(results)) {
+    const a = (byLib as Record<string, unknown>)["effect-asynq"] as Record<string, number> | undefined
+    const b = (byLib as Record<string, unknown>)[baseName] as Record<string, number> | undefined
+    if (typeof a !== "object" || typeof b !== "object") continue
+    for (const f of figures) {
+      if (typeof a[f] !== "number" || typeof b[f] !== "number") continue
+      lines.push(`| ${scenario} | ${f} | ${a[f]} | ${b[f]} | ${(a[f]! / b[f]!).toFixed(2)}× |`)
+    }
+  }
+  return lines.join("\n")
+}
+
+/** The breakdown table: one row per profiled (scenario, library), µs per task by area. */
+const renderBreakdown = (results: Results): string => {
+  const lines = [`| scenario | library | ${areas.join(" | ")} | profiled total | measured Node CPU |`, `|---|---|${areas.map(() => "---:").join("|")}|---:|---:|`]
+  for (const [scenario, byLib] of Object.entries(results)) {
+    for (const [lib, r] of Object.entries(byLib)) {
+      if (typeof r !== "object" || r === null || !("cpu:total" in r)) continue
+      const f = r as Record<string, number>
+      lines.push(`| ${scenario} | ${lib} | ${areas.map((a) => f[`cpu:${a}`]!.toFixed(1)).join(" | ")} | ${f["cpu:total"]!.toFixed(1)} | ${f.nodeCpuUs?.toFixed(1) ?? "–"} |`)
+    }
+  }
+  return lines.join("\n")
+}
 
 /** Per numeric field, the median over the rounds (other fields from the first round). */
 const medianOf = (rs: ReadonlyArray<Record<string, unknown>>): Record<string, unknown> => {
@@ -84,11 +131,11 @@ const medianOf = (rs: ReadonlyArray<Record<string, unknown>>): Record<string, un
  * the compiled JS they publish, so effect-asynq is measured the same way (as `npm run build` ships it),
  * without a TypeScript loader hook or source-map translation in the process.
  */
-const buildChild = async (): Promise<string> => {
+const buildChild = async (fromDir?: string): Promise<string> => {
   const { build } = await import("esbuild")
-  const outfile = fileURLToPath(new URL("./results/.build/child.mjs", import.meta.url))
+  const outfile = fileURLToPath(new URL(fromDir === undefined ? "./results/.build/child.mjs" : "./results/.build/child-base.mjs", import.meta.url))
   await build({
-    entryPoints: [fileURLToPath(new URL("./child.ts", import.meta.url))],
+    entryPoints: [fromDir === undefined ? fileURLToPath(new URL("./child.ts", import.meta.url)) : `${fromDir}/bench/child.ts`],
     bundle: true,
     platform: "node",
     format: "esm",
@@ -100,10 +147,14 @@ const buildChild = async (): Promise<string> => {
   return outfile
 }
 let childPath = ""
+let baseChildPath = ""
+/** The baseline's name in the results (its child runs effect-asynq from the --baseline checkout). */
+const baseName = "effect-asynq@base"
+type RunName = LibName | typeof baseName
 
-const runChild = (job: ChildJob): Promise<ChildReply> =>
+const runChild = (job: ChildJob, path = childPath): Promise<ChildReply> =>
   new Promise((resolve) => {
-    const child = fork(childPath, [JSON.stringify(job)], { execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"] })
+    const child = fork(path, [JSON.stringify(job)], { execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"] })
     let reply: ChildReply | undefined
     const killer = setTimeout(() => child.kill("SIGKILL"), job.timeoutMs + 60_000)
     child.on("message", (m) => (reply = m as ChildReply))
@@ -115,6 +166,9 @@ const runChild = (job: ChildJob): Promise<ChildReply> =>
 
 const main = async () => {
   childPath = await buildChild()
+  if (baseline) baseChildPath = await buildChild(baseline)
+  const names: ReadonlyArray<RunName> = baseline ? [...libs, baseName] : libs
+  if (profile) mkdirSync(profileDir, { recursive: true })
   const redis = await startBenchRedis(port)
   const started = new Date()
   const results: Results = {}
@@ -128,34 +182,42 @@ const main = async () => {
     const chosen = scenarioList.filter((s) => scenarioKeys.includes(s.key))
     for (const [si, spec] of chosen.entries()) {
       results[spec.key] = {}
-      const runs: Partial<Record<LibName, Array<Record<string, unknown>>>> = {}
-      const pendingLibs = new Set<LibName>()
+      const runs: Partial<Record<RunName, Array<Record<string, unknown>>>> = {}
+      const pendingLibs = new Set<RunName>()
       for (let round = 0; round < rounds; round++) {
-        const order = libs.map((_, i) => libs[(i + si + round) % libs.length]!)
+        const order = names.map((_, i) => names[(i + si + round) % names.length]!)
         for (const lib of order) {
           if (pendingLibs.has(lib)) continue
           const n = spec.scenario === "latency" ? latencyTasks : tasks
           const warmup = spec.scenario === "latency" ? Math.min(250, Math.ceil(n / 10)) : Math.min(1_000, Math.ceil(n / 10))
           const t0 = Date.now()
           const load1m = loadavg()[0]!
-          const reply = await runChild({ lib, scenario: spec.scenario, redisUrl: redis.url, tasks: n, warmup, concurrency: spec.concurrency, perSecond, timeoutMs })
+          const profileFile = profile ? `${profileDir}${spec.key}-${lib}-r${round + 1}.cpuprofile` : undefined
+          const reply = await runChild({
+            lib: lib === baseName ? "effect-asynq" : lib, scenario: spec.scenario, redisUrl: redis.url, tasks: n, warmup, concurrency: spec.concurrency, perSecond, timeoutMs,
+            ...(profileFile ? { profileFile } : {})
+          }, lib === baseName ? baseChildPath : childPath)
           const secs = ((Date.now() - t0) / 1000).toFixed(1)
           const tag = rounds > 1 ? ` (round ${round + 1}/${rounds})` : ""
           if (reply.ok) {
-            ;(runs[lib] ??= []).push({ ...(reply.result as Record<string, unknown>), loadAvg1mBefore: Math.round(load1m * 100) / 100 })
-            settings[lib] = reply.settings
+            ;(runs[lib] ??= []).push({
+              ...(reply.result as Record<string, unknown>),
+              ...(profileFile && existsSync(profileFile) ? breakdownFields(profileFile, n) : {}),
+              loadAvg1mBefore: Math.round(load1m * 100) / 100
+            })
+            if (lib !== baseName) settings[lib] = reply.settings
             console.log(`  ${spec.title.padEnd(58)} ${lib.padEnd(13)} done in ${secs} s${tag}`)
           } else {
-            errors.push({ scenario: spec.key, lib, error: reply.error, pending: reply.pending })
+            errors.push({ scenario: spec.key, lib: lib as LibName, error: reply.error, pending: reply.pending })
             console.log(`  ${spec.title.padEnd(58)} ${lib.padEnd(13)} ${reply.pending ? "PENDING" : "FAILED"}: ${reply.error}${tag}`)
             if (reply.pending) pendingLibs.add(lib)
           }
         }
       }
-      for (const lib of libs) {
+      for (const lib of names) {
         const got = runs[lib]
-        if (got && got.length > 0) results[spec.key]![lib] = rounds > 1 ? { ...medianOf(got), rounds: got } : got[0]
-        else results[spec.key]![lib] = pendingLibs.has(lib) ? "pending" : "failed"
+        if (got && got.length > 0) (results[spec.key] as Record<string, unknown>)[lib] = rounds > 1 ? { ...medianOf(got), rounds: got } : got[0]
+        else (results[spec.key] as Record<string, unknown>)[lib] = pendingLibs.has(lib) ? "pending" : "failed"
       }
     }
   } finally {
@@ -166,6 +228,14 @@ const main = async () => {
   console.log("")
   console.log(renderTable(rows, libs))
   console.log("\n↑ higher is better, ↓ lower is better; ÷ peer = effect-asynq's figure divided by the peer's.")
+  if (baseline) {
+    console.log(`\nA/B: effect-asynq (this tree) vs ${baseName} (${baseline}), interleaved in this run:`)
+    console.log(renderAB(results))
+  }
+  if (profile) {
+    console.log(`\nCPU per task by area (µs, self time in the profile of the measured window; profiles in ${profileDir}):`)
+    console.log(renderBreakdown(results))
+  }
   if (errors.length > 0) console.log(`\n${errors.length} measurement(s) missing: ${errors.map((e) => `${e.scenario}/${e.lib}${e.pending ? " (pending)" : ""}`).join(", ")}`)
 
   const out = {
@@ -180,7 +250,9 @@ const main = async () => {
     results,
     errors,
     table: rows,
-    markdown: renderMarkdown(rows, libs)
+    markdown: renderMarkdown(rows, libs),
+    ...(baseline ? { baseline, abMarkdown: renderAB(results) } : {}),
+    ...(profile ? { cpuBreakdownMarkdown: renderBreakdown(results) } : {})
   }
   const dir = fileURLToPath(new URL("./results/", import.meta.url))
   mkdirSync(dir, { recursive: true })

@@ -84,6 +84,15 @@ export const percentile = (sorted: ReadonlyArray<number>, p: number): number => 
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!
 }
 
+/**
+ * The measured window, for `--profile`: the child sets these to start/stop a CPU profile, so the
+ * profile holds exactly the measured work (not the fill, warm-up or setup). No-ops otherwise.
+ */
+export const measuredWindow: { begin: () => Promise<void>; end: () => Promise<void> } = {
+  begin: async () => {},
+  end: async () => {}
+}
+
 /** High-resolution wall clock in milliseconds (monotonic, shared by producer and handler in one process). */
 export const nowMs = (): number => performance.now()
 

@@ -4,7 +4,7 @@
  * and returns plain numbers. Nothing here loops without a bound or a timeout.
  */
 import type { Redis } from "ioredis"
-import { nodeCpu, nodeCpuDeltaUs, nowMs, percentile, redisDelta, redisSnapshot, resetRedis, sleep, type RedisDelta } from "./measure.js"
+import { measuredWindow, nodeCpu, nodeCpuDeltaUs, nowMs, percentile, redisDelta, redisSnapshot, resetRedis, sleep, type RedisDelta } from "./measure.js"
 import type { LibAdapter, Payload } from "./libs/types.js"
 
 export const bulkBatch = 1_000
@@ -65,11 +65,13 @@ const fill = async (lib: LibAdapter, n: number): Promise<void> => {
 /** Runs `f` under measurement: wall time, Node CPU and Redis deltas between the two points. */
 const measured = async (admin: Redis, tasks: number, f: () => Promise<void>): Promise<RateResult> => {
   const before = await redisSnapshot(admin)
+  await measuredWindow.begin()
   const cpu0 = nodeCpu()
   const t0 = nowMs()
   await f()
   const seconds = (nowMs() - t0) / 1000
   const nodeUs = nodeCpuDeltaUs(cpu0)
+  await measuredWindow.end()
   const after = await redisSnapshot(admin)
   return { tasks, seconds: round(seconds, 4), perSecond: Math.round(tasks / seconds), ...cost(tasks, nodeUs, redisDelta(before, after)) }
 }
@@ -114,6 +116,7 @@ export const processThroughput = async (lib: LibAdapter, admin: Redis, n: number
   await fill(lib, n)
   await sleep(100)
   const before = await redisSnapshot(admin)
+  await measuredWindow.begin()
   const cpu0 = nodeCpu()
   let seen = 0
   let lastAt = 0
@@ -131,6 +134,7 @@ export const processThroughput = async (lib: LibAdapter, admin: Redis, n: number
   clearTimeout(timer)
   await worker.stop()
   const nodeUs = nodeCpuDeltaUs(cpu0)
+  await measuredWindow.end()
   const after = await redisSnapshot(admin)
   if (seen < n) throw new Error(`${lib.name}: processed ${seen} of ${n} tasks within ${timeoutMs} ms (concurrency ${concurrency})`)
   const seconds = (lastAt - t0) / 1000

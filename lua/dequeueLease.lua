@@ -10,29 +10,10 @@
 -- ARGV[1] lease expiry, unix seconds (or just under it, with a fraction identifying this call: see releaseLeases.lua)
 -- ARGV[2] maximum number of tasks to pop (>= 1)
 -- Returns: a flat array id1, msg1, id2, msg2, ... (msg false for a dangling id); empty when
--- paused or empty.
+-- paused or empty. Commands: a fixed few per call plus three per task (includes/leaseTasks.lua).
+--- @include "includes/leaseTasks.lua"
 local pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix = unpack(KEYS)
 local leaseExpiry, maxTasks = unpack(ARGV)
-maxTasks = tonumber(maxTasks)
 local out = {}
-if redis.call("EXISTS", pausedKey) == 1 then
-  return out
-end
-for _ = 1, maxTasks do
-  local id = redis.call("RPOPLPUSH", pendingKey, activeKey)
-  if not id then
-    break
-  end
-  local taskKey = taskKeyPrefix .. id
-  local msg = redis.call("HGET", taskKey, "msg")
-  if msg then
-    redis.call("HSET", taskKey, "state", "active")
-    redis.call("HDEL", taskKey, "pending_since")
-    redis.call("ZADD", leaseKey, leaseExpiry, id)
-  else
-    redis.call("LREM", activeKey, 1, id)
-  end
-  table.insert(out, id)
-  table.insert(out, msg)
-end
+leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix, leaseExpiry, tonumber(maxTasks), out)
 return out

@@ -11,12 +11,17 @@
 --   pendingKey    asynq:{q}:pending
 --   queueName     the queue's name (the wake message)
 -- Returns nothing.
-local function writePendingTask(taskKey, taskId, msg, pendingSince, lockKey, pendingKey, queueName)
+-- Defines writePendingHash(taskKey, msg, pendingSince, lockKey): the hash part alone (the caller
+-- pushes the id). Returns nothing.
+local function writePendingHash(taskKey, msg, pendingSince, lockKey)
   if lockKey then
     redis.call("HSET", taskKey, "msg", msg, "state", "pending", "pending_since", pendingSince, "unique_key", lockKey)
   else
     redis.call("HSET", taskKey, "msg", msg, "state", "pending", "pending_since", pendingSince)
   end
+end
+local function writePendingTask(taskKey, taskId, msg, pendingSince, lockKey, pendingKey, queueName)
+  writePendingHash(taskKey, msg, pendingSince, lockKey)
   if redis.call("LPUSH", pendingKey, taskId) == 1 then
     redis.call("PUBLISH", "effect-asynq:wake", queueName)
   end

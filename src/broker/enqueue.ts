@@ -5,7 +5,7 @@
  * while the broker has not seen it succeed in the last minute (`Broker.knownQueues`).
  *
  * Round trips: on a single node (or Sentinel) every write of a call, for all queues, plus the
- * registrations, is one pipeline. On a Redis Cluster the Redis service pipelines them per slot
+ * registrations, is one pipeline (the pending tasks of one queue in one enqueueBatch call). On a Redis Cluster the Redis service pipelines them per slot
  * (per queue, and one for the registrations), all sent at once.
  *
  * A lost reply: a write whose round trip failed without an answer from Redis (the connection
@@ -21,7 +21,7 @@ import { allQueues, queueKeys, type TaskState } from "../wire/keys.js"
 import { encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { bytesArg } from "./args.js"
 import { Broker } from "./Broker.js"
-import { doneOr } from "./decode.js"
+import { doneOr, unexpectedReply } from "./decode.js"
 import { isLostReply } from "./lostReply.js"
 import type { DuplicateTask, TaskIdConflict } from "./errors.js"
 import { type BoundScript, bindScript, defineScript, runScript, runScripts } from "./script.js"
@@ -96,6 +96,91 @@ const writeScripts = { pending: enqueueScript, scheduled: scheduleScript, aggreg
 /** The bound write script of one task (by its target state). */
 export const bindTaskWrite = (w: TaskWrite): BoundScript<TaskState, DuplicateTask | TaskIdConflict> => bindScript(writeScripts[w.target.state], w)
 
+/** Script `enqueueBatch`: `enqueue` for several new tasks of one queue written at the same time, in order (each its own outcome). */
+export const enqueueBatchScript = defineScript<ReadonlyArray<TaskWrite>, ReadonlyArray<Result.Result<TaskState, WriteError>>>({
+  name: "enqueueBatch",
+  buffers: false,
+  keys: (ws) => {
+    const k = queueKeys(ws[0]!.msg.queue)
+    const keys = [k.taskPrefix, k.pending]
+    for (const w of ws) if (w.uniqueLockTtlMs !== undefined) keys.push(w.msg.uniqueKey)
+    return keys
+  },
+  args: (ws) => {
+    const args: Array<ScriptArg> = [pendingSince(ws[0]!.nowMs), ws[0]!.msg.queue]
+    let lockIndex = 0
+    for (const w of ws) {
+      const encoded = encodeTaskMessage(w.msg)
+      const bytes = Buffer.isBuffer(encoded) ? encoded : bytesArg(encoded)
+      if (w.uniqueLockTtlMs === undefined) args.push(w.msg.id, bytes, 0, 0)
+      else args.push(w.msg.id, bytes, ++lockIndex, Math.max(1, Math.ceil(w.uniqueLockTtlMs)))
+    }
+    return args
+  },
+  decode: (reply, ws) => {
+    if (!Array.isArray(reply) || reply.length !== ws.length) return Result.fail(unexpectedReply("enqueueBatch", reply, `an array of ${ws.length} integers`))
+    const out: Array<Result.Result<TaskState, WriteError>> = new Array(ws.length)
+    for (let i = 0; i < ws.length; i++) {
+      const r = doneOr("enqueue", reply[i], ws[i]!, "pending" as TaskState)
+      if (Result.isFailure(r) && r.failure._tag === "RedisError") return Result.fail(unexpectedReply("enqueueBatch", reply, "integers 1, 0 or -1"))
+      out[i] = r
+    }
+    return Result.succeed(out)
+  }
+})
+
+/** Most tasks in one enqueueBatch call. */
+const maxBatchWrite = 1000
+
+/**
+ * The script calls of a call's writes: the pending writes of one queue and write time (two or more)
+ * in enqueueBatch calls, each other write in its own call. `at` maps each call back to its writes.
+ */
+const bindWrites = (ws: ReadonlyArray<TaskWrite>) => {
+  const groups = new Map<string, Array<number>>()
+  ws.forEach((w, i) => {
+    if (w.target.state !== "pending") return
+    const key = `${w.nowMs}\u0000${w.msg.queue}`
+    const g = groups.get(key)
+    if (g) g.push(i)
+    else groups.set(key, [i])
+  })
+  const bound: Array<BoundScript<TaskState | ReadonlyArray<Result.Result<TaskState, WriteError>>, WriteError>> = []
+  const at: Array<ReadonlyArray<number> | number> = []
+  const batched = new Set<number>()
+  for (const g of groups.values()) {
+    if (g.length < 2) continue
+    for (let from = 0; from < g.length; from += maxBatchWrite) {
+      const part = g.slice(from, from + maxBatchWrite)
+      bound.push(bindScript(enqueueBatchScript, part.map((i) => ws[i]!)))
+      at.push(part)
+      for (const i of part) batched.add(i)
+    }
+  }
+  ws.forEach((w, i) => {
+    if (batched.has(i)) return
+    bound.push(bindTaskWrite(w))
+    at.push(i)
+  })
+  return { bound, at }
+}
+
+/** Each write's outcome, in input order, from the outcomes of the calls bindWrites made. */
+const spreadOutcomes = (
+  count: number,
+  at: ReadonlyArray<ReadonlyArray<number> | number>,
+  outcomes: ReadonlyArray<Result.Result<TaskState | ReadonlyArray<Result.Result<TaskState, WriteError>>, WriteError>>
+): ReadonlyArray<Result.Result<TaskState, WriteError>> => {
+  const out: Array<Result.Result<TaskState, WriteError>> = new Array(count)
+  at.forEach((where, c) => {
+    const o = outcomes[c]!
+    if (typeof where === "number") out[where] = o as Result.Result<TaskState, WriteError>
+    else if (Result.isFailure(o)) for (const i of where) out[i] = o as Result.Result<never, WriteError>
+    else where.forEach((i, j) => (out[i] = (o.success as ReadonlyArray<Result.Result<TaskState, WriteError>>)[j]!))
+  })
+  return out
+}
+
 /**
  * How many more times a write whose reply was lost is sent (as the same write). ioredis itself
  * waits for the reconnection (up to `maxRetriesPerRequest` attempts) before a send fails.
@@ -129,7 +214,8 @@ export const registerQueueScript = defineScript<string, void>({
 })
 
 /**
- * Writes new tasks (one script call each) and registers their queues, in one batch (see the
+ * Writes new tasks (the pending ones of one queue together in enqueueBatch calls, the others one
+ * script call each) and registers their queues, in one batch (see the
  * module comment and `RedisShape.scriptBatch`). Each task gets its own outcome; a failed round
  * trip fails only the tasks it carried. Never fails as a whole.
  */
@@ -138,9 +224,10 @@ export const writeTasks = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWri
   if (ws.length === 0) return []
   const now = ws[0]!.nowMs
   const toRegister = [...new Set(ws.map((w) => w.msg.queue))].filter((q) => !knownQueues.has(q, now))
-  if (toRegister.length === 0) return yield* resendLostReplies(ws, yield* runScripts(ws.map(bindTaskWrite)))
+  const { bound, at } = bindWrites(ws)
+  if (toRegister.length === 0) return yield* resendLostReplies(ws, spreadOutcomes(ws.length, at, yield* runScripts(bound)))
   const registrations = toRegister.map((q) => bindScript(registerQueueScript, q))
-  const outcomes = yield* runScripts([...registrations, ...ws.map(bindTaskWrite)])
+  const outcomes = yield* runScripts([...registrations, ...bound])
   let failedRegistration: RedisError | undefined
   toRegister.forEach((q, i) => {
     const r = outcomes[i]!
@@ -151,7 +238,10 @@ export const writeTasks = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWri
     // The tasks themselves may be written; the next enqueue to the queue tries the SADD again.
     yield* Effect.logWarning(`could not add queue(s) to ${allQueues}: ${failedRegistration.message}`)
   }
-  return yield* resendLostReplies(ws, outcomes.slice(toRegister.length) as ReadonlyArray<Result.Result<TaskState, WriteError>>)
+  return yield* resendLostReplies(
+    ws,
+    spreadOutcomes(ws.length, at, outcomes.slice(toRegister.length) as ReadonlyArray<Result.Result<TaskState | ReadonlyArray<Result.Result<TaskState, WriteError>>, WriteError>>)
+  )
 })
 
 /** One write, sent again as the same write while its reply is lost (at most `resendsLeft` more times). */

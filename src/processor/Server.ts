@@ -14,6 +14,7 @@
 import { Clock, Deferred, Duration, Effect, Fiber, FiberSet, Layer } from "effect"
 import { Broker } from "../broker/Broker.js"
 import { makeAckerFor } from "./ackerLanes.js"
+import { makeDeadlines } from "./deadlines.js"
 import { aggregatorLoop } from "./aggregator.js"
 import { fetchLoop, type FetcherDeps } from "./fetcher.js"
 import { forwarderLoop } from "./forwarder.js"
@@ -70,7 +71,8 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
 
     yield* subscribe(opts.queueNames, registry, wake)
     const attempts = yield* FiberSet.make<Settled, never>()
-    const deps: FetcherDeps<R> = { options: opts, handler: h, registry, broker, acker: makeAckerFor(broker), wake, slotFreed, attempts }
+    const deadlines = yield* makeDeadlines
+    const deps: FetcherDeps<R> = { options: opts, handler: h, registry, broker, acker: makeAckerFor(broker), deadlines, wake, slotFreed, attempts }
     const fork = <A, E, X>(eff: Effect.Effect<A, E, X>) => Effect.forkScoped(eff, { startImmediately: true })
 
     // Heartbeat and server state are stopped last (after the tasks), the others first.

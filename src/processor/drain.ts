@@ -21,6 +21,7 @@ import * as FiberSet from "effect/FiberSet"
 import { Broker } from "../broker/Broker.js"
 import { InvalidArgument } from "../broker/errors.js"
 import { makeAckerFor } from "./ackerLanes.js"
+import { makeDeadlines } from "./deadlines.js"
 import { fetchPass, type StartDeps } from "./fetcher.js"
 import { heartbeatLoop } from "./heartbeat.js"
 import { handlerOf, type HandlerInput } from "./Mux.js"
@@ -174,6 +175,7 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
       registry,
       broker,
       acker: makeAckerFor(broker),
+      deadlines: yield* makeDeadlines,
       attempts: yield* FiberSet.make<Settled, never>(),
       prepare: (task) => {
         // A Redis that hangs when the outcome is written must not hold the drain past its deadline.

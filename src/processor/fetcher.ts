@@ -62,6 +62,8 @@ const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult) =>
     const started: Array<Fiber.Fiber<Settled>> = []
     const observer = deps.options.observer
     observer?.fetched(got.tasks.length)
+    const slotFreed = deps.slotFreed
+    const raiseSlotFreed = slotFreed && Effect.sync(() => slotFreed.raise())
     for (const leased of got.tasks) {
       const task = makeActiveTask(leased.msg, now, leased.leaseExpiresAtMs)
       deps.prepare?.(task)
@@ -73,8 +75,7 @@ const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult) =>
             Effect.tap((outcome) => Effect.try(() => onSettled(task.msg, outcome)).pipe(Effect.catch((e) => Effect.logWarning(`onSettled threw: ${String(e)}`))))
           )
         : run
-      const slotFreed = deps.slotFreed
-      started.push(yield* FiberSet.run(deps.attempts, slotFreed ? attempt.pipe(Effect.ensuring(Effect.sync(() => slotFreed.raise()))) : attempt))
+      started.push(yield* FiberSet.run(deps.attempts, raiseSlotFreed ? Effect.ensuring(attempt, raiseSlotFreed) : attempt, { startImmediately: false }))
     }
     return started
   })
@@ -96,13 +97,12 @@ export const fetchPass = <R>(deps: StartDeps<R>, request: { readonly queues: Rea
 
 /**
  * The fetch loop's fetch: this round's queue order (less the queues resting after a failure, on a
- * Cluster: see queueRest.ts), for the free slots. Returns whether it came back short.
+ * Cluster: see queueRest.ts), for `want` slots. Returns whether it came back short.
  */
-const fetchForSlots = <R>(deps: FetcherDeps<R>, free: number, rest: QueueRest | undefined) =>
+const fetchForSlots = <R>(deps: FetcherDeps<R>, want: number, rest: QueueRest | undefined) =>
   // fetchPass itself is uninterruptible (a leased task is always started); nothing before it needs to be.
   Effect.gen(function* () {
     const order = yield* queueOrder(deps.options.queues, deps.options.strictPriority)
-    const want = Math.min(free, deps.options.fetchBatchSize)
     deps.wake.clear()
     const got = yield* fetchPass(deps, { queues: rest ? rest.usable(order) : order, count: want })
     if (rest && got.failedQueues.length > 0) yield* rest.failed(got.failedQueues)
@@ -112,18 +112,22 @@ const fetchForSlots = <R>(deps: FetcherDeps<R>, free: number, rest: QueueRest | 
 export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, R | Broker> =>
   Effect.gen(function* () {
     const { concurrency, pollIntervalMs } = deps.options
-    // While every slot is busy, the next fetch rides along with the completions that free slots
-    // (one round trip for both): from the first queue of this round's order, for the slots free
-    // once those completions land. Whatever it leaves (a short reply, other queues) the loop fetches.
-    let waitingForSlot = false
+    // Unless the queues were found empty (the loop then waits for a wake or the poll interval), the
+    // next fetch rides along with the completions that free slots (one round trip for both): from
+    // the first queue of this round's order, for the slots free once those completions land. Whatever
+    // it leaves (a short reply, other queues) the loop fetches. Not only while the loop waits for a
+    // slot: a task that ends before the loop is back waiting (a fast handler) still brings the next one.
+    let idle = false
     /** Slots a ride in flight will fill (not free for the loop meanwhile). */
     let reserved = 0
-    const freeSlots = () => concurrency - deps.registry.tasks.size - reserved
+    /** Slots the loop's own fetch in flight will fill (not free for a ride meanwhile). */
+    let fetching = 0
+    const freeSlots = () => concurrency - deps.registry.tasks.size - reserved - fetching
     const context = yield* Effect.context<R | Broker>()
     const rest = deps.broker.redis.isCluster ? makeQueueRest() : undefined
     const rider: Rider = (acks) =>
       Effect.gen(function* () {
-        if (!waitingForSlot) return undefined
+        if (idle) return undefined
         const free = Math.min(freeSlots() + acks, deps.options.fetchBatchSize)
         if (free <= 0) return undefined
         reserved += free
@@ -151,19 +155,25 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
       deps.slotFreed.clear()
       const free = freeSlots()
       if (free <= 0) {
-        waitingForSlot = true
-        yield* deps.slotFreed.wait().pipe(Effect.ensuring(Effect.sync(() => (waitingForSlot = false))))
+        yield* deps.slotFreed.wait()
         continue
       }
       // Let other finished tasks settle first, so one round trip takes several tasks.
       if (free < deps.options.fetchBatchSize && deps.registry.tasks.size > 0) yield* Effect.yieldNow
-      const short = yield* fetchForSlots(deps, freeSlots(), rest).pipe(
+      const want = Math.min(freeSlots(), deps.options.fetchBatchSize)
+      if (want <= 0) continue
+      fetching = want
+      const short = yield* fetchForSlots(deps, want, rest).pipe(
         Effect.retry({
           schedule: errorBackoff,
           while: (e) => Effect.logWarning(`fetching tasks failed, trying again: ${e.message}`).pipe(Effect.as(true))
         }),
-        Effect.orDie
+        Effect.orDie,
+        Effect.ensuring(Effect.sync(() => (fetching = 0)))
       )
-      if (short) yield* deps.wake.wait(pollIntervalMs)
+      if (short) {
+        idle = true
+        yield* deps.wake.wait(pollIntervalMs).pipe(Effect.ensuring(Effect.sync(() => (idle = false))))
+      }
     }
   }).pipe(Effect.scoped) as Effect.Effect<never, never, R | Broker>

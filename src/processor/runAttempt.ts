@@ -8,17 +8,18 @@
  * the same time, acker.ts); the task leaves the registry only after that write, so the heartbeat
  * keeps its lease while the write is retried.
  */
-import { Cause, Clock, Duration, Effect, Exit, Fiber } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Exit, Fiber, References } from "effect"
 import { Broker, type BrokerShape } from "../broker/Broker.js"
 import { writeResult } from "../broker/writeResult.js"
 import { encodePayload, type PayloadEncodeError } from "../wire/payload.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import type { Acker } from "./acker.js"
+import type { Deadlines } from "./deadlines.js"
 import { functionDeadlineMessage, TaskCanceled, TaskDeadlineExceeded, TaskStopped } from "./errors.js"
 import type { Handler } from "./Handler.js"
 import type { ResolvedOptions } from "./options.js"
 import type { ActiveTask, Registry, StopReason } from "./registry.js"
-import { type Settled, settleFailure, settleRequeue, settleSkipped, settleSuccess } from "./settle.js"
+import { annotateTask, type Settled, settleFailure, settleRequeue, settleSkipped, settleSuccess, taskAnnotations } from "./settle.js"
 import { makeTask, type Task } from "./Task.js"
 import { TaskContext, type TaskContextShape } from "./TaskContext.js"
 
@@ -39,6 +40,8 @@ export interface RunDeps<R> {
   readonly registry: Registry
   readonly broker: BrokerShape
   readonly acker: Acker
+  /** The shared timer of the attempts' time limits (without it, each attempt sleeps in a fiber of its own). */
+  readonly deadlines?: Deadlines
 }
 
 /** What stops a handler: the registry (StopReason), or the task's own timeout/deadline ("timeout"). */
@@ -111,10 +114,18 @@ class AttemptContext implements TaskContextShape {
 /** Runs the handler in a child fiber; its Exit, or why it was stopped when it did not succeed. */
 const runHandler = <R>(deps: RunDeps<R>, entry: ActiveTask, task: Task, ctx: TaskContextShape, remainingMs: number) =>
   Effect.gen(function* () {
-    const fiber = yield* Effect.forkChild(Effect.suspend(() => deps.handler(task)).pipe(Effect.provideService(TaskContext, ctx)), { startImmediately: true })
+    // The handler sees its TaskContext and logs with the task's annotations: one context update for both.
+    const inContext = Effect.updateContext(Effect.suspend(() => deps.handler(task)), (c: Context.Context<R>) =>
+      Context.add(Context.add(c, TaskContext, ctx), References.CurrentLogAnnotations, { ...Context.get(c, References.CurrentLogAnnotations), ...taskAnnotations(entry.msg) })
+    ) as Effect.Effect<void, unknown, R>
+    const fiber = yield* Effect.forkChild(inContext, { startImmediately: true })
+    // A handler that finished at once (no await in it): its Exit is there already, no stop to arm.
+    const finished = fiber.pollUnsafe()
+    if (finished !== undefined) return { exit: finished, stoppedBy: undefined as StopCause | undefined }
     let stoppedBy: StopCause | undefined
     let timer: Fiber.Fiber<void> | undefined
-    if (fiber.pollUnsafe() === undefined) {
+    let unwatch: (() => void) | undefined
+    {
       const stop = (why: StopCause) => {
         if (stoppedBy !== undefined) return
         stoppedBy = why
@@ -122,6 +133,7 @@ const runHandler = <R>(deps: RunDeps<R>, entry: ActiveTask, task: Task, ctx: Tas
       }
       entry.onStop = stop
       if (entry.stopReason !== undefined) stop(entry.stopReason)
+      else if (deps.deadlines) unwatch = deps.deadlines.add(entry.deadlineMs, () => stop("timeout"))
       else {
         // The attempt's time runs on Effect's Clock (TestClock in tests).
         timer = yield* Effect.forkChild(Effect.sleep(Duration.millis(remainingMs)).pipe(Effect.andThen(Effect.sync(() => stop("timeout")))), {
@@ -134,6 +146,7 @@ const runHandler = <R>(deps: RunDeps<R>, entry: ActiveTask, task: Task, ctx: Tas
         Effect.sync(() => {
           entry.onStop = undefined
           timer?.interruptUnsafe()
+          unwatch?.()
         })
       )
     )
@@ -145,7 +158,7 @@ export const runAttempt = <R>(deps: RunDeps<R>, entry: ActiveTask): Effect.Effec
   Effect.gen(function* () {
     const msg = entry.msg
     // A drain gives back a task it cannot finish, without running it (settle.ts: settleSkipped).
-    if (entry.skipUntilMs !== undefined) return yield* settleSkipped(entry, entry.skipUntilMs)
+    if (entry.skipUntilMs !== undefined) return yield* annotateTask(entry.msg, settleSkipped(entry, entry.skipUntilMs))
     const writeData = (data: unknown) =>
       Effect.try({ try: () => encodePayload(data) ?? new Uint8Array(), catch: (e) => e as PayloadEncodeError }).pipe(
         Effect.flatMap((result) => writeResult({ queue: msg.queue, id: msg.id, result })),
@@ -172,24 +185,28 @@ export const runAttempt = <R>(deps: RunDeps<R>, entry: ActiveTask): Effect.Effec
       else stoppedBy = entry.stoppedBy = r.stoppedBy
     }
     if (stoppedBy !== undefined) ctx.abort(stopError(stoppedBy))
-    if (exit !== undefined) {
-      return yield* Exit.isSuccess(exit) ? settleSuccess(entry, deps.acker) : settleFailure(deps.options, entry, task, failureOf(exit.cause))
-    }
+    // The common case, a success, logs nothing unless its write fails (settleSuccess annotates that).
+    if (exit !== undefined && Exit.isSuccess(exit)) return yield* settleSuccess(entry, deps.acker)
+    return yield* annotateTask(msg, settleOther(deps, entry, task, exit, stoppedBy, ran))
+  }).pipe(Effect.ensuring(Effect.sync(() => deps.registry.remove(entry.msg.id))))
+
+/** Writes the outcome of an attempt that did not succeed: its failure, or what stopped it. */
+const settleOther = <R>(deps: RunDeps<R>, entry: ActiveTask, task: Task, exit: Exit.Exit<void, unknown> | undefined, stoppedBy: StopCause | undefined, ran: boolean) =>
+  Effect.suspend((): Effect.Effect<Settled, never, Broker> => {
+    const msg = entry.msg
+    if (exit !== undefined && Exit.isFailure(exit)) return settleFailure(deps.options, entry, task, failureOf(exit.cause))
     switch (stoppedBy) {
       case "shutdown":
-        return yield* settleRequeue(entry)
+        return settleRequeue(entry)
       case "function-deadline":
         // A drain's hard stop: a counted failed attempt if the handler ran; a task stopped before its
         // handler started had no turn and goes back to the head of its queue.
-        return yield* ran ? settleFailure(deps.options, entry, task, stopError(stoppedBy), true) : settleRequeue(entry)
+        return ran ? settleFailure(deps.options, entry, task, stopError(stoppedBy), true) : settleRequeue(entry)
       case "lease-lost":
-        return yield* Effect.logWarning(`task ${msg.id}: lease lost, handler stopped; nothing written (the task is someone else's now)`).pipe(
+        return Effect.logWarning(`task ${msg.id}: lease lost, handler stopped; nothing written (the task is someone else's now)`).pipe(
           Effect.as<Settled>("lease-lost")
         )
       default:
-        return yield* settleFailure(deps.options, entry, task, stopError(stoppedBy!))
+        return settleFailure(deps.options, entry, task, stopError(stoppedBy!))
     }
-  }).pipe(
-    Effect.ensuring(Effect.sync(() => deps.registry.remove(entry.msg.id))),
-    Effect.annotateLogs({ task: entry.msg.id, type: entry.msg.type, queue: entry.msg.queue })
-  )
+  })

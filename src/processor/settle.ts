@@ -68,8 +68,36 @@ const write = (entry: ActiveTask, what: string, eff: Effect.Effect<unknown, Leas
     )
   )
 
-/** Completes a task that succeeded, in a round trip shared with the tasks finishing at the same time. */
-export const settleSuccess = (entry: ActiveTask, acker: Acker) => write(entry, "complete", acker.complete(entry.msg), "completed")
+/** The log annotations of a task's attempt (the handler's logs and the outcome's warnings carry them). */
+export const taskAnnotations = (msg: TaskMessage) => ({ task: msg.id, type: msg.type, queue: msg.queue })
+
+/** Runs `eff` with the task's log annotations. */
+export const annotateTask = <A, E, R>(msg: TaskMessage, eff: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => Effect.annotateLogs(eff, taskAnnotations(msg))
+
+const completedOutcome: Effect.Effect<Settled> = Effect.succeed("completed")
+
+/**
+ * Completes a task that succeeded, in a round trip shared with the tasks finishing at the same time.
+ * The first try runs bare (no retry schedule or handlers built for the common case, a success); a
+ * failed first try goes on exactly as `write` does (logged, retried while the lease holds, …).
+ */
+export const settleSuccess = (entry: ActiveTask, acker: Acker): Effect.Effect<Settled, never, Broker> => {
+  const complete = acker.complete(entry.msg)
+  if (entry.settleByMs !== undefined) return annotateTask(entry.msg, write(entry, "complete", complete, "completed"))
+  return Effect.matchEffect(complete, {
+    onSuccess: () => completedOutcome,
+    onFailure: (first) => {
+      let failed: LeaseLost | RedisError | undefined = first
+      const again = Effect.suspend(() => {
+        if (failed === undefined) return complete
+        const e = failed
+        failed = undefined
+        return Effect.fail(e)
+      })
+      return annotateTask(entry.msg, write(entry, "complete", again, "completed"))
+    }
+  })
+}
 
 export const settleRequeue = (entry: ActiveTask) =>
   Effect.flatMap(Clock.currentTimeMillis, (atMs) => write(entry, "requeue", requeue(entry.msg, atMs), "requeued"))

@@ -17,7 +17,7 @@ let proxy: ReplyDropProxy
 
 beforeAll(async () => {
   await flushTestDb()
-  for (const s of ["complete", "retry", "dequeueLease"] as const) await c.script("LOAD", luaScript(s).source)
+  for (const s of ["complete", "completeAndLease", "retry", "dequeueLease"] as const) await c.script("LOAD", luaScript(s).source)
   const u = new URL(baseRedisUrl())
   proxy = await startReplyDropProxy({ host: u.hostname, port: Number(u.port || 6379) })
 })
@@ -26,8 +26,12 @@ afterAll(async () => {
   c.disconnect()
 })
 
-/** Runs one warm-up task, then one whose outcome write (script `script`) loses its reply; returns the second outcome. */
-const outcomeLosingReply = async (queue: string, script: "complete" | "retry", fail: boolean) => {
+/**
+ * Runs one warm-up task, then one whose outcome write (one of `scripts`: a completion goes as
+ * `complete`, or as `completeAndLease` when the next fetch rides along) loses its reply; returns the
+ * second outcome.
+ */
+const outcomeLosingReply = async (queue: string, scripts: ReadonlyArray<"complete" | "completeAndLease" | "retry">, fail: boolean) => {
   const outcomes: Array<string> = []
   const srv = await startServer(
     async (task) => {
@@ -40,7 +44,7 @@ const outcomeLosingReply = async (queue: string, script: "complete" | "retry", f
     await srv.enqueue("warm", null, { queue })
     await waitFor("the warm-up task", () => outcomes.length, (n) => n === 1)
     const before = proxy.dropped()
-    const dropped = proxy.dropReplyOf(evalshaOf(luaScript(script).sha))
+    const dropped = proxy.dropReplyOf((argv) => scripts.some((script) => evalshaOf(luaScript(script).sha)(argv)))
     await srv.enqueue("t", null, { queue })
     await dropped
     await waitFor("the second outcome", () => outcomes.length, (n) => n === 2)
@@ -53,12 +57,12 @@ const outcomeLosingReply = async (queue: string, script: "complete" | "retry", f
 
 describe("a Server whose outcome write loses its reply", () => {
   it("completion: reported completed, counted once", async () => {
-    expect(await outcomeLosingReply("plr-done", "complete", false)).toBe("completed")
+    expect(await outcomeLosingReply("plr-done", ["complete", "completeAndLease"], false)).toBe("completed")
     expect(await c.get(queueKeys("plr-done").processedTotal)).toBe("2")
   })
 
   it("retry: reported retried, in the retry set once, counted once", async () => {
-    expect(await outcomeLosingReply("plr-retry", "retry", true)).toBe("retried")
+    expect(await outcomeLosingReply("plr-retry", ["retry"], true)).toBe("retried")
     const k = queueKeys("plr-retry")
     expect(await c.zcard(k.retry)).toBe(1)
     expect(await c.get(k.failedTotal)).toBe("1")

@@ -69,6 +69,35 @@ layer(testBrokerLayer())("dequeueLease (real Redis)", (it) => {
     })
   )
 
+  it.effect("a batch leaves active, lease and the task hashes exactly as one-at-a-time leases would (same order, same fields)", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(baseNowMs)
+      yield* io(async () => {
+        for (let i = 1; i <= 4; i++) {
+          await putPending(c, makeMsg("d5-batch", `t${i}`), baseNowMs)
+          await putPending(c, makeMsg("d5-single", `t${i}`), baseNowMs)
+        }
+      })
+      const batch = yield* dequeueLease({ queues: ["d5-batch"], count: 3 })
+      for (let i = 0; i < 3; i++) yield* dequeueLease({ queues: ["d5-single"], count: 1 })
+      expect(batch.tasks.map((t) => t.msg.id)).toEqual(["t1", "t2", "t3"])
+      const layout = (q: string) =>
+        io(async () => ({
+          active: await c.lrange(queueKeys(q).active, 0, -1),
+          pending: await c.lrange(queueKeys(q).pending, 0, -1),
+          // Each call scores its leases just under the expiry (leaseScore, a fraction of its own): compared
+          // as whole seconds, in id order.
+          lease: (await zsetOf(c, queueKeys(q).lease)).map(([id, score]) => [id, Math.ceil(score)]).sort(([x], [y]) => String(x).localeCompare(String(y))),
+          fields: await Promise.all(["t1", "t2", "t3", "t4"].map(async (id) => (await readTask(c, q, id)).fields))
+        }))
+      const a = yield* layout("d5-batch")
+      expect(a).toEqual(yield* layout("d5-single"))
+      expect(a.active).toEqual(["t3", "t2", "t1"])
+      expect(a.fields.slice(0, 3)).toEqual([{ state: "active" }, { state: "active" }, { state: "active" }])
+      expect(a.fields[3]!.state).toBe("pending")
+    })
+  )
+
   it.effect("archives a task whose msg is corrupt with a clear error, reports it, and still hands out the others", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(baseNowMs)

@@ -33,6 +33,7 @@ const viaProxy = <A, E>(eff: Effect.Effect<A, E, any>): Promise<A> =>
   Effect.runPromise(eff.pipe(Effect.provide(brokerLayerAt({ url: `redis://127.0.0.1:${proxy.port}/${testDb()}` }))) as Effect.Effect<A, unknown>)
 
 const enqueueSha = luaScript("enqueue").sha
+const enqueueBatchSha = luaScript("enqueueBatch").sha
 
 /** The ids on a queue's pending list, and how many task hashes the queue has. */
 const queueContents = async (queue: string) => {
@@ -83,15 +84,16 @@ describe("enqueue across a lost reply (proxy in front of real Redis)", () => {
     expect(await c.get(uniqueKey("lr-uniq", "t", new TextEncoder().encode("p")))).toBe(info.id)
   })
 
-  it("enqueueMany(100) with one reply lost mid-pipeline: 100 successes, exactly 100 tasks", async () => {
+  it("enqueueMany(100) whose one batch reply is lost: 100 successes, exactly 100 tasks", async () => {
     const queue = "lr-many"
     const before = proxy.dropped()
     const results = await viaProxy(
       Effect.gen(function* () {
         const warmup = yield* enqueue("warmup", "w", { queue })
         yield* Effect.promise(() => c.del(queueKeys(queue).task(warmup.id), queueKeys(queue).pending))
-        // The 40th write's reply is lost (and, with the connection, the replies after it).
-        const dropped = proxy.dropReplyOf(evalshaOf(enqueueSha), 39)
+        // The 100 writes go as one enqueueBatch call; its reply is lost (the connection with it), so
+        // every write is sent again as the same write.
+        const dropped = proxy.dropReplyOf(evalshaOf(enqueueBatchSha))
         const items = Array.from({ length: 100 }, (_, i) => ({ type: "t", payload: { i }, options: { queue } }))
         const out = yield* enqueueMany(items)
         yield* Effect.promise(() => dropped)

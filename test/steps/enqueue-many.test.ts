@@ -34,7 +34,12 @@ layer(testBrokerLayer())("enqueueMany (real Redis)", (it) => {
     Effect.gen(function* () {
       yield* TestClock.setTime(baseNowMs)
       // Load every script first (a fresh server answers NOSCRIPT once, which costs a second trip).
-      yield* enqueueMany([{ type: "w", options: { queue: "mbw" } }, { type: "w", options: { queue: "mbw", processIn: 1000 } }, { type: "w", options: { queue: "mbw", group: "w" } }])
+      yield* enqueueMany([
+        { type: "w", options: { queue: "mbw" } },
+        { type: "w", options: { queue: "mbw" } }, // two pending tasks of one queue: enqueueBatch
+        { type: "w", options: { queue: "mbw", processIn: 1000 } },
+        { type: "w", options: { queue: "mbw", group: "w" } }
+      ])
       yield* enqueue("t", "existing", { queue: "mb1", taskId: "taken" }) // queue mb1 now known
       const { result, writes } = yield* countWrites(
         enqueueMany([

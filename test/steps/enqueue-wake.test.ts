@@ -58,4 +58,10 @@ it("publishes once when a queue goes from empty to non-empty, not for every task
   await run(enqueue("t", "f", { queue: "wake-a" }))
   await allPublishedHeard()
   expect(heard.sort()).toEqual(["wake-a", "wake-a", "wake-b"])
+
+  // Many tasks of one empty queue in one call (one enqueueBatch): one wake-up; into a non-empty queue: none.
+  await run(enqueueMany(Array.from({ length: 5 }, (_, i) => ({ type: "t", payload: `g${i}`, options: { queue: "wake-d" } }))))
+  await run(enqueueMany(Array.from({ length: 5 }, (_, i) => ({ type: "t", payload: `h${i}`, options: { queue: "wake-d" } }))))
+  await allPublishedHeard()
+  expect(heard.sort()).toEqual(["wake-a", "wake-a", "wake-b", "wake-d"])
 })

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
-import { complete } from "../../src/steps/complete.js"
+import { complete, completeMany } from "../../src/steps/complete.js"
 import { retry } from "../../src/steps/retry.js"
 import { archive } from "../../src/steps/archive.js"
 import { requeue } from "../../src/steps/requeue.js"
@@ -21,7 +21,7 @@ import { baseRedisUrl, flushTestDb, rawClient, testDb } from "../support/redis.j
 const c = rawClient()
 let proxy: ReplyDropProxy
 
-const scripts: ReadonlyArray<LuaName> = ["complete", "retry", "archive", "requeue", "dequeueLease", "releaseLeases"]
+const scripts: ReadonlyArray<LuaName> = ["complete", "completeBatch", "retry", "archive", "requeue", "dequeueLease", "releaseLeases"]
 
 beforeAll(async () => {
   await flushTestDb()
@@ -110,6 +110,20 @@ describe("lease transitions across a lost reply (proxy in front of real Redis)",
     const k = queueKeys(msg.queue)
     expect(await c.lrange(k.pending, 0, -1)).toEqual([msg.id])
     expect(await c.hget(k.task(msg.id), "state")).toBe("pending")
+  })
+
+  it("completeMany (one queue's batch): each task succeeds, kept or gone, counted once", async () => {
+    const kept = makeMsg("wlr-batch", "k1", { retention: 3600 })
+    const gone = makeMsg("wlr-batch", "g1")
+    for (const m of [kept, gone]) await putActive(c, m, Math.floor(Date.now() / 1000) + leaseIn)
+    const r = await losingReplyOf("completeBatch", completeMany([kept, gone]))
+    expect(r.dropped).toBe(1)
+    expect(r.value.results.map((x) => (x._tag === "Success" ? x.success.outcome : x.failure._tag))).toEqual(["completed", "deleted"])
+    const k = queueKeys("wlr-batch")
+    expect(await c.zrange(k.completed, "0", "-1")).toEqual(["k1"])
+    expect(await c.exists(k.task("g1"))).toBe(0)
+    expect(await c.lrange(k.active, 0, -1)).toEqual([])
+    expect(await c.get(k.processedTotal)).toBe("2")
   })
 
   it("a real lease loss is still LeaseLost: the task was recovered into the retry set by someone else", async () => {
