@@ -16,6 +16,7 @@ import type { RedisOptions } from "../../src/redis/options.js"
 import type { WorkerArgs } from "./args.js"
 import { loggingLayer } from "./logging.js"
 import { runWorker, type WorkerHandle } from "./runWorker.js"
+import { queueMetricsText } from "../../src/observability/queueMetrics.js"
 
 const isHandlerInput = (u: unknown): u is HandlerInput =>
   u instanceof ServeMux || typeof u === "function" || (typeof u === "object" && u !== null && Object.values(u).every((v) => typeof v === "function"))
@@ -81,10 +82,12 @@ export const workerCommand = async (a: WorkerArgs): Promise<number> => {
   // Where Redis is: the command line's flags, else the module's options.redis, else REDIS_URL (runWorker).
   const { redis: moduleRedis, ...moduleOptions } = loaded.options
   const redis = a.redis ?? moduleRedis
-  // --metrics-port serves the metrics (keeping the module's `metrics.extra`, if any).
+  // --metrics-port serves the worker metrics and, after them, asynq's queue metrics read from Redis
+  // at each scrape (the module's own `metrics.extra` replaces those).
+  const moduleMetrics = typeof moduleOptions.metrics === "object" ? moduleOptions.metrics : {}
   const metrics =
     a.metricsPort !== undefined
-      ? { ...(typeof moduleOptions.metrics === "object" ? moduleOptions.metrics : {}), port: a.metricsPort, ...(a.metricsHost !== undefined ? { host: a.metricsHost } : {}) }
+      ? { extra: queueMetricsText(), ...moduleMetrics, port: a.metricsPort, ...(a.metricsHost !== undefined ? { host: a.metricsHost } : {}) }
       : undefined
   // --otlp-endpoint, else the standard OpenTelemetry variables when one names an endpoint.
   const env = process.env

@@ -11,7 +11,8 @@
  */
 export { otlpLayer, type OtlpOptions } from "./otlp.js"
 export { flushTelemetry } from "./flush.js"
-export { metricsText, type MetricsEndpoint, type MetricsEndpointOptions, prometheusContentType, serveMetrics } from "./metricsEndpoint.js"
+export { metricsText, type MetricsEndpoint, type MetricsEndpointOptions, serveMetrics } from "./metricsEndpoint.js"
+export { prometheusContentType, queueMetricsText, renderQueueMetrics } from "./queueMetrics.js"
 export {
   attemptDurationSeconds,
   attemptsTotal,

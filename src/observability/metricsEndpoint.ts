@@ -4,6 +4,7 @@
  * `--metrics-port` flag. Extra text (e.g. queue metrics read from Redis at scrape time) can be
  * appended by an Effect run at each scrape.
  */
+import { prometheusContentType } from "./queueMetrics.js"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Context from "effect/Context"
@@ -13,7 +14,6 @@ import * as PrometheusMetrics from "effect/observability/PrometheusMetrics"
 import { InvalidArgument } from "../broker/errors.js"
 
 /** The content type of Prometheus' text exposition format 0.0.4. */
-export const prometheusContentType = "text/plain; version=0.0.4; charset=utf-8"
 
 /** Every metric in the context's MetricRegistry as Prometheus text, then `extra`'s text (a failure is logged and left out). */
 export const metricsText = <R = never>(extra?: Effect.Effect<string, unknown, R>): Effect.Effect<string, never, R> =>

@@ -215,6 +215,10 @@ export const options = { shutdownTimeoutMs: 2000 }
       expect(valueOf(text, 'asynq_worker_attempt_duration_seconds_count{queue="wq",type="w:ok"}')).toBe(3)
       expect(valueOf(text, 'asynq_worker_tasks_in_flight{queue="wq"}')).toBe(0)
       expect(valueOf(text, "asynq_worker_fetch_batch_size_sum")).toBe(4)
+      // After the worker metrics, asynq's queue metrics read from Redis at the scrape.
+      expect(valueOf(text, 'asynq_tasks_processed_total{queue="wq"}')).toBe(4)
+      expect(valueOf(text, 'asynq_tasks_failed_total{queue="wq"}')).toBe(1)
+      expect(valueOf(text, 'asynq_tasks_enqueued_total{queue="wq",state="archived"}')).toBe(1)
       expect(logs).toContain(`metrics at http://127.0.0.1:${port}/metrics`)
       const other = await fetch(`http://127.0.0.1:${port}/other`)
       expect(other.status).toBe(404)
