@@ -6,13 +6,13 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
-import type { RedisOptions } from "../../src/redis/options.js"
 import { drain, type DrainConfig, type DrainSummary } from "../../src/processor/drain.js"
-import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
+import { invocationBudget, makeBrokerRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
 import type { LambdaContext } from "./types.js"
 
 export interface ProcessorHandlerConfig extends DrainConfig {
-  readonly redis?: RedisOptions
+  /** Redis options (command timeout 2000 ms unless set), an open ioredis client, or a Layer providing Redis. */
+  readonly redis?: RedisSource
 }
 
 export interface ProcessorHandler {
@@ -22,12 +22,18 @@ export interface ProcessorHandler {
 
 export const createProcessorHandler = (config: ProcessorHandlerConfig): ProcessorHandler => {
   const runtime = makeBrokerRuntime(config.redis)
-  const handler = (_event: unknown, context: LambdaContext) =>
-    runtime.run(
+  const margin = config.safetyMarginMs ?? 10_000
+  const handler = (_event: unknown, context: LambdaContext) => {
+    const remainingMs = context.getRemainingTimeInMillis()
+    return runtime.run(
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
-        return yield* drain(config, now + context.getRemainingTimeInMillis())
-      })
+        return yield* drain(config, now + remainingMs)
+      }),
+      // The drain returns by its hard stop; connecting to a Redis that does not answer, or a step
+      // that hangs past the point where outcomes are given up, ends the invocation here instead.
+      { budgetMs: invocationBudget(remainingMs, margin / 4) }
     )
+  }
   return Object.assign(handler, { runtime })
 }

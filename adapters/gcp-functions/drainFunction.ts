@@ -9,19 +9,19 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
-import type { RedisOptions } from "../../src/redis/options.js"
 import { type AuthConfig, checkAuthConfig } from "../shared/auth.js"
 import { backendUnavailable, problemResponse } from "../shared/httpProblem.js"
 import { refuseReplay } from "../shared/refuseReplay.js"
 import { drain, type DrainConfig } from "../../src/processor/drain.js"
-import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
+import { invocationBudget, makeBrokerRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
 import { authenticate, type GcfRequest, type GcfResponse, sendJson, sendResponse } from "./types.js"
 
 export interface DrainFunctionConfig extends DrainConfig {
   readonly auth: AuthConfig
   /** The function's configured timeout (Cloud Functions default 60 000 ms). */
   readonly timeoutMs: number
-  readonly redis?: RedisOptions
+  /** Redis options (command timeout 2000 ms unless set), an open ioredis client, or a Layer providing Redis. */
+  readonly redis?: RedisSource
 }
 
 export interface DrainFunction {
@@ -43,7 +43,8 @@ export const createDrainFunction = (config: DrainFunctionConfig): DrainFunction 
           yield* refuseReplay(caller.signature)
           const now = yield* Clock.currentTimeMillis
           return { summary: yield* drain(config, now + config.timeoutMs) }
-        }).pipe(Effect.catchTag("HttpProblem", (p) => Effect.succeed({ refused: problemResponse(p) })))
+        }).pipe(Effect.catchTag("HttpProblem", (p) => Effect.succeed({ refused: problemResponse(p) }))),
+        { budgetMs: invocationBudget(config.timeoutMs, (config.safetyMarginMs ?? 10_000) / 4) }
       )
       if ("refused" in outcome) return sendResponse(res, outcome.refused)
       sendJson(res, 200, json, JSON.stringify(outcome.summary))

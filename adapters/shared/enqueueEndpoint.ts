@@ -104,7 +104,8 @@ export const enqueueAccepted = (accepted: AcceptedEnqueue) =>
 export const handleEnqueueRequest = async (
   config: EnqueueEndpointConfig,
   runtime: WarmRuntime<Broker | Redis>,
-  req: EnqueueHttpRequest
+  req: EnqueueHttpRequest,
+  budgetMs?: number
 ): Promise<JsonResponse> => {
   const checked = await Effect.runPromise(
     checkEnqueueRequest(config, req).pipe(
@@ -114,9 +115,10 @@ export const handleEnqueueRequest = async (
   )
   if ("refused" in checked) return checked.refused
   try {
-    return await runtime.run(enqueueAccepted(checked.accepted))
+    return await runtime.run(enqueueAccepted(checked.accepted), { budgetMs })
   } catch (e) {
-    // The connection could not be opened, or a command failed (RedisError).
+    // The connection could not be opened, a command failed or timed out (RedisError), or the
+    // invocation's time ran out (InvocationTimeout).
     return backendUnavailable("enqueue", e, config.log)
   }
 }

@@ -50,7 +50,7 @@ export const startRoundTripProxy = async (target: { readonly host: string; reado
     sockets.add(client)
     sockets.add(upstream)
     let current: RoundTrip | undefined
-    let pending = Buffer.alloc(0)
+    let pending: Buffer = Buffer.alloc(0)
     client.on("data", (chunk: Buffer) => {
       if (current === undefined) {
         current = { commands: [] }
