@@ -14,7 +14,7 @@ import { backendUnavailable, problemResponse } from "../shared/httpProblem.js"
 import { refuseReplay } from "../shared/refuseReplay.js"
 import { drain, type DrainConfig } from "../../src/processor/drain.js"
 import { invocationBudget, makeBrokerRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
-import { authenticate, type GcfRequest, type GcfResponse, sendJson, sendResponse } from "./types.js"
+import { authenticate, type GcfRequest, type GcfResponse, requirePost, sendJson, sendResponse } from "./types.js"
 
 export interface DrainFunctionConfig extends DrainConfig {
   readonly auth: AuthConfig
@@ -35,6 +35,7 @@ export const createDrainFunction = (config: DrainFunctionConfig): DrainFunction 
   checkAuthConfig(config.auth, "drain function")
   const runtime = makeBrokerRuntime(config.redis)
   const fn = async (req: GcfRequest, res: GcfResponse) => {
+    if (!requirePost(req, res)) return
     const caller = await authenticate(config.auth, req, res)
     if (caller === undefined) return
     try {

@@ -13,7 +13,7 @@ import { backendUnavailable, problemResponse } from "../shared/httpProblem.js"
 import { refuseReplay } from "../shared/refuseReplay.js"
 import { type MaintenanceConfig, maintenanceTick, type TickSummary } from "../../src/processor/maintenance.js"
 import { makeBrokerRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
-import { authenticate, type GcfCloudEvent, type GcfRequest, type GcfResponse, sendJson, sendResponse } from "./types.js"
+import { authenticate, type GcfCloudEvent, type GcfRequest, type GcfResponse, requirePost, sendJson, sendResponse } from "./types.js"
 
 export interface TickFunctionConfig extends MaintenanceConfig {
   /** Redis options (command timeout 2000 ms unless set), an open ioredis client, or a Layer providing Redis. */
@@ -36,6 +36,7 @@ export const createTickHttpFunction = (config: TickFunctionConfig & { readonly a
   checkAuthConfig(config.auth, "tick function")
   const runtime = makeBrokerRuntime(config.redis)
   const fn = async (req: GcfRequest, res: GcfResponse) => {
+    if (!requirePost(req, res)) return
     const caller = await authenticate(config.auth, req, res)
     if (caller === undefined) return
     try {
