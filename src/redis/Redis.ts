@@ -1,5 +1,6 @@
 import { Cluster, Redis as IORedis } from "ioredis"
-import { Config, Context, Effect, Layer, Option, Redacted, type Scope } from "effect"
+import { Context, Effect, Layer, type Scope } from "effect"
+import * as ConfigProvider from "effect/ConfigProvider"
 import { RedisConnectionError, RedisError, errorMessage } from "./errors.js"
 import { describeTarget, type RedisOptions } from "./options.js"
 import { keySlot } from "./keySlot.js"
@@ -451,13 +452,18 @@ export class Redis extends Context.Service<Redis, RedisShape>()("effect-asynq/Re
   /** A Layer that connects with the given options and quits when its scope closes. */
   static readonly layer = (options: RedisOptions = {}): Layer.Layer<Redis, RedisConnectionError> => Layer.effect(Redis, openRedis(options))
 
-  /** A Layer configured from the environment: `REDIS_URL` (default redis://127.0.0.1:6379). */
-  static readonly layerConfig: Layer.Layer<Redis, RedisConnectionError | Config.ConfigError> = Layer.effect(
+  /**
+   * A Layer configured from the environment: `REDIS_URL` (default redis://127.0.0.1:6379), read
+   * through the current ConfigProvider (Effect's `Config` module is not needed, so a bundle that
+   * does not use Config does not carry it, nor Schema).
+   */
+  static readonly layerConfig: Layer.Layer<Redis, RedisConnectionError | ConfigProvider.SourceError> = Layer.effect(
     Redis,
     Effect.gen(function* () {
-      const url = yield* Config.option(Config.Redacted("REDIS_URL"))
-      const options: RedisOptions = { url: Option.match(url, { onNone: () => "redis://127.0.0.1:6379", onSome: Redacted.value }) }
-      return yield* openRedis(options)
+      const provider = yield* ConfigProvider.ConfigProvider
+      const node = yield* provider.load(["REDIS_URL"])
+      const url = node?._tag === "Value" && node.value !== "" ? node.value : "redis://127.0.0.1:6379"
+      return yield* openRedis({ url })
     })
   )
 }
