@@ -60,6 +60,7 @@ describe("README examples", () => {
             "effect-asynq/inspector": [rel("src/inspector/index.ts")],
             "effect-asynq/scheduler": [rel("src/scheduler/index.ts")],
             "effect-asynq/wire": [rel("src/wire/index.ts")],
+            "effect-asynq/serverless": [rel("adapters/serverless/index.ts")],
             "effect-asynq/aws-lambda/*": [rel("adapters/aws-lambda/*.ts")],
             "effect-asynq/gcp-functions/*": [rel("adapters/gcp-functions/*.ts")]
           }
