@@ -69,10 +69,11 @@ const isNoScript = (e: unknown) => errorMessage(e).startsWith("NOSCRIPT")
 const toIORedisOptions = (o: RedisOptions): { url: string | undefined; opts: IORedisOptions } => {
   const opts: IORedisOptions = {
     lazyConnect: true,
-    // No INFO ready check: the handshake (HELLO, answered by the server) already proves the
-    // connection works, and a cold start saves a round trip. A server still loading its dataset
-    // answers commands with a LOADING error, which fails those commands (retried by the caller).
-    enableReadyCheck: false,
+    // A single node has no INFO ready check: the handshake (HELLO, answered by the server) already
+    // proves the connection works, and a cold start saves a round trip. A server still loading its
+    // dataset answers commands with a LOADING error, which fails those commands. Sentinel and
+    // Cluster keep it (Sentinel's checks the node it reached is still the master).
+    enableReadyCheck: o.sentinel !== undefined || o.cluster !== undefined,
     connectTimeout: o.connectTimeoutMs ?? 5000,
     maxRetriesPerRequest: o.maxRetriesPerRequest ?? 3,
     enableAutoPipelining: false
