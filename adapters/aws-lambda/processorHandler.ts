@@ -30,9 +30,10 @@ export const createProcessorHandler = (config: ProcessorHandlerConfig): Processo
         const now = yield* Clock.currentTimeMillis
         return yield* drain(config, now + remainingMs)
       }),
-      // The drain returns by its hard stop; connecting to a Redis that does not answer, or a step
-      // that hangs past the point where outcomes are given up, ends the invocation here instead.
-      { budgetMs: invocationBudget(remainingMs, margin / 4) }
+      // The drain returns by its hard stop, or once outcomes are given up (a quarter of the margin
+      // before the deadline); connecting to a Redis that does not answer, or a step that hangs past
+      // that, ends the invocation here (an eighth of the margin before the deadline) instead.
+      { budgetMs: invocationBudget(remainingMs, margin / 8) }
     )
   }
   return Object.assign(handler, { runtime })

@@ -45,7 +45,7 @@ export const createDrainFunction = (config: DrainFunctionConfig): DrainFunction 
           const now = yield* Clock.currentTimeMillis
           return { summary: yield* drain(config, now + config.timeoutMs) }
         }).pipe(Effect.catchTag("HttpProblem", (p) => Effect.succeed({ refused: problemResponse(p) }))),
-        { budgetMs: invocationBudget(config.timeoutMs, (config.safetyMarginMs ?? 10_000) / 4) }
+        { budgetMs: invocationBudget(config.timeoutMs, (config.safetyMarginMs ?? 10_000) / 8) }
       )
       if ("refused" in outcome) return sendResponse(res, outcome.refused)
       sendJson(res, 200, json, JSON.stringify(outcome.summary))

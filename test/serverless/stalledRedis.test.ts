@@ -109,6 +109,30 @@ describe("a stalled Redis ends an invocation with a clear error", () => {
     await enq.runtime.dispose()
   }, 30_000)
 
+  it("processor drain with Redis paused mid-invocation (while a task runs): the outcome write times out and is given up, the drain returns its summary, nothing is lost", async () => {
+    const k = queueKeys("midway")
+    const processor = createProcessorHandler({
+      queues: ["midway"],
+      safetyMarginMs: 4000,
+      redis: { url: server.url },
+      // The task's own work stalls Redis: its outcome cannot be written.
+      handler: () => Effect.promise(() => raw.call("CLIENT", "PAUSE", "9000", "WRITE"))
+    })
+    const enq = createEnqueueHandler({ auth: { kind: "shared-secret", secret }, redis: { url: server.url } })
+    expect((await enq(httpEvent(JSON.stringify({ type: "job", options: { queue: "midway" } }), { "x-asynq-secret": secret }))).statusCode).toBe(200)
+    // The write is retried until a quarter of the margin is left, then given up; the invocation's
+    // own budget (an eighth of the margin before the deadline) is not reached.
+    const summary = await processor({}, context(8000))
+    expect(summary).toMatchObject({ succeeded: 0, gaveUp: 1, stoppedBecause: "deadline" })
+    expect(summary.remainingMs).toBeGreaterThan(0)
+    await raw.call("CLIENT", "UNPAUSE")
+    // Nothing lost: the task is still active under its lease (recover returns it) or was completed
+    // by a write that ran once the pause ended.
+    expect((await raw.zcard(k.lease)) + Number(await raw.exists(k.processedTotal))).toBeGreaterThanOrEqual(1)
+    await processor.runtime.dispose()
+    await enq.runtime.dispose()
+  }, 30_000)
+
   it("a server that accepts TCP and never answers: the enqueue answers 503 within the invocation's budget", async () => {
     const logged: Array<string> = []
     const handler = createEnqueueHandler({ auth: { kind: "shared-secret", secret }, redis: { url: silentUrl }, log: (l) => logged.push(l) })
