@@ -3,33 +3,40 @@
  * enqueue's reply, counted in round trips through a loopback proxy in front of the real Redis.
  * The handshake (HELLO and CLIENT SETINFO, pipelined), the signature claim and the enqueue itself:
  * no INFO ready check, no PING, no SCRIPT LOAD — a script the connection has not run yet goes as
- * EVAL with its source, which also caches it for the EVALSHAs after it.
+ * EVAL with its source, which also caches it for the EVALSHAs after it. Runs on a private
+ * redis-server: SCRIPT FLUSH there touches no other test.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { createEnqueueHandler } from "../../adapters/aws-lambda/enqueueHandler.js"
 import { signBody } from "../../adapters/shared/auth.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { httpEvent } from "../aws-lambda/invoke.js"
+import { Redis as IORedis } from "ioredis"
+import { type RedisServerHandle, startRedisServer } from "../support/redis-server.js"
 import { startRoundTripProxy, type RoundTripProxy } from "../support/roundTripProxy.js"
-import { baseRedisUrl, flushTestDb, rawClient, testDb } from "../support/redis.js"
 
 const secret = "cold-secret"
-const redis = rawClient()
+let server: RedisServerHandle
+let redis: IORedis
 let proxy: RoundTripProxy
 
 beforeAll(async () => {
-  const u = new URL(baseRedisUrl())
-  proxy = await startRoundTripProxy({ host: u.hostname, port: Number(u.port || 6379) })
+  server = await startRedisServer()
+  redis = new IORedis(server.url)
+  proxy = await startRoundTripProxy({ host: "127.0.0.1", port: server.port })
 })
-beforeEach(() => flushTestDb())
+beforeEach(async () => {
+  await redis.flushdb()
+})
 afterAll(async () => {
   await proxy.close()
   redis.disconnect()
+  await server.stop()
 })
 
 let n = 0
 const firstEnqueue = async () => {
-  const handler = createEnqueueHandler({ auth: { kind: "hmac", secret }, redis: { url: `${proxy.url}/${testDb()}` } })
+  const handler = createEnqueueHandler({ auth: { kind: "hmac", secret }, redis: { url: proxy.url } })
   const body = JSON.stringify({ type: "email:welcome", payload: { to: "a@b.c", n: n++ }, options: { queue: "email" } })
   const before = proxy.roundTrips().length
   const res = await handler(httpEvent(body, { "x-asynq-signature": signBody(secret, { method: "POST", path: "/enqueue", body }, Date.now()) }))
