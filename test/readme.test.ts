@@ -64,6 +64,7 @@ describe("README examples", () => {
             "effect-asynq/wire": [rel("src/wire/index.ts")],
             "effect-asynq/dashboard": [rel("adapters/dashboard/index.ts")],
             "effect-asynq/observability": [rel("src/observability/index.ts")],
+            "effect-asynq/serverless": [rel("adapters/serverless/index.ts")],
             "effect-asynq/aws-lambda/*": [rel("adapters/aws-lambda/*.ts")],
             "effect-asynq/gcp-functions/*": [rel("adapters/gcp-functions/*.ts")]
           }

@@ -6,9 +6,8 @@
  */
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
-import type { RedisOptions } from "../../src/redis/options.js"
 import { type EnqueueEndpointConfig, handleEnqueueRequest } from "../shared/enqueueEndpoint.js"
-import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
+import { invocationBudget, makeBrokerRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
 import type { HttpApiEvent, HttpApiResult, LambdaContext } from "./types.js"
 import { checkAuthConfig, pathOnly } from "../shared/auth.js"
 
@@ -16,8 +15,11 @@ import { checkAuthConfig, pathOnly } from "../shared/auth.js"
 export { signBody } from "../shared/auth.js"
 
 export interface EnqueueHandlerConfig extends EnqueueEndpointConfig {
-  /** Redis connection (default: REDIS_URL, else redis://127.0.0.1:6379). */
-  readonly redis?: RedisOptions
+  /**
+   * Redis: connection options (default: REDIS_URL, else redis://127.0.0.1:6379; command timeout
+   * 2000 ms unless `commandTimeoutMs` is set), an open ioredis client, or a Layer providing Redis.
+   */
+  readonly redis?: RedisSource
 }
 
 export interface EnqueueHandler {
@@ -29,12 +31,15 @@ export interface EnqueueHandler {
 export const createEnqueueHandler = (config: EnqueueHandlerConfig): EnqueueHandler => {
   checkAuthConfig(config.auth, "enqueue handler")
   const runtime = makeBrokerRuntime(config.redis)
-  const handler = async (event: HttpApiEvent): Promise<HttpApiResult> => {
+  const handler = async (event: HttpApiEvent, context?: LambdaContext): Promise<HttpApiResult> => {
     const raw = event.body ?? ""
     // The signature covers the bytes sent: a base64 body is decoded to bytes, never to text first.
     const body = event.isBase64Encoded ? Buffer.from(raw, "base64") : Buffer.from(raw, "utf8")
     const req = { method: event.requestContext?.http?.method ?? "POST", path: pathOnly(event.rawPath ?? "/"), headers: event.headers ?? {}, body }
-    const res = await handleEnqueueRequest(config, runtime, req)
+    // Connecting and enqueueing get the invocation's remaining time less a reserve: a stalled Redis
+    // answers 503 before Lambda kills the function.
+    const budgetMs = context === undefined ? undefined : invocationBudget(context.getRemainingTimeInMillis())
+    const res = await handleEnqueueRequest(config, runtime, req, budgetMs)
     return { statusCode: res.status, headers: res.headers, body: res.body }
   }
   return Object.assign(handler, { runtime })

@@ -7,14 +7,14 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
-import type { RedisOptions } from "../../src/redis/options.js"
 import { drain, type DrainConfig, type DrainSummary } from "../../src/processor/drain.js"
-import { brokerLayer, makeWarmRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
+import { brokerLayer, invocationBudget, makeWarmRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
 import { withTelemetryFlush } from "../shared/telemetry.js"
 import type { LambdaContext } from "./types.js"
 
 export interface ProcessorHandlerConfig extends DrainConfig {
-  readonly redis?: RedisOptions
+  /** Redis options (command timeout 2000 ms unless set), an open ioredis client, or a Layer providing Redis. */
+  readonly redis?: RedisSource
   /**
    * Telemetry for the invocations, e.g. `otlpLayer({ url })` from `effect-asynq/observability`:
    * each attempt is a span (and with `metrics: true` the worker metrics are recorded); what is
@@ -31,15 +31,22 @@ export interface ProcessorHandler {
 export const createProcessorHandler = (config: ProcessorHandlerConfig): ProcessorHandler => {
   const telemetry = config.telemetry
   const runtime = makeWarmRuntime(telemetry ? brokerLayer(config.redis).pipe(Layer.provideMerge(telemetry)) : brokerLayer(config.redis))
-  const handler = (_event: unknown, context: LambdaContext) =>
-    runtime.run(
+  const margin = config.safetyMarginMs ?? 10_000
+  const handler = (_event: unknown, context: LambdaContext) => {
+    const remainingMs = context.getRemainingTimeInMillis()
+    return runtime.run(
       withTelemetryFlush(
         telemetry !== undefined,
         Effect.gen(function* () {
           const now = yield* Clock.currentTimeMillis
-          return yield* drain(config, now + context.getRemainingTimeInMillis())
+          return yield* drain(config, now + remainingMs)
         })
-      )
+      ),
+      // The drain returns by its hard stop, or once outcomes are given up (a quarter of the margin
+      // before the deadline); connecting to a Redis that does not answer, or a step that hangs past
+      // that, ends the invocation here (an eighth of the margin before the deadline) instead.
+      { budgetMs: invocationBudget(remainingMs, margin / 8) }
     )
+  }
   return Object.assign(handler, { runtime })
 }

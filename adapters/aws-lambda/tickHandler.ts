@@ -4,12 +4,13 @@
  */
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
-import type { RedisOptions } from "../../src/redis/options.js"
 import { type MaintenanceConfig, maintenanceTick, type TickSummary } from "../../src/processor/maintenance.js"
-import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
+import { invocationBudget, makeBrokerRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
+import type { LambdaContext } from "./types.js"
 
 export interface TickHandlerConfig extends MaintenanceConfig {
-  readonly redis?: RedisOptions
+  /** Redis options (command timeout 2000 ms unless set), an open ioredis client, or a Layer providing Redis. */
+  readonly redis?: RedisSource
   /** Throw (so Lambda counts an error and EventBridge may retry) when a step failed (default true). */
   readonly failOnError?: boolean
   /** Where the summary line goes (default console.log). */
@@ -17,7 +18,7 @@ export interface TickHandlerConfig extends MaintenanceConfig {
 }
 
 export interface TickHandler {
-  (event?: unknown): Promise<TickSummary>
+  (event?: unknown, context?: LambdaContext): Promise<TickSummary>
   readonly runtime: WarmRuntime<Broker | Redis>
 }
 
@@ -32,8 +33,9 @@ export class TickFailed extends Error {
 export const createTickHandler = (config: TickHandlerConfig): TickHandler => {
   const runtime = makeBrokerRuntime(config.redis)
   const log = config.log ?? ((line: string) => console.log(line))
-  const handler = async (_event?: unknown): Promise<TickSummary> => {
-    const summary = await runtime.run(maintenanceTick(config))
+  const handler = async (_event?: unknown, context?: LambdaContext): Promise<TickSummary> => {
+    const budgetMs = context === undefined ? undefined : invocationBudget(context.getRemainingTimeInMillis())
+    const summary = await runtime.run(maintenanceTick(config), { budgetMs })
     log(JSON.stringify({ msg: "effect-asynq maintenance tick", ...summary }))
     if (summary.errors.length > 0 && config.failOnError !== false) throw new TickFailed(summary)
     return summary

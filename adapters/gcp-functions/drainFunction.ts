@@ -10,20 +10,20 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
-import type { RedisOptions } from "../../src/redis/options.js"
 import { type AuthConfig, checkAuthConfig } from "../shared/auth.js"
 import { backendUnavailable, problemResponse } from "../shared/httpProblem.js"
 import { refuseReplay } from "../shared/refuseReplay.js"
 import { drain, type DrainConfig } from "../../src/processor/drain.js"
-import { brokerLayer, makeWarmRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
+import { brokerLayer, invocationBudget, makeWarmRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
 import { withTelemetryFlush } from "../shared/telemetry.js"
-import { authenticate, type GcfRequest, type GcfResponse, sendJson, sendResponse } from "./types.js"
+import { authenticate, type GcfRequest, type GcfResponse, requirePost, sendJson, sendResponse } from "./types.js"
 
 export interface DrainFunctionConfig extends DrainConfig {
   readonly auth: AuthConfig
   /** The function's configured timeout (Cloud Functions default 60 000 ms). */
   readonly timeoutMs: number
-  readonly redis?: RedisOptions
+  /** Redis options (command timeout 2000 ms unless set), an open ioredis client, or a Layer providing Redis. */
+  readonly redis?: RedisSource
   /**
    * Telemetry for the invocations, e.g. `otlpLayer({ url })` from `effect-asynq/observability`:
    * each attempt is a span (and with `metrics: true` the worker metrics are recorded); what is
@@ -44,6 +44,7 @@ export const createDrainFunction = (config: DrainFunctionConfig): DrainFunction 
   const telemetry = config.telemetry
   const runtime = makeWarmRuntime(telemetry ? brokerLayer(config.redis).pipe(Layer.provideMerge(telemetry)) : brokerLayer(config.redis))
   const fn = async (req: GcfRequest, res: GcfResponse) => {
+    if (!requirePost(req, res)) return
     const caller = await authenticate(config.auth, req, res)
     if (caller === undefined) return
     try {
@@ -52,7 +53,8 @@ export const createDrainFunction = (config: DrainFunctionConfig): DrainFunction 
           yield* refuseReplay(caller.signature)
           const now = yield* Clock.currentTimeMillis
           return { summary: yield* withTelemetryFlush(telemetry !== undefined, drain(config, now + config.timeoutMs)) }
-        }).pipe(Effect.catchTag("HttpProblem", (p) => Effect.succeed({ refused: problemResponse(p) })))
+        }).pipe(Effect.catchTag("HttpProblem", (p) => Effect.succeed({ refused: problemResponse(p) }))),
+        { budgetMs: invocationBudget(config.timeoutMs, (config.safetyMarginMs ?? 10_000) / 8) }
       )
       if ("refused" in outcome) return sendResponse(res, outcome.refused)
       sendJson(res, 200, json, JSON.stringify(outcome.summary))

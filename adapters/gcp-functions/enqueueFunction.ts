@@ -6,14 +6,14 @@
  */
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
-import type { RedisOptions } from "../../src/redis/options.js"
 import { type EnqueueEndpointConfig, handleEnqueueRequest } from "../shared/enqueueEndpoint.js"
-import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
-import { flatHeaders, type GcfRequest, type GcfResponse, rawBytes, requestPath, sendJson } from "./types.js"
+import { makeBrokerRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
+import { flatHeaders, type GcfRequest, type GcfResponse, readRawBody, requestPath, sendJson } from "./types.js"
 import { checkAuthConfig } from "../shared/auth.js"
 
 export interface EnqueueFunctionConfig extends EnqueueEndpointConfig {
-  readonly redis?: RedisOptions
+  /** Redis options (command timeout 2000 ms unless set), an open ioredis client, or a Layer providing Redis. */
+  readonly redis?: RedisSource
 }
 
 export interface EnqueueFunction {
@@ -25,7 +25,8 @@ export const createEnqueueFunction = (config: EnqueueFunctionConfig): EnqueueFun
   checkAuthConfig(config.auth, "enqueue function")
   const runtime = makeBrokerRuntime(config.redis)
   const fn = async (req: GcfRequest, res: GcfResponse): Promise<void> => {
-    const out = await handleEnqueueRequest(config, runtime, { method: req.method, path: requestPath(req), headers: flatHeaders(req.headers), body: rawBytes(req) })
+    const body = await readRawBody(req, config.maxBodyBytes ?? 1024 * 1024)
+    const out = await handleEnqueueRequest(config, runtime, { method: req.method, path: requestPath(req), headers: flatHeaders(req.headers), body })
     sendJson(res, out.status, out.headers, out.body)
   }
   return Object.assign(fn, { runtime })

@@ -8,16 +8,16 @@
 import * as Effect from "effect/Effect"
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
-import type { RedisOptions } from "../../src/redis/options.js"
 import { type AuthConfig, checkAuthConfig } from "../shared/auth.js"
 import { backendUnavailable, problemResponse } from "../shared/httpProblem.js"
 import { refuseReplay } from "../shared/refuseReplay.js"
 import { type MaintenanceConfig, maintenanceTick, type TickSummary } from "../../src/processor/maintenance.js"
-import { makeBrokerRuntime, type WarmRuntime } from "../shared/warmRuntime.js"
-import { authenticate, type GcfCloudEvent, type GcfRequest, type GcfResponse, sendJson, sendResponse } from "./types.js"
+import { makeBrokerRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
+import { authenticate, type GcfCloudEvent, type GcfRequest, type GcfResponse, requirePost, sendJson, sendResponse } from "./types.js"
 
 export interface TickFunctionConfig extends MaintenanceConfig {
-  readonly redis?: RedisOptions
+  /** Redis options (command timeout 2000 ms unless set), an open ioredis client, or a Layer providing Redis. */
+  readonly redis?: RedisSource
   /** Where the summary line goes (default console.log). */
   readonly log?: (line: string) => void
 }
@@ -36,6 +36,7 @@ export const createTickHttpFunction = (config: TickFunctionConfig & { readonly a
   checkAuthConfig(config.auth, "tick function")
   const runtime = makeBrokerRuntime(config.redis)
   const fn = async (req: GcfRequest, res: GcfResponse) => {
+    if (!requirePost(req, res)) return
     const caller = await authenticate(config.auth, req, res)
     if (caller === undefined) return
     try {

@@ -41,9 +41,37 @@ export const flatHeaders = (h: GcfRequest["headers"]): Record<string, string | u
 /** The request's path without the query string (what an HMAC signature covers). */
 export const requestPath = (req: GcfRequest): string => pathOnly(req.path ?? req.url ?? "/")
 
-/** The exact body bytes (the Functions Framework's rawBody; a string body as UTF-8 otherwise). */
-export const rawBytes = (req: GcfRequest): Uint8Array =>
-  req.rawBody ?? Buffer.from(typeof req.body === "string" ? req.body : "", "utf8")
+/** A request stream not read by any body parser yet (Express's request is a Node.js Readable). */
+type UnreadStream = AsyncIterable<Uint8Array | string> & { readonly readableEnded?: boolean; readonly readable?: boolean }
+
+/**
+ * The exact body bytes: the Functions Framework's rawBody when a body parser ran; a string or
+ * Buffer body; else (a request without a content-type that no parser claimed) the request stream
+ * itself, read here, at most `limit + 1` bytes (enough to tell a body that is too large).
+ */
+export const readRawBody = async (req: GcfRequest, limit = 1024 * 1024): Promise<Uint8Array> => {
+  if (req.rawBody !== undefined) return req.rawBody
+  if (typeof req.body === "string") return Buffer.from(req.body, "utf8")
+  if (Buffer.isBuffer(req.body)) return req.body
+  const stream = req as unknown as Partial<UnreadStream>
+  if (typeof stream[Symbol.asyncIterator] !== "function" || stream.readableEnded === true || stream.readable === false) return new Uint8Array()
+  const chunks: Array<Buffer> = []
+  let size = 0
+  for await (const chunk of stream as UnreadStream) {
+    const b = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : Buffer.from(chunk)
+    chunks.push(b)
+    size += b.byteLength
+    if (size > limit) break
+  }
+  return Buffer.concat(chunks)
+}
+
+/** Answers 405 and returns false unless the request is a POST (tick and drain run only on POST). */
+export const requirePost = (req: GcfRequest, res: GcfResponse): boolean => {
+  if (req.method.toUpperCase() === "POST") return true
+  sendJson(res, 405, { "content-type": "application/json", allow: "POST" }, JSON.stringify({ error: { code: "method_not_allowed", message: `method ${req.method} not allowed: use POST` } }))
+  return false
+}
 
 export const sendJson = (res: GcfResponse, status: number, headers: Readonly<Record<string, string>>, body: string) => {
   let r = res.status(status)
@@ -60,8 +88,9 @@ export const authenticate = async (
   req: GcfRequest,
   res: GcfResponse
 ): Promise<{ readonly signature: AcceptedSignature | undefined } | undefined> => {
+  const body = await readRawBody(req)
   const outcome = await Effect.runPromise(
-    verifyAuth(auth, { method: req.method, path: requestPath(req), headers: flatHeaders(req.headers), body: rawBytes(req) }).pipe(
+    verifyAuth(auth, { method: req.method, path: requestPath(req), headers: flatHeaders(req.headers), body }).pipe(
       Effect.map((signature) => ({ signature })),
       Effect.catchTag("HttpProblem", (p) => Effect.succeed({ refused: problemResponse(p) }))
     )

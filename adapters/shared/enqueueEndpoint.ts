@@ -1,6 +1,8 @@
 import * as Effect from "effect/Effect"
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
+import { queueDepths } from "../../src/broker/queueDepths.js"
+import type { RedisError } from "../../src/redis/errors.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import type { EnqueueOptions } from "../../src/steps/options.js"
 import { type AcceptedSignature, type AuthConfig, verifyAuth } from "./auth.js"
@@ -21,6 +23,14 @@ export interface EnqueueEndpointConfig {
   readonly maxBodyBytes?: number
   /** Where server-side errors go (e.g. why Redis is unreachable; never sent to the caller). Default console.error. */
   readonly log?: (line: string) => void
+  /**
+   * Dispatch on enqueue: called after an enqueue made a queue go from empty to non-empty (the new
+   * task is the only one pending), e.g. to invoke the dispatcher at once
+   * (`invokeOnQueueStarted` from effect-asynq/aws-lambda/dispatchTrigger), so a processor starts
+   * within seconds instead of at the next scheduled dispatch. Awaited before the answer; a
+   * failure is logged and does not fail the enqueue (the task is stored; the schedule still runs).
+   */
+  readonly onQueueStarted?: (queue: string) => Promise<unknown> | unknown
 }
 
 /** The parts of an HTTP request the endpoint reads (both cloud adapters build one). */
@@ -82,8 +92,18 @@ export const checkEnqueueRequest = (config: EnqueueEndpointConfig, req: EnqueueH
     return { type: body.type, payload, options, signature }
   })
 
-/** Claims the signature (a replay gets 401) and enqueues: 200 + TaskInfo, or 400/409. Redis errors stay in the error channel. */
-export const enqueueAccepted = (accepted: AcceptedEnqueue) =>
+/** An answer, and the queue the enqueue started (took from empty to one pending task), if asked to tell. */
+export interface EnqueueAnswer {
+  readonly response: JsonResponse
+  readonly startedQueue: string | undefined
+}
+
+/**
+ * Claims the signature (a replay gets 401) and enqueues: 200 + TaskInfo, or 400/409. Redis errors
+ * stay in the error channel. With `detectStart`, a pending task's queue depth is read after the
+ * write (one more round trip) to tell whether this enqueue started the queue.
+ */
+export const enqueueAccepted = (accepted: AcceptedEnqueue, detectStart = false): Effect.Effect<EnqueueAnswer, RedisError, Broker> =>
   Effect.gen(function* () {
     yield* refuseReplay(accepted.signature)
     const info = yield* enqueue(accepted.type, accepted.payload, accepted.options).pipe(
@@ -93,8 +113,13 @@ export const enqueueAccepted = (accepted: AcceptedEnqueue) =>
         TaskIdConflict: (e) => Effect.fail(new HttpProblem({ status: 409, code: "task_id_conflict", message: e.message }))
       })
     )
-    return jsonResponse(200, taskInfoToJson(info))
-  }).pipe(Effect.catchTag("HttpProblem", (p) => Effect.succeed(problemResponse(p))))
+    let startedQueue: string | undefined
+    if (detectStart && info.state === "pending") {
+      const [depth] = yield* queueDepths([info.queue])
+      if (depth !== undefined && !depth.paused && depth.pending <= 1) startedQueue = info.queue
+    }
+    return { response: jsonResponse(200, taskInfoToJson(info)), startedQueue }
+  }).pipe(Effect.catchTag("HttpProblem", (p) => Effect.succeed({ response: problemResponse(p), startedQueue: undefined })))
 
 /**
  * Answers one enqueue request: 200 + TaskInfo, or 4xx/5xx + `{ error: { code, message } }`. Never
@@ -104,7 +129,8 @@ export const enqueueAccepted = (accepted: AcceptedEnqueue) =>
 export const handleEnqueueRequest = async (
   config: EnqueueEndpointConfig,
   runtime: WarmRuntime<Broker | Redis>,
-  req: EnqueueHttpRequest
+  req: EnqueueHttpRequest,
+  budgetMs?: number
 ): Promise<JsonResponse> => {
   const checked = await Effect.runPromise(
     checkEnqueueRequest(config, req).pipe(
@@ -113,10 +139,22 @@ export const handleEnqueueRequest = async (
     )
   )
   if ("refused" in checked) return checked.refused
+  let answer: EnqueueAnswer
   try {
-    return await runtime.run(enqueueAccepted(checked.accepted))
+    answer = await runtime.run(enqueueAccepted(checked.accepted, config.onQueueStarted !== undefined), { budgetMs })
   } catch (e) {
-    // The connection could not be opened, or a command failed (RedisError).
+    // The connection could not be opened, a command failed or timed out (RedisError), or the
+    // invocation's time ran out (InvocationTimeout).
     return backendUnavailable("enqueue", e, config.log)
   }
+  if (answer.startedQueue !== undefined && config.onQueueStarted !== undefined) {
+    try {
+      await config.onQueueStarted(answer.startedQueue)
+    } catch (e) {
+      ;(config.log ?? console.error)(
+        JSON.stringify({ msg: "effect-asynq enqueue: onQueueStarted failed (the task is stored; the scheduled dispatch will start it)", queue: answer.startedQueue, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) })
+      )
+    }
+  }
+  return answer.response
 }

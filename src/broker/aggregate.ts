@@ -6,6 +6,7 @@ import { type IdAndBytes, idBytesPairsReply, integerReply, integersReply } from 
 import { utf8Text } from "./fields.js"
 import { defineScript } from "./script.js"
 import { unixSeconds } from "./time.js"
+import { checkGroupsLua, deleteAggregationSetLua, readAggregationSetLua, reclaimStaleAggregationSetsLua } from "../redis/lua.generated.js"
 
 /** The groups listed in the queue's groups set; with a limit, that many distinct groups drawn at random (so successive calls see every group). */
 export const listGroups = Effect.fn("Broker.listGroups")(function* (queue: string, limit?: number) {
@@ -25,7 +26,7 @@ export interface CheckGroupInput {
 
 /** Script `checkGroups`: moves a ready group's oldest tasks into a new aggregation set; returns how many (0 = not ready). */
 export const checkGroupsScript = defineScript<CheckGroupInput, number>({
-  name: "checkGroups",
+  name: "checkGroups", source: checkGroupsLua,
   buffers: false,
   keys: ({ queue, group, setId }) => {
     const k = queueKeys(queue)
@@ -48,7 +49,7 @@ const setKeys = ({ queue, group, setId }: AggregationSetInput) => {
 
 /** Script `readAggregationSet`: the set's raw messages and deadline (undefined when not registered). */
 export const readAggregationSetScript = defineScript<AggregationSetInput, { readonly deadlineSec: number | undefined; readonly tasks: ReadonlyArray<IdAndBytes> }>({
-  name: "readAggregationSet",
+  name: "readAggregationSet", source: readAggregationSetLua,
   buffers: true,
   keys: setKeys,
   args: () => [],
@@ -61,7 +62,7 @@ export const readAggregationSetScript = defineScript<AggregationSetInput, { read
 
 /** Script `deleteAggregationSet`: deletes the set and its member tasks; returns how many tasks. */
 export const deleteAggregationSetScript = defineScript<AggregationSetInput, number>({
-  name: "deleteAggregationSet",
+  name: "deleteAggregationSet", source: deleteAggregationSetLua,
   buffers: false,
   keys: setKeys,
   args: () => [],
@@ -73,7 +74,7 @@ export const reclaimStaleAggregationSetsScript = defineScript<
   { readonly queue: string; readonly nowMs: number; readonly batch: number },
   { readonly sets: number; readonly tasks: number }
 >({
-  name: "reclaimStaleAggregationSets",
+  name: "reclaimStaleAggregationSets", source: reclaimStaleAggregationSetsLua,
   buffers: false,
   keys: ({ queue }) => {
     const k = queueKeys(queue)

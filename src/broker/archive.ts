@@ -6,6 +6,7 @@ import { coded, doneOrAlreadyDone, integersReply } from "./decode.js"
 import type { LeaseLost } from "./errors.js"
 import { defineScript } from "./script.js"
 import { statsExpireAt, unixSeconds } from "./time.js"
+import { archiveLua } from "../redis/lua.generated.js"
 
 /** asynq's archive limits: tasks archived more than 90 days ago, and beyond 10,000 entries, are deleted. */
 export const archiveMaxAgeMs = 90 * 24 * 60 * 60 * 1000
@@ -29,7 +30,7 @@ export interface ArchiveInput {
  * tasks were deleted. LeaseLost when the task is not active under a (matching) lease.
  */
 export const archiveScript = defineScript<ArchiveInput, { readonly trimmed: number }, LeaseLost>({
-  name: "archive",
+  name: "archive", source: archiveLua,
   buffers: false,
   keys: ({ updated, nowMs }) => {
     const k = queueKeys(updated.queue)

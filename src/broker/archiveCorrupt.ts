@@ -3,6 +3,7 @@ import { queueKeys } from "../wire/keys.js"
 import { integerReply, unexpectedReply } from "./decode.js"
 import { defineScript } from "./script.js"
 import { unixSeconds } from "./time.js"
+import { archiveCorruptLua } from "../redis/lua.generated.js"
 
 /** Where a corrupt task is taken from: the active list (with its lease) or an aggregation set. */
 export type CorruptSource = { readonly kind: "active" } | { readonly kind: "set"; readonly group: string; readonly setId: string }
@@ -23,7 +24,7 @@ const outcomes = { 1: "archived", 2: "dropped", 0: "absent" } as const
  * (the id was no longer in the source).
  */
 export const archiveCorruptScript = defineScript<ArchiveCorruptInput, "archived" | "dropped" | "absent">({
-  name: "archiveCorrupt",
+  name: "archiveCorrupt", source: archiveCorruptLua,
   buffers: false,
   keys: ({ queue, source }) => {
     const k = queueKeys(queue)

@@ -6,6 +6,7 @@ import { arrayReply } from "./decode.js"
 import { numField } from "./fields.js"
 import { defineScript } from "./script.js"
 import { unixNanosString, unixSeconds } from "./time.js"
+import { inspector_archiveAllLua, inspector_deleteAllLua, inspector_runAllLua } from "../redis/lua.generated.js"
 
 /** One batch's reply: tasks done, left in the source, and (archive batches) older archived tasks trimmed. */
 export interface BatchCounts {
@@ -39,7 +40,7 @@ const counts = (script: "inspector_runAll" | "inspector_archiveAll" | "inspector
 
 /** Script `inspector_runAll`: up to `size` tasks of a state (scheduled, retry, archived, a group) -> pending. */
 export const runAllBatchScript = defineScript<BulkBatchInput, BatchCounts>({
-  name: "inspector_runAll",
+  name: "inspector_runAll", source: inspector_runAllLua,
   buffers: false,
   keys: (i) => {
     const s = source(i)
@@ -51,7 +52,7 @@ export const runAllBatchScript = defineScript<BulkBatchInput, BatchCounts>({
 
 /** Script `inspector_archiveAll`: up to `size` tasks of a state -> archived, trimming the archive. */
 export const archiveAllBatchScript = defineScript<BulkBatchInput, BatchCounts>({
-  name: "inspector_archiveAll",
+  name: "inspector_archiveAll", source: inspector_archiveAllLua,
   buffers: false,
   keys: (i) => {
     const s = source(i)
@@ -66,7 +67,7 @@ export const archiveAllBatchScript = defineScript<BulkBatchInput, BatchCounts>({
 
 /** Script `inspector_deleteAll`: deletes up to `size` tasks of a state. */
 export const deleteAllBatchScript = defineScript<BulkBatchInput, BatchCounts>({
-  name: "inspector_deleteAll",
+  name: "inspector_deleteAll", source: inspector_deleteAllLua,
   buffers: false,
   keys: (i) => {
     const s = source(i)

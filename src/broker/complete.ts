@@ -6,6 +6,7 @@ import type { LeaseLost } from "./errors.js"
 import { ownUniqueKey } from "./leaseLost.js"
 import { defineScript } from "./script.js"
 import { statsExpireAt, unixSeconds } from "./time.js"
+import { completeLua } from "../redis/lua.generated.js"
 
 export type CompleteOutcome = "deleted" | "completed"
 
@@ -20,7 +21,7 @@ export interface CompleteInput {
  * no longer active.
  */
 export const completeScript = defineScript<CompleteInput, CompleteOutcome, LeaseLost>({
-  name: "complete",
+  name: "complete", source: completeLua,
   buffers: false,
   keys: ({ msg, nowMs }) => {
     const k = queueKeys(msg.queue)

@@ -1,3 +1,4 @@
+import { completeAndLeaseLua } from "../redis/lua.generated.js"
 import { Result } from "effect"
 import type { ScriptCall } from "../redis/Redis.js"
 import { queueKeys } from "../wire/keys.js"
@@ -29,7 +30,7 @@ export interface CompleteAndLeaseResult {
  * buffers: the leased messages are protobuf bytes).
  */
 export const completeAndLeaseScript = defineScript<CompleteAndLeaseInput, CompleteAndLeaseResult>({
-  name: "completeAndLease",
+  name: "completeAndLease", source: completeAndLeaseLua,
   buffers: true,
   keys: ({ msgs, nowMs }) => {
     const k = queueKeys(msgs[0]!.queue)

@@ -1,3 +1,4 @@
+import { completeBatchLua } from "../redis/lua.generated.js"
 import { Result } from "effect"
 import { encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { queueKeys } from "../wire/keys.js"
@@ -29,7 +30,7 @@ const completed = Result.succeed<CompleteOutcome>("completed")
  * is no longer active under a lease).
  */
 export const completeBatchScript = defineScript<CompleteBatchInput, CompleteBatchOutcomes>({
-  name: "completeBatch",
+  name: "completeBatch", source: completeBatchLua,
   buffers: false,
   keys: ({ msgs, nowMs }) => {
     const k = queueKeys(msgs[0]!.queue)

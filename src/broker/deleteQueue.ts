@@ -5,6 +5,7 @@ import { integersReply, unexpectedReply } from "./decode.js"
 import type { InvalidState, QueueNotEmpty } from "./errors.js"
 import { codeError } from "./replyCodes.js"
 import { defineScript } from "./script.js"
+import { inspector_deleteQueueLua } from "../redis/lua.generated.js"
 
 export interface RemoveQueueInput {
   readonly queue: string
@@ -22,7 +23,7 @@ export interface RemoveQueueInput {
 export type RemoveQueueStep = { readonly removed: true; readonly deleted: number } | { readonly removed: false; readonly left: number }
 
 export const deleteQueueScript = defineScript<RemoveQueueInput, RemoveQueueStep, QueueNotEmpty | InvalidState>({
-  name: "inspector_deleteQueue",
+  name: "inspector_deleteQueue", source: inspector_deleteQueueLua,
   buffers: false,
   keys: ({ queue }) => {
     const k = queueKeys(queue)

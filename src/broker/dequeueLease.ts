@@ -1,6 +1,7 @@
 import { queueKeys } from "../wire/keys.js"
 import { type IdAndBytes, idBytesPairsReply } from "./decode.js"
 import { defineScript } from "./script.js"
+import { dequeueLeaseLua } from "../redis/lua.generated.js"
 
 export interface DequeueLeaseInput {
   readonly queue: string
@@ -16,7 +17,7 @@ export interface DequeueLeaseInput {
  * `bytes` undefined is a dangling id the script already removed.
  */
 export const dequeueLeaseScript = defineScript<DequeueLeaseInput, ReadonlyArray<IdAndBytes>>({
-  name: "dequeueLease",
+  name: "dequeueLease", source: dequeueLeaseLua,
   buffers: true,
   keys: ({ queue }) => {
     const k = queueKeys(queue)

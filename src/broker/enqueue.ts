@@ -26,6 +26,7 @@ import { isLostReply } from "./lostReply.js"
 import type { DuplicateTask, TaskIdConflict } from "./errors.js"
 import { type BoundScript, bindScript, defineScript, runScript, runScripts } from "./script.js"
 import { unixNanosString, unixSeconds } from "./time.js"
+import { addToGroupLua, enqueueBatchLua, enqueueLua, registerQueueLua, scheduleLua } from "../redis/lua.generated.js"
 
 /** Where a new task goes. */
 export type WriteTarget =
@@ -85,11 +86,11 @@ const writeDecode =
     doneOr(script, reply, w, w.target.state)
 
 /** Script `enqueue`: a new task -> pending (with its uniqueness lock, if any). */
-export const enqueueScript = defineScript<TaskWrite, TaskState, DuplicateTask | TaskIdConflict>({ name: "enqueue", buffers: false, keys: writeKeys, args: writeArgs, decode: writeDecode("enqueue") })
+export const enqueueScript = defineScript<TaskWrite, TaskState, DuplicateTask | TaskIdConflict>({ name: "enqueue", source: enqueueLua, buffers: false, keys: writeKeys, args: writeArgs, decode: writeDecode("enqueue") })
 /** Script `schedule`: a new task -> scheduled. */
-export const scheduleScript = defineScript<TaskWrite, TaskState, DuplicateTask | TaskIdConflict>({ name: "schedule", buffers: false, keys: writeKeys, args: writeArgs, decode: writeDecode("schedule") })
+export const scheduleScript = defineScript<TaskWrite, TaskState, DuplicateTask | TaskIdConflict>({ name: "schedule", source: scheduleLua, buffers: false, keys: writeKeys, args: writeArgs, decode: writeDecode("schedule") })
 /** Script `addToGroup`: a new task -> its aggregation group. */
-export const addToGroupScript = defineScript<TaskWrite, TaskState, DuplicateTask | TaskIdConflict>({ name: "addToGroup", buffers: false, keys: writeKeys, args: writeArgs, decode: writeDecode("addToGroup") })
+export const addToGroupScript = defineScript<TaskWrite, TaskState, DuplicateTask | TaskIdConflict>({ name: "addToGroup", source: addToGroupLua, buffers: false, keys: writeKeys, args: writeArgs, decode: writeDecode("addToGroup") })
 
 const writeScripts = { pending: enqueueScript, scheduled: scheduleScript, aggregating: addToGroupScript } as const
 
@@ -98,7 +99,7 @@ export const bindTaskWrite = (w: TaskWrite): BoundScript<TaskState, DuplicateTas
 
 /** Script `enqueueBatch`: `enqueue` for several new tasks of one queue written at the same time, in order (each its own outcome). */
 export const enqueueBatchScript = defineScript<ReadonlyArray<TaskWrite>, ReadonlyArray<Result.Result<TaskState, WriteError>>>({
-  name: "enqueueBatch",
+  name: "enqueueBatch", source: enqueueBatchLua,
   buffers: false,
   keys: (ws) => {
     const k = queueKeys(ws[0]!.msg.queue)
@@ -206,7 +207,7 @@ const resendLostReplies = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWri
 
 /** Script `registerQueue`: adds a queue to `asynq:queues`. */
 export const registerQueueScript = defineScript<string, void>({
-  name: "registerQueue",
+  name: "registerQueue", source: registerQueueLua,
   buffers: false,
   keys: () => [allQueues],
   args: (queue) => [queue],

@@ -3,6 +3,7 @@ import { queueKeys } from "../wire/keys.js"
 import { integersReply } from "./decode.js"
 import { defineScript } from "./script.js"
 import { unixNanosString, unixSeconds } from "./time.js"
+import { forwardLua } from "../redis/lua.generated.js"
 
 export interface ForwardInput {
   readonly queue: string
@@ -12,7 +13,7 @@ export interface ForwardInput {
 
 /** Script `forward`: due scheduled/retry tasks of one queue -> pending (or their group), at most `batch`. */
 export const forwardScript = defineScript<ForwardInput, { readonly scheduled: number; readonly retry: number; readonly dropped: number }>({
-  name: "forward",
+  name: "forward", source: forwardLua,
   buffers: false,
   keys: ({ queue }) => {
     const k = queueKeys(queue)

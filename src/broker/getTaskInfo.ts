@@ -6,10 +6,11 @@ import { bytesField, numField, textField } from "./fields.js"
 import type { StoredRow } from "./listTasks.js"
 import { codeError } from "./replyCodes.js"
 import { defineScript } from "./script.js"
+import { inspector_getTaskInfoLua } from "../redis/lua.generated.js"
 
 /** Script `inspector_getTaskInfo`: one task's stored fields and state; TaskNotFound when it does not exist. */
 export const getTaskInfoScript = defineScript<{ readonly queue: string; readonly id: string }, StoredRow & { readonly state: TaskState }, TaskNotFound>({
-  name: "inspector_getTaskInfo",
+  name: "inspector_getTaskInfo", source: inspector_getTaskInfoLua,
   buffers: true,
   keys: ({ queue, id }) => {
     const k = queueKeys(queue)

@@ -2,6 +2,7 @@ import { queueKeys } from "../wire/keys.js"
 import { integerReply } from "./decode.js"
 import { defineScript } from "./script.js"
 import { unixSeconds } from "./time.js"
+import { janitorLua } from "../redis/lua.generated.js"
 
 export interface JanitorInput {
   readonly queue: string
@@ -11,7 +12,7 @@ export interface JanitorInput {
 
 /** Script `janitor`: deletes up to `batch` completed tasks of one queue whose retention ended; returns how many. */
 export const janitorScript = defineScript<JanitorInput, number>({
-  name: "janitor",
+  name: "janitor", source: janitorLua,
   buffers: false,
   keys: ({ queue }) => {
     const k = queueKeys(queue)

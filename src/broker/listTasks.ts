@@ -4,6 +4,7 @@ import { queueKeys, type TaskState } from "../wire/keys.js"
 import { arrayReply } from "./decode.js"
 import { bytesField, numField, textField } from "./fields.js"
 import { defineScript } from "./script.js"
+import { inspector_listListLua, inspector_listZsetLua } from "../redis/lua.generated.js"
 
 /** One task as stored: its hash key, message bytes, result, and its score in the state's zset (or lease). */
 export interface StoredRow {
@@ -25,7 +26,7 @@ export interface PageInput {
 
 /** Script `inspector_listList`: a page of the pending or active list, oldest first (LPUSH puts the newest at the head). */
 export const listListScript = defineScript<PageInput, ReadonlyArray<StoredRow>>({
-  name: "inspector_listList",
+  name: "inspector_listList", source: inspector_listListLua,
   buffers: true,
   keys: ({ queue, state }) => {
     const k = queueKeys(queue)
@@ -44,7 +45,7 @@ export const listListScript = defineScript<PageInput, ReadonlyArray<StoredRow>>(
 
 /** Script `inspector_listZset`: a page of a state's zset (or a group), by ascending score. */
 export const listZsetScript = defineScript<PageInput, ReadonlyArray<StoredRow>>({
-  name: "inspector_listZset",
+  name: "inspector_listZset", source: inspector_listZsetLua,
   buffers: true,
   keys: ({ queue, state, group }) => {
     const k = queueKeys(queue)

@@ -3,10 +3,11 @@ import { doneOr } from "./decode.js"
 import type { InvalidState } from "./errors.js"
 import { defineScript } from "./script.js"
 import { unixSeconds } from "./time.js"
+import { pauseQueueLua, unpauseQueueLua } from "../redis/lua.generated.js"
 
 /** Script `pauseQueue`: marks the queue paused; InvalidState when it is already paused. */
 export const pauseQueueScript = defineScript<{ readonly queue: string; readonly nowMs: number }, void, InvalidState>({
-  name: "pauseQueue",
+  name: "pauseQueue", source: pauseQueueLua,
   buffers: false,
   keys: ({ queue }) => [queueKeys(queue).paused],
   args: ({ nowMs }) => [unixSeconds(nowMs)],
@@ -15,7 +16,7 @@ export const pauseQueueScript = defineScript<{ readonly queue: string; readonly 
 
 /** Script `unpauseQueue`; InvalidState when the queue is not paused. */
 export const unpauseQueueScript = defineScript<{ readonly queue: string }, void, InvalidState>({
-  name: "unpauseQueue",
+  name: "unpauseQueue", source: unpauseQueueLua,
   buffers: false,
   keys: ({ queue }) => [queueKeys(queue).paused],
   args: () => [],

@@ -8,20 +8,39 @@ export interface QueueDepth {
   readonly queue: string
   readonly pending: number
   readonly paused: boolean
+  /**
+   * When asked for (`oldestAge`): the oldest pending task's `pending_since` in unix ms, or undefined
+   * when the queue has no pending task (or is paused).
+   */
+  readonly oldestPendingSinceMs?: number | undefined
 }
 
-/** Reads the pending depth of each queue (one round trip per queue: its keys share a cluster slot), for the dispatcher. */
-export const queueDepths = Effect.fn("Broker.queueDepths")(function* (queues: ReadonlyArray<string>) {
+/**
+ * Reads the pending depth of each queue (one round trip per queue: its keys share a cluster slot),
+ * for the dispatcher. With `oldestAge`, also the oldest pending task's pending_since (a second
+ * round trip for a queue that has pending tasks).
+ */
+export const queueDepths = Effect.fn("Broker.queueDepths")(function* (queues: ReadonlyArray<string>, opts?: { readonly oldestAge?: boolean }) {
   const { redis } = yield* Broker
+  const oldestAge = opts?.oldestAge === true
   return yield* Effect.forEach(
     queues,
     (queue): Effect.Effect<QueueDepth, RedisError> => {
       const k = queueKeys(queue)
       return redis.use("queue depth", async (c) => {
-        const res = (await c.pipeline().llen(k.pending).exists(k.paused).exec()) ?? []
+        const p = c.pipeline().llen(k.pending).exists(k.paused)
+        // asynq pushes on the left and takes from the right: the oldest pending task is the last.
+        if (oldestAge) p.lindex(k.pending, -1)
+        const res = (await p.exec()) ?? []
         for (const [err] of res) if (err) throw err
         const paused = Number(res[1]?.[1] ?? 0) === 1
-        return { queue, pending: paused ? 0 : Number(res[0]?.[1] ?? 0), paused }
+        const pending = paused ? 0 : Number(res[0]?.[1] ?? 0)
+        if (!oldestAge) return { queue, pending, paused }
+        const oldestId = res[2]?.[1]
+        if (pending === 0 || typeof oldestId !== "string") return { queue, pending, paused, oldestPendingSinceMs: undefined }
+        const since = await c.hget(k.task(oldestId), "pending_since")
+        // pending_since is unix nanoseconds (a decimal string); a task taken meanwhile has none.
+        return { queue, pending, paused, oldestPendingSinceMs: since === null ? undefined : Number(BigInt(since) / 1_000_000n) }
       })
     },
     { concurrency: "unbounded" }

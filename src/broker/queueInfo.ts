@@ -5,6 +5,7 @@ import { Broker } from "./Broker.js"
 import { arrayReply, unexpectedReply } from "./decode.js"
 import { numField, textField } from "./fields.js"
 import { defineScript } from "./script.js"
+import { inspector_groupStatsLua, inspector_memoryUsageLua, inspector_queueStatsLua } from "../redis/lua.generated.js"
 
 /** A queue's counters, as one script call reads them. */
 export interface QueueCounters {
@@ -30,7 +31,7 @@ export interface QueueCounters {
 
 /** Script `inspector_queueStats`: a queue's counters (today's processed/failed for `nowMs`). */
 export const queueStatsScript = defineScript<{ readonly queue: string; readonly nowMs: number }, QueueCounters>({
-  name: "inspector_queueStats",
+  name: "inspector_queueStats", source: inspector_queueStatsLua,
   buffers: false,
   keys: ({ queue, nowMs }) => {
     const k = queueKeys(queue)
@@ -53,7 +54,7 @@ export const queueStatsScript = defineScript<{ readonly queue: string; readonly 
 
 /** Script `inspector_memoryUsage`: asynq's estimate of a queue's memory (sampling `taskSample` tasks per list/zset and the first `groupSample` groups); 0 when unknown. */
 export const memoryUsageScript = defineScript<{ readonly queue: string; readonly taskSample: number; readonly groupSample: number }, number>({
-  name: "inspector_memoryUsage",
+  name: "inspector_memoryUsage", source: inspector_memoryUsageLua,
   buffers: false,
   keys: ({ queue }) => {
     const k = queueKeys(queue)
@@ -65,7 +66,7 @@ export const memoryUsageScript = defineScript<{ readonly queue: string; readonly
 
 /** Script `inspector_groupStats`: every group of a queue with its size (unsorted). */
 export const groupStatsScript = defineScript<{ readonly queue: string }, ReadonlyArray<{ readonly group: string; readonly size: number }>>({
-  name: "inspector_groupStats",
+  name: "inspector_groupStats", source: inspector_groupStatsLua,
   buffers: false,
   keys: ({ queue }) => {
     const k = queueKeys(queue)

@@ -1,6 +1,7 @@
 import { queueKeys } from "../wire/keys.js"
 import { type IdAndBytes, idBytesPairsReply } from "./decode.js"
 import { defineScript } from "./script.js"
+import { listLeaseExpiredLua } from "../redis/lua.generated.js"
 
 export interface ListLeaseExpiredInput {
   readonly queue: string
@@ -10,7 +11,7 @@ export interface ListLeaseExpiredInput {
 
 /** Script `listLeaseExpired` (recover's read): up to `batch` tasks of one queue whose lease score is <= `cutoffSec`. */
 export const listLeaseExpiredScript = defineScript<ListLeaseExpiredInput, ReadonlyArray<IdAndBytes>>({
-  name: "listLeaseExpired",
+  name: "listLeaseExpired", source: listLeaseExpiredLua,
   buffers: true,
   keys: ({ queue }) => {
     const k = queueKeys(queue)

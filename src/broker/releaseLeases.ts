@@ -1,3 +1,4 @@
+import { releaseLeasesLua } from "../redis/lua.generated.js"
 import { Result } from "effect"
 import { queueKeys } from "../wire/keys.js"
 import { integerReply } from "./decode.js"
@@ -28,7 +29,7 @@ export const leaseScore = (expiresSec: number, random: () => number = Math.rando
  * to the head of pending (a dequeue whose reply was lost leased them to nobody). Returns how many.
  */
 export const releaseLeasesScript = defineScript<ReleaseLeasesInput, number>({
-  name: "releaseLeases",
+  name: "releaseLeases", source: releaseLeasesLua,
   buffers: false,
   keys: ({ queue }) => {
     const k = queueKeys(queue)

@@ -4,6 +4,7 @@ import { doneOr, doneOrAlreadyDone } from "./decode.js"
 import type { LeaseLost } from "./errors.js"
 import { defineScript } from "./script.js"
 import { unixNanosString } from "./time.js"
+import { requeueLua } from "../redis/lua.generated.js"
 
 export interface RequeueInput {
   readonly msg: TaskMessage
@@ -12,7 +13,7 @@ export interface RequeueInput {
 
 /** Script `requeue`: active -> head of pending. LeaseLost when the task is no longer active. */
 export const requeueScript = defineScript<RequeueInput, void, LeaseLost>({
-  name: "requeue",
+  name: "requeue", source: requeueLua,
   buffers: false,
   keys: ({ msg }) => {
     const k = queueKeys(msg.queue)

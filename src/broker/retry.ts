@@ -5,6 +5,7 @@ import { doneOr, doneOrAlreadyDone } from "./decode.js"
 import type { LeaseLost } from "./errors.js"
 import { defineScript } from "./script.js"
 import { statsExpireAt, unixSeconds } from "./time.js"
+import { retryLua } from "../redis/lua.generated.js"
 
 export interface RetryInput {
   /** The message as it is to be stored (retried/errorMsg/lastFailedAt already updated). */
@@ -18,7 +19,7 @@ export interface RetryInput {
 
 /** Script `retry`: active -> retry. LeaseLost when the task is not active under a (matching) lease. */
 export const retryScript = defineScript<RetryInput, void, LeaseLost>({
-  name: "retry",
+  name: "retry", source: retryLua,
   buffers: false,
   keys: ({ updated, nowMs }) => {
     const k = queueKeys(updated.queue)

@@ -16,6 +16,7 @@ import type { DuplicateTask, TaskIdConflict } from "./errors.js"
 import { codeError } from "./replyCodes.js"
 import { defineScript } from "./script.js"
 import { unixNanosString, unixSeconds } from "./time.js"
+import { scheduler_announceLua, scheduler_claimLua, scheduler_historyLua, scheduler_publishLua, scheduler_recordLua } from "../redis/lua.generated.js"
 
 
 /** One occurrence to claim and write. */
@@ -48,7 +49,7 @@ const claimDetail = (i: ClaimInput) => `periodic entry ${i.entryId}, occurrence 
 
 /** Script `scheduler_claim`: claims one occurrence of an entry and writes its task, atomically. */
 export const claimScript = defineScript<ClaimInput, ClaimReply>({
-  name: "scheduler_claim",
+  name: "scheduler_claim", source: scheduler_claimLua,
   buffers: false,
   keys: (i) => {
     const k = queueKeys(i.msg.queue)
@@ -104,7 +105,7 @@ export const recordScript = defineScript<
   { readonly queue: string; readonly entryId: string; readonly newThroughMs: number; readonly ttlMs: number },
   EntryRecord
 >({
-  name: "scheduler_record",
+  name: "scheduler_record", source: scheduler_recordLua,
   buffers: false,
   keys: (i) => [entryRecordKey(i.queue, i.entryId)],
   args: (i) => [String(Math.floor(i.newThroughMs)), String(Math.ceil(i.ttlMs))],
@@ -120,7 +121,7 @@ export const recordScript = defineScript<
 
 /** Script `scheduler_history`: records one enqueue of an entry, keeping the newest `max` events. */
 export const historyScript = defineScript<{ readonly entryId: string; readonly taskId: string; readonly enqueuedAtMs: number; readonly max: number }, number>({
-  name: "scheduler_history",
+  name: "scheduler_history", source: scheduler_historyLua,
   buffers: false,
   keys: (i) => [schedulerHistoryKey(i.entryId)],
   args: (i) => [unixSeconds(i.enqueuedAtMs), bytesArg(encodeSchedulerEnqueueEvent({ taskId: i.taskId, enqueueTime: timestampFromMillis(i.enqueuedAtMs) })), i.max],
@@ -129,7 +130,7 @@ export const historyScript = defineScript<{ readonly entryId: string; readonly t
 
 /** Script `scheduler_publish`: rewrites a scheduler instance's entries list (none: deletes it). */
 export const publishEntriesScript = defineScript<{ readonly key: string; readonly ttlMs: number; readonly entries: ReadonlyArray<Uint8Array> }, number>({
-  name: "scheduler_publish",
+  name: "scheduler_publish", source: scheduler_publishLua,
   buffers: false,
   keys: (i) => [i.key],
   args: (i) => [Math.ceil(i.ttlMs), ...i.entries.map(bytesArg)],
@@ -138,7 +139,7 @@ export const publishEntriesScript = defineScript<{ readonly key: string; readonl
 
 /** Script `scheduler_announce`: the instance's member of `asynq:schedulers` (expiry unix seconds, or "remove"); drops members expired before `dropBeforeSec`. */
 export const announceScript = defineScript<{ readonly key: string; readonly expiresAtSec: number | "remove"; readonly dropBeforeSec: number }, number>({
-  name: "scheduler_announce",
+  name: "scheduler_announce", source: scheduler_announceLua,
   buffers: false,
   keys: () => [allSchedulers],
   args: (i) => [i.key, i.expiresAtSec, i.dropBeforeSec],

@@ -3,17 +3,20 @@
  * whether its bulk replies are read as Buffers, and how its reply becomes a typed result or a
  * tagged error. Every broker operation runs its scripts through `runScript` (one call) or
  * `runScripts` (many calls, one round trip per cluster slot; see `RedisShape.scriptBatch`), so no
- * caller ever reads a raw reply. The source and SHA come from the embedded `luaSources`.
+ * caller ever reads a raw reply. Each descriptor carries its script's embedded source (one constant
+ * of src/redis/lua.generated.ts), so a bundle holds only the scripts its descriptors use.
  */
 import { Effect, Result } from "effect"
 import type { RedisError } from "../redis/errors.js"
 import type { BatchReply, ScriptArg, ScriptCall } from "../redis/Redis.js"
-import type { LuaName } from "../redis/scripts.js"
+import { type LuaName, registerLua } from "../redis/scripts.js"
 import { Broker } from "./Broker.js"
 
 export interface ScriptDef<I, A, E> {
   /** The script `lua/<name>.lua`. */
   readonly name: LuaName
+  /** Its embedded source: the `<name>Lua` constant of src/redis/lua.generated.ts. */
+  readonly source: string
   /** Read bulk replies as Buffers (protobuf payloads) rather than strings. */
   readonly buffers: boolean
   readonly keys: (input: I) => ReadonlyArray<string>
@@ -22,8 +25,14 @@ export interface ScriptDef<I, A, E> {
   readonly decode: (reply: unknown, input: I) => Result.Result<A, E | RedisError>
 }
 
-/** A script descriptor. `E` is the script's tagged errors (from its reply codes, see replyCodes.ts). */
-export const defineScript = <I, A, E = never>(def: ScriptDef<I, A, E>): ScriptDef<I, A, E> => def
+/**
+ * A script descriptor. `E` is the script's tagged errors (from its reply codes, see replyCodes.ts).
+ * Registers the script's source, so the Redis service can run it by name.
+ */
+export const defineScript = <I, A, E = never>(def: ScriptDef<I, A, E>): ScriptDef<I, A, E> => {
+  registerLua(def.name, def.source)
+  return def
+}
 
 /** A descriptor with its input: the call to send and how to read its reply. */
 export interface BoundScript<A, E> {

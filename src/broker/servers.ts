@@ -6,6 +6,13 @@ import { Effect } from "effect"
 import { allServers, allWorkers } from "../wire/keys.js"
 import { Broker } from "./Broker.js"
 import { bytesArg } from "./args.js"
+import { serverIndexLua, serverStateClearLua, serverStateWriteLua } from "../redis/lua.generated.js"
+import { registerLua } from "../redis/scripts.js"
+
+// Run by name below (three plain calls, no reply decoding): their sources are registered here.
+registerLua("serverIndex", serverIndexLua)
+registerLua("serverStateWrite", serverStateWriteLua)
+registerLua("serverStateClear", serverStateClearLua)
 
 export interface ServerStateKeys {
   readonly server: string

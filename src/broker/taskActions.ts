@@ -8,6 +8,7 @@ import { archiveCutoffSeconds, archiveMaxSize } from "./archive.js"
 import { codeError } from "./replyCodes.js"
 import { defineScript } from "./script.js"
 import { unixNanosString, unixSeconds } from "./time.js"
+import { inspector_archiveTaskLua, inspector_deleteTaskLua, inspector_runTaskLua } from "../redis/lua.generated.js"
 
 /** What a per-task action did: the state the task left. */
 export interface TaskActionResult {
@@ -37,7 +38,7 @@ const actionDecode =
 
 /** Script `inspector_runTask`: scheduled, retry, archived, completed or aggregating -> pending. */
 export const runTaskScript = defineScript<TaskActionInput, TaskActionResult, TaskNotFound | InvalidState>({
-  name: "inspector_runTask",
+  name: "inspector_runTask", source: inspector_runTaskLua,
   buffers: false,
   keys: ({ queue, id }) => {
     const k = queueKeys(queue)
@@ -49,7 +50,7 @@ export const runTaskScript = defineScript<TaskActionInput, TaskActionResult, Tas
 
 /** Script `inspector_archiveTask`: pending, scheduled, retry, completed or aggregating -> archived (trimming the archive). */
 export const archiveTaskScript = defineScript<TaskActionInput, TaskActionResult, TaskNotFound | InvalidState>({
-  name: "inspector_archiveTask",
+  name: "inspector_archiveTask", source: inspector_archiveTaskLua,
   buffers: false,
   keys: ({ queue, id }) => {
     const k = queueKeys(queue)
@@ -61,7 +62,7 @@ export const archiveTaskScript = defineScript<TaskActionInput, TaskActionResult,
 
 /** Script `inspector_deleteTask`: deletes a task in any state but active, releasing its uniqueness lock. */
 export const deleteTaskScript = defineScript<TaskActionInput, TaskActionResult, TaskNotFound | InvalidState>({
-  name: "inspector_deleteTask",
+  name: "inspector_deleteTask", source: inspector_deleteTaskLua,
   buffers: false,
   keys: ({ queue, id }) => {
     const k = queueKeys(queue)

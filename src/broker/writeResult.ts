@@ -5,6 +5,7 @@ import { integerReply, unexpectedReply } from "./decode.js"
 import type { TaskNotFound } from "./errors.js"
 import { codeError } from "./replyCodes.js"
 import { defineScript, runScript } from "./script.js"
+import { writeResultLua } from "../redis/lua.generated.js"
 
 export interface WriteResultOptions {
   readonly queue: string
@@ -14,7 +15,7 @@ export interface WriteResultOptions {
 
 /** Script `writeResult`: stores result bytes in the task hash; returns the byte count. TaskNotFound when the task does not exist. */
 export const writeResultScript = defineScript<WriteResultOptions, number, TaskNotFound>({
-  name: "writeResult",
+  name: "writeResult", source: writeResultLua,
   buffers: false,
   keys: ({ queue, id }) => [queueKeys(queue).task(id)],
   args: ({ result }) => [bytesArg(result)],

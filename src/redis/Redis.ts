@@ -1,5 +1,6 @@
 import { Cluster, Redis as IORedis } from "ioredis"
-import { Config, Effect, Layer, Option, Redacted, type Scope } from "effect"
+import { Effect, Layer, type Scope } from "effect"
+import * as ConfigProvider from "effect/ConfigProvider"
 import { RedisConnectionError, RedisError, errorMessage } from "./errors.js"
 import { describeTarget, type RedisOptions } from "./options.js"
 import { keySlot } from "./keySlot.js"
@@ -51,6 +52,11 @@ const isNoScript = (e: unknown) => errorMessage(e).startsWith("NOSCRIPT")
 const toIORedisOptions = (o: RedisOptions): { url: string | undefined; opts: IORedisOptions } => {
   const opts: IORedisOptions = {
     lazyConnect: true,
+    // A single node has no INFO ready check: the handshake (HELLO, answered by the server) already
+    // proves the connection works, and a cold start saves a round trip. A server still loading its
+    // dataset answers commands with a LOADING error, which fails those commands. Sentinel and
+    // Cluster keep it (Sentinel's checks the node it reached is still the master).
+    enableReadyCheck: o.sentinel !== undefined || o.cluster !== undefined,
     connectTimeout: o.connectTimeoutMs ?? 5000,
     maxRetriesPerRequest: o.maxRetriesPerRequest ?? 3,
     enableAutoPipelining: false
@@ -59,6 +65,7 @@ const toIORedisOptions = (o: RedisOptions): { url: string | undefined; opts: IOR
   if (o.password !== undefined) opts.password = o.password
   if (o.db !== undefined) opts.db = o.db
   if (o.tls) opts.tls = o.tls === true ? {} : o.tls
+  if (o.commandTimeoutMs !== undefined) opts.commandTimeout = o.commandTimeoutMs
   return { url: o.url, opts }
 }
 
@@ -82,6 +89,10 @@ const databaseInPath = (u: URL): string => u.pathname.replace(/^\//, "")
  */
 const invalidRedisOptions = (o: RedisOptions): string | undefined => {
   if (o.db !== undefined && !(Number.isInteger(o.db) && o.db >= 0)) return `db must be a whole number ≥ 0, got ${o.db}`
+  for (const field of ["connectTimeoutMs", "commandTimeoutMs"] as const) {
+    const v = o[field]
+    if (v !== undefined && !(Number.isInteger(v) && v >= 1)) return `${field} must be a whole number of milliseconds ≥ 1, got ${v}`
+  }
   // Without a scheme ioredis reads "host:port" or a unix socket path: no database to check there.
   if (o.url === undefined || !o.url.includes("://")) return undefined
   let u: URL
@@ -154,16 +165,18 @@ const connect = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionErr
         if ((e as { command?: { name?: string } } | null)?.command?.name === "select") selectError = e
       }
       c.on("error", onError)
+      // One budget for the whole open: TCP (and TLS), the ready check and the PING. A server that
+      // accepts the connection but never answers fails here too, not only one that refuses it.
       const timeout = o.connectTimeoutMs ?? 5000
       let timer: NodeJS.Timeout | undefined
       try {
         await Promise.race([
-          c.connect(),
+          // A cluster's nodes answer once it has read the slots; a single node once HELLO answered.
+          c.connect().then(() => (c instanceof Cluster ? c.ping() : undefined)),
           new Promise((_, reject) => {
             timer = setTimeout(() => reject(new Error(`no answer within ${timeout} ms`)), timeout)
           })
         ])
-        await c.ping()
         if (selectError !== undefined) throw selectError
       } catch (e) {
         c.disconnect()
@@ -241,10 +254,30 @@ export const makeRedis = (client: RedisClient, options: RedisOptions, outages?: 
   const use = <A>(op: string, f: (c: RedisClient) => Promise<A>) =>
     Effect.tryPromise({ try: () => f(client), catch: (cause) => new RedisError({ op, message: errorMessage(cause), cause }) })
 
+  const isCluster = client instanceof Cluster
+
+  // Scripts known to be cached on the server(s) of this connection. On a single node (or
+  // Sentinel's master) a script's first call on a connection is sent as EVAL with its source,
+  // which runs it and caches it in one round trip (a cold start pays no SCRIPT LOAD); later calls
+  // are EVALSHA. On a cluster a batch first loads any script it has not seen on every master, so
+  // its EVALSHAs cannot fail with NOSCRIPT half-way and run out of order. A reconnect (possibly to
+  // a promoted replica) forgets the set. Only a SCRIPT FLUSH between two batches can still make a
+  // batch retry its NOSCRIPT calls after the later calls ran.
+  const loaded = new Set<string>()
+  client.on("ready", () => loaded.clear())
+  /** Whether this call goes as EVAL with the source (its script's first call on a single-node connection). */
+  const sendSource = (name: LuaName) => !isCluster && !loaded.has(name)
+
   const run = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
     use(`script ${name}`, async (c) => {
       const s = luaScript(name)
       const argv = evalshaArgs(s.sha, keys, args)
+      if (sendSource(name)) {
+        argv[0] = s.source
+        const reply = await (buffers ? c.callBuffer("EVAL", ...argv) : c.call("EVAL", ...argv))
+        loaded.add(name)
+        return reply
+      }
       try {
         return await (buffers ? c.callBuffer("EVALSHA", ...argv) : c.call("EVALSHA", ...argv))
       } catch (e) {
@@ -254,16 +287,19 @@ export const makeRedis = (client: RedisClient, options: RedisOptions, outages?: 
       }
     })
 
-  // Scripts known to be cached on the server(s) of this connection. A batch first loads any script
-  // it has not seen, so its EVALSHAs cannot fail with NOSCRIPT half-way and run out of order. A
-  // reconnect (possibly to a promoted replica) forgets the set. Only a SCRIPT FLUSH between two
-  // batches can still make a batch retry its NOSCRIPT calls after the later calls ran.
-  const loaded = new Set<string>()
-  client.on("ready", () => loaded.clear())
-
   const single = async (c: RedisClient, call: ScriptCall, buffers: boolean): Promise<BatchReply> => {
     const s = luaScript(call.script)
     const argv = evalshaArgs(s.sha, call.keys, call.args)
+    if (sendSource(call.script)) {
+      argv[0] = s.source
+      try {
+        const value = buffers ? await c.callBuffer("EVAL", ...argv) : await c.call("EVAL", ...argv)
+        loaded.add(call.script)
+        return { ok: true, value }
+      } catch (err) {
+        return { ok: false, error: new RedisError({ op: `script ${call.script}`, message: errorMessage(err), cause: err }) }
+      }
+    }
     for (let attempt = 0; ; attempt++) {
       try {
         const value = buffers ? await c.callBuffer("EVALSHA", ...argv) : await c.call("EVALSHA", ...argv)
@@ -312,11 +348,21 @@ export const makeRedis = (client: RedisClient, options: RedisOptions, outages?: 
     let pending = calls.map((_, i) => i)
     for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
       const p = c.pipeline()
+      // A script's first call in the pipeline goes as EVAL when the connection has not run it yet
+      // (it caches it for the EVALSHAs after it: one connection runs them in order).
+      const sourced = new Set<LuaName>()
       for (const i of pending) {
         const call = calls[i]!
-        const argv = evalshaArgs(luaScript(call.script).sha, call.keys, call.args)
-        if (call.buffers ?? buffers) p.callBuffer("EVALSHA", ...argv)
-        else p.call("EVALSHA", ...argv)
+        const s = luaScript(call.script)
+        const argv = evalshaArgs(s.sha, call.keys, call.args)
+        let command = "EVALSHA"
+        if (attempt === 0 && sendSource(call.script) && !sourced.has(call.script)) {
+          sourced.add(call.script)
+          argv[0] = s.source
+          command = "EVAL"
+        }
+        if (call.buffers ?? buffers) p.callBuffer(command, ...argv)
+        else p.call(command, ...argv)
       }
       let res: Array<[Error | null, unknown]>
       try {
@@ -326,6 +372,7 @@ export const makeRedis = (client: RedisClient, options: RedisOptions, outages?: 
         for (const i of pending) fail(i, err)
         return
       }
+      for (const name of sourced) loaded.add(name)
       const again: Array<number> = []
       pending.forEach((i, j) => {
         const [err, value] = res[j] ?? [new Error("no reply in the pipeline's answer"), undefined]
@@ -346,8 +393,6 @@ export const makeRedis = (client: RedisClient, options: RedisOptions, outages?: 
     }
   }
 
-  const isCluster = client instanceof Cluster
-
   /** The calls' indexes grouped by the hash slot of their first key, in call order within a slot. */
   const bySlot = (calls: ReadonlyArray<ScriptCall>): ReadonlyArray<ReadonlyArray<number>> => {
     const groups = new Map<number, Array<number>>()
@@ -367,9 +412,9 @@ export const makeRedis = (client: RedisClient, options: RedisOptions, outages?: 
           const buffers = opts?.buffers === true
           const replies: Array<BatchReply> = new Array(calls.length)
           try {
-            await loadMissing(client, calls)
             if (!isCluster) await pipelined(client, calls, buffers, replies, undefined)
             else {
+              await loadMissing(client, calls)
               const groups = bySlot(calls)
               if (groups.length === 1) await pipelined(client, calls, buffers, replies, undefined)
               else await Promise.all(groups.map((idx) => pipelined(client, idx.map((i) => calls[i]!), buffers, replies, idx)))
@@ -416,13 +461,18 @@ export class Redis extends RedisService {
   /** A Layer that connects with the given options and quits when its scope closes. */
   static readonly layer = (options: RedisOptions = {}): Layer.Layer<Redis, RedisConnectionError> => Layer.effect(Redis, openRedis(options))
 
-  /** A Layer configured from the environment: `REDIS_URL` (default redis://127.0.0.1:6379). */
-  static readonly layerConfig: Layer.Layer<Redis, RedisConnectionError | Config.ConfigError> = Layer.effect(
+  /**
+   * A Layer configured from the environment: `REDIS_URL` (default redis://127.0.0.1:6379), read
+   * through the current ConfigProvider (Effect's `Config` module is not needed, so a bundle that
+   * does not use Config does not carry it, nor Schema).
+   */
+  static readonly layerConfig: Layer.Layer<Redis, RedisConnectionError | ConfigProvider.SourceError> = Layer.effect(
     Redis,
     Effect.gen(function* () {
-      const url = yield* Config.option(Config.Redacted("REDIS_URL"))
-      const options: RedisOptions = { url: Option.match(url, { onNone: () => "redis://127.0.0.1:6379", onSome: Redacted.value }) }
-      return yield* openRedis(options)
+      const provider = yield* ConfigProvider.ConfigProvider
+      const node = yield* provider.load(["REDIS_URL"])
+      const url = node?._tag === "Value" && node.value !== "" ? node.value : "redis://127.0.0.1:6379"
+      return yield* openRedis({ url })
     })
   )
 }

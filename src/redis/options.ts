@@ -20,6 +20,14 @@ export interface RedisOptions {
   readonly connectTimeoutMs?: number
   /** How many times a command is retried across reconnects before it fails. Default 3. */
   readonly maxRetriesPerRequest?: number
+  /**
+   * How long one command (or one pipeline) may wait for its reply before it fails with a RedisError
+   * "Command timed out" (a stalled server, e.g. under CLIENT PAUSE, or a lost connection). Default:
+   * none for the library (a long-lived worker waits); the serverless handlers default to 2000 ms so
+   * that a stalled Redis ends an invocation with a clear error before the function's own timeout.
+   * The command may still run on the server later; a lease it took expires and is recovered.
+   */
+  readonly commandTimeoutMs?: number
 }
 
 /** The address to show in errors and logs: never the password. */

@@ -51,6 +51,7 @@ describe("effect-asynq's root exports", () => {
       "src/index.ts",
       "src/client.ts",
       "adapters/worker/index.ts",
+      "adapters/serverless/index.ts",
       "src/inspector/index.ts",
       "src/scheduler/index.ts",
       "src/wire/index.ts",

@@ -36,6 +36,15 @@ describe("Cloud Functions enqueue endpoint (Functions Framework over HTTP)", () 
     expect(await redis.lrange(queueKeys("reports").pending, 0, -1)).toEqual([res.body.id])
   })
 
+  it("a signed request without a content-type: the raw body is read and the signature matches (issue 18)", async () => {
+    const body = JSON.stringify({ type: "no-content-type", options: { queue: "reports" } })
+    const sig = signBody(secret, { method: "POST", path: "/", body }, Date.now())
+    const res = await fetch(signed.url, { method: "POST", headers: { "x-asynq-signature": sig }, body: new TextEncoder().encode(body) })
+    const text = await res.text()
+    expect(res.status, text).toBe(200)
+    expect(JSON.parse(text)).toMatchObject({ type: "no-content-type", queue: "reports", state: "pending" })
+  })
+
   it("rejects missing/wrong credentials with 401 and bad bodies with 400", async () => {
     expect((await post(plain, JSON.stringify({ type: "x" }))).status).toBe(401)
     expect((await post(plain, JSON.stringify({ type: "x" }), { "x-asynq-secret": "bad" })).status).toBe(401)

@@ -49,6 +49,18 @@ describe("Cloud Functions maintenance tick and drain (Functions Framework over H
     expect(await redis.llen(queueKeys("ticked").pending)).toBe(7)
   })
 
+  it("HTTP tick and drain refuse GET (405, even with valid credentials) and do nothing", async () => {
+    await scheduleInThePast("ticked", 2)
+    for (const f of [tick, drainFn]) {
+      const res = await fetch(f.url, { method: "GET", headers: { "x-asynq-secret": secret } })
+      expect(res.status).toBe(405)
+      expect(res.headers.get("allow")).toBe("POST")
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("method_not_allowed")
+    }
+    expect(await redis.zcard(queueKeys("ticked").scheduled)).toBe(2)
+    await redis.del(queueKeys("ticked").scheduled)
+  })
+
   it("CloudEvent tick (Pub/Sub message from Cloud Scheduler) forwards due tasks", async () => {
     await scheduleInThePast("evented", 4)
     const res = await fetch(tickEvent.url, {

@@ -74,6 +74,7 @@ describe("cloud SDKs in the entry points", () => {
     expect(Object.fromEntries(withSdk)).toEqual({
       "./aws-lambda/dispatch": ["@aws-sdk", "@smithy"],
       "./aws-lambda/dispatcherHandler": ["@aws-sdk", "@smithy"],
+      "./aws-lambda/dispatchTrigger": ["@aws-sdk", "@smithy"],
       "./aws-lambda/lambdaSdk": ["@aws-sdk", "@smithy"],
       "./aws-lambda/lambdaTask": ["@aws-sdk", "@smithy"]
     })

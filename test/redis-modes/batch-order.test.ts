@@ -2,6 +2,7 @@
  * A pipelined script batch runs its calls in order even when some of its scripts are not yet
  * cached on the server (a new server, or a script the process has not used before).
  */
+import "../support/allLua.js"
 import { Effect } from "effect"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { Redis } from "../../src/redis/Redis.js"

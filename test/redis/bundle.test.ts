@@ -17,12 +17,18 @@ import { type RedisServerHandle, startRedisServer } from "../support/redis-serve
 const run = promisify(execFile)
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url))
 const redisModule = fileURLToPath(new URL("../../src/redis/Redis.ts", import.meta.url))
+const scriptsModule = fileURLToPath(new URL("../../src/redis/scripts.ts", import.meta.url))
+const luaModule = fileURLToPath(new URL("../../src/redis/lua.generated.ts", import.meta.url))
 
 // The bundled program: flush the server's script cache (so the script must be sent from the
 // embedded source, not found by SHA), then pause and unpause a queue through `script` and `scriptBatch`.
 const entrySource = `
 import { Effect } from "effect"
 import { Redis } from ${JSON.stringify(redisModule)}
+import { registerLua } from ${JSON.stringify(scriptsModule)}
+import { pauseQueueLua, unpauseQueueLua } from ${JSON.stringify(luaModule)}
+registerLua("pauseQueue", pauseQueueLua)
+registerLua("unpauseQueue", unpauseQueueLua)
 const program = Effect.gen(function* () {
   const r = yield* Redis
   yield* r.use("script flush", (c) => c.script("FLUSH"))

@@ -4,6 +4,7 @@
  * when one master is down only the calls of its slot fail (each with its own RedisError); the
  * others get their replies, in call order. (Started apart from cluster.test.ts: it kills a node.)
  */
+import "../support/allLua.js"
 import { Effect } from "effect"
 import { Cluster, Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

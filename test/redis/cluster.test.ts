@@ -2,6 +2,7 @@
  * The Redis service against a real 3-master Redis Cluster: commands and scripts on keys in
  * different slots, NOSCRIPT recovery on every master, and a task's enqueue → dequeue → complete.
  */
+import "../support/allLua.js"
 import { Effect, Layer } from "effect"
 import { Cluster } from "ioredis"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"

@@ -3,6 +3,7 @@
  * its scripts missing and loads them again, for `script`, `scriptBuffer` and `scriptBatch`.
  * Runs on a private redis-server, so flushing its script cache touches no other test.
  */
+import "../support/allLua.js"
 import { Effect } from "effect"
 import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

@@ -19,6 +19,12 @@ export interface FunctionDef {
   readonly handler: LambdaFn
   /** The function's configured timeout (default 30 000 ms). */
   readonly timeoutMs?: number
+  /**
+   * How the Invoke API answers for this function instead of running it: "throttle" answers 429
+   * TooManyRequestsException (reserved concurrency exhausted), "never-answer" accepts the request
+   * and never responds. The call is still recorded in `invocations`.
+   */
+  readonly respond?: "throttle" | "never-answer"
 }
 
 export interface Invocation {
@@ -80,6 +86,11 @@ export const startLambdaInvokeServer = async (functions: Record<string, Function
     const payload: unknown = raw === "" ? {} : JSON.parse(raw)
     const invocationType = String(req.headers["x-amz-invocation-type"] ?? "RequestResponse")
     invocations.push({ functionName: name, invocationType, payload })
+    if (def.respond === "never-answer") return
+    if (def.respond === "throttle")
+      return send(res, 429, JSON.stringify({ Reason: "ReservedFunctionConcurrentInvocationLimitExceeded", Type: "User", message: "Rate Exceeded." }), {
+        "x-amzn-errortype": "TooManyRequestsException"
+      })
     if (invocationType === "DryRun") return send(res, 204, "")
     if (invocationType === "Event") {
       const p = run(name, def, payload).catch(() => undefined)
