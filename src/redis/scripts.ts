@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto"
 import type { LuaName } from "./lua.generated.js"
+import { sha1Hex } from "./sha1.js"
 
 /** A Lua script from `lua/`, with the SHA1 Redis knows it by. */
 export interface LuaScript {
@@ -30,7 +30,7 @@ export const luaScript = (name: LuaName): LuaScript => {
   if (!s) {
     const source = sources.get(name)
     if (source === undefined) throw new Error(`Lua script "${name}" is not registered: import its descriptor (src/broker) or call registerLua("${name}", ${name}Lua)`)
-    s = { name, source, sha: createHash("sha1").update(source).digest("hex") }
+    s = { name, source, sha: sha1Hex(source) }
     cache.set(name, s)
   }
   return s

@@ -1,0 +1,50 @@
+/**
+ * SHA-1 (FIPS 180-4) of a string's UTF-8 bytes, as lowercase hex: the name Redis gives a script
+ * (EVALSHA). Written in plain TypeScript because the script registry is on every runtime's path,
+ * edge runtimes included, where `node:crypto` does not exist and Web Crypto's digest is asynchronous.
+ */
+const encoder = new TextEncoder()
+const rotl = (x: number, n: number) => (x << n) | (x >>> (32 - n))
+const hex8 = (x: number) => (x >>> 0).toString(16).padStart(8, "0")
+
+export const sha1Hex = (text: string): string => {
+  const data = encoder.encode(text)
+  const padded = new Uint8Array((((data.length + 8) >>> 6) + 1) << 6)
+  padded.set(data)
+  padded[data.length] = 0x80
+  const view = new DataView(padded.buffer)
+  const bitLength = data.length * 8
+  view.setUint32(padded.length - 8, Math.floor(bitLength / 4294967296))
+  view.setUint32(padded.length - 4, bitLength >>> 0)
+  let h0 = 0x67452301
+  let h1 = 0xefcdab89
+  let h2 = 0x98badcfe
+  let h3 = 0x10325476
+  let h4 = 0xc3d2e1f0
+  const w = new Int32Array(80)
+  for (let off = 0; off < padded.length; off += 64) {
+    for (let i = 0; i < 16; i++) w[i] = view.getInt32(off + 4 * i)
+    for (let i = 16; i < 80; i++) w[i] = rotl(w[i - 3]! ^ w[i - 8]! ^ w[i - 14]! ^ w[i - 16]!, 1)
+    let a = h0
+    let b = h1
+    let c = h2
+    let d = h3
+    let e = h4
+    for (let i = 0; i < 80; i++) {
+      const [f, k] =
+        i < 20 ? [(b & c) | (~b & d), 0x5a827999] : i < 40 ? [b ^ c ^ d, 0x6ed9eba1] : i < 60 ? [(b & c) | (b & d) | (c & d), 0x8f1bbcdc] : [b ^ c ^ d, 0xca62c1d6]
+      const t = (rotl(a, 5) + f + e + k + w[i]!) | 0
+      e = d
+      d = c
+      c = rotl(b, 30)
+      b = a
+      a = t
+    }
+    h0 = (h0 + a) | 0
+    h1 = (h1 + b) | 0
+    h2 = (h2 + c) | 0
+    h3 = (h3 + d) | 0
+    h4 = (h4 + e) | 0
+  }
+  return hex8(h0) + hex8(h1) + hex8(h2) + hex8(h3) + hex8(h4)
+}
