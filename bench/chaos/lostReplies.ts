@@ -13,7 +13,7 @@ import { dequeueLease } from "../../src/steps/dequeueLease.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { startServer } from "../../test/processor/support.js"
-import { evalshaOf, startReplyDropProxy } from "../../test/support/replyDropProxy.js"
+import { scriptCallOf, startReplyDropProxy } from "../../test/support/replyDropProxy.js"
 import { startRedisServer } from "../../test/support/redis-server.js"
 import type { ChaosRow } from "./report.js"
 import { pollUntil, rawConnection, track } from "./support.js"
@@ -28,12 +28,12 @@ export const lostReplies = async (): Promise<ReadonlyArray<ChaosRow>> => {
     Effect.runPromise(
       eff.pipe(Effect.provide(Broker.layer.pipe(Layer.provideMerge(Redis.layer(viaProxy)))), Effect.provideService(References.MinimumLogLevel, "Error")) as Effect.Effect<A, unknown>
     )
-  for (const s of ["enqueue", "complete", "dequeueLease", "releaseLeases", "retry", "archive"] as const) await raw.script("LOAD", luaScript(s).source)
+  for (const s of ["enqueue", "complete", "completeAndLease", "dequeueLease", "releaseLeases", "retry", "archive"] as const) await raw.script("LOAD", luaScript(s).source)
   try {
     // 1. enqueue
     await run(enqueue("warmup", "w", { queue: "lr-enq" }))
     await raw.del(queueKeys("lr-enq").pending)
-    const dropEnqueue = proxy.dropReplyOf(evalshaOf(luaScript("enqueue").sha))
+    const dropEnqueue = proxy.dropReplyOf(scriptCallOf("enqueue"))
     const enqueued = await run(enqueue("t", "p", { queue: "lr-enq" }))
     await dropEnqueue
     const enqueueTasks = await raw.llen(queueKeys("lr-enq").pending)
@@ -45,7 +45,8 @@ export const lostReplies = async (): Promise<ReadonlyArray<ChaosRow>> => {
     try {
       await worker.enqueue("warm", "w", { queue: "lr-work" })
       await pollUntil(async () => outcomes.length, (n) => n === 1, 10_000)
-      const dropComplete = proxy.dropReplyOf(evalshaOf(luaScript("complete").sha))
+      // The completion goes as `complete`, or as `completeAndLease` when the next fetch rides along.
+      const dropComplete = proxy.dropReplyOf((argv) => scriptCallOf("complete")(argv) || scriptCallOf("completeAndLease")(argv))
       await worker.enqueue("t", "p", { queue: "lr-work" })
       await dropComplete
       await pollUntil(async () => outcomes.length, (n) => n === 2, 10_000)
@@ -58,7 +59,7 @@ export const lostReplies = async (): Promise<ReadonlyArray<ChaosRow>> => {
     // 3. a dequeue
     const k = queueKeys("lr-deq")
     for (let i = 0; i < 10; i++) await run(enqueue("t", { i }, { queue: "lr-deq", taskId: `e${i}` }))
-    const dropDequeue = proxy.dropReplyOf(evalshaOf(luaScript("dequeueLease").sha))
+    const dropDequeue = proxy.dropReplyOf(scriptCallOf("dequeueLease"))
     const got = await run(dequeueLease({ queues: ["lr-deq"], count: 4 }))
     await dropDequeue
     const leased = await raw.zcard(k.lease)

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { RedisError } from "../redis/errors.js"
 import { queueKeys } from "../wire/keys.js"
 import { Broker } from "./Broker.js"

@@ -13,6 +13,7 @@
  */
 import { Clock, Deferred, Duration, Effect, Fiber, FiberSet, Layer } from "effect"
 import { Broker } from "../broker/Broker.js"
+import { serveMetrics } from "../observability/metricsEndpoint.js"
 import { makeAckerFor } from "./ackerLanes.js"
 import { makeDeadlines } from "./deadlines.js"
 import { aggregatorLoop } from "./aggregator.js"
@@ -56,12 +57,9 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
     const h = observer ? observer.handler(handlerOf(handler)) : handlerOf(handler)
     const broker = yield* Broker
     const served = typeof options.metrics === "object" && options.metrics.port !== undefined ? options.metrics : undefined
-    // The endpoint is loaded only when asked for (it brings node:http and effect's Prometheus formatter).
-    const endpoint = served
-      ? yield* Effect.flatMap(Effect.promise(() => import("../observability/metricsEndpoint.js")), (m) =>
-          m.serveMetrics({ port: served.port!, host: served.host, extra: served.extra })
-        )
-      : undefined
+    // A static import: a dynamic one would be bundled (with effect's Prometheus formatter, and
+    // Schema through it) into every bundle that imports the root, even one that never starts a Server.
+    const endpoint = served ? yield* serveMetrics({ port: served.port!, host: served.host, extra: served.extra }) : undefined
     if (endpoint) yield* Effect.logInfo(`metrics at ${endpoint.url}`)
     const registry = makeRegistry()
     const wake = makeSignal()

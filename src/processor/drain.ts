@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import { Broker } from "../broker/Broker.js"
+import { makeObserver } from "../observability/workerObserver.js"
 import { InvalidArgument } from "../broker/errors.js"
 import { makeAckerFor } from "./ackerLanes.js"
 import { makeDeadlines } from "./deadlines.js"
@@ -151,11 +152,11 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
       ...(config.leaseMs !== undefined ? { leaseMs: config.leaseMs } : {}),
       ...(config.heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs: config.heartbeatIntervalMs } : {})
     })
-    // Metrics and spans: the observer is loaded only when asked for (keeps a function's cold start lean).
+    // Metrics and spans, only when asked for. A static import: a dynamic one is bundled anyway, and
+    // would be bundled (with Schema through effect's metrics) into every bundle importing the root.
     const wantsTraces = yield* Effect.withFiberSucceed((f) => f.cache.tracer !== undefined && f.cache.tracerEnabled)
     let observer: Observer | undefined
     if (config.metrics === true || wantsTraces) {
-      const { makeObserver } = yield* Effect.promise(() => import("../observability/workerObserver.js"))
       observer = yield* makeObserver({ metrics: config.metrics === true, traces: wantsTraces, queues: config.queues })
     }
     const handler = handlerOf(config.handler)

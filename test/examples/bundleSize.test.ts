@@ -2,7 +2,7 @@
  * What the serverless bundles carry (issue 18 / issue 15): the documented enqueue-only Lambda
  * handler and a custom pipeline importing the root, bundled with esbuild as a deploy would
  * (platform node, ESM, minified). No effect/Schema or effect/Config, no AWS SDK, only the Lua
- * scripts the code runs, and sizes held under bounds (measured 2026-11-25: 339 KB and 364 KB;
+ * scripts the code runs, and sizes held under bounds (measured 2026-11-25 once the observability, lost-reply and batching work was in: 347 KB and 384 KB;
  * the 300 KB goal of issue 15 is not reached: ioredis and its command table are 191 KB of it).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -36,7 +36,7 @@ const scriptMark = (name: keyof typeof luaSources) => luaSources[name].split("\n
 const src = (p: string) => JSON.stringify(join(root, p))
 
 describe("serverless bundle contents and sizes", () => {
-  it("the README's enqueue-only handler: no Schema, no Config, no AWS SDK, only its own Lua scripts, <= 345 KB", async () => {
+  it("the README's enqueue-only handler: no Schema, no Config, no AWS SDK, only its own Lua scripts, <= 350 KB", async () => {
     const { bytes, text, inputs } = await bundle(
       "enqueue",
       `import { createEnqueueHandler } from ${src("adapters/aws-lambda/enqueueHandler.ts")}
@@ -45,10 +45,10 @@ export const handler = createEnqueueHandler({ auth: { kind: "hmac", secret: proc
     for (const f of inputs) expect(f).not.toMatch(/effect\/dist\/(Schema|Config\.js)|@aws-sdk|src\/processor\/|src\/inspector\//)
     for (const name of ["enqueue", "schedule", "addToGroup", "registerQueue"] as const) expect(text).toContain(scriptMark(name))
     for (const name of ["dequeueLease", "complete", "retry", "forward", "janitor", "inspector_queueStats", "scheduler_claim"] as const) expect(text).not.toContain(scriptMark(name))
-    expect(bytes).toBeLessThanOrEqual(345 * 1024)
+    expect(bytes).toBeLessThanOrEqual(350 * 1024)
   }, 60_000)
 
-  it("a pipeline importing the root (Broker, Redis, Steps.enqueue): sideEffects false keeps it to what it uses, <= 370 KB", async () => {
+  it("a pipeline importing the root (Broker, Redis, Steps.enqueue): sideEffects false keeps it to what it uses, <= 390 KB", async () => {
     const { bytes, text, inputs } = await bundle(
       "root",
       `import { Effect, Layer } from "effect"
@@ -57,6 +57,6 @@ export const run = () => Effect.runPromise(Steps.enqueue("x", {}).pipe(Effect.pr
     )
     for (const f of inputs) expect(f).not.toMatch(/effect\/dist\/Schema|src\/inspector\//)
     expect(text).not.toContain(scriptMark("inspector_queueStats"))
-    expect(bytes).toBeLessThanOrEqual(370 * 1024)
+    expect(bytes).toBeLessThanOrEqual(390 * 1024)
   }, 60_000)
 })

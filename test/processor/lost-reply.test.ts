@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { luaScript } from "../../src/redis/scripts.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { evalshaOf, type ReplyDropProxy, startReplyDropProxy } from "../support/replyDropProxy.js"
+import { scriptCallOf, type ReplyDropProxy, startReplyDropProxy } from "../support/replyDropProxy.js"
 import { baseRedisUrl, flushTestDb, rawClient, testDb } from "../support/redis.js"
 import { waitFor } from "../support/waitFor.js"
 import { startServer } from "./support.js"
@@ -44,7 +44,7 @@ const outcomeLosingReply = async (queue: string, scripts: ReadonlyArray<"complet
     await srv.enqueue("warm", null, { queue })
     await waitFor("the warm-up task", () => outcomes.length, (n) => n === 1)
     const before = proxy.dropped()
-    const dropped = proxy.dropReplyOf((argv) => scripts.some((script) => evalshaOf(luaScript(script).sha)(argv)))
+    const dropped = proxy.dropReplyOf((argv) => scripts.some((script) => scriptCallOf(script)(argv)))
     await srv.enqueue("t", null, { queue })
     await dropped
     await waitFor("the second outcome", () => outcomes.length, (n) => n === 2)

@@ -12,7 +12,7 @@ import { luaScript } from "../../src/redis/scripts.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { uniqueKey } from "../../src/wire/uniqueKey.js"
 import { brokerLayerAt } from "../support/arrange.js"
-import { evalshaOf, type ReplyDropProxy, startReplyDropProxy } from "../support/replyDropProxy.js"
+import { scriptCallOf, type ReplyDropProxy, startReplyDropProxy } from "../support/replyDropProxy.js"
 import { baseRedisUrl, flushTestDb, rawClient, testDb } from "../support/redis.js"
 
 const c = rawClient()
@@ -52,7 +52,7 @@ const enqueueLosingReply = (queue: string, payload: string, options: EnqueueOpti
     Effect.gen(function* () {
       const warmup = yield* enqueue("warmup", "w", { queue })
       yield* Effect.promise(() => c.del(queueKeys(queue).task(warmup.id), queueKeys(queue).pending))
-      const dropped = proxy.dropReplyOf(evalshaOf(enqueueSha))
+      const dropped = proxy.dropReplyOf(scriptCallOf("enqueue"))
       const info = yield* enqueue("t", payload, { ...options, queue })
       yield* Effect.promise(() => dropped)
       return info
@@ -93,7 +93,7 @@ describe("enqueue across a lost reply (proxy in front of real Redis)", () => {
         yield* Effect.promise(() => c.del(queueKeys(queue).task(warmup.id), queueKeys(queue).pending))
         // The 100 writes go as one enqueueBatch call; its reply is lost (the connection with it), so
         // every write is sent again as the same write.
-        const dropped = proxy.dropReplyOf(evalshaOf(enqueueBatchSha))
+        const dropped = proxy.dropReplyOf(scriptCallOf("enqueueBatch"))
         const items = Array.from({ length: 100 }, (_, i) => ({ type: "t", payload: { i }, options: { queue } }))
         const out = yield* enqueueMany(items)
         yield* Effect.promise(() => dropped)

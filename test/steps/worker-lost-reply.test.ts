@@ -15,7 +15,7 @@ import { dequeueLease } from "../../src/steps/dequeueLease.js"
 import { type LuaName, luaScript } from "../../src/redis/scripts.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { brokerLayerAt, makeMsg, putActive, putPending } from "../support/arrange.js"
-import { evalshaOf, type ReplyDropProxy, startReplyDropProxy } from "../support/replyDropProxy.js"
+import { scriptCallOf, type ReplyDropProxy, startReplyDropProxy } from "../support/replyDropProxy.js"
 import { baseRedisUrl, flushTestDb, rawClient, testDb } from "../support/redis.js"
 
 const c = rawClient()
@@ -40,7 +40,7 @@ const losingReplyOf = <A, E>(script: LuaName, eff: Effect.Effect<A, E, any>): Pr
   const before = proxy.dropped()
   return Effect.runPromise(
     Effect.gen(function* () {
-      const dropped = proxy.dropReplyOf(evalshaOf(luaScript(script).sha))
+      const dropped = proxy.dropReplyOf(scriptCallOf(script))
       const value = yield* eff
       yield* Effect.promise(() => dropped)
       return { value, dropped: proxy.dropped() - before }

@@ -8,6 +8,7 @@
  * (the n-th reply answers the n-th command). Bytes are forwarded unchanged. Once it has dropped a
  * reply it is a plain pass-through again until armed anew.
  */
+import { type LuaName, luaScript } from "../../src/redis/scripts.js"
 import { createServer, type Server, type Socket, connect } from "node:net"
 
 /** The end offset of the RESP value (RESP2, or RESP3 as a script may answer) starting at `pos`, or -1 while it is incomplete. */
@@ -85,11 +86,17 @@ export interface ReplyDropProxy {
   readonly close: () => Promise<void>
 }
 
-/** An EVALSHA of the script with this SHA1 (ioredis sends the name upper-case). */
-export const evalshaOf =
-  (sha: string): CommandMatch =>
-  (argv) =>
-    argv[0]?.toUpperCase() === "EVALSHA" && argv[1] === sha
+/**
+ * A run of the script `name`: its EVALSHA, or its EVAL with the source (a script's first call on a
+ * connection goes as EVAL, src/redis/Redis.ts). ioredis sends the command name upper-case.
+ */
+export const scriptCallOf = (name: LuaName): CommandMatch => {
+  const { sha, source } = luaScript(name)
+  return (argv) => {
+    const command = argv[0]?.toUpperCase()
+    return (command === "EVALSHA" && argv[1] === sha) || (command === "EVAL" && argv[1] === source)
+  }
+}
 
 /** Starts a proxy on a free loopback port in front of Redis at host:port. */
 export const startReplyDropProxy = async (target: { readonly host: string; readonly port: number }): Promise<ReplyDropProxy> => {
