@@ -1,4 +1,6 @@
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { RedisShape } from "../redis/Redis.js"
 import { RedisService } from "../redis/RedisService.js"
 import { KnownQueues } from "./knownQueues.js"

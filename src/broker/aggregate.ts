@@ -1,5 +1,6 @@
 /** Aggregation (the `aggregate` step's scripts and reads): groups, aggregation sets. */
-import { Effect, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { queueKeys } from "../wire/keys.js"
 import { Broker } from "./Broker.js"
 import { type IdAndBytes, idBytesPairsReply, integerReply, integersReply } from "./decode.js"

@@ -1,4 +1,4 @@
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { queueKeys } from "../wire/keys.js"
 import { bytesArg } from "./args.js"

@@ -2,7 +2,7 @@
  * Reading script replies inside descriptors' decoders (sync, no Effect): a typed value or a
  * RedisError that names the script and what came back.
  */
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { RedisError } from "../redis/errors.js"
 import type { LuaName } from "../redis/lua.generated.js"
 import { utf8Text } from "./fields.js"

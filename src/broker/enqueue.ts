@@ -14,7 +14,8 @@
  * write whose task hash already holds that message as written (see lua/includes/newTask.lua), so
  * the resend never writes a second task nor reports a false TaskIdConflict/DuplicateTask.
  */
-import { Effect, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type { RedisError } from "../redis/errors.js"
 import type { ScriptArg } from "../redis/Redis.js"
 import { allQueues, queueKeys, type TaskState } from "../wire/keys.js"

@@ -1,4 +1,4 @@
-import { Data } from "effect"
+import * as Data from "effect/Data"
 
 /** A task with the same uniqueness key (queue + type + payload) is still locked. */
 export class DuplicateTask extends Data.TaggedError("DuplicateTask")<{

@@ -1,4 +1,4 @@
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { queueKeys } from "../wire/keys.js"
 import { integersReply } from "./decode.js"
 import { defineScript } from "./script.js"

@@ -2,7 +2,8 @@
  * The scheduler's scripts and reads: claiming an occurrence (claim + task write, atomic), entry
  * records, enqueue history, and the entries published for asynq's tools.
  */
-import { Effect, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { RedisError } from "../redis/errors.js"
 import { entryRecordKey } from "../scheduler/keys.js"
 import { allSchedulers, queueKeys, schedulerHistoryKey, type TaskState } from "../wire/keys.js"

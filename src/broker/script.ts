@@ -6,7 +6,8 @@
  * caller ever reads a raw reply. Each descriptor carries its script's embedded source (one constant
  * of src/redis/lua.generated.ts), so a bundle holds only the scripts its descriptors use.
  */
-import { Effect, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type { RedisError } from "../redis/errors.js"
 import type { BatchReply, ScriptArg, ScriptCall } from "../redis/Redis.js"
 import { type LuaName, registerLua } from "../redis/scripts.js"

@@ -9,7 +9,7 @@
  * Nothing to close: every call is one HTTP request (the first call of a script sends its source,
  * later calls its SHA). Failures reject with the typed error objects (`_tag`, `message`).
  */
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { type EnqueueError, type EnqueueItem, enqueueManyUntraced, enqueueUntraced } from "../steps/enqueue.js"
 import type { EnqueueOptions } from "../steps/options.js"
 import type { TaskInfo } from "../steps/taskInfo.js"

@@ -3,7 +3,8 @@
  * once per client (an isolate keeps it between requests). Bad options are not thrown at creation:
  * every call fails with the RedisConnectionError, as the TCP client's calls do when they cannot connect.
  */
-import { Context, Effect } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import { Broker } from "../broker/Broker.js"
 import { KnownQueues } from "../broker/knownQueues.js"
 import { RedisConnectionError } from "../redis/errors.js"

@@ -2,7 +2,7 @@
  * `effect-asynq/edge`: enqueue and maintenance from any runtime with `fetch` (Cloudflare Workers,
  * Vercel Edge, Deno, Bun, Node), over a Redis that speaks HTTP (Upstash's REST protocol). No
  * `node:` import and no ioredis in this entry's import graph; the package is side-effect free, so
- * a bundle keeps only what it uses (an enqueue-only Worker: about 130 KB minified).
+ * a bundle keeps only what it uses (an enqueue-only Worker: about 90 KB minified, 120 KB with the maintenance tick).
  */
 // Promise API
 export { createClient, type EdgeClient, type EnqueueOutcome } from "./client.js"

@@ -2,7 +2,8 @@
  * The Broker (and the Redis service) over HTTP as a Layer, for Effect code on edge runtimes: the
  * steps exported by `effect-asynq/edge` (enqueue … janitor, maintenanceTick) run with it unchanged.
  */
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { Broker } from "../broker/Broker.js"
 import { RedisConnectionError } from "../redis/errors.js"
 import type { RedisService } from "../redis/RedisService.js"

@@ -5,7 +5,7 @@
  * whose aggregator threw. Such a group's set goes back to the group after its deadline, so no task
  * is lost. A queue whose pass fails is reported in `failedQueues`; the other queues go on.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { aggregate, type AggregateFailure, type AggregateOptions, type GroupAggregator } from "../steps/aggregate.js"
 import { type QueueFailure, queueFailures } from "../steps/queueFailures.js"
 import type { ResolvedOptions } from "./options.js"

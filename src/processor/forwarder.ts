@@ -4,7 +4,7 @@
  * DelayedTaskCheckInterval, default 5 s), which forwards until none is left, then wakes the local
  * fetcher and publishes a wake-up for the queues that got tasks.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { forward } from "../steps/forward.js"
 import type { QueueFailure } from "../steps/queueFailures.js"
 import { logQueueFailures, periodic } from "./periodic.js"

@@ -3,7 +3,7 @@
  * the maintenance tick run) and the Server's janitor loop (asynq's, every 8 s), which deletes 100
  * per queue per call until none is left.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { janitor } from "../steps/janitor.js"
 import type { QueueFailure } from "../steps/queueFailures.js"
 import { logQueueFailures, periodic } from "./periodic.js"

@@ -3,7 +3,8 @@
  * after as long as each run asks for), a failed run logged and the loop going on; the queues a run
  * could not serve logged one by one.
  */
-import { Duration, Effect } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import type { QueueFailure } from "../steps/queueFailures.js"
 
 export const periodic = <E extends { readonly message?: string }, R>(name: string, intervalMs: number, run: Effect.Effect<unknown, E, R>) =>

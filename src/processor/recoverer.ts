@@ -6,7 +6,8 @@
  * queues runs out, at most `recovererIntervalMs` apart) uses the server's retry delay and logs what
  * it recovered.
  */
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { earliestLeaseExpirySec } from "../broker/earliestLease.js"
 import { leaseExpiredError, recover } from "../steps/recover.js"
 import { defaultRetryDelayMs } from "../steps/retryDelay.js"

@@ -4,7 +4,7 @@
  * `effect-asynq/edge`. Kept apart from Redis.ts so that code depending on the key alone does not
  * import ioredis.
  */
-import { Context } from "effect"
+import * as Context from "effect/Context"
 import type { RedisShape } from "./Redis.js"
 
 export class RedisService extends Context.Service<RedisService, RedisShape>()("effect-asynq/Redis") {}

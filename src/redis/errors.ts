@@ -1,4 +1,4 @@
-import { Data } from "effect"
+import * as Data from "effect/Data"
 
 /** A Redis command or script failed (network error, server error reply, timeout). */
 export class RedisError extends Data.TaggedError("RedisError")<{

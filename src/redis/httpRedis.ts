@@ -15,7 +15,7 @@
  * call again as an EVAL, in one more round trip for all such calls of a batch. Only the scripts
  * given in `scripts` can run: a bundle carries the Lua sources it names and no others.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { RedisConnectionError, RedisError, errorMessage } from "./errors.js"
 import type { LuaName } from "./lua.generated.js"
 import type { RedisShape } from "./Redis.js"

@@ -3,7 +3,7 @@
  * see src/broker/scheduler.ts), and its outcome. The task message is built as the enqueue step
  * builds it (asynq's defaults, uniqueness key, group, processIn counted from the enqueue time).
  */
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import type { DuplicateTask, InvalidArgument, TaskIdConflict } from "../broker/errors.js"
 import { claimScript, type ClaimReply } from "../broker/scheduler.js"
 import { type BoundScript, bindScript } from "../broker/script.js"

@@ -13,7 +13,7 @@
  * - a `CRON_TZ=<zone> ` (or `TZ=<zone> `) prefix sets the zone, overriding the option.
  */
 import { CronExpressionParser } from "cron-parser"
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { parseGoDurationNs } from "../wire/goDuration.js"
 import { InvalidCronSpec, InvalidTimeZone } from "./errors.js"
 

@@ -3,7 +3,7 @@
  * spec in a time zone). Everything is checked when the entry is made, so a bad spec, zone,
  * option or payload fails at registration with a typed error, never later at run time.
  */
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { InvalidArgument } from "../broker/errors.js"
 import { type EnqueueOptions, resolveEnqueueOptions } from "../steps/options.js"
 import { encodePayload } from "../wire/payload.js"

@@ -1,5 +1,5 @@
 /** Errors of the scheduler: every one says what was wrong and what is accepted instead. */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 
 /** A cron spec the scheduler cannot run (syntax, ranges, an `@every` duration, a descriptor). */
 export class InvalidCronSpec extends Data.TaggedError("InvalidCronSpec")<{

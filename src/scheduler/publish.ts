@@ -6,7 +6,8 @@
  * withdraws them on shutdown. `prev_enqueue_time` is the last occurrence any instance enqueued
  * (from the entry's record), Go's zero time when none has.
  */
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { announceScript, publishEntriesScript, readRecordPrevs } from "../broker/scheduler.js"
 import { bindScript, runScripts } from "../broker/script.js"
 import { unixSeconds } from "../broker/time.js"

@@ -3,7 +3,8 @@
  * that enqueued a task (`prev`, `task`). One `scheduler_record` call per entry, all in one round
  * trip: it creates a missing record (through = now - lookback) and returns every record.
  */
-import { Effect, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { recordScript } from "../broker/scheduler.js"
 import { bindScript, runScripts } from "../broker/script.js"
 import type { Entry } from "./entry.js"

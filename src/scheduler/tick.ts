@@ -9,7 +9,10 @@
  * scheduler runs it whenever an occurrence is due. Overlapping ticks and any number of instances
  * are safe: an occurrence is claimed by exactly one script call (see lua/scheduler_claim.lua).
  */
-import { Cause, Clock, Effect, Result } from "effect"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { Broker } from "../broker/Broker.js"
 import { registerQueueScript } from "../broker/enqueue.js"
 import type { ClaimReply } from "../broker/scheduler.js"

@@ -9,7 +9,7 @@
  * its deadline passes (reclaimStaleAggregationSets), so no task is lost; the failure is reported
  * in `failed` and the other groups go on.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import { deleteAggregationSet, readAggregationSet } from "./aggregationSet.js"
 import { checkGroups } from "./checkGroups.js"

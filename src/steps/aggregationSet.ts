@@ -1,4 +1,5 @@
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { deleteAggregationSetScript, readAggregationSetScript } from "../broker/aggregate.js"
 import { runScript } from "../broker/script.js"
 import { InvalidState } from "../broker/errors.js"

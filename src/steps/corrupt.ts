@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { archiveCorruptScript, type CorruptSource } from "../broker/archiveCorrupt.js"
 import { runScript } from "../broker/script.js"
 import { decodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"

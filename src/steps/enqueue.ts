@@ -3,7 +3,9 @@
  * defaults). Due now → pending; due later → scheduled; with a group → aggregating. Time comes
  * from the Effect Clock. Nothing is written when an option is invalid.
  */
-import { Clock, Effect, Result } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type { Broker } from "../broker/Broker.js"
 import { InvalidArgument, type DuplicateTask, type TaskIdConflict } from "../broker/errors.js"
 import { type TaskWrite, writeTask, writeTasks } from "../broker/enqueue.js"

@@ -2,7 +2,7 @@
  * Enqueue options: what a caller may ask for, checked before anything is written, with asynq's
  * defaults. Times are milliseconds or Dates here; asynq's message stores whole seconds.
  */
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { InvalidArgument } from "../broker/errors.js"
 
 export interface EnqueueOptions {

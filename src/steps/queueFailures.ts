@@ -5,7 +5,7 @@
  * as a whole only when every queue it visited failed (e.g. Redis is down), with the first error,
  * so a caller that retries on failure (the fetch loop's back-off) still sees an outage.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 /** A queue a multi-queue step could not serve in this call; the other queues went on. */
 export interface QueueFailure {

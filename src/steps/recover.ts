@@ -1,4 +1,5 @@
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { archiveScript } from "../broker/archive.js"
 import type { RedisError } from "../redis/errors.js"
 import { listLeaseExpiredScript } from "../broker/recover.js"

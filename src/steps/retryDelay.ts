@@ -1,4 +1,5 @@
-import { Effect, Random } from "effect"
+import * as Effect from "effect/Effect"
+import * as Random from "effect/Random"
 
 /**
  * asynq's DefaultRetryDelayFunc, in ms: n^4 + 15 + rand[0,30)·(n + 1) seconds, where n is the

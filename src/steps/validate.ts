@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { InvalidArgument } from "../broker/errors.js"
 
 /** `value` when it is a whole number >= `min`, else InvalidArgument naming the option. */

@@ -1,4 +1,4 @@
-import { Data } from "effect"
+import * as Data from "effect/Data"
 
 /** Bytes in Redis that are not a message asynq could have written (TaskMessage, ServerInfo, …). */
 export class MessageDecodeError extends Data.TaggedError("MessageDecodeError")<{

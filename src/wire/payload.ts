@@ -3,7 +3,8 @@
  * turn JS values into those bytes and back. A `Uint8Array` (or Buffer) is sent as is, a string as
  * its UTF-8 bytes, `undefined` as no payload (Go's nil), anything else as JSON text.
  */
-import { Data, Effect } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 
 /** A payload value that has no byte form (a function, a symbol, a BigInt, a cycle…). */
 export class PayloadEncodeError extends Data.TaggedError("PayloadEncodeError")<{ readonly message: string }> {}

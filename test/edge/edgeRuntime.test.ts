@@ -118,6 +118,13 @@ describe("examples/vercel in the Edge Runtime", () => {
     }
   })
 
+  it("the cron route bundles platform-neutral within 150 KB (issue 15), without the effect barrel", async () => {
+    const bundle = await bundleEdge("examples/vercel/api/tick.ts", { runtime: "edge-light", globalName: "route" })
+    expect(bundle.bytes).toBeLessThanOrEqual(150 * 1024)
+    expect(bundle.scanned.filter((f) => /node_modules\/effect\/dist\/index\.js$|ioredis|node:/.test(f))).toEqual([])
+    expect(bundle.code).toContain("-- forward:")
+  })
+
   it("the cron route refuses a call without the secret, and otherwise forwards and recovers", async () => {
     const nowSec = Math.floor(Date.now() / 1000)
     await putInZset(raw, makeMsg("email", "due"), "scheduled", nowSec - 5)

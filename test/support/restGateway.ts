@@ -29,6 +29,11 @@ export interface RestGateway {
   dropAnswers(n: number): void
   /** Runs the next `n` authorized requests and never answers them (until close). */
   stallAnswers(n: number): void
+  /**
+   * Holds the authorized requests carrying a command that `matches` until `n` of them have come,
+   * then runs them all (so that many callers are provably at the same point at once).
+   */
+  gather(matches: (command: ReadonlyArray<unknown>) => boolean, n: number): void
   close(): Promise<void>
 }
 
@@ -62,6 +67,19 @@ export const startRestGateway = async (redisUrl: string, token = "test-token"): 
   const requests: Array<GatewayRequest> = []
   let toDrop = 0
   let toStall = 0
+  let gathering: { readonly matches: (command: ReadonlyArray<unknown>) => boolean; readonly n: number; readonly waiting: Array<() => void> } | undefined
+  /** Resolves when the request may run: at once, or when the gathering it belongs to is complete. */
+  const gate = (commands: ReadonlyArray<unknown>): Promise<void> => {
+    const g = gathering
+    if (!g || !commands.some((c) => Array.isArray(c) && g.matches(c))) return Promise.resolve()
+    return new Promise((resolve) => {
+      g.waiting.push(resolve)
+      if (g.waiting.length >= g.n) {
+        gathering = undefined
+        for (const release of g.waiting) release()
+      }
+    })
+  }
   const run = async (command: ReadonlyArray<string | number>, base64: boolean): Promise<{ result: unknown } | { error: string }> => {
     try {
       const [name, ...args] = command
@@ -97,6 +115,7 @@ export const startRestGateway = async (redisUrl: string, token = "test-token"): 
     if (req.headers.authorization !== `Bearer ${token}`) return send(401, { error: "Unauthorized" })
     if (req.method !== "POST") return send(405, { error: "only POST" })
     const base64 = req.headers["upstash-encoding"] === "base64"
+    await gate(path === "/pipeline" && Array.isArray(body) ? body : [body])
     if (path === "/pipeline") {
       if (!Array.isArray(body) || !body.every(isCommand)) return send(400, { error: "ERR the body must be an array of commands" })
       const out: Array<unknown> = []
@@ -120,6 +139,9 @@ export const startRestGateway = async (redisUrl: string, token = "test-token"): 
     },
     stallAnswers: (n) => {
       toStall = n
+    },
+    gather: (matches, n) => {
+      gathering = { matches, n, waiting: [] }
     },
     close: async () => {
       server.closeAllConnections()
