@@ -1,5 +1,7 @@
 import { Cluster, Redis as IORedis } from "ioredis"
-import { Effect, Layer, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import * as ConfigProvider from "effect/ConfigProvider"
 import { RedisConnectionError, RedisError, errorMessage } from "./errors.js"
 import { describeTarget, type RedisOptions } from "./options.js"

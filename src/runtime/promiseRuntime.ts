@@ -8,7 +8,11 @@
  * - `close()` closes it for good: idempotent, and later calls reject with the facade's typed error.
  *   Nothing it built keeps the Node event loop alive after that.
  */
-import { Data, Effect, Exit, Layer, Scope } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
 import type * as Context from "effect/Context"
 import { Broker } from "../broker/Broker.js"
 import type { RedisConnectionError } from "../redis/errors.js"
