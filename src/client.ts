@@ -11,7 +11,8 @@
  * connection is not remembered: the next call tries again.
  * Failures reject with the typed error objects (each has `_tag` and `message`).
  */
-import { Data, Result } from "effect"
+import * as Data from "effect/Data"
+import * as Result from "effect/Result"
 import type { RedisOptions } from "./redis/options.js"
 import { makeBrokerRuntime } from "./runtime/promiseRuntime.js"
 import { type EnqueueError, type EnqueueItem, enqueueManyUntraced, enqueueUntraced } from "./steps/enqueue.js"

@@ -1,5 +1,5 @@
 /** Runs a command's Effect with a Broker on the Redis the user chose; connection failures fail fast. */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Broker } from "../../src/broker/Broker.js"
 import { brokerLayer } from "../../src/runtime/promiseRuntime.js"
 import { redisTarget } from "./globalFlags.js"

@@ -1,5 +1,7 @@
 /** Exit codes and the one-line error message a shell user sees. */
-import { Cause, Data, Exit } from "effect"
+import * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
+import * as Exit from "effect/Exit"
 import { CliError } from "effect/cli"
 
 export const exitOk = 0

@@ -2,7 +2,8 @@
  * Flags every command accepts, before or after the subcommand: where Redis is (--redis-url,
  * --redis-cluster, --redis-sentinel with --redis-sentinel-name) and --json.
  */
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { Flag, GlobalFlag } from "effect/cli"
 import type { InvalidArgument } from "../../src/broker/errors.js"
 import type { RedisOptions } from "../../src/redis/options.js"

@@ -3,7 +3,10 @@
  * effect-asynq: inspect and administer asynq queues (Go asynq's and effect-asynq's) from a shell.
  * Exit codes: 0 ok, 1 the operation failed, 2 the command line was wrong.
  */
-import { Effect, Fiber, Layer, Logger } from "effect"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import { Command } from "effect/cli"
 import { cron } from "./commands/cron.js"
 import { dash } from "./commands/dash.js"

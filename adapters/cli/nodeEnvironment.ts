@@ -3,7 +3,14 @@
  * a stand-in for @effect/platform-node, which requires Node >= 22. The CLI reads no files and
  * spawns no processes, so those two services refuse to be used.
  */
-import { Effect, FileSystem, Layer, Path, Sink, Stdio, Stream, Terminal } from "effect"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
+import * as Sink from "effect/Sink"
+import * as Stdio from "effect/Stdio"
+import * as Stream from "effect/Stream"
+import * as Terminal from "effect/Terminal"
 import { ChildProcessSpawner } from "effect/process"
 
 const write = (stream: NodeJS.WriteStream) => () =>

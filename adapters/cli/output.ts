@@ -1,5 +1,6 @@
 /** Printing results: JSON (--json) or text, on stdout; progress lines on stderr. */
-import { Console, Effect } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
 import { Json } from "./globalFlags.js"
 
 const replacer = (_k: string, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString("base64") : v)

@@ -1,5 +1,6 @@
 /** Where effect/cli's help goes: asked-for help on stdout, help after a usage mistake on stderr. */
-import { Console, Effect } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
 import { CliOutput } from "effect/cli"
 
 const formatter = () => CliOutput.defaultFormatter({ colors: process.stdout.isTTY === true && process.env.NO_COLOR === undefined })

@@ -1,5 +1,6 @@
 /** The Redis connection the CLI's flags describe: a URL, a Redis Cluster, or a Sentinel-managed master. */
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { InvalidArgument } from "../../src/broker/errors.js"
 import type { RedisNode, RedisOptions } from "../../src/redis/options.js"
 

@@ -4,7 +4,8 @@
  * `:batch_delete` suffixes) and /metrics, each an Effect over the inspector. Whether actions are
  * allowed is decided by the handler (see handler.ts): this file only says which routes are actions.
  */
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import type { Broker } from "../../src/broker/Broker.js"
 import { archiveAll, deleteAll, runAll } from "../../src/inspector/bulkActions.js"
 import { cancelProcessing, pauseQueue, unpauseQueue } from "../../src/inspector/control.js"

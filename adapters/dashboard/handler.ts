@@ -4,7 +4,7 @@
  * speaks Request/Response. Pages and assets need no Redis; the API and /metrics read it through the
  * inspector on a connection opened on the first call.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Broker } from "../../src/broker/Broker.js"
 import type { RedisOptions } from "../../src/redis/options.js"
 import { makeBrokerRuntime } from "../../src/runtime/promiseRuntime.js"

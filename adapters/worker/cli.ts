@@ -8,7 +8,7 @@
  */
 import { resolve } from "node:path"
 import { pathToFileURL } from "node:url"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { ServeMux } from "../../src/processor/Mux.js"
 import type { HandlerInput } from "../../src/processor/Mux.js"
 import type { ServerOptions } from "../../src/processor/options.js"

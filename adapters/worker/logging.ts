@@ -1,5 +1,7 @@
 /** Logging for the worker adapters, through Effect's Logger: a format and a minimum level. */
-import { Layer, Logger, References } from "effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as References from "effect/References"
 import type { LogLevel } from "effect/LogLevel"
 
 export type LogFormat = "pretty" | "logfmt" | "json"

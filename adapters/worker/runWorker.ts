@@ -8,7 +8,8 @@
  * `shutdown()` is asynq's: stop fetching, wait up to shutdownTimeoutMs for running tasks, put the
  * rest back at the head of their queue, remove the server from asynq:servers, close Redis.
  */
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { LogLevel } from "effect/LogLevel"
 import type { HandlerInput } from "../../src/processor/Mux.js"
 import type { ServerOptions } from "../../src/processor/options.js"

@@ -1,5 +1,5 @@
 /** The inspector's bulk actions: one bounded batch of run all / archive all / delete all per call. */
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { queueKeys, type TaskState } from "../wire/keys.js"
 import { archiveCutoffSeconds, archiveMaxSize } from "./archive.js"
 import { arrayReply } from "./decode.js"

@@ -1,5 +1,5 @@
 import { completeAndLeaseLua } from "../redis/lua.generated.js"
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import type { ScriptCall } from "../redis/Redis.js"
 import { queueKeys } from "../wire/keys.js"
 import { type CompleteBatchOutcomes, completionArgs, completionLockKeys, completionOutcomes } from "./completeBatch.js"

@@ -1,5 +1,5 @@
 import { completeBatchLua } from "../redis/lua.generated.js"
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { queueKeys } from "../wire/keys.js"
 import { bytesArg } from "./args.js"

@@ -1,4 +1,4 @@
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import type { RedisError } from "../redis/errors.js"
 import { queueKeys } from "../wire/keys.js"
 import { integersReply, unexpectedReply } from "./decode.js"

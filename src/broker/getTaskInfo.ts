@@ -1,4 +1,4 @@
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { queueKeys, type TaskState, taskStates } from "../wire/keys.js"
 import { arrayReply, unexpectedReply } from "./decode.js"
 import type { TaskNotFound } from "./errors.js"

@@ -1,5 +1,5 @@
 /** The inspector's task listings: one page of a state's tasks with their stored fields. */
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { queueKeys, type TaskState } from "../wire/keys.js"
 import { arrayReply } from "./decode.js"
 import { bytesField, numField, textField } from "./fields.js"

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Broker } from "./Broker.js"
 
 /** PING Redis (the health check). */

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { cancelChannel } from "../wire/keys.js"
 import { Broker } from "./Broker.js"
 

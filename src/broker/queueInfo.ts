@@ -1,5 +1,6 @@
 /** The inspector's queue statistics: counters, memory estimate, groups, daily history. */
-import { Effect, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { queueKeys } from "../wire/keys.js"
 import { Broker } from "./Broker.js"
 import { arrayReply, unexpectedReply } from "./decode.js"

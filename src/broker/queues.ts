@@ -1,5 +1,5 @@
 /** The queue registry `asynq:queues`: list, check, remove. */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { allQueues } from "../wire/keys.js"
 import { Broker } from "./Broker.js"
 import { QueueNotFound } from "./errors.js"

@@ -2,7 +2,7 @@
  * Redis INFO, raw: what the dashboard's Redis page shows (asynqmon's /api/redis_info). On a Redis
  * Cluster it is the INFO of every master node, keyed by address.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Cluster } from "ioredis"
 import { Broker } from "./Broker.js"
 

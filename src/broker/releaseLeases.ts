@@ -1,5 +1,5 @@
 import { releaseLeasesLua } from "../redis/lua.generated.js"
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { queueKeys } from "../wire/keys.js"
 import { integerReply } from "./decode.js"
 import { defineScript } from "./script.js"

@@ -2,7 +2,7 @@
  * Server and worker state as asynq's heartbeater writes it (asynq:servers:{…}, asynq:workers:{…}
  * and their listing zsets), and the inspector's read of it.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { allServers, allWorkers } from "../wire/keys.js"
 import { Broker } from "./Broker.js"
 import { bytesArg } from "./args.js"

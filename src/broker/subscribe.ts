@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { RedisError } from "../redis/errors.js"
 import { Broker } from "./Broker.js"
 

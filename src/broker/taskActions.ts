@@ -1,5 +1,5 @@
 /** The inspector's per-task actions: run (-> pending), archive, delete a task in any state but active. */
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import { queueKeys, type TaskState } from "../wire/keys.js"
 import { unexpectedReply } from "./decode.js"
 import type { InvalidState, TaskNotFound } from "./errors.js"

@@ -1,4 +1,5 @@
-import { Effect, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { queueKeys } from "../wire/keys.js"
 import { bytesArg } from "./args.js"
 import { integerReply, unexpectedReply } from "./decode.js"

@@ -1,4 +1,5 @@
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { archiveMaxSize } from "../broker/archive.js"
 import { archiveAllBatchScript, type BatchCounts, deleteAllBatchScript, runAllBatchScript } from "../broker/bulkActions.js"
 import { runScript } from "../broker/script.js"

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { clusterSlotNodes } from "../broker/cluster.js"
 import { keySlot } from "../redis/keySlot.js"
 import { queueKeys } from "../wire/keys.js"

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { publishCancel } from "../broker/publishCancel.js"
 
 /** Pausing and resuming a queue are the steps themselves (one name through the layers). */

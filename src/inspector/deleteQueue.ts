@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { deleteQueueScript } from "../broker/deleteQueue.js"
 import { unregisterQueue } from "../broker/queues.js"
 import { runScript } from "../broker/script.js"

@@ -1,4 +1,5 @@
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { getTaskInfoScript } from "../broker/getTaskInfo.js"
 import { runScript } from "../broker/script.js"
 import { requireQueue } from "../broker/queues.js"

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { groupStatsScript } from "../broker/queueInfo.js"
 import { runScript } from "../broker/script.js"
 import { requireQueue } from "../broker/queues.js"

@@ -1,4 +1,5 @@
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { readDailyStats } from "../broker/queueInfo.js"
 import { InvalidArgument } from "./errors.js"
 import { requireQueue } from "../broker/queues.js"

@@ -1,4 +1,6 @@
-import { Clock, Effect, Option } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { listListScript, listZsetScript } from "../broker/listTasks.js"
 import { runScript } from "../broker/script.js"
 import type { TaskInfo } from "../steps/taskInfo.js"

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { listQueues } from "../broker/queues.js"
 
 /** Every queue name in `asynq:queues`, sorted. */

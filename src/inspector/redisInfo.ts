@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { readRedisInfo } from "../broker/redisInfo.js"
 
 /** One Redis node's INFO: the raw text and its `key:value` lines as a record (asynqmon's redis_info). */

@@ -1,4 +1,5 @@
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { readSchedulerEntries, readSchedulerHistory } from "../broker/scheduler.js"
 import { decodeSchedulerEnqueueEvent } from "../wire/SchedulerEnqueueEvent.js"
 import { decodeSchedulerEntry } from "../wire/SchedulerEntry.js"

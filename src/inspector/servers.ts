@@ -1,4 +1,5 @@
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { readServerStates } from "../broker/servers.js"
 import { decodeServerInfo } from "../wire/ServerInfo.js"
 import { timestampToDate } from "../wire/Timestamp.js"

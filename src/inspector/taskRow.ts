@@ -1,5 +1,6 @@
 /** Turning one task's stored fields into a TaskInfo. */
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { type TaskInfo, taskInfoFromMessage } from "../steps/taskInfo.js"
 import type { TaskState } from "../wire/keys.js"
 import { decodeTaskMessage, MessageDecodeError } from "../wire/TaskMessage.js"

@@ -4,7 +4,7 @@
  * unchanged. Read from Redis at scrape time through the inspector (one GetQueueInfo per queue) and
  * rendered in the Prometheus text exposition format (version 0.0.4).
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { getQueueInfo } from "../inspector/queueInfo.js"
 import { queues } from "../inspector/queues.js"
 import type { QueueInfo } from "../inspector/types.js"

@@ -4,7 +4,7 @@
  * (timeout, deadline, cancel, lost lease, shutdown). A thrown error, a rejected promise, a failed
  * Effect or a defect are all failures, their message kept as the task's error.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { TaskContext } from "./TaskContext.js"
 import type { Task } from "./Task.js"
 

@@ -3,7 +3,7 @@
  * ("images:thumbnails" wins over "images" for "images:thumbnails:small"), as asynq's ServeMux.
  * Middleware added with `use` wraps every routed handler, first added = outermost.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { InvalidArgument } from "../broker/errors.js"
 import { type Handler, type HandlerFn, type Middleware, applyMiddleware, toHandler } from "./Handler.js"
 import { HandlerNotFound } from "./errors.js"

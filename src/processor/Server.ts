@@ -11,7 +11,13 @@
  * then stop the rest and put them back at the head of their queue, stop the background fibers
  * and remove the server from asynq:servers / asynq:workers.
  */
-import { Clock, Deferred, Duration, Effect, Fiber, FiberSet, Layer } from "effect"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as FiberSet from "effect/FiberSet"
+import * as Layer from "effect/Layer"
 import { Broker } from "../broker/Broker.js"
 import { serveMetrics } from "../observability/metricsEndpoint.js"
 import { makeAckerFor } from "./ackerLanes.js"

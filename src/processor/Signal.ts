@@ -3,7 +3,9 @@
  * `wait` returns at once when it is set (clearing it), else when it is raised or after a timeout.
  * Raising many times before a wait counts once, so bursts of signals cost nothing.
  */
-import { Deferred, Duration, Effect } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 
 export interface Signal {
   readonly raise: () => void

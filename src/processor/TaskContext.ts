@@ -1,5 +1,6 @@
 /** What an Effect handler can read about the task it runs (asynq's GetTaskID, GetRetryCount, …) and its result writer. */
-import { Context, Effect } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import type { TaskNotFound } from "../broker/errors.js"
 import type { RedisError } from "../redis/errors.js"
 import type { Task } from "./Task.js"

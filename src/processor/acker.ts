@@ -9,7 +9,10 @@
  * Each task still gets its own outcome (done, LeaseLost or a RedisError), so the caller retries
  * or reports per task exactly as for a single `complete`.
  */
-import { Deferred, Effect, Exit, Result } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Result from "effect/Result"
 import type { Broker } from "../broker/Broker.js"
 import type { LeaseLost } from "../broker/errors.js"
 import { RedisError } from "../redis/errors.js"

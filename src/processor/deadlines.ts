@@ -4,7 +4,9 @@
  * deadline that has passed, and sleeps again. Adding a deadline later than the earliest one (the
  * usual case: each new attempt's limit is now + its timeout) costs a Set insert and no wake-up.
  */
-import { Clock, Effect, type Scope } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import { makeSignal } from "./Signal.js"
 
 export interface Deadlines {

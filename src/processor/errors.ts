@@ -2,7 +2,7 @@
  * Errors a handler returns to steer what happens to its task (asynq's SkipRetry and RevokeTask),
  * and the errors the processor records when it stops a handler itself.
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 
 /** Return (or throw) from a handler: archive the task now, no more retries. Wrapping it (as `cause`) works too. */
 export class SkipRetry extends Data.TaggedError("SkipRetry")<{ readonly message: string }> {

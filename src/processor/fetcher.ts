@@ -8,7 +8,12 @@
  * is logged and skipped for this fetch (the tasks taken from the other queues start); a fetch in
  * which every queue failed (Redis down) backs off with jitter, up to 5 s.
  */
-import { Clock, Duration, Effect, type Fiber, FiberSet, Schedule } from "effect"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
+import * as FiberSet from "effect/FiberSet"
+import * as Schedule from "effect/Schedule"
 import type { Broker } from "../broker/Broker.js"
 import { connectionOutages } from "../broker/lostReply.js"
 import { type DequeueLeaseResult, dequeueLease, dequeueLeaseCall } from "../steps/dequeueLease.js"

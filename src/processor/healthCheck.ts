@@ -1,5 +1,6 @@
 /** Health check (asynq's, every 15 s): PING Redis and report the result (undefined when it answered) to the user's callback. */
-import { Duration, Effect } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import { ping } from "../broker/ping.js"
 import { periodic } from "./periodic.js"
 

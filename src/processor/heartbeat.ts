@@ -4,7 +4,9 @@
  * stopped; so is one whose lease ran out by our own clock because the extensions kept failing
  * (the recoverer may hand it to someone else any moment).
  */
-import { Clock, Duration, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import type { Broker } from "../broker/Broker.js"
 import { extendLease } from "../steps/extendLease.js"
 import type { Observer } from "./observer.js"

@@ -1,7 +1,7 @@
 /** Server options, asynq's Config with its defaults, validated once at start (InvalidArgument naming the option). */
 import { availableParallelism, hostname } from "node:os"
 import { randomUUID } from "node:crypto"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { InvalidArgument } from "../broker/errors.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import type { Broker } from "../broker/Broker.js"

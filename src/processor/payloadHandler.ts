@@ -4,7 +4,8 @@
  * never succeed, so the task is archived at once (SkipRetry) with the schema's message, and the
  * handler does not run.
  */
-import { Effect, Result } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type { TaskDefinition } from "../tasks/TaskDefinition.js"
 import { type Handler, type HandlerResult, toHandler } from "./Handler.js"
 import { SkipRetry } from "./errors.js"

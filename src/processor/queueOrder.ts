@@ -4,7 +4,8 @@
  * first appearance of each queue gives the order; so with {critical: 6, default: 3, low: 1} and
  * all queues non-empty, "critical" comes first 60% of the time.
  */
-import { Effect, Random } from "effect"
+import * as Effect from "effect/Effect"
+import * as Random from "effect/Random"
 
 export type QueueWeights = Readonly<Record<string, number>>
 

@@ -9,7 +9,8 @@
  * Only on a Cluster: on a single node a failing queue fails at once (e.g. a key of the wrong type)
  * and the fetch visits it as before.
  */
-import { Effect, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import type { Broker } from "../broker/Broker.js"
 import { earliestLeaseExpirySec } from "../broker/earliestLease.js"
 import type { QueueFailure } from "../steps/queueFailures.js"

@@ -8,7 +8,14 @@
  * the same time, acker.ts); the task leaves the registry only after that write, so the heartbeat
  * keeps its lease while the write is retried.
  */
-import { Cause, Clock, Context, Duration, Effect, Exit, Fiber, References } from "effect"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as References from "effect/References"
 import { Broker, type BrokerShape } from "../broker/Broker.js"
 import { writeResult } from "../broker/writeResult.js"
 import { encodePayload, type PayloadEncodeError } from "../wire/payload.js"

@@ -5,7 +5,9 @@
  * the interval, and both keys in the asynq:servers / asynq:workers zsets scored by their expiry.
  * Removed at shutdown.
  */
-import { Clock, Duration, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as ServerStateStore from "../broker/servers.js"
 import { serverInfoKey, workersKey } from "../wire/keys.js"
 import { encodeServerInfo } from "../wire/ServerInfo.js"

@@ -10,7 +10,10 @@
  * in the retry set or the archive; the task completed or gone), and nothing is written or counted
  * twice. Retry and archive read the failure's time once, so every send carries the same message.
  */
-import { Clock, Duration, Effect, Schedule } from "effect"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 import type { Broker } from "../broker/Broker.js"
 import type { LeaseLost } from "../broker/errors.js"
 import { RedisError } from "../redis/errors.js"

@@ -4,7 +4,7 @@
  * after a reconnect; messages sent while disconnected are lost, so a reconnect raises the wake
  * signal (a fetch looks at the queues at once) — a lost cancel is lost, as in asynq.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { subscribeChannels } from "../broker/subscribe.js"
 import { cancelChannel } from "../wire/keys.js"
 import type { Registry } from "./registry.js"

@@ -8,7 +8,9 @@
  * interval. An entry's claim is keyed by its id, so give configs an explicit `id` if old and new
  * versions must never both run one occurrence: they then share one claim (see entryId.ts).
  */
-import { Cause, Effect, Result } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { stableEntryId } from "./entryId.js"
 import { type Entry, type EntryConfig, type EntryError, makeEntry } from "./entry.js"
 import { ConfigProviderError } from "./errors.js"

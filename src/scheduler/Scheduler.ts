@@ -5,7 +5,13 @@
  * scope stops it and withdraws the published entries. Any number of instances may run the same
  * entries: every occurrence is enqueued exactly once (see tick.ts).
  */
-import { Cause, Clock, Effect, Latch, Ref, Result, Semaphore } from "effect"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Latch from "effect/Latch"
+import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
+import * as Semaphore from "effect/Semaphore"
 import type { Broker } from "../broker/Broker.js"
 import type { RedisError } from "../redis/errors.js"
 import { type Entry, type EntryConfig, type EntryError, makeEntry } from "./entry.js"

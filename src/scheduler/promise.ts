@@ -10,7 +10,9 @@
  * Entries may be registered before or after `start()`; an invalid one rejects at once with
  * InvalidCronSpec, InvalidTimeZone or InvalidArgument. Rejections carry the typed error objects.
  */
-import { Data, Effect, type Scope } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import type { Broker } from "../broker/Broker.js"
 import type { RedisOptions } from "../redis/options.js"
 import { makeBrokerRuntime, type PromiseRuntime } from "../runtime/promiseRuntime.js"

@@ -1,4 +1,6 @@
-import { Clock, Effect, Result } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { type CompleteOutcome, completeScript } from "../broker/complete.js"
 import { type CompleteAndLeaseResult, completeAndLeaseScript, leaseOfCall } from "../broker/completeAndLease.js"
 import { completeBatchScript } from "../broker/completeBatch.js"

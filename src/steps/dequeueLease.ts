@@ -1,4 +1,5 @@
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import type { Broker } from "../broker/Broker.js"
 import type { IdAndBytes } from "../broker/decode.js"
 import { dequeueLeaseScript } from "../broker/dequeueLease.js"

@@ -1,4 +1,5 @@
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { extendLeaseScript } from "../broker/extendLease.js"
 import { runScript } from "../broker/script.js"
 import { unixSeconds } from "../broker/time.js"

@@ -1,4 +1,5 @@
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { pauseQueueScript, unpauseQueueScript } from "../broker/pauseQueue.js"
 import { requireQueue } from "../broker/queues.js"
 import { runScript } from "../broker/script.js"

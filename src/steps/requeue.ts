@@ -1,4 +1,5 @@
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import { requeueScript } from "../broker/requeue.js"
 import { runScript } from "../broker/script.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { schedulerEntries, schedulerHistory } from "../../../src/inspector/scheduler.js"
 import { withBroker } from "../connect.js"

@@ -4,7 +4,8 @@
  * Checks Redis first (exit 1 when it does not answer), prints the URL, serves until SIGINT/SIGTERM
  * and then closes the server and the connection (exit 0).
  */
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { Command, Flag } from "effect/cli"
 import { InvalidArgument } from "../../../src/broker/errors.js"
 import { ping } from "../../../src/broker/ping.js"

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Command, Flag } from "effect/cli"
 import { groups } from "../../../src/inspector/groups.js"
 import { withBroker } from "../connect.js"

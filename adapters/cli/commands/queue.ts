@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { pauseQueue, unpauseQueue } from "../../../src/inspector/control.js"
 import { deleteQueue } from "../../../src/inspector/deleteQueue.js"

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Command } from "effect/cli"
 import { servers } from "../../../src/inspector/servers.js"
 import { withBroker } from "../connect.js"

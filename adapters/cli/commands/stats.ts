@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Command } from "effect/cli"
 import { getQueueInfo } from "../../../src/inspector/queueInfo.js"
 import { queues } from "../../../src/inspector/queues.js"

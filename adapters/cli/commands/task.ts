@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { taskInfoToJson } from "../../shared/taskInfoJson.js"
 import { archiveAll, type BulkVerb, checkBulkAction, deleteAll, runAll } from "../../../src/inspector/bulkActions.js"

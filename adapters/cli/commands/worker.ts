@@ -3,7 +3,8 @@
  * Flags are parsed here by effect/cli and handed to the worker adapter, which loads the module,
  * runs until SIGINT/SIGTERM and shuts down gracefully.
  */
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { InvalidArgument } from "../../../src/broker/errors.js"
 import { parseQueueWeights, type WorkerArgs } from "../../worker/args.js"
 import { Argument, Command, Flag, GlobalFlag } from "effect/cli"
