@@ -235,14 +235,14 @@ const open = async (a: Address, connectTimeoutMs: number): Promise<Connection> =
     if (a.password !== undefined) hello.push("AUTH", a.username ?? "default", a.password)
     const commands: Array<ReadonlyArray<ScriptArg>> = [hello]
     if (a.db !== 0) commands.push(["SELECT", a.db])
-    const replies = await Promise.all(conn.send(commands, undefined))
+    let replies = await Promise.all(conn.send(commands, undefined))
     if (replies[0] instanceof ReplyError) {
-      // Redis < 6 has no HELLO: AUTH alone.
+      // Redis < 6 has no HELLO: AUTH, then SELECT again (it was refused before AUTH).
       if (!/unknown command/i.test(replies[0].message)) throw replies[0]
-      if (a.password !== undefined) {
-        const auth = await conn.send([a.username !== undefined ? ["AUTH", a.username, a.password] : ["AUTH", a.password]], undefined)[0]
-        if (auth instanceof ReplyError) throw auth
-      }
+      const legacy: Array<ReadonlyArray<ScriptArg>> = [a.password === undefined ? ["PING"] : a.username !== undefined ? ["AUTH", a.username, a.password] : ["AUTH", a.password]]
+      if (a.db !== 0) legacy.push(["SELECT", a.db])
+      replies = await Promise.all(conn.send(legacy, undefined))
+      if (replies[0] instanceof ReplyError) throw replies[0]
     }
     if (replies[1] instanceof ReplyError) throw new Error(`the server refused database ${a.db} (${replies[1].message}); pick a database the server has (its "databases" setting)`)
     return conn
