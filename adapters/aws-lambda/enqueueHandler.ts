@@ -7,7 +7,7 @@
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
 import { type EnqueueEndpointConfig, handleEnqueueRequest } from "../shared/enqueueEndpoint.js"
-import { invocationBudget, makeBrokerRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
+import { invocationBudget, lightBrokerLayer, makeWarmRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
 import type { HttpApiEvent, HttpApiResult, LambdaContext } from "./types.js"
 import { checkAuthConfig, pathOnly } from "../shared/auth.js"
 
@@ -16,8 +16,10 @@ export { signBody } from "../shared/auth.js"
 
 export interface EnqueueHandlerConfig extends EnqueueEndpointConfig {
   /**
-   * Redis: connection options (default: REDIS_URL, else redis://127.0.0.1:6379; command timeout
-   * 2000 ms unless `commandTimeoutMs` is set), an open ioredis client, or a Layer providing Redis.
+   * Redis: connection options for a single node (default: REDIS_URL, else redis://127.0.0.1:6379;
+   * command timeout 2000 ms unless `commandTimeoutMs` is set), served by a small RESP client of
+   * ours instead of ioredis (a lighter bundle and cold start); an open ioredis client; or a Layer
+   * providing Redis — e.g. `Redis.layer({ cluster })` for Redis Cluster or Sentinel, which need ioredis.
    */
   readonly redis?: RedisSource
 }
@@ -30,7 +32,7 @@ export interface EnqueueHandler {
 
 export const createEnqueueHandler = (config: EnqueueHandlerConfig): EnqueueHandler => {
   checkAuthConfig(config.auth, "enqueue handler")
-  const runtime = makeBrokerRuntime(config.redis)
+  const runtime = makeWarmRuntime(lightBrokerLayer(config.redis))
   const handler = async (event: HttpApiEvent, context?: LambdaContext): Promise<HttpApiResult> => {
     const raw = event.body ?? ""
     // The signature covers the bytes sent: a base64 body is decoded to bytes, never to text first.

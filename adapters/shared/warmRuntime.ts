@@ -5,7 +5,11 @@ import * as Layer from "effect/Layer"
 import { Broker } from "../../src/broker/Broker.js"
 import { type IdleSockets, idleSockets } from "../../src/redis/idleSockets.js"
 import type { RedisOptions } from "../../src/redis/options.js"
-import { makeRedis, Redis, type RedisClient } from "../../src/redis/Redis.js"
+import { makeRedis, type Redis, type RedisClient } from "../../src/redis/Redis.js"
+import { RedisService } from "../../src/redis/RedisService.js"
+import { RedisConnectionError } from "../../src/redis/errors.js"
+import { makeRedisService } from "../../src/redis/ioredisService.js"
+import { connectLightRedis } from "../../src/redis/lightRedis.js"
 import { brokerLayer as facadeBrokerLayer, makePromiseRuntime } from "../../src/runtime/promiseRuntime.js"
 
 /**
@@ -43,7 +47,7 @@ export const makeWarmRuntime = <R, E>(layer: Layer.Layer<R | Redis, E>): WarmRun
   const socketsOf = new WeakMap<Context.Context<S>, IdleSockets>()
   const idle = (context: Context.Context<S>) => socketsOf.get(context)!
   const runtime = makePromiseRuntime(layer, {
-    onOpen: (context) => socketsOf.set(context, idleSockets(Context.get(context as Context.Context<Redis>, Redis), () => inFlight === 0)),
+    onOpen: (context) => socketsOf.set(context, idleSockets(Context.get(context as Context.Context<RedisService>, RedisService), () => inFlight === 0)),
     isUsable: (context) => !idle(context).ended()
   })
 
@@ -111,9 +115,43 @@ const isClient = (source: RedisSource): source is RedisClient =>
  */
 export const brokerLayer = (source?: RedisSource): Layer.Layer<Broker | Redis, unknown> => {
   if (source !== undefined && Layer.isLayer(source)) return Broker.layer.pipe(Layer.provideMerge(source as Layer.Layer<Redis, unknown>))
-  if (source !== undefined && isClient(source)) return Broker.layer.pipe(Layer.provideMerge(Layer.sync(Redis, () => makeRedis(source, {}))))
+  if (source !== undefined && isClient(source)) return Broker.layer.pipe(Layer.provideMerge(Layer.sync(RedisService, () => makeRedis(source, {})))) as Layer.Layer<Broker | Redis, unknown>
   const options = source as RedisOptions | undefined
   return facadeBrokerLayer({ ...options, commandTimeoutMs: options?.commandTimeoutMs ?? serverlessCommandTimeoutMs })
+}
+
+/**
+ * The enqueue handler's container: like `brokerLayer`, but connection options (a single node) are
+ * served by the light transport (src/redis/lightRedis.ts: RESP over node:net/node:tls, no ioredis),
+ * so a bundle of the enqueue handler carries no ioredis. An application's ioredis client is wrapped
+ * as is; Redis Cluster and Sentinel are given as a Layer (`Redis.layer({ cluster })`), which brings
+ * ioredis with it.
+ */
+export const lightBrokerLayer = (source?: RedisSource): Layer.Layer<Broker | Redis, unknown> => {
+  if (source !== undefined && Layer.isLayer(source)) return Broker.layer.pipe(Layer.provideMerge(source as Layer.Layer<Redis, unknown>))
+  if (source !== undefined && isClient(source))
+    return Broker.layer.pipe(
+      Layer.provideMerge(
+        Layer.sync(RedisService, () =>
+          makeRedisService(
+            source,
+            {},
+            Effect.fail(new RedisConnectionError({ target: "(application's client)", message: "the enqueue handler opens no second connection" }))
+          )
+        )
+      )
+    ) as Layer.Layer<Broker | Redis, unknown>
+  const given = source as RedisOptions | undefined
+  const options: RedisOptions = {
+    ...given,
+    url: given?.url ?? (process.env.REDIS_URL || "redis://127.0.0.1:6379"),
+    commandTimeoutMs: given?.commandTimeoutMs ?? serverlessCommandTimeoutMs
+  }
+  const redis = Layer.effect(
+    RedisService,
+    Effect.acquireRelease(connectLightRedis(options), (r) => Effect.promise(() => r.quit()))
+  )
+  return Broker.layer.pipe(Layer.provideMerge(redis)) as Layer.Layer<Broker | Redis, unknown>
 }
 
 export const makeBrokerRuntime = (source?: RedisSource): WarmRuntime<Broker | Redis> => makeWarmRuntime(brokerLayer(source))

@@ -8,8 +8,7 @@ import { Broker } from "./Broker.js"
  */
 export const claimSignature = Effect.fn("Broker.claimSignature")(function* (signatureHex: string, ttlMs: number) {
   const { redis } = yield* Broker
-  const reply = yield* redis.use("claim request signature", (c) =>
-    c.set(usedSignatureKey(signatureHex), "1", "PX", Math.max(1, Math.ceil(ttlMs)), "NX")
-  )
+  // A plain command (not ioredis's `set`): it runs over every transport, the light one included.
+  const reply = yield* redis.command("claim request signature", ["SET", usedSignatureKey(signatureHex), "1", "PX", Math.max(1, Math.ceil(ttlMs)), "NX"])
   return reply === "OK"
 })

@@ -27,20 +27,20 @@ export const queueDepths = Effect.fn("Broker.queueDepths")(function* (queues: Re
     queues,
     (queue): Effect.Effect<QueueDepth, RedisError> => {
       const k = queueKeys(queue)
-      return redis.use("queue depth", async (c) => {
-        const p = c.pipeline().llen(k.pending).exists(k.paused)
+      // Plain commands sent together (over TCP they share one round trip; every transport has them).
+      return Effect.gen(function* () {
+        const reads: Array<Effect.Effect<unknown, RedisError>> = [redis.command("queue depth", ["LLEN", k.pending]), redis.command("queue depth", ["EXISTS", k.paused])]
         // asynq pushes on the left and takes from the right: the oldest pending task is the last.
-        if (oldestAge) p.lindex(k.pending, -1)
-        const res = (await p.exec()) ?? []
-        for (const [err] of res) if (err) throw err
-        const paused = Number(res[1]?.[1] ?? 0) === 1
-        const pending = paused ? 0 : Number(res[0]?.[1] ?? 0)
+        if (oldestAge) reads.push(redis.command("queue depth", ["LINDEX", k.pending, -1]))
+        const res = yield* Effect.all(reads, { concurrency: "unbounded" })
+        const paused = Number(res[1] ?? 0) === 1
+        const pending = paused ? 0 : Number(res[0] ?? 0)
         if (!oldestAge) return { queue, pending, paused }
-        const oldestId = res[2]?.[1]
+        const oldestId = res[2]
         if (pending === 0 || typeof oldestId !== "string") return { queue, pending, paused, oldestPendingSinceMs: undefined }
-        const since = await c.hget(k.task(oldestId), "pending_since")
+        const since = yield* redis.command("queue depth", ["HGET", k.task(oldestId), "pending_since"])
         // pending_since is unix nanoseconds (a decimal string); a task taken meanwhile has none.
-        return { queue, pending, paused, oldestPendingSinceMs: since === null ? undefined : Number(BigInt(since) / 1_000_000n) }
+        return { queue, pending, paused, oldestPendingSinceMs: typeof since === "string" ? Number(BigInt(since) / 1_000_000n) : undefined }
       })
     },
     { concurrency: "unbounded" }

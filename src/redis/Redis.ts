@@ -5,11 +5,10 @@ import type * as Scope from "effect/Scope"
 import * as ConfigProvider from "effect/ConfigProvider"
 import { RedisConnectionError, RedisError, errorMessage } from "./errors.js"
 import { describeTarget, type RedisOptions } from "./options.js"
-import { keySlot } from "./keySlot.js"
-import { type LuaName, luaScript } from "./scripts.js"
 import { preventSubscriberListenerLeak } from "./clusterSubscriberLeak.js"
-import { type ConnectionState, type OutageEvents, reconnectDelayMs, reconnectMaxDelayMs, watchOutages } from "./reconnect.js"
+import { type ConnectionState, type OutageEvents, reconnectDelayMs, reconnectMaxDelayMs } from "./reconnect.js"
 import { RedisService } from "./RedisService.js"
+import { makeRedisService } from "./ioredisService.js"
 import type { BatchReply, RedisTransport, ScriptArg, ScriptCall } from "./transport.js"
 
 export type RedisClient = IORedis | Cluster
@@ -37,19 +36,6 @@ export interface RedisShape extends RedisTransport {
 
 // ioredis's option types do not accept exactOptionalPropertyTypes; we build plain objects.
 type IORedisOptions = Record<string, unknown>
-
-/** ioredis sends a Buffer as raw bytes but a plain Uint8Array as the text "10,3,…": wrap it (no copy). */
-const toArg = (a: ScriptArg): string | number | Buffer =>
-  typeof a === "string" || typeof a === "number" || Buffer.isBuffer(a) ? a : Buffer.from(a.buffer, a.byteOffset, a.byteLength)
-/** EVALSHA's arguments: sha, key count, keys, args (one array, no intermediate copies). */
-const evalshaArgs = (sha: string, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>): Array<string | number | Buffer> => {
-  const out: Array<string | number | Buffer> = [sha, keys.length]
-  for (const k of keys) out.push(k)
-  for (const a of args) out.push(toArg(a))
-  return out
-}
-
-const isNoScript = (e: unknown) => errorMessage(e).startsWith("NOSCRIPT")
 
 const toIORedisOptions = (o: RedisOptions): { url: string | undefined; opts: IORedisOptions } => {
   const opts: IORedisOptions = {
@@ -221,227 +207,12 @@ const close = (c: RedisClient) =>
 export const acquireClient = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionError, Scope.Scope> =>
   Effect.acquireRelease(connect(o), close)
 
-/** A cluster node's address as `Cluster.slots` names it. */
-const nodeAddress = (n: IORedis): string => `${n.options.host}:${n.options.port}`
-
-/**
- * The masters serving these calls' slots: a script load for them never waits on a master they do
- * not use (one that hangs during a failover would stall every queue). All masters when a call has
- * no key or a slot's owner is not known yet.
- */
-const mastersFor = (c: Cluster, calls: ReadonlyArray<ScriptCall>): Array<IORedis> => {
-  const owners = new Set<string>()
-  for (const call of calls) {
-    const owner = call.keys.length === 0 ? undefined : c.slots[keySlot(call.keys[0]!)]?.[0]
-    if (owner === undefined) return c.nodes("master")
-    owners.add(owner)
-  }
-  const nodes = c.nodes("master").filter((n) => owners.has(nodeAddress(n)))
-  return nodes.length === owners.size ? nodes : c.nodes("master")
-}
-
-/** Loads a script where `calls` run: the single node, or the masters of their slots on a cluster. */
-const loadFor = async (c: RedisClient, source: string, calls: ReadonlyArray<ScriptCall>) => {
-  if (c instanceof Cluster) await Promise.all(mastersFor(c, calls).map((n) => n.script("LOAD", source)))
-  else await c.script("LOAD", source)
-}
-
 /**
  * Builds the service around an already-open client (the caller owns its lifetime). `outages` is
  * told once when the connection is lost and once when it is back (see watchOutages).
  */
-export const makeRedis = (client: RedisClient, options: RedisOptions, outages?: OutageEvents): RedisShape => {
-  const target = describeTarget(options)
-  const watcher = watchOutages(client, outages ?? { onLost: () => {}, onRestored: () => {} })
-  const use = <A>(op: string, f: (c: RedisClient) => Promise<A>) =>
-    Effect.tryPromise({ try: () => f(client), catch: (cause) => new RedisError({ op, message: errorMessage(cause), cause }) })
-
-  const isCluster = client instanceof Cluster
-
-  // Scripts known to be cached on the server(s) of this connection. On a single node (or
-  // Sentinel's master) a script's first call on a connection is sent as EVAL with its source,
-  // which runs it and caches it in one round trip (a cold start pays no SCRIPT LOAD); later calls
-  // are EVALSHA. On a cluster a batch first loads any script it has not seen on every master, so
-  // its EVALSHAs cannot fail with NOSCRIPT half-way and run out of order. A reconnect (possibly to
-  // a promoted replica) forgets the set. Only a SCRIPT FLUSH between two batches can still make a
-  // batch retry its NOSCRIPT calls after the later calls ran.
-  const loaded = new Set<string>()
-  client.on("ready", () => loaded.clear())
-  /** Whether this call goes as EVAL with the source (its script's first call on a single-node connection). */
-  const sendSource = (name: LuaName) => !isCluster && !loaded.has(name)
-
-  const run = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
-    use(`script ${name}`, async (c) => {
-      const s = luaScript(name)
-      const argv = evalshaArgs(s.sha, keys, args)
-      if (sendSource(name)) {
-        argv[0] = s.source
-        const reply = await (buffers ? c.callBuffer("EVAL", ...argv) : c.call("EVAL", ...argv))
-        loaded.add(name)
-        return reply
-      }
-      try {
-        return await (buffers ? c.callBuffer("EVALSHA", ...argv) : c.call("EVALSHA", ...argv))
-      } catch (e) {
-        if (!isNoScript(e)) throw e
-        argv[0] = s.source
-        return await (buffers ? c.callBuffer("EVAL", ...argv) : c.call("EVAL", ...argv))
-      }
-    })
-
-  const single = async (c: RedisClient, call: ScriptCall, buffers: boolean): Promise<BatchReply> => {
-    const s = luaScript(call.script)
-    const argv = evalshaArgs(s.sha, call.keys, call.args)
-    if (sendSource(call.script)) {
-      argv[0] = s.source
-      try {
-        const value = buffers ? await c.callBuffer("EVAL", ...argv) : await c.call("EVAL", ...argv)
-        loaded.add(call.script)
-        return { ok: true, value }
-      } catch (err) {
-        return { ok: false, error: new RedisError({ op: `script ${call.script}`, message: errorMessage(err), cause: err }) }
-      }
-    }
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const value = buffers ? await c.callBuffer("EVALSHA", ...argv) : await c.call("EVALSHA", ...argv)
-        return { ok: true, value }
-      } catch (err) {
-        if (attempt === 0 && isNoScript(err)) {
-          await loadFor(c, s.source, [call])
-          continue
-        }
-        return { ok: false, error: new RedisError({ op: `script ${call.script}`, message: errorMessage(err), cause: err }) }
-      }
-    }
-  }
-
-  /**
-   * Loads the scripts of a batch not yet known to be cached (a failure is left to the calls
-   * themselves: they answer NOSCRIPT or their own error). On a cluster, per script and master
-   * (only the masters of the calls' slots are asked).
-   */
-  const loadMissing = async (c: RedisClient, calls: ReadonlyArray<ScriptCall>) => {
-    for (const call of calls) {
-      const name = call.script
-      const key = c instanceof Cluster ? `${name} ${c.slots[call.keys.length === 0 ? -1 : keySlot(call.keys[0]!)]?.[0] ?? "*"}` : name
-      if (loaded.has(key)) continue
-      try {
-        await loadFor(c, luaScript(name).source, calls.filter((x) => x.script === name))
-        loaded.add(key)
-      } catch {
-        // e.g. one cluster node unreachable: the calls to it fail on their own (they answer
-        // NOSCRIPT and are loaded again, or fail with the node's error). Loading the others would
-        // only wait for the same failure again.
-        return
-      }
-    }
-  }
-
-  /** One pipeline of calls (of one slot on a cluster), each call its own reply; NOSCRIPT calls are sent again once. */
-  const pipelined = async (c: RedisClient, calls: ReadonlyArray<ScriptCall>, buffers: boolean, replies: Array<BatchReply>, at: ReadonlyArray<number> | undefined) => {
-    const fail = (i: number, err: unknown) =>
-      (replies[at ? at[i]! : i] = { ok: false, error: new RedisError({ op: `script ${calls[i]!.script}`, message: errorMessage(err), cause: err }) })
-    // One call: a plain EVALSHA (a pipeline costs more CPU for no gain).
-    if (calls.length === 1) {
-      replies[at ? at[0]! : 0] = await single(c, calls[0]!, calls[0]!.buffers ?? buffers)
-      return
-    }
-    let pending = calls.map((_, i) => i)
-    for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
-      const p = c.pipeline()
-      // A script's first call in the pipeline goes as EVAL when the connection has not run it yet
-      // (it caches it for the EVALSHAs after it: one connection runs them in order).
-      const sourced = new Set<LuaName>()
-      for (const i of pending) {
-        const call = calls[i]!
-        const s = luaScript(call.script)
-        const argv = evalshaArgs(s.sha, call.keys, call.args)
-        let command = "EVALSHA"
-        if (attempt === 0 && sendSource(call.script) && !sourced.has(call.script)) {
-          sourced.add(call.script)
-          argv[0] = s.source
-          command = "EVAL"
-        }
-        if (call.buffers ?? buffers) p.callBuffer(command, ...argv)
-        else p.call(command, ...argv)
-      }
-      let res: Array<[Error | null, unknown]>
-      try {
-        res = (await p.exec()) ?? []
-      } catch (err) {
-        // The round trip itself failed: every call it carried fails with that error.
-        for (const i of pending) fail(i, err)
-        return
-      }
-      for (const name of sourced) loaded.add(name)
-      const again: Array<number> = []
-      pending.forEach((i, j) => {
-        const [err, value] = res[j] ?? [new Error("no reply in the pipeline's answer"), undefined]
-        if (err && isNoScript(err) && attempt === 0) again.push(i)
-        else if (err) fail(i, err)
-        else replies[at ? at[i]! : i] = { ok: true, value }
-      })
-      // A NOSCRIPT reply means that call did nothing, so only those calls are sent again.
-      if (again.length > 0) {
-        try {
-          for (const name of new Set(again.map((i) => calls[i]!.script))) await loadFor(c, luaScript(name).source, calls)
-        } catch (err) {
-          for (const i of again) fail(i, err)
-          return
-        }
-      }
-      pending = again
-    }
-  }
-
-  /** The calls' indexes grouped by the hash slot of their first key, in call order within a slot. */
-  const bySlot = (calls: ReadonlyArray<ScriptCall>): ReadonlyArray<ReadonlyArray<number>> => {
-    const groups = new Map<number, Array<number>>()
-    calls.forEach((call, i) => {
-      const slot = call.keys.length === 0 ? -1 : keySlot(call.keys[0]!)
-      const g = groups.get(slot)
-      if (g) g.push(i)
-      else groups.set(slot, [i])
-    })
-    return [...groups.values()]
-  }
-
-  const scriptBatch = (calls: ReadonlyArray<ScriptCall>, opts?: { readonly buffers?: boolean }): Effect.Effect<ReadonlyArray<BatchReply>> =>
-    calls.length === 0
-      ? Effect.succeed([])
-      : Effect.promise(async () => {
-          const buffers = opts?.buffers === true
-          const replies: Array<BatchReply> = new Array(calls.length)
-          try {
-            if (!isCluster) await pipelined(client, calls, buffers, replies, undefined)
-            else {
-              await loadMissing(client, calls)
-              const groups = bySlot(calls)
-              if (groups.length === 1) await pipelined(client, calls, buffers, replies, undefined)
-              else await Promise.all(groups.map((idx) => pipelined(client, idx.map((i) => calls[i]!), buffers, replies, idx)))
-            }
-          } catch (err) {
-            // Defensive: any call left without a reply gets the error.
-            for (let i = 0; i < calls.length; i++)
-              if (replies[i] === undefined) replies[i] = { ok: false, error: new RedisError({ op: `script ${calls[i]!.script}`, message: errorMessage(err), cause: err }) }
-          }
-          return replies as ReadonlyArray<BatchReply>
-        })
-
-  return {
-    client,
-    isCluster,
-    target,
-    use,
-    script: (name, keys, args) => run(name, keys, args, false),
-    scriptBuffer: (name, keys, args) => run(name, keys, args, true),
-    scriptBatch,
-    command: (op, args) => use(op, (c) => c.call(String(args[0]), ...args.slice(1))),
-    connectionState: watcher.state,
-    duplicate: acquireClient(options)
-  }
-}
+export const makeRedis = (client: RedisClient, options: RedisOptions, outages?: OutageEvents): RedisShape =>
+  makeRedisService(client, options, acquireClient(options), outages)
 
 /**
  * Opens the service's connection; its outages are logged with the building fiber's logger, a

@@ -5,8 +5,9 @@
  * later (a reconnect, a node the cluster discovers) while the connection is idle.
  */
 import type { EventEmitter } from "node:events"
-import { Cluster } from "ioredis"
 import type { RedisClient, RedisShape } from "./Redis.js"
+import { isClusterClient } from "./ioredisService.js"
+import type { LightRedisShape } from "./lightRedis.js"
 
 type Socket = { ref(): unknown; unref(): unknown }
 type Connection = EventEmitter & { stream?: unknown }
@@ -19,7 +20,7 @@ export interface IdleSockets {
 }
 
 /** Every connection of a client: the client itself, or each node of a cluster. */
-const connections = (c: RedisClient): ReadonlyArray<Connection> => (c instanceof Cluster ? c.nodes("all") : [c])
+const connections = (c: RedisClient): ReadonlyArray<Connection> => (isClusterClient(c) ? c.nodes("all") : [c])
 
 /** All sockets of a client (one, or one per node of a cluster). */
 const sockets = (c: RedisClient): ReadonlyArray<Socket> =>
@@ -30,6 +31,9 @@ const sockets = (c: RedisClient): ReadonlyArray<Socket> =>
  * whether it must be released at once (nothing is using the connection then).
  */
 export const idleSockets = (redis: RedisShape, isIdle: () => boolean): IdleSockets => {
+  // The light transport (lightRedis.ts) has one socket it controls itself, and never ends: a
+  // dropped connection is opened again by the next call.
+  if ("holdSocket" in redis) return { hold: (redis as LightRedisShape).holdSocket, ended: () => false }
   const client = redis.client
   const hold = (held: boolean) => {
     for (const s of sockets(client)) held ? s.ref() : s.unref()
@@ -40,6 +44,6 @@ export const idleSockets = (redis: RedisShape, isIdle: () => boolean): IdleSocke
     if (isIdle()) hold(false)
   }
   for (const n of connections(client)) n.on("connect", onConnect)
-  if (client instanceof Cluster) client.on("+node", (n: EventEmitter) => n.on("connect", onConnect))
+  if (isClusterClient(client)) client.on("+node", (n: EventEmitter) => n.on("connect", onConnect))
   return { hold, ended: () => client.status === "end" }
 }

@@ -12,7 +12,7 @@ import { httpEvent, invoke, json } from "./invoke.js"
 const secret = "s3cret-value"
 const clientId = Effect.gen(function* () {
   const r = yield* Redis
-  return yield* r.use("client id", (c) => c.call("CLIENT", "ID") as Promise<number>)
+  return (yield* r.command("client id", ["CLIENT", "ID"])) as number
 })
 let server: LambdaInvokeServer
 const redis = rawClient()

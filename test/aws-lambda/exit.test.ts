@@ -7,7 +7,7 @@ const root = fileURLToPath(new URL("../../", import.meta.url))
 beforeAll(flushTestDb)
 
 describe("Lambda handlers leave nothing holding the event loop", () => {
-  it("a process that ran enqueue, tick and processor handlers (warm, connection reused, one reconnected while idle) exits on its own", { timeout: 120_000 }, async () => {
+  it("a process that ran enqueue, tick and processor handlers (warm, connection reused, one reconnected while idle, one on its next call) exits on its own", { timeout: 120_000 }, async () => {
     const child = spawn(process.execPath, ["--import", "tsx", "test/aws-lambda/exit.fixture.ts"], {
       cwd: root,
       env: { ...process.env, REDIS_URL: testRedisUrl() },
@@ -31,6 +31,6 @@ describe("Lambda handlers leave nothing holding the event loop", () => {
     expect(signal, out).toBeNull()
     expect(code, out).toBe(0)
     const line = out.split("\n").find((l) => l.startsWith("{"))!
-    expect(JSON.parse(line)).toEqual({ statuses: [200, 200], sameConnection: true, ticks: [0, 0], drained: [2, 0], reconnected: true })
+    expect(JSON.parse(line)).toEqual({ statuses: [200, 200, 200], sameConnection: true, ticks: [0, 0], drained: [2, 0], reconnected: true, reopened: true })
   })
 })

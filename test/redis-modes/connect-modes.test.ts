@@ -11,6 +11,7 @@ import { Effect } from "effect"
 import { Redis as IORedis } from "ioredis"
 import { afterAll, describe, expect, it } from "vitest"
 import { Redis } from "../../src/redis/Redis.js"
+import { connectLightRedis } from "../../src/redis/lightRedis.js"
 import type { RedisOptions } from "../../src/redis/options.js"
 import { freePort, redisServerBinary, startRedisServer, type RedisServerHandle } from "../support/redis-server.js"
 import { waitFor } from "../support/waitFor.js"
@@ -84,6 +85,14 @@ describe("Redis connection modes", () => {
     const err = await connectError({ url: `rediss://127.0.0.1:${port}` })
     expect(err._tag).toBe("RedisConnectionError")
     expect(err.message).toContain(`rediss://127.0.0.1:${port}`)
+
+    // The enqueue handler's light transport (its own RESP client over node:tls) too.
+    const light = await Effect.runPromise(connectLightRedis({ url: `rediss://127.0.0.1:${port}`, tls: { ca } }))
+    expect(await Effect.runPromise(light.command("get", ["GET", "mode-test"]))).toBe("ok")
+    await light.quit()
+    const lightErr = await Effect.runPromise(Effect.flip(connectLightRedis({ url: `rediss://127.0.0.1:${port}`, connectTimeoutMs: 2000 })))
+    expect(lightErr._tag).toBe("RedisConnectionError")
+    expect(lightErr.message).toContain(`rediss://127.0.0.1:${port}`)
   })
 
   it("finds the master through Redis Sentinel", async () => {

@@ -1,7 +1,8 @@
 /**
  * The cold path of an enqueue function: from a fresh container (no connection yet) to its first
  * enqueue's reply, counted in round trips through a loopback proxy in front of the real Redis.
- * The handshake (HELLO and CLIENT SETINFO, pipelined), the signature claim and the enqueue itself:
+ * The handshake (one HELLO: the enqueue handler's own RESP client, src/redis/lightRedis.ts), the
+ * signature claim and the enqueue itself:
  * no INFO ready check, no PING, no SCRIPT LOAD — a script the connection has not run yet goes as
  * EVAL with its source, which also caches it for the EVALSHAs after it. Runs on a private
  * redis-server: SCRIPT FLUSH there touches no other test.
