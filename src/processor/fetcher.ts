@@ -126,7 +126,16 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
     const context = yield* Effect.context<R | Broker>()
     const rest = deps.broker.redis.isCluster ? makeQueueRest() : undefined
     // On a Cluster, a task whose outcome write failed gives its slot back while the write is retried (writesAside.ts).
-    const aside = deps.broker.redis.isCluster ? makeWritesAside(deps.registry, concurrency, () => deps.slotFreed.raise()) : undefined
+    // Its queue rests from the next fetch on, as after a failed fetch from it.
+    const writeFailedQueues: Array<QueueFailure> = []
+    const aside = rest
+      ? makeWritesAside(
+          deps.registry,
+          concurrency,
+          (task) => void writeFailedQueues.push({ queue: task.msg.queue, error: "writing a task's outcome failed" }),
+          () => deps.slotFreed.raise()
+        )
+      : undefined
     const freeSlots = aside
       ? () => concurrency - deps.registry.tasks.size + aside.count() - reserved - fetching
       : () => concurrency - deps.registry.tasks.size - reserved - fetching
@@ -177,6 +186,7 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
       const want = Math.min(freeSlots(), deps.options.fetchBatchSize)
       if (want <= 0) continue
       fetching = want
+      if (rest && writeFailedQueues.length > 0) yield* rest.failed(writeFailedQueues.splice(0))
       const short = yield* fetchForSlots(loopDeps, want, rest).pipe(
         Effect.retry({
           schedule: errorBackoff,

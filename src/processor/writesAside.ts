@@ -8,7 +8,8 @@
  * gives its slot back: it stays in the registry (the heartbeat keeps its lease, shutdown waits for
  * it) while its write is tried again, and the fetch loop takes a task for its slot. At most
  * `max` tasks (the concurrency) are set aside at once, so the registry holds at most twice the
- * concurrency. Only on a Cluster: on a single node a failed write means Redis itself is failing,
+ * concurrency. The fetch loop also rests the task's queue (queueRest.ts) so that its next fetch does
+ not wait on the failing shard. Only on a Cluster: on a single node a failed write means Redis itself is failing,
  * and fetches fail too.
  */
 import type { ActiveTask, Registry } from "./registry.js"
@@ -20,7 +21,8 @@ export interface WritesAside {
   readonly count: () => number
 }
 
-export const makeWritesAside = (registry: Registry, max: number, freed: () => void): WritesAside => {
+/** `failed` hears of every task whose outcome write failed (its queue's shard is failing); `freed`, when one gave its slot back. */
+export const makeWritesAside = (registry: Registry, max: number, failed: (task: ActiveTask) => void, freed: () => void): WritesAside => {
   const aside = new Set<ActiveTask>()
   const count = () => {
     if (aside.size === 0) return 0
@@ -31,6 +33,7 @@ export const makeWritesAside = (registry: Registry, max: number, freed: () => vo
   return {
     watch: (task) => {
       task.onWriteFailed = () => {
+        failed(task)
         if (count() >= max || registry.tasks.get(task.msg.id) !== task) return
         aside.add(task)
         freed()
