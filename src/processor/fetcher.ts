@@ -21,6 +21,7 @@ import type { QueueFailure } from "../steps/queueFailures.js"
 import type { Ride, Rider } from "./acker.js"
 import { queueOrder } from "./queueOrder.js"
 import { makeQueueRest, type QueueRest } from "./queueRest.js"
+import { makeWritesAside } from "./writesAside.js"
 import type { ActiveTask } from "./registry.js"
 import { makeActiveTask, runAttempt, type RunDeps } from "./runAttempt.js"
 import type { Settled } from "./settle.js"
@@ -127,9 +128,31 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
     let reserved = 0
     /** Slots the loop's own fetch in flight will fill (not free for a ride meanwhile). */
     let fetching = 0
-    const freeSlots = () => concurrency - deps.registry.tasks.size - reserved - fetching
     const context = yield* Effect.context<R | Broker>()
     const rest = deps.broker.redis.isCluster ? makeQueueRest() : undefined
+    // On a Cluster, a task whose outcome write failed gives its slot back while the write is retried (writesAside.ts).
+    // Its queue rests from the next fetch on, as after a failed fetch from it.
+    const writeFailedQueues: Array<QueueFailure> = []
+    const aside = rest
+      ? makeWritesAside(
+          deps.registry,
+          concurrency,
+          (task) => void writeFailedQueues.push({ queue: task.msg.queue, error: "writing a task's outcome failed" }),
+          () => deps.slotFreed.raise()
+        )
+      : undefined
+    const freeSlots = aside
+      ? () => concurrency - deps.registry.tasks.size + aside.count() - reserved - fetching
+      : () => concurrency - deps.registry.tasks.size - reserved - fetching
+    const loopDeps: FetcherDeps<R> = aside
+      ? {
+          ...deps,
+          prepare: (task) => {
+            deps.prepare?.(task)
+            aside.watch(task)
+          }
+        }
+      : deps
     const rider: Rider = (acks) =>
       Effect.gen(function* () {
         if (idle) return undefined
@@ -168,7 +191,8 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
       const want = Math.min(freeSlots(), deps.options.fetchBatchSize)
       if (want <= 0) continue
       fetching = want
-      const short = yield* fetchForSlots(deps, want, rest).pipe(
+      if (rest && writeFailedQueues.length > 0) yield* rest.failed(writeFailedQueues.splice(0))
+      const short = yield* fetchForSlots(loopDeps, want, rest).pipe(
         Effect.retry({
           schedule: errorBackoff,
           while: (e) => Effect.logWarning(`fetching tasks failed, trying again: ${e.message}`).pipe(Effect.as(true))

@@ -2,7 +2,8 @@
  * Resting queues that fail on a Redis Cluster. A queue whose shard is down (its master died and a
  * failover is under way) fails each dequeue only after the cluster client has tried for about a
  * second; visited by every fetch, it would hold up the tasks of every healthy queue for as long as
- * the failover lasts. So a queue that failed in a fetch rests: the fetches leave it out, and a
+ * the failover lasts. So a queue that failed in a fetch (or whose task's outcome write failed:
+ * writesAside.ts) rests: the fetches leave it out, and a
  * probe in the background (one cheap read on its slot: the earliest lease) asks after it, 250 ms
  * later and then up to 2 s apart, until it answers; then the fetches take it again. When every
  * queue of a fetch rests, the fetch visits them all (its own back-off applies).

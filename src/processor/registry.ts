@@ -33,6 +33,11 @@ export interface ActiveTask {
   stoppedBy: StopReason | "timeout" | undefined
   /** Set by the running task: stops its handler (called once, by `Registry.stop`). */
   onStop: ((reason: StopReason) => void) | undefined
+  /**
+   * Set by the fetch loop on a Redis Cluster: called once, when writing the task's outcome first
+   * fails (the task then gives its slot back while the write is tried again: see fetcher.ts).
+   */
+  onWriteFailed: (() => void) | undefined
 }
 
 export interface Registry {

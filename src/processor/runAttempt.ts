@@ -81,7 +81,8 @@ export const makeActiveTask = (msg: TaskMessage, nowMs: number, leaseExpiresAtMs
   skipUntilMs: undefined,
   stopReason: undefined,
   stoppedBy: undefined,
-  onStop: undefined
+  onStop: undefined,
+  onWriteFailed: undefined
 })
 
 /** What a handler of one attempt sees (TaskContext); its AbortSignal is created on first read (most handlers never look at it). */

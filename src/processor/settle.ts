@@ -52,10 +52,18 @@ const boundedBy = (entry: ActiveTask) => <A, E, R>(eff: Effect.Effect<A, E, R>):
   )
 }
 
+/** Tells the fetch loop (once) that the task's outcome write failed (on a Cluster it gives the task's slot back). */
+const writeFailed = (entry: ActiveTask) => {
+  const tell = entry.onWriteFailed
+  if (tell === undefined) return
+  entry.onWriteFailed = undefined
+  tell()
+}
+
 /** Runs a write, retrying Redis errors while the lease still holds. */
 const write = (entry: ActiveTask, what: string, eff: Effect.Effect<unknown, LeaseLost | RedisError, Broker>, done: Settled) =>
   eff.pipe(
-    Effect.tapError((e) => (e._tag === "RedisError" ? Effect.logWarning(`${what} of task ${entry.msg.id} failed, trying again: ${e.message}`) : Effect.void)),
+    Effect.tapError((e) => (e._tag === "RedisError" ? Effect.andThen(Effect.sync(() => writeFailed(entry)), Effect.logWarning(`${what} of task ${entry.msg.id} failed, trying again: ${e.message}`)) : Effect.void)),
     Effect.retry({
       schedule: backoff,
       while: (e) => (e._tag === "RedisError" ? Effect.map(Clock.currentTimeMillis, (now) => now < writeUntilMs(entry)) : false)

@@ -3,7 +3,9 @@
  * master hangs (SIGSTOP: its connections stay open and nothing is answered, as in the first
  * seconds of a failover), the tasks of queues on the other masters still complete. With a single
  * batch for every queue they would wait behind the hung master's completions for good.
- * (Started apart from cluster.test.ts: it stops a node.)
+ * And a task whose completion fails gives its slot back while the write is retried
+ * (src/processor/writesAside.ts), so a failed master's tasks holding every slot do not stop the
+ * other queues. (Started apart from cluster.test.ts: it stops a node.)
  */
 import { Deferred, Effect } from "effect"
 import { Cluster, Redis as IORedis } from "ioredis"
@@ -68,6 +70,58 @@ describe("completions on a Redis Cluster with one master hung", () => {
       cluster.resumeNode(hungPort)
       paused = false
       await server.shutdown()
+    }
+  }, 90_000)
+
+  it("tasks whose completion fails give their slots back: the other masters' queues are served meanwhile", async () => {
+    // Every slot holds a task of the hung master's queue (tasks fetched together come from one queue
+    // and finish together). Their completions fail (command timeout) and are tried again while the
+    // lease holds (30 s); held meanwhile, their slots would keep the healthy queue waiting that long
+    // (src/processor/writesAside.ts).
+    const { healthy, healthyPort, hung, hungPort } = placed
+    const release = Effect.runSync(Deferred.make<void>())
+    const startedHung: Array<string> = []
+    const handler: Handler = (task) =>
+      task.queue === hung ? Effect.sync(() => void startedHung.push(task.id)).pipe(Effect.andThen(Deferred.await(release))) : Effect.void
+    const concurrency = 2
+    const server = await startServer(
+      handler,
+      { queues: { [healthy]: 1, [hung]: 1 }, concurrency, leaseMs: 30_000, shutdownTimeoutMs: 1000 },
+      { cluster: cluster.nodes, commandTimeoutMs: 500 }
+    )
+    const healthyMaster = new IORedis({ host: "127.0.0.1", port: healthyPort })
+    const hungMaster = new IORedis({ host: "127.0.0.1", port: hungPort })
+    let hungBefore = 0
+    try {
+      for (let i = 0; i < concurrency; i++) await server.enqueue("job", { i }, { queue: hung })
+      await waitFor("every slot to hold a task of the hung queue", () => startedHung.length, (n) => n === concurrency, { timeoutMs: 20_000 })
+      const processedBefore = Number((await healthyMaster.get(queueKeys(healthy).processedTotal)) ?? 0)
+      hungBefore = Number((await hungMaster.get(queueKeys(hung).processedTotal)) ?? 0)
+      const healthyCount = 6
+      for (let i = 0; i < healthyCount; i++) await server.enqueue("job", { i }, { queue: healthy })
+      cluster.pauseNode(hungPort)
+      paused = true
+      // The hung queue's tasks finish; writing their outcome fails until the master answers again.
+      Effect.runSync(Deferred.succeed(release, undefined))
+      const processed = async () => Number((await healthyMaster.get(queueKeys(healthy).processedTotal)) ?? 0) - processedBefore
+      // Well within the lease: with the slots held, nothing of the healthy queue would run before it ran out.
+      await waitFor(`the ${healthyCount} tasks of the healthy queue to complete while the hung queue's completions fail`, processed, (n) => n === healthyCount, {
+        timeoutMs: 15_000
+      })
+      expect(await processed()).toBe(healthyCount)
+    } finally {
+      healthyMaster.disconnect()
+      cluster.resumeNode(hungPort)
+      paused = false
+      await server.shutdown()
+    }
+    // Once the master answers again, the set-aside completions went through.
+    try {
+      await waitFor("the hung queue's tasks to be completed", async () => Number((await hungMaster.get(queueKeys(hung).processedTotal)) ?? 0) - hungBefore, (n) => n === concurrency, {
+        timeoutMs: 15_000
+      })
+    } finally {
+      hungMaster.disconnect()
     }
   }, 90_000)
 })
