@@ -5,7 +5,8 @@
  * ioredis itself; connecting lives in Redis.ts.
  */
 import type { Cluster, Redis as IORedis } from "ioredis"
-import { Effect, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import type { RedisConnectionError } from "./errors.js"
 import { RedisError, errorMessage } from "./errors.js"
 import { describeTarget, type RedisOptions } from "./options.js"

@@ -16,7 +16,7 @@
  */
 import * as net from "node:net"
 import * as tls from "node:tls"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { RedisConnectionError, RedisError, errorMessage } from "./errors.js"
 import { describeTarget, type RedisOptions } from "./options.js"
 import type { RedisShape } from "./Redis.js"
