@@ -6,15 +6,22 @@
  */
 import * as Effect from "effect/Effect"
 import type { Broker } from "../../src/broker/Broker.js"
+import type * as Layer from "effect/Layer"
+import type { Redis, RedisClient } from "../../src/redis/Redis.js"
 import type { RedisOptions } from "../../src/redis/options.js"
-import { makeBrokerRuntime } from "../../src/runtime/promiseRuntime.js"
+import { makeBrokerRuntime, makePromiseRuntime } from "../../src/runtime/promiseRuntime.js"
+import { brokerLayerOfLayerOrClient } from "../shared/warmRuntime.js"
 import { findRoute, json } from "./api.js"
 import { assetResponse, pageResponse } from "./pages.js"
 import { makeTokenCheck } from "./auth.js"
 
 export interface DashboardOptions {
-  /** The Redis to inspect: a URL or connection options (default: REDIS_URL, then redis://127.0.0.1:6379). */
-  readonly redis?: RedisOptions | string
+  /**
+   * The Redis to inspect: a URL or connection options (default: REDIS_URL, then
+   * redis://127.0.0.1:6379), an open ioredis client the application owns (used as is, never closed
+   * by the dashboard), or a Layer providing the Redis service (e.g. `Redis.layer({ cluster })`).
+   */
+  readonly redis?: RedisOptions | string | RedisClient | Layer.Layer<Redis, unknown>
   /** Allow the actions (run, archive, delete, cancel, pause/resume, bulk). Default false: read-only. */
   readonly allowActions?: boolean
   /** When set, every request must carry this token (Bearer header, cookie, or `?token=`; see README). */
@@ -118,7 +125,8 @@ export const createDashboardHandler = (options: DashboardOptions = {}): Dashboar
   const config: DashboardConfig = { allowActions: options.allowActions === true, basePath }
   if (options.token !== undefined && options.token.trim() === "") throw new TypeError("createDashboardHandler: token is empty; pass a non-empty token or leave it out")
   const checkToken = makeTokenCheck(options.token, `${basePath}/`)
-  const runtime = makeBrokerRuntime(options.redis)
+  const given = brokerLayerOfLayerOrClient(options.redis)
+  const runtime = given ? makePromiseRuntime(given) : makeBrokerRuntime(options.redis as RedisOptions | string | undefined)
 
   const handle = async (request: Request): Promise<Response> => {
     const url = new URL(request.url)

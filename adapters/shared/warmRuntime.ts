@@ -109,13 +109,24 @@ const isClient = (source: RedisSource): source is RedisClient =>
   typeof (source as { readonly sendCommand?: unknown }).sendCommand === "function"
 
 /**
+ * Broker over a Redis Layer or an application's open client (used as is, never closed here);
+ * undefined for connection options, which each caller opens with its own defaults.
+ */
+export const brokerLayerOfLayerOrClient = (source: RedisSource | string | undefined): Layer.Layer<Broker | Redis, unknown> | undefined => {
+  if (source === undefined || typeof source === "string") return undefined
+  if (Layer.isLayer(source)) return Broker.layer.pipe(Layer.provideMerge(source as Layer.Layer<Redis, unknown>))
+  if (isClient(source)) return Broker.layer.pipe(Layer.provideMerge(Layer.sync(RedisService, () => makeRedis(source, {})))) as Layer.Layer<Broker | Redis, unknown>
+  return undefined
+}
+
+/**
  * The usual container: Broker over one Redis connection (`source`: options, else REDIS_URL, else
  * redis://127.0.0.1:6379; or a client or Redis Layer). Options get the serverless command timeout
  * (2000 ms) unless they set their own.
  */
 export const brokerLayer = (source?: RedisSource): Layer.Layer<Broker | Redis, unknown> => {
-  if (source !== undefined && Layer.isLayer(source)) return Broker.layer.pipe(Layer.provideMerge(source as Layer.Layer<Redis, unknown>))
-  if (source !== undefined && isClient(source)) return Broker.layer.pipe(Layer.provideMerge(Layer.sync(RedisService, () => makeRedis(source, {})))) as Layer.Layer<Broker | Redis, unknown>
+  const given = brokerLayerOfLayerOrClient(source)
+  if (given !== undefined) return given
   const options = source as RedisOptions | undefined
   return facadeBrokerLayer({ ...options, commandTimeoutMs: options?.commandTimeoutMs ?? serverlessCommandTimeoutMs })
 }

@@ -11,6 +11,8 @@ import type { Broker } from "../../src/broker/Broker.js"
 import { getQueueInfo } from "../../src/inspector/queueInfo.js"
 import { getTaskInfo } from "../../src/inspector/getTaskInfo.js"
 import { brokerLayer } from "../../src/runtime/promiseRuntime.js"
+import { Redis } from "../../src/redis/Redis.js"
+import { Redis as IORedis } from "ioredis"
 import { flushTestDb, testRedisUrl } from "../support/redis.js"
 import { arrangeDashboardData, type DashboardData, traceId, traceparent } from "./fixture.js"
 
@@ -361,5 +363,24 @@ describe("dashboard as a Lambda function URL handler", () => {
     } finally {
       await h.close()
     }
+  })
+})
+
+describe("dashboard over a Redis the application gives", () => {
+  it("an open ioredis client (used as is, still open after close) or a Redis Layer serves the same queues", async () => {
+    const client = new IORedis(testRedisUrl())
+    const names = async (h: DashboardHandler) => ((await get(h, "/api/queues")).body.queues as Array<{ queue: string }>).map((q) => q.queue).sort()
+    const viaClient = createDashboardHandler({ redis: client })
+    const viaLayer = createDashboardHandler({ redis: Redis.layer({ url: testRedisUrl() }) })
+    try {
+      expect(await names(viaClient)).toEqual(["cron", "default", "low", "slow"])
+      expect(await names(viaLayer)).toEqual(["cron", "default", "low", "slow"])
+    } finally {
+      await viaClient.close()
+      await viaLayer.close()
+    }
+    // The dashboard does not close what the application owns.
+    expect(await client.ping()).toBe("PONG")
+    client.disconnect()
   })
 })
