@@ -8,6 +8,7 @@ import {
   archiveCorruptLua,
   checkGroupsLua,
   deleteAggregationSetLua,
+  enqueueBatchLua,
   enqueueLua,
   forwardLua,
   janitorLua,
@@ -28,6 +29,7 @@ import type { ScriptSources } from "../redis/httpRedis.js"
 /** enqueue / enqueueMany: a new task to pending, scheduled or its group, and the queue registration. */
 export const enqueueScripts: ScriptSources = {
   enqueue: enqueueLua,
+  enqueueBatch: enqueueBatchLua,
   schedule: scheduleLua,
   addToGroup: addToGroupLua,
   registerQueue: registerQueueLua
@@ -37,6 +39,7 @@ export const enqueueScripts: ScriptSources = {
 export const maintenanceScripts: ScriptSources = {
   // Listed, not spread from enqueueScripts: a spread is not tree-shakable, so every bundle would carry these sources.
   enqueue: enqueueLua,
+  enqueueBatch: enqueueBatchLua,
   schedule: scheduleLua,
   addToGroup: addToGroupLua,
   registerQueue: registerQueueLua,
