@@ -19,7 +19,8 @@ import * as Effect from "effect/Effect"
 import { RedisConnectionError, RedisError, errorMessage } from "./errors.js"
 import type { LuaName } from "./lua.generated.js"
 import type { RedisShape } from "./Redis.js"
-import type { BatchReply, ScriptArg, ScriptCall } from "./transport.js"
+import { scriptCalls } from "./scriptCalls.js"
+import { sha1Hex } from "./sha1.js"
 import { decodeResult, encodeScriptArgs, withPrelude } from "./restProtocol.js"
 
 export interface HttpRedisOptions {
@@ -74,13 +75,6 @@ interface Answer {
   readonly error?: string
 }
 
-const sha1Hex = async (text: string): Promise<string> => {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-1", new TextEncoder().encode(text)))
-  let hex = ""
-  for (const b of digest) hex += b.toString(16).padStart(2, "0")
-  return hex
-}
-
 const notOverHttp = (what: string) => `${what} needs a TCP connection (ioredis); over HTTP only script calls and plain commands are available`
 
 /**
@@ -113,81 +107,41 @@ export const makeHttpRedis = (options: HttpRedisOptions, scripts: ScriptSources)
     return json
   }
 
-  const shas = new Map<LuaName, Promise<string>>()
-  const loaded = new Set<LuaName>()
+  const shas = new Map<LuaName, string>()
   const sourceOf = (name: LuaName): string => {
     const s = scripts[name]
     if (s === undefined) throw new Error(`script ${name} is not among the scripts this HTTP transport was given (pass it in \`scripts\`)`)
     return withPrelude(s)
   }
-  const shaOf = (name: LuaName): Promise<string> => {
-    let p = shas.get(name)
-    if (!p) {
-      p = sha1Hex(sourceOf(name))
-      shas.set(name, p)
+  const shaOf = (name: LuaName): string => {
+    let sha = shas.get(name)
+    if (sha === undefined) {
+      sha = sha1Hex(sourceOf(name))
+      shas.set(name, sha)
     }
-    return p
+    return sha
   }
 
-  /** The command of one script call: EVAL the first time in this isolate (or `forceEval`), else EVALSHA. */
-  const scriptCommand = async (call: ScriptCall, forceEval: boolean): Promise<Array<string | number>> => {
-    const tail = [call.keys.length, ...call.keys, ...encodeScriptArgs(call.args)]
-    if (forceEval || !loaded.has(call.script)) return ["EVAL", sourceOf(call.script), ...tail]
-    return ["EVALSHA", await shaOf(call.script), ...tail]
-  }
-
-  const failure = (call: ScriptCall, err: unknown): BatchReply => ({
-    ok: false,
-    error: new RedisError({ op: `script ${call.script}`, message: errorMessage(err), cause: err })
-  })
-
-  /** Runs the calls (one POST, or a pipeline), resending NOSCRIPT answers once as EVAL. */
-  const runCalls = async (calls: ReadonlyArray<ScriptCall>, buffers: boolean): Promise<Array<BatchReply>> => {
-    const replies: Array<BatchReply> = new Array(calls.length)
-    let pending = calls.map((_, i) => i)
-    for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
-      let answers: Array<Answer>
-      try {
-        const commands = await Promise.all(pending.map((i) => scriptCommand(calls[i]!, attempt > 0)))
-        if (commands.length === 1) {
-          try {
-            answers = [(await post("", commands[0])) as Answer]
-          } catch (e) {
-            // A single command's error answer comes back as an HTTP error.
-            if (!(e instanceof ReplyError)) throw e
-            answers = [{ error: e.message }]
-          }
-        } else {
-          const json = await post("/pipeline", commands)
-          if (!Array.isArray(json) || json.length !== commands.length) throw new Error(`${target} answered the pipeline with ${JSON.stringify(json)?.slice(0, 200)}`)
-          answers = json as Array<Answer>
+  const calls = scriptCalls({
+    // The scripts run in this isolate so far (the server keeps them cached).
+    loaded: new Set<LuaName>(),
+    command: (call, withSource) => [withSource ? "EVAL" : "EVALSHA", withSource ? sourceOf(call.script) : shaOf(call.script), call.keys.length, ...call.keys, ...encodeScriptArgs(call.args)],
+    // One command as a plain POST (its error answer comes back as an HTTP error), several as a pipeline.
+    roundTrip: async (commands) => {
+      if (commands.length === 1) {
+        try {
+          return [{ ok: true, value: ((await post("", commands[0])) as Answer).result }]
+        } catch (e) {
+          if (!(e instanceof ReplyError)) throw e
+          return [{ ok: false, error: e }]
         }
-      } catch (err) {
-        for (const i of pending) replies[i] = failure(calls[i]!, err)
-        return replies
       }
-      const again: Array<number> = []
-      pending.forEach((i, j) => {
-        const call = calls[i]!
-        const a = answers[j] ?? {}
-        if (typeof a.error === "string") {
-          if (a.error.startsWith("NOSCRIPT") && attempt === 0) again.push(i)
-          else replies[i] = failure(call, new ReplyError(a.error))
-        } else {
-          loaded.add(call.script)
-          replies[i] = { ok: true, value: decodeResult(a.result, call.buffers ?? buffers) }
-        }
-      })
-      pending = again
-    }
-    return replies
-  }
-
-  const run = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
-    Effect.flatMap(
-      Effect.promise(() => runCalls([{ script: name, keys, args }], buffers)),
-      ([r]) => (r!.ok ? Effect.succeed(r!.value) : Effect.fail(r!.error))
-    )
+      const json = await post("/pipeline", commands)
+      if (!Array.isArray(json) || json.length !== commands.length) throw new Error(`${target} answered the pipeline with ${JSON.stringify(json)?.slice(0, 200)}`)
+      return (json as Array<Answer>).map((a) => (typeof a.error === "string" ? { ok: false, error: new ReplyError(a.error) } : { ok: true, value: a.result }))
+    },
+    decode: decodeResult
+  })
 
   const command = (op: string, args: ReadonlyArray<string | number>) =>
     Effect.tryPromise({
@@ -198,9 +152,7 @@ export const makeHttpRedis = (options: HttpRedisOptions, scripts: ScriptSources)
   const shape: Omit<RedisShape, "client"> = {
     isCluster: false,
     target,
-    script: (name, keys, args) => run(name, keys, args, false),
-    scriptBuffer: (name, keys, args) => run(name, keys, args, true),
-    scriptBatch: (calls, opts) => (calls.length === 0 ? Effect.succeed([]) : Effect.promise(() => runCalls(calls, opts?.buffers === true))),
+    ...calls,
     command,
     use: (op) => Effect.fail(new RedisError({ op, message: notOverHttp(op) })),
     connectionState: () => ({ down: false, outages: 0 }) as ReturnType<RedisShape["connectionState"]>,

@@ -21,7 +21,8 @@ import { RedisConnectionError, RedisError, errorMessage } from "./errors.js"
 import { describeTarget, type RedisOptions } from "./options.js"
 import type { RedisShape } from "./Redis.js"
 import { luaScript, type LuaName } from "./scripts.js"
-import type { BatchReply, ScriptArg, ScriptCall } from "./transport.js"
+import { scriptCalls } from "./scriptCalls.js"
+import type { ScriptArg } from "./transport.js"
 
 /** An error answer from Redis (named like ioredis's, see isErrorReply). */
 class ReplyError extends Error {
@@ -326,58 +327,18 @@ export const connectLightRedis = (options: RedisOptions): Effect.Effect<LightRed
         return Promise.all(c.send(commands, commandTimeoutMs))
       }
 
-      const commandOf = (call: ScriptCall, source: boolean): Array<ScriptArg> => {
-        const s = luaScript(call.script)
-        const out: Array<ScriptArg> = source ? ["EVAL", s.source, call.keys.length] : ["EVALSHA", s.sha, call.keys.length]
-        for (const k of call.keys) out.push(k)
-        for (const a of call.args) out.push(a)
-        return out
-      }
-
-      const failure = (call: ScriptCall, err: unknown): BatchReply => ({ ok: false, error: new RedisError({ op: `script ${call.script}`, message: errorMessage(err), cause: err }) })
-
-      /** The calls in one pipeline (a NOSCRIPT answer sends that call again as EVAL, once); each call its own outcome. */
-      const runCalls = async (calls: ReadonlyArray<ScriptCall>, buffers: boolean): Promise<Array<BatchReply>> => {
-        const replies: Array<BatchReply> = new Array(calls.length)
-        let pending = calls.map((_, i) => i)
-        for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
-          // A script's first call goes as EVAL when the connection has not run it (it caches it for the EVALSHAs after it).
-          const sourced = new Set<LuaName>()
-          const commands = pending.map((i) => {
-            const call = calls[i]!
-            const source = attempt > 0 || (!loaded.has(call.script) && !sourced.has(call.script))
-            if (source) sourced.add(call.script)
-            return commandOf(call, source)
-          })
-          let answers: Array<unknown>
-          try {
-            answers = await roundTrip(commands)
-          } catch (err) {
-            for (const i of pending) replies[i] = failure(calls[i]!, err)
-            return replies
-          }
-          const again: Array<number> = []
-          pending.forEach((i, j) => {
-            const call = calls[i]!
-            const a = answers[j]
-            if (a instanceof ReplyError) {
-              if (attempt === 0 && a.message.startsWith("NOSCRIPT")) again.push(i)
-              else replies[i] = failure(call, a)
-            } else {
-              loaded.add(call.script)
-              replies[i] = { ok: true, value: shape(a, call.buffers ?? buffers) }
-            }
-          })
-          pending = again
-        }
-        return replies
-      }
-
-      const run = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
-        Effect.flatMap(
-          Effect.promise(() => runCalls([{ script: name, keys, args }], buffers)),
-          ([r]) => (r!.ok ? Effect.succeed(r!.value) : Effect.fail(r!.error))
-        )
+      const scripts = scriptCalls({
+        loaded,
+        command: (call, withSource) => {
+          const s = luaScript(call.script)
+          const out: Array<ScriptArg> = withSource ? ["EVAL", s.source, call.keys.length] : ["EVALSHA", s.sha, call.keys.length]
+          for (const k of call.keys) out.push(k)
+          for (const a of call.args) out.push(a)
+          return out
+        },
+        roundTrip: async (commands) => (await roundTrip(commands)).map((a) => (a instanceof ReplyError ? { ok: false, error: a } : { ok: true, value: a })),
+        decode: shape
+      })
 
       const command = (op: string, args: ReadonlyArray<string | number>) =>
         Effect.tryPromise({
@@ -392,9 +353,7 @@ export const connectLightRedis = (options: RedisOptions): Effect.Effect<LightRed
       const shapeOf: Omit<LightRedisShape, "client"> = {
         isCluster: false,
         target,
-        script: (name, keys, args) => run(name, keys, args, false),
-        scriptBuffer: (name, keys, args) => run(name, keys, args, true),
-        scriptBatch: (calls, opts) => (calls.length === 0 ? Effect.succeed([]) : Effect.promise(() => runCalls(calls, opts?.buffers === true))),
+        ...scripts,
         command,
         use: (op) => Effect.fail(new RedisError({ op, message: notLight(op) })),
         connectionState: () => ({ down: conn === undefined || conn.closed, outages }),

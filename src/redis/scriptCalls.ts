@@ -1,0 +1,81 @@
+/**
+ * Script calls over a transport that sends a list of commands in one round trip and answers each
+ * (the HTTP transport, httpRedis.ts; the light RESP client, lightRedis.ts). A script's first call
+ * on the connection goes as EVAL with its source (which runs it and caches it), later calls as
+ * EVALSHA; within one batch only the script's first call carries the source. A NOSCRIPT answer
+ * sends that call again as EVAL, once. Every call gets its own outcome; a round trip that fails
+ * fails each call it carried, as does a command that cannot be built (a script the transport
+ * does not have). (The ioredis service, Redis.ts, does the same over ioredis's
+ * pipelines, with a Cluster's per-master loading besides.)
+ */
+import * as Effect from "effect/Effect"
+import { RedisError, errorMessage } from "./errors.js"
+import type { LuaName } from "./lua.generated.js"
+import type { BatchReply, ScriptArg, ScriptCall } from "./transport.js"
+
+/** One command's answer: its value, or the error Redis answered (a ReplyError). */
+export type CommandAnswer = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: Error }
+
+export interface ScriptTransport {
+  /** Scripts the server has cached for this connection (the transport clears it when the connection is new). */
+  readonly loaded: Set<LuaName>
+  /** The EVAL (with the source) or EVALSHA command of a call. */
+  readonly command: (call: ScriptCall, withSource: boolean) => ReadonlyArray<ScriptArg>
+  /** Sends the commands in one round trip; rejects only when the round trip itself failed. */
+  readonly roundTrip: (commands: ReadonlyArray<ReadonlyArray<ScriptArg>>) => Promise<ReadonlyArray<CommandAnswer>>
+  /** A reply as the callers read it (strings, or bytes when `buffers`). */
+  readonly decode: (value: unknown, buffers: boolean) => unknown
+}
+
+const failure = (call: ScriptCall, err: unknown): BatchReply => ({ ok: false, error: new RedisError({ op: `script ${call.script}`, message: errorMessage(err), cause: err }) })
+
+/** The RedisShape members that run scripts, over `t`. */
+export const scriptCalls = (t: ScriptTransport) => {
+  const runCalls = async (calls: ReadonlyArray<ScriptCall>, buffers: boolean): Promise<Array<BatchReply>> => {
+    const replies: Array<BatchReply> = new Array(calls.length)
+    let pending = calls.map((_, i) => i)
+    for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
+      const sourced = new Set<LuaName>()
+      let answers: ReadonlyArray<CommandAnswer>
+      try {
+        const commands = pending.map((i) => {
+          const call = calls[i]!
+          const withSource = attempt > 0 || (!t.loaded.has(call.script) && !sourced.has(call.script))
+          if (withSource) sourced.add(call.script)
+          return t.command(call, withSource)
+        })
+        answers = await t.roundTrip(commands)
+      } catch (err) {
+        for (const i of pending) replies[i] = failure(calls[i]!, err)
+        return replies
+      }
+      const again: Array<number> = []
+      pending.forEach((i, j) => {
+        const call = calls[i]!
+        const a = answers[j] ?? { ok: false, error: new Error("no answer for this command in the round trip") }
+        if (!a.ok) {
+          if (attempt === 0 && a.error.message.startsWith("NOSCRIPT")) again.push(i)
+          else replies[i] = failure(call, a.error)
+        } else {
+          t.loaded.add(call.script)
+          replies[i] = { ok: true, value: t.decode(a.value, call.buffers ?? buffers) }
+        }
+      })
+      pending = again
+    }
+    return replies
+  }
+
+  const run = (script: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
+    Effect.flatMap(
+      Effect.promise(() => runCalls([{ script, keys, args }], buffers)),
+      ([r]) => (r!.ok ? Effect.succeed(r!.value) : Effect.fail(r!.error))
+    )
+
+  return {
+    script: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => run(name, keys, args, false),
+    scriptBuffer: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => run(name, keys, args, true),
+    scriptBatch: (calls: ReadonlyArray<ScriptCall>, opts?: { readonly buffers?: boolean }): Effect.Effect<ReadonlyArray<BatchReply>> =>
+      calls.length === 0 ? Effect.succeed([]) : Effect.promise(() => runCalls(calls, opts?.buffers === true))
+  }
+}
