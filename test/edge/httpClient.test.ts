@@ -59,6 +59,10 @@ describe("createClient over HTTP", () => {
     ])
     expect(out.map((o) => (o.ok ? "ok" : o.error._tag))).toEqual(["ok", "InvalidArgument", "ok", "DuplicateTask"])
     expect(gateway.requests.length - before).toBe(1)
+    // The queue's three valid items went as one enqueueBatch call (not one enqueue call each).
+    const sent = gateway.requests.at(-1)!.commands.map((c) => String(c[0]))
+    expect(sent.filter((c) => c === "EVAL" || c === "EVALSHA")).toHaveLength(sent.length)
+    expect(sent.length).toBeLessThanOrEqual(2)
     expect(await raw.llen(queueKeys("default").pending)).toBe(2)
   })
 
