@@ -3,26 +3,20 @@
  * (EVALSHA). Written in plain TypeScript because the script registry is on every runtime's path,
  * edge runtimes included, where `node:crypto` does not exist and Web Crypto's digest is asynchronous.
  */
+import { paddedBlocks } from "../wire/hashPadding.js"
 const encoder = new TextEncoder()
 const rotl = (x: number, n: number) => (x << n) | (x >>> (32 - n))
 const hex8 = (x: number) => (x >>> 0).toString(16).padStart(8, "0")
 
 export const sha1Hex = (text: string): string => {
-  const data = encoder.encode(text)
-  const padded = new Uint8Array((((data.length + 8) >>> 6) + 1) << 6)
-  padded.set(data)
-  padded[data.length] = 0x80
-  const view = new DataView(padded.buffer)
-  const bitLength = data.length * 8
-  view.setUint32(padded.length - 8, Math.floor(bitLength / 4294967296))
-  view.setUint32(padded.length - 4, bitLength >>> 0)
+  const view = paddedBlocks(encoder.encode(text), false)
   let h0 = 0x67452301
   let h1 = 0xefcdab89
   let h2 = 0x98badcfe
   let h3 = 0x10325476
   let h4 = 0xc3d2e1f0
   const w = new Int32Array(80)
-  for (let off = 0; off < padded.length; off += 64) {
+  for (let off = 0; off < view.byteLength; off += 64) {
     for (let i = 0; i < 16; i++) w[i] = view.getInt32(off + 4 * i)
     for (let i = 16; i < 80; i++) w[i] = rotl(w[i - 3]! ^ w[i - 8]! ^ w[i - 14]! ^ w[i - 16]!, 1)
     let a = h0

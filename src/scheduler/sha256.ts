@@ -3,6 +3,7 @@
  * cron-function scheduler id hash with it. Written in plain TypeScript because Web Crypto's digest
  * is asynchronous and `node:crypto` does not exist in edge runtimes, where the scheduler tick also runs.
  */
+import { paddedBlocks } from "../wire/hashPadding.js"
 
 const primes: Array<number> = []
 for (let n = 2; primes.length < 64; n++) if (primes.every((p) => n % p !== 0)) primes.push(n)
@@ -16,17 +17,10 @@ const rotr = (x: number, n: number) => (x >>> n) | (x << (32 - n))
 const encoder = new TextEncoder()
 
 export const sha256Hex = (text: string): string => {
-  const data = encoder.encode(text)
-  const padded = new Uint8Array((((data.length + 8) >>> 6) + 1) << 6)
-  padded.set(data)
-  padded[data.length] = 0x80
-  const view = new DataView(padded.buffer)
-  const bitLength = data.length * 8
-  view.setUint32(padded.length - 8, Math.floor(bitLength / 4294967296))
-  view.setUint32(padded.length - 4, bitLength >>> 0)
+  const view = paddedBlocks(encoder.encode(text), false)
   const h = H.slice()
   const w = new Int32Array(64)
-  for (let off = 0; off < padded.length; off += 64) {
+  for (let off = 0; off < view.byteLength; off += 64) {
     for (let i = 0; i < 16; i++) w[i] = view.getInt32(off + 4 * i)
     for (let i = 16; i < 64; i++) {
       const a = w[i - 15]!

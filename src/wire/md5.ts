@@ -4,6 +4,8 @@
  * edge runtimes; the uniqueness key is built where a task is created, on any runtime.
  */
 
+import { paddedBlocks } from "./hashPadding.js"
+
 // K[i] = floor(|sin(i + 1)| · 2^32) (exact in double precision).
 const K = Array.from({ length: 64 }, (_, i) => Math.floor(Math.abs(Math.sin(i + 1)) * 4294967296) | 0)
 const S = [7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21]
@@ -15,20 +17,13 @@ const hex = (n: number): string => {
 }
 
 export const md5Hex = (data: Uint8Array): string => {
-  const bitLength = data.length * 8
-  // message + 0x80 + zeros up to 56 mod 64 + 8 bytes of length
-  const padded = new Uint8Array((((data.length + 8) >>> 6) + 1) << 6)
-  padded.set(data)
-  padded[data.length] = 0x80
-  const view = new DataView(padded.buffer)
-  view.setUint32(padded.length - 8, bitLength >>> 0, true)
-  view.setUint32(padded.length - 4, Math.floor(bitLength / 4294967296), true)
+  const view = paddedBlocks(data, true)
   let a0 = 0x67452301
   let b0 = 0xefcdab89 | 0
   let c0 = 0x98badcfe | 0
   let d0 = 0x10325476
   const M = new Int32Array(16)
-  for (let off = 0; off < padded.length; off += 64) {
+  for (let off = 0; off < view.byteLength; off += 64) {
     for (let j = 0; j < 16; j++) M[j] = view.getInt32(off + 4 * j, true)
     let a = a0
     let b = b0
