@@ -1,10 +1,8 @@
 import { completeAndLeaseLua } from "../redis/lua.generated.js"
 import * as Result from "effect/Result"
-import type { ScriptCall } from "../redis/Redis.js"
 import { queueKeys } from "../wire/keys.js"
 import { type CompleteBatchOutcomes, completionArgs, completionLockKeys, completionOutcomes } from "./completeBatch.js"
 import { unexpectedReply } from "./decode.js"
-import { dequeueLeaseScript } from "./dequeueLease.js"
 import { defineScript } from "./script.js"
 import { statsExpireAt } from "./time.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
@@ -43,14 +41,9 @@ export const completeAndLeaseScript = defineScript<CompleteAndLeaseInput, Comple
   }
 })
 
-/** A dequeueLease call (as dequeueLeaseCall makes it) read back: its queue, count and lease score; undefined for any other call. */
-export const leaseOfCall = (call: ScriptCall): { readonly queue: string; readonly count: number; readonly leaseScore: string | number } | undefined => {
-  if (call.script !== dequeueLeaseScript.name) return undefined
-  const pending = call.keys[0]
-  const m = pending === undefined ? null : /^asynq:\{(.*)\}:pending$/s.exec(pending)
-  const [score, count] = call.args
-  if (!m || (typeof score !== "number" && typeof score !== "string") || typeof count !== "number") return undefined
-  const queue = m[1]!
-  if (queueKeys(queue).pending !== pending) return undefined
-  return { queue, count, leaseScore: score }
+/** What a dequeueLease call riding along leases (dequeueLeaseCall says it): its queue, count and lease score. */
+export interface RidingLease {
+  readonly queue: string
+  readonly count: number
+  readonly leaseScore: string | number
 }

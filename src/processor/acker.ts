@@ -15,6 +15,7 @@ import * as Exit from "effect/Exit"
 import * as Result from "effect/Result"
 import type { Broker } from "../broker/Broker.js"
 import type { LeaseLost } from "../broker/errors.js"
+import type { RidingLease } from "../broker/completeAndLease.js"
 import { RedisError } from "../redis/errors.js"
 import type { BatchReply, ScriptCall } from "../redis/Redis.js"
 import { type CompleteResult, completeMany } from "../steps/complete.js"
@@ -34,6 +35,8 @@ interface Waiter {
 /** A script call of another step that rides along with a batch of completions. */
 export interface Ride {
   readonly call: ScriptCall
+  /** What `call` leases, when it is a dequeueLease call (a lease of a queue completed in the batch goes in that queue's call). */
+  readonly lease?: RidingLease
   /** Takes the call's reply (undefined when the round trip failed or was interrupted). Runs before the batch's tasks are told their outcome. */
   readonly land: (reply: BatchReply | undefined) => Effect.Effect<void, never, Broker>
 }
@@ -85,7 +88,8 @@ export const makeAcker = (): Acker => {
         Effect.flatMap((ride) =>
           completeMany(
             batch.map((w) => w.msg),
-            ride ? [ride.call] : []
+            ride ? [ride.call] : [],
+            ride ? [ride.lease] : []
           ).pipe(
             Effect.onExit((exit) => {
               const ok = Exit.isSuccess(exit) ? exit.value : undefined

@@ -164,6 +164,7 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
         const fetch = dequeueLeaseCall(order[0]!, free, deps.options.leaseMs, yield* Clock.currentTimeMillis, yield* connectionOutages)
         return {
           call: fetch.call,
+          lease: fetch.lease,
           land: (reply) =>
             Effect.suspend(() => {
               reserved -= free

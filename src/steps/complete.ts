@@ -2,7 +2,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { type CompleteOutcome, completeScript } from "../broker/complete.js"
-import { type CompleteAndLeaseResult, completeAndLeaseScript, leaseOfCall } from "../broker/completeAndLease.js"
+import { type CompleteAndLeaseResult, completeAndLeaseScript, type RidingLease } from "../broker/completeAndLease.js"
 import { completeBatchScript } from "../broker/completeBatch.js"
 import { type BoundScript, bindScript, runScript, runScriptsAlong } from "../broker/script.js"
 import type { LeaseLost } from "../broker/errors.js"
@@ -33,9 +33,15 @@ const completedResult: CompleteResult = { outcome: "completed" }
  * processed counters bumped once per queue and batch; `complete` for a queue with one task). Each task gets its own result, in argument
  * order: its CompleteResult, LeaseLost, or the RedisError of its queue's call (or of the round trip).
  * `extra` script calls of other steps ride along in the same round trip (read with buffers);
- * `extra` in the answer holds their replies.
+ * `extra` in the answer holds their replies. `leases[e]` says what `extra[e]` leases when it is a
+ * dequeueLease call (dequeueLeaseCall's `lease`): a lease of a queue completed here goes in that
+ * queue's call.
  */
-export const completeMany = Effect.fnUntraced(function* (msgs: ReadonlyArray<TaskMessage>, extra: ReadonlyArray<ScriptCall> = []) {
+export const completeMany = Effect.fnUntraced(function* (
+  msgs: ReadonlyArray<TaskMessage>,
+  extra: ReadonlyArray<ScriptCall> = [],
+  leases: ReadonlyArray<RidingLease | undefined> = []
+) {
   const now = yield* Clock.currentTimeMillis
   // Tasks grouped by queue, keeping each task's index (one group in the common case).
   const groups = new Map<string, { msgs: Array<TaskMessage>; at: Array<number> }>()
@@ -51,7 +57,7 @@ export const completeMany = Effect.fnUntraced(function* (msgs: ReadonlyArray<Tas
   // one script call instead of two (at concurrency 1, one call per task).
   let merged: { readonly batch: number; readonly extraAt: number; readonly count: number; readonly leaseScore: string | number } | undefined
   for (let e = 0; e < extra.length && merged === undefined; e++) {
-    const lease = leaseOfCall(extra[e]!)
+    const lease = leases[e]
     const g = lease && groups.get(lease.queue)
     if (lease && g) merged = { batch: batches.indexOf(g), extraAt: e, count: lease.count, leaseScore: lease.leaseScore }
   }

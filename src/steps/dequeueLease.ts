@@ -4,6 +4,7 @@ import type { Broker } from "../broker/Broker.js"
 import type { IdAndBytes } from "../broker/decode.js"
 import { dequeueLeaseScript } from "../broker/dequeueLease.js"
 import { connectionOutages, isLostReply } from "../broker/lostReply.js"
+import type { RidingLease } from "../broker/completeAndLease.js"
 import { leaseScore, releaseLeasesScript } from "../broker/releaseLeases.js"
 import { bindScript, runScript } from "../broker/script.js"
 import type { RedisError } from "../redis/errors.js"
@@ -121,6 +122,8 @@ const sortLeased = Effect.fnUntraced(function* (
 /** `dequeueLease` of one queue as a script call, to send in another step's round trip (with buffers). */
 export interface DequeueLeaseCall {
   readonly call: ScriptCall
+  /** What the call leases (so a completion of the same queue can take it into its own call: completeMany). */
+  readonly lease: RidingLease
   /** Reads the call's reply (as `dequeueLease` would). */
   readonly land: (reply: unknown) => Effect.Effect<DequeueLeaseResult, RedisError, Broker>
   /** The call failed with `error`: when no answer came (the script may have run), gives back what it leased; fails with `error`. */
@@ -138,6 +141,7 @@ export const dequeueLeaseCall = (queue: string, count: number, leaseMs: number, 
   const bound = bindScript(dequeueLeaseScript, { queue, count, leaseExpiresAtSec: expiresSec, leaseScore: score })
   return {
     call: bound.call,
+    lease: { queue, count, leaseScore: score },
     lost: (error) => (isLostReply(error) ? releaseLeasedToNobody(queue, score, [], nowMs) : Effect.void).pipe(Effect.andThen(Effect.fail(error))),
     land: (reply) =>
       Effect.gen(function* () {

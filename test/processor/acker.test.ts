@@ -167,7 +167,7 @@ layer(testBrokerLayer())("acker: batched completions (real Redis)", (it) => {
       })
       const same = dequeueLeaseCall("ack5", 2, 30_000, baseNowMs)
       const other = dequeueLeaseCall("ack5-other", 5, 30_000, baseNowMs)
-      const r = yield* completeMany(done, [other.call, same.call]).pipe(Effect.provideService(Broker, counting))
+      const r = yield* completeMany(done, [other.call, same.call], [other.lease, same.lease]).pipe(Effect.provideService(Broker, counting))
       expect(batches).toEqual([["completeAndLease", "dequeueLease"]])
       expect(r.results.map((x) => (x._tag === "Success" ? x.success.outcome : x.failure._tag))).toEqual(["deleted", "deleted"])
       expect(r.extra).toHaveLength(2)
