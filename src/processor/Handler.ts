@@ -5,7 +5,7 @@
  * Effect or a defect are all failures, their message kept as the task's error.
  */
 import * as Effect from "effect/Effect"
-import { TaskContext } from "./TaskContext.js"
+import { TaskContext, type TaskContextShape } from "./TaskContext.js"
 import type { Task } from "./Task.js"
 
 /** What a handler function may return. */
@@ -14,32 +14,47 @@ export type HandlerResult<R = never> = Effect.Effect<unknown, unknown, R | TaskC
 /** A handler as users write it. */
 export type HandlerFn<R = never> = (task: Task, signal: AbortSignal) => HandlerResult<R>
 
-/** A handler in its single internal form: an Effect that needs the TaskContext. */
-export type Handler<R = never> = (task: Task) => Effect.Effect<void, unknown, R | TaskContext>
+/**
+ * A handler in its single internal form: an Effect that needs the TaskContext. A handler made from
+ * a function (toHandler, a record or a ServeMux without middleware) also carries `direct`: the same
+ * call without an Effect built around it, which the processor uses to run a plain or async
+ * function without a fiber of its own (an Effect it returns still runs as the handler).
+ */
+export interface Handler<R = never> {
+  (task: Task): Effect.Effect<void, unknown, R | TaskContext>
+  /** Calls the handler's function for `task` with the attempt's context; what it returns (or throws) is the outcome. */
+  readonly direct?: (task: Task, ctx: TaskContextShape) => HandlerResult<R>
+}
 
 /** Wraps a handler (asynq's MiddlewareFunc). */
 export type Middleware<R = never> = (next: Handler<R>) => Handler<R>
 
-const isThenable = (u: unknown): u is PromiseLike<unknown> =>
+export const isThenable = (u: unknown): u is PromiseLike<unknown> =>
   typeof u === "object" && u !== null && "then" in u && typeof (u as { then: unknown }).then === "function"
 
-/** Runs a user handler function, whatever it returns, as an Effect. */
-export const toHandler = <R = never>(fn: HandlerFn<R>): Handler<R> => (task) =>
-  Effect.flatMap(TaskContext, (ctx) => {
-    let out: HandlerResult<R>
-    try {
-      // A function declaring only `task` never sees the signal: skip creating it (it is made on first read).
-      out = fn.length === 1 ? (fn as (task: Task) => HandlerResult<R>)(task) : fn(task, ctx.signal)
-    } catch (e) {
-      return Effect.fail(e)
-    }
-    if (Effect.isEffect(out)) return Effect.asVoid(out as Effect.Effect<unknown, unknown, R | TaskContext>)
-    if (isThenable(out)) {
-      const p = out
-      return Effect.asVoid(Effect.tryPromise({ try: () => Promise.resolve(p), catch: (e) => e }))
-    }
-    return Effect.void
-  })
+/** What a handler function returned (or threw), as the handler's Effect. */
+const resultEffect = <R>(call: () => HandlerResult<R>): Effect.Effect<void, unknown, R | TaskContext> => {
+  let out: HandlerResult<R>
+  try {
+    out = call()
+  } catch (e) {
+    return Effect.fail(e)
+  }
+  if (Effect.isEffect(out)) return Effect.asVoid(out as Effect.Effect<unknown, unknown, R | TaskContext>)
+  if (isThenable(out)) {
+    const p = out
+    return Effect.asVoid(Effect.tryPromise({ try: () => Promise.resolve(p), catch: (e) => e }))
+  }
+  return Effect.void
+}
+
+/** Runs a user handler function, whatever it returns, as an Effect (and as a direct call: Handler.direct). */
+export const toHandler = <R = never>(fn: HandlerFn<R>): Handler<R> => {
+  // A function declaring only `task` never sees the signal: skip creating it (it is made on first read).
+  const direct: NonNullable<Handler<R>["direct"]> =
+    fn.length === 1 ? (task) => (fn as (task: Task) => HandlerResult<R>)(task) : (task, ctx) => fn(task, ctx.signal)
+  return Object.assign((task: Task) => Effect.flatMap(TaskContext, (ctx) => resultEffect(() => direct(task, ctx))), { direct })
+}
 
 /** Applies middleware so that the first in the list runs first (outermost), as asynq's `Use`. */
 export const applyMiddleware = <R>(handler: Handler<R>, middleware: ReadonlyArray<Middleware<R>>): Handler<R> =>

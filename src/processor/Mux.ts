@@ -10,6 +10,7 @@ import { HandlerNotFound } from "./errors.js"
 import { type PayloadHandlerFn, payloadHandler } from "./payloadHandler.js"
 import type { TaskDefinition } from "../tasks/TaskDefinition.js"
 import type { Task } from "./Task.js"
+import type { TaskContextShape } from "./TaskContext.js"
 
 export class ServeMux<R = never> {
   private readonly entries = new Map<string, Handler<R>>()
@@ -49,15 +50,23 @@ export class ServeMux<R = never> {
   }
 
   /** The mux as one Handler: route, apply middleware, or fail with HandlerNotFound. */
-  readonly handler: Handler<R> = (task: Task) => {
-    const pattern = this.match(task.type)
-    const h: Handler<R> =
-      pattern === undefined
-        ? (t) => Effect.fail(new HandlerNotFound({ type: t.type, message: `handler not found for task "${t.type}"` }))
-        : this.entries.get(pattern)!
-    return applyMiddleware(h, this.middleware)(task)
+  readonly handler: Handler<R> = Object.assign((task: Task) => applyMiddleware(this.route(task.type), this.middleware)(task), {
+    // Without middleware, the routed handler's direct call (a plain or async function runs without a fiber of its own).
+    direct: (task: Task, ctx: TaskContextShape) => {
+      if (this.middleware.length > 0) return applyMiddleware(this.route(task.type), this.middleware)(task)
+      const h = this.route(task.type)
+      return h.direct ? h.direct(task, ctx) : h(task)
+    }
+  })
+
+  /** The handler registered for `type`'s pattern, or one that fails with HandlerNotFound. */
+  private route(type: string): Handler<R> {
+    const pattern = this.match(type)
+    return pattern === undefined ? notFound : this.entries.get(pattern)!
   }
 }
+
+const notFound: Handler<any> = (t) => Effect.fail(new HandlerNotFound({ type: t.type, message: `handler not found for task "${t.type}"` }))
 
 /** What a server accepts as its handler: a mux, a map of patterns to handler functions, or one function for every task. */
 export type HandlerInput<R = never> = ServeMux<R> | Readonly<Record<string, HandlerFn<R>>> | HandlerFn<R>

@@ -1,10 +1,16 @@
 /**
  * Batched acknowledgements: tasks that succeed close together are completed in one round trip
- * (Steps.completeMany), without a timer and without a fiber of its own. The first task to
- * finish while no batch is in flight sends the batch (after one yield, so the tasks finishing in
- * the same tick join it); tasks finishing while a batch is in flight queue up, and when the batch
- * comes back the first of them sends the next one. So at low load a task is acknowledged at once,
- * and under load one round trip acknowledges everything that finished in the meantime.
+ * (Steps.completeMany), without a timer and without a fiber of its own. Up to two batches are in
+ * flight at a time, so Redis works on one while the tasks the other brought back run here.
+ *
+ * The first task to finish while a batch may go out sends one (after one yield, so the tasks
+ * finishing in the same tick join it). When nothing is in flight and several tasks are waiting,
+ * it sends the first half and hands the rest to the next waiter, which sends them at once as the
+ * second batch: tasks that finish together (a burst, or the tasks one fetch brought) do not go
+ * round in lock-step, one round trip for all of them and nothing sent meanwhile. Tasks finishing
+ * while two batches are in flight queue up, and when one comes back the first of them sends the
+ * next. So at low load a task is acknowledged at once, and under load a round trip acknowledges
+ * everything that finished in the meantime.
  *
  * Each task still gets its own outcome (done, LeaseLost or a RedisError), so the caller retries
  * or reports per task exactly as for a single `complete`.
@@ -26,7 +32,7 @@ type AckResult = Result.Result<CompleteResult, LeaseLost | RedisError>
 interface Waiter {
   readonly msg: TaskMessage
   result: AckResult | undefined
-  /** This waiter is to send the next batch. */
+  /** This waiter is to send the next batch (it is then the first in the queue). */
   sends: boolean
   /** Completed when `result` is set, or when this waiter is to send the next batch. */
   readonly wake: Deferred.Deferred<void>
@@ -41,7 +47,10 @@ export interface Ride {
   readonly land: (reply: BatchReply | undefined) => Effect.Effect<void, never, Broker>
 }
 
-/** Asked as each batch goes out, with the number of tasks it completes: a call to send along, or none. */
+/**
+ * Asked as each batch goes out, with the number of tasks the batches in flight complete (this one
+ * included: the slots they free): a call to send along, or none.
+ */
 export type Rider = (acks: number) => Effect.Effect<Ride | undefined, never, Broker>
 
 export interface Acker {
@@ -54,37 +63,54 @@ export interface Acker {
 /** At most this many tasks per round trip (the rest go in the next one). */
 export const maxAckBatch = 500
 
+/** At most this many batches in flight at a time. */
+export const maxBatchesInFlight = 2
+
 const interrupted = new RedisError({ op: "script complete", message: "the acknowledgement round trip was interrupted" })
 
 export const makeAcker = (): Acker => {
+  /** Finished tasks not sent yet, in the order they finished. */
   let queue: Array<Waiter> = []
-  /** A batch is in flight, or a waiter has been told to send the next one. */
-  let sending = false
+  /** Batches sent whose reply has not come back. */
+  let inFlight = 0
+  /** Tasks in those batches. */
+  let inFlightTasks = 0
+  /** A waiter has been told to send the next batch and has not yet. */
+  let senderPending = false
   let rider: Rider | undefined
 
-  /** Tells the first queued waiter to send the next batch, or notes that none is in flight. */
-  const handOff = () => {
+  /** When a batch may go out and none is about to: tells the first queued waiter to send it. */
+  const designate = () => {
     const next = queue[0]
-    if (next) {
-      next.sends = true
-      Deferred.doneUnsafe(next.wake, Exit.void)
-    } else sending = false
+    if (senderPending || next === undefined || inFlight >= maxBatchesInFlight) return
+    senderPending = true
+    next.sends = true
+    Deferred.doneUnsafe(next.wake, Exit.void)
   }
 
   const settle = (batch: ReadonlyArray<Waiter>, results: ReadonlyArray<AckResult> | undefined, self: Waiter) => {
+    inFlight--
+    inFlightTasks -= batch.length
     batch.forEach((w, i) => {
       w.result = results?.[i] ?? Result.fail(interrupted)
       if (w !== self) Deferred.doneUnsafe(w.wake, Exit.void)
     })
-    handOff()
+    designate()
   }
 
   /** Sends one batch (which holds `self`, the first queued waiter) and any ride, then hands over. */
   const send = (self: Waiter): Effect.Effect<void, never, Broker> =>
     Effect.suspend(() => {
-      const batch = queue.length <= maxAckBatch ? queue : queue.slice(0, maxAckBatch)
-      queue = batch === queue ? [] : queue.slice(maxAckBatch)
-      return (rider ? rider(batch.length) : Effect.succeed(undefined)).pipe(
+      senderPending = false
+      // Nothing in flight and several waiting: half now, the other half at once as the second batch.
+      const split = inFlight === 0 && queue.length > 1 ? Math.ceil(queue.length / 2) : queue.length
+      const size = Math.min(split, maxAckBatch)
+      const batch = queue.slice(0, size)
+      queue = queue.slice(size)
+      inFlight++
+      inFlightTasks += batch.length
+      designate()
+      return (rider ? rider(inFlightTasks) : Effect.succeed(undefined)).pipe(
         Effect.flatMap((ride) =>
           completeMany(
             batch.map((w) => w.msg),
@@ -106,7 +132,10 @@ export const makeAcker = (): Acker => {
       const i = queue.indexOf(w)
       if (i < 0) return
       queue.splice(i, 1)
-      if (w.sends) handOff()
+      if (w.sends) {
+        senderPending = false
+        designate()
+      }
     })
 
   const read = (w: Waiter) => Effect.suspend(() => Effect.fromResult(w.result!))
@@ -120,8 +149,9 @@ export const makeAcker = (): Acker => {
         const w: Waiter = { msg, result: undefined, sends: false, wake: Deferred.makeUnsafe<void>() }
         queue.push(w)
         let wait: Effect.Effect<void>
-        if (!sending) {
-          sending = true
+        if (!senderPending && inFlight < maxBatchesInFlight) {
+          // The queue was empty (a waiting task always has a sender on its way, or two batches in flight).
+          senderPending = true
           w.sends = true
           wait = Effect.yieldNow
         } else wait = Deferred.await(w.wake)

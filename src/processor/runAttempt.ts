@@ -1,17 +1,19 @@
 /**
- * Runs one attempt of a leased task: the handler runs in one child fiber, which is interrupted when its time
- * is up (timeout from the start of the attempt, or the task's deadline, whichever is first; a
- * sleep on Effect's Clock) or when the registry stops the task (cancel, lost lease, shutdown, a
- * drain's hard stop); the AbortSignal given to the handler (created only if the handler asks for it)
- * then fires. A task a drain marked to skip is given back without running. Then the
- * outcome is written (settle.ts; a success shares its round trip with other tasks finishing at
- * the same time, acker.ts); the task leaves the registry only after that write, so the heartbeat
- * keeps its lease while the write is retried.
+ * Runs one attempt of a leased task. A function handler is called in the attempt's own fiber: a
+ * plain return is a success, a promise is awaited, and only an Effect it returns (or a handler
+ * behind middleware) runs in a child fiber. The handler is stopped when its time is up (timeout
+ * from the start of the attempt, or the task's deadline, whichever is first: the shared timer of
+ * deadlines.ts, on Effect's Clock) or when the registry stops the task (cancel, lost lease,
+ * shutdown, a drain's hard stop): an Effect handler is interrupted, a promise is no longer waited
+ * for, and the AbortSignal given to the handler (created only if the handler asks for it) fires.
+ * A task a drain marked to skip is given back without running. Then the outcome is written
+ * (settle.ts; a success shares its round trip with other tasks finishing at the same time,
+ * acker.ts); the task leaves the registry only after that write, so the heartbeat keeps its lease
+ * while the write is retried.
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -23,7 +25,7 @@ import type { TaskMessage } from "../wire/TaskMessage.js"
 import type { Acker } from "./acker.js"
 import type { Deadlines } from "./deadlines.js"
 import { functionDeadlineMessage, TaskCanceled, TaskDeadlineExceeded, TaskStopped } from "./errors.js"
-import type { Handler } from "./Handler.js"
+import { type Handler, type HandlerResult, isThenable } from "./Handler.js"
 import type { ResolvedOptions } from "./options.js"
 import type { ActiveTask, Registry, StopReason } from "./registry.js"
 import { annotateTask, type Settled, settleFailure, settleRequeue, settleSkipped, settleSuccess, taskAnnotations } from "./settle.js"
@@ -47,8 +49,8 @@ export interface RunDeps<R> {
   readonly registry: Registry
   readonly broker: BrokerShape
   readonly acker: Acker
-  /** The shared timer of the attempts' time limits (without it, each attempt sleeps in a fiber of its own). */
-  readonly deadlines?: Deadlines
+  /** The shared timer of the attempts' time limits. */
+  readonly deadlines: Deadlines
 }
 
 /** What stops a handler: the registry (StopReason), or the task's own timeout/deadline ("timeout"). */
@@ -119,84 +121,135 @@ class AttemptContext implements TaskContextShape {
   }
 }
 
-/** Runs the handler in a child fiber; its Exit, or why it was stopped when it did not succeed. */
-const runHandler = <R>(deps: RunDeps<R>, entry: ActiveTask, task: Task, ctx: TaskContextShape, remainingMs: number) =>
-  Effect.gen(function* () {
+/** How a handler ended: its Exit (none when it was stopped before it finished), and what stopped it, if anything did. */
+interface HandlerOutcome {
+  readonly exit: Exit.Exit<void, unknown> | undefined
+  readonly stoppedBy: StopCause | undefined
+}
+
+const finishedAtOnce: HandlerOutcome = { exit: Exit.void, stoppedBy: undefined }
+
+/**
+ * Arms the attempt's stops (the registry's stop, its time limit) until `disarm`: `stop` runs once,
+ * with the first cause. A task the registry stopped before this is stopped at once.
+ */
+const armStops = <R>(deps: RunDeps<R>, entry: ActiveTask, stop: (why: StopCause) => void): (() => void) => {
+  let stopped = false
+  const once = (why: StopCause) => {
+    if (stopped) return
+    stopped = true
+    stop(why)
+  }
+  entry.onStop = once
+  if (entry.stopReason !== undefined) {
+    once(entry.stopReason)
+    return () => void (entry.onStop = undefined)
+  }
+  const unwatch = deps.deadlines.add(entry.deadlineMs, () => once("timeout"))
+  return () => {
+    entry.onStop = undefined
+    unwatch()
+  }
+}
+
+/** Runs an Effect handler in a child fiber (interrupted by a stop); its Exit, or why it was stopped when it did not succeed. */
+const runInFiber = <R>(deps: RunDeps<R>, entry: ActiveTask, ctx: TaskContextShape, handler: Effect.Effect<void, unknown, R | TaskContext>) =>
+  Effect.flatMap(
     // The handler sees its TaskContext and logs with the task's annotations: one context update for both.
-    const inContext = Effect.updateContext(Effect.suspend(() => deps.handler(task)), (c: Context.Context<R>) =>
-      Context.add(Context.add(c, TaskContext, ctx), References.CurrentLogAnnotations, { ...Context.get(c, References.CurrentLogAnnotations), ...taskAnnotations(entry.msg) })
-    ) as Effect.Effect<void, unknown, R>
-    const fiber = yield* Effect.forkChild(inContext, { startImmediately: true })
-    // A handler that finished at once (no await in it): its Exit is there already, no stop to arm.
-    const finished = fiber.pollUnsafe()
-    if (finished !== undefined) return { exit: finished, stoppedBy: undefined as StopCause | undefined }
-    let stoppedBy: StopCause | undefined
-    let timer: Fiber.Fiber<void> | undefined
-    let unwatch: (() => void) | undefined
-    {
-      const stop = (why: StopCause) => {
-        if (stoppedBy !== undefined) return
+    Effect.forkChild(
+      Effect.updateContext(handler, (c: Context.Context<R>) =>
+        Context.add(Context.add(c, TaskContext, ctx), References.CurrentLogAnnotations, { ...Context.get(c, References.CurrentLogAnnotations), ...taskAnnotations(entry.msg) })
+      ) as Effect.Effect<void, unknown, R>,
+      { startImmediately: true }
+    ),
+    (fiber): Effect.Effect<HandlerOutcome, never, R> => {
+      // A handler that finished at once (no await in it): its Exit is there already, no stop to arm.
+      const finished = fiber.pollUnsafe()
+      if (finished !== undefined) return Effect.succeed({ exit: finished, stoppedBy: undefined })
+      let stoppedBy: StopCause | undefined
+      const disarm = armStops(deps, entry, (why) => {
         stoppedBy = why
         fiber.interruptUnsafe()
-      }
-      entry.onStop = stop
-      if (entry.stopReason !== undefined) stop(entry.stopReason)
-      else if (deps.deadlines) unwatch = deps.deadlines.add(entry.deadlineMs, () => stop("timeout"))
-      else {
-        // The attempt's time runs on Effect's Clock (TestClock in tests).
-        timer = yield* Effect.forkChild(Effect.sleep(Duration.millis(remainingMs)).pipe(Effect.andThen(Effect.sync(() => stop("timeout")))), {
-          startImmediately: true
-        })
-      }
+      })
+      return Effect.map(Effect.ensuring(Fiber.await(fiber), Effect.sync(disarm)), (exit) => ({ exit, stoppedBy }))
     }
-    const exit = yield* Fiber.await(fiber).pipe(
-      Effect.ensuring(
-        Effect.sync(() => {
-          entry.onStop = undefined
-          timer?.interruptUnsafe()
-          unwatch?.()
-        })
-      )
+  )
+
+/** Waits for an async handler's promise, or for a stop (the promise is then left to settle on its own; the AbortSignal tells the handler). */
+const awaitPromise = <R>(deps: RunDeps<R>, entry: ActiveTask, promise: PromiseLike<unknown>) =>
+  Effect.callback<HandlerOutcome>((resume) => {
+    let done = false
+    const finish = (outcome: HandlerOutcome) => {
+      if (done) return
+      done = true
+      disarm()
+      resume(Effect.succeed(outcome))
+    }
+    const disarm = armStops(deps, entry, (why) => finish({ exit: undefined, stoppedBy: why }))
+    promise.then(
+      () => finish(finishedAtOnce),
+      (e) => finish({ exit: Exit.fail(e), stoppedBy: undefined })
     )
-    return { exit, stoppedBy }
   })
+
+/**
+ * Runs the handler: a function handler (Handler.direct) is called right here, and only an Effect it
+ * returns gets a fiber of its own; a promise is awaited, a plain return is a success. A handler
+ * without a direct form (behind middleware, or an observer's) runs as an Effect in a child fiber.
+ */
+const runHandler = <R>(deps: RunDeps<R>, entry: ActiveTask, task: Task, ctx: TaskContextShape): Effect.Effect<HandlerOutcome, never, R> => {
+  const direct = deps.handler.direct
+  if (direct === undefined) return runInFiber(deps, entry, ctx, Effect.suspend(() => deps.handler(task)))
+  let out: HandlerResult<R>
+  try {
+    out = direct(task, ctx)
+  } catch (e) {
+    return Effect.succeed({ exit: Exit.fail(e), stoppedBy: undefined })
+  }
+  if (Effect.isEffect(out)) return runInFiber(deps, entry, ctx, Effect.asVoid(out as Effect.Effect<unknown, unknown, R | TaskContext>))
+  if (isThenable(out)) return awaitPromise(deps, entry, out)
+  return Effect.succeed(finishedAtOnce)
+}
 
 /** Runs one attempt of a registered task and writes its outcome; the task leaves the registry after that write. */
 export const runAttempt = <R>(deps: RunDeps<R>, entry: ActiveTask): Effect.Effect<Settled, never, R | Broker> =>
-  Effect.gen(function* () {
-    const msg = entry.msg
-    // A drain gives back a task it cannot finish, without running it (settle.ts: settleSkipped).
-    if (entry.skipUntilMs !== undefined) return yield* annotateTask(entry.msg, settleSkipped(entry, entry.skipUntilMs))
-    const writeData = (data: unknown) =>
-      Effect.try({ try: () => encodePayload(data) ?? new Uint8Array(), catch: (e) => e as PayloadEncodeError }).pipe(
-        Effect.flatMap((result) => writeResult({ queue: msg.queue, id: msg.id, result })),
-        Effect.provideService(Broker, deps.broker)
-      )
-    const task: Task = makeTask(msg, new Date(entry.deadlineMs), {
-      taskId: msg.id,
-      write: (data) => Effect.runPromise(writeData(data))
-    })
-    const ctx = new AttemptContext(task, writeData)
-    const now = yield* Clock.currentTimeMillis
-    const remaining = entry.deadlineMs - now
-    let stoppedBy: StopCause | undefined
-    let exit: Exit.Exit<void, unknown> | undefined
-    /** Whether the handler was started (a stop before that means the task had no turn). */
-    let ran = false
-    if (remaining <= 0) stoppedBy = "timeout"
-    else if (entry.stopReason !== undefined) stoppedBy = entry.stopReason
-    else {
-      ran = true
-      const r = yield* runHandler(deps, entry, task, ctx, remaining)
-      // A handler that succeeded counts as done even when a stop came at the same moment.
-      if (r.stoppedBy === undefined || Exit.isSuccess(r.exit)) exit = r.exit
-      else stoppedBy = entry.stoppedBy = r.stoppedBy
-    }
-    if (stoppedBy !== undefined) ctx.abort(stopError(stoppedBy))
-    // The common case, a success, logs nothing unless its write fails (settleSuccess annotates that).
-    if (exit !== undefined && Exit.isSuccess(exit)) return yield* settleSuccess(entry, deps.acker)
-    return yield* annotateTask(msg, settleOther(deps, entry, task, exit, stoppedBy, ran))
-  }).pipe(Effect.ensuring(Effect.sync(() => deps.registry.remove(entry.msg.id))))
+  Effect.ensuring(
+    Effect.suspend((): Effect.Effect<Settled, never, R | Broker> => {
+      const msg = entry.msg
+      // A drain gives back a task it cannot finish, without running it (settle.ts: settleSkipped).
+      if (entry.skipUntilMs !== undefined) return annotateTask(msg, settleSkipped(entry, entry.skipUntilMs))
+      const writeData = (data: unknown) =>
+        Effect.try({ try: () => encodePayload(data) ?? new Uint8Array(), catch: (e) => e as PayloadEncodeError }).pipe(
+          Effect.flatMap((result) => writeResult({ queue: msg.queue, id: msg.id, result })),
+          Effect.provideService(Broker, deps.broker)
+        )
+      const task: Task = makeTask(msg, new Date(entry.deadlineMs), {
+        taskId: msg.id,
+        write: (data) => Effect.runPromise(writeData(data))
+      })
+      const ctx = new AttemptContext(task, writeData)
+      /** What ends the attempt once the handler is done (or was never started: `ran` false). */
+      const conclude = (outcome: HandlerOutcome | undefined, stoppedBefore: StopCause | undefined): Effect.Effect<Settled, never, Broker> => {
+        let stoppedBy = stoppedBefore
+        let exit: Exit.Exit<void, unknown> | undefined
+        // A handler that succeeded counts as done even when a stop came at the same moment.
+        if (outcome !== undefined) {
+          if (outcome.stoppedBy === undefined || (outcome.exit !== undefined && Exit.isSuccess(outcome.exit))) exit = outcome.exit
+          else stoppedBy = entry.stoppedBy = outcome.stoppedBy
+        }
+        if (stoppedBy !== undefined) ctx.abort(stopError(stoppedBy))
+        // The common case, a success, logs nothing unless its write fails (settleSuccess annotates that).
+        if (exit !== undefined && Exit.isSuccess(exit)) return settleSuccess(entry, deps.acker)
+        return annotateTask(msg, settleOther(deps, entry, task, exit, stoppedBy, outcome !== undefined))
+      }
+      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        if (entry.deadlineMs - now <= 0) return conclude(undefined, "timeout")
+        if (entry.stopReason !== undefined) return conclude(undefined, entry.stopReason)
+        return Effect.flatMap(runHandler(deps, entry, task, ctx), (outcome) => conclude(outcome, undefined))
+      })
+    }),
+    Effect.sync(() => deps.registry.remove(entry.msg.id))
+  )
 
 /** Writes the outcome of an attempt that did not succeed: its failure, or what stopped it. */
 const settleOther = <R>(deps: RunDeps<R>, entry: ActiveTask, task: Task, exit: Exit.Exit<void, unknown> | undefined, stoppedBy: StopCause | undefined, ran: boolean) =>

@@ -24,7 +24,7 @@ const io = <A>(f: () => Promise<A>) => Effect.promise(f)
 const leaseSec = Math.floor(Date.now() / 1000) + 60
 
 layer(testBrokerLayer())("acker: batched completions (real Redis)", (it) => {
-  it.effect("tasks finishing together are completed in one round trip, each with its own outcome", () =>
+  it.effect("tasks finishing together are completed in two batches sent at once (half each), each task with its own outcome", () =>
     Effect.gen(function* () {
       const k = queueKeys("ack1")
       const msgs = Array.from({ length: 20 }, (_, i) => makeMsg("ack1", `a${i}`, i === 3 ? { retention: 600 } : {}))
@@ -34,18 +34,32 @@ layer(testBrokerLayer())("acker: batched completions (real Redis)", (it) => {
         await putPending(c, gone, baseNowMs)
       })
       const acker = makeAcker()
-      // Count the round trips: the broker's scriptBatch, wrapped.
+      // Count the round trips (the broker's scriptBatch, wrapped), their sizes and how many were in flight at once.
       const broker = yield* Broker
       const batches: Array<Array<string>> = []
+      const sizes: Array<number> = []
+      let inFlight = 0
+      let mostInFlight = 0
       const counting = Broker.of({
         ...broker,
-        redis: { ...broker.redis, scriptBatch: (calls, opts) => Effect.suspend(() => (batches.push(calls.map((x) => x.script)), broker.redis.scriptBatch(calls, opts))) }
+        redis: {
+          ...broker.redis,
+          scriptBatch: (calls, opts) =>
+            Effect.suspend(() => {
+              batches.push(calls.map((x) => x.script))
+              sizes.push(calls[0]!.args.length)
+              mostInFlight = Math.max(mostInFlight, ++inFlight)
+              return broker.redis.scriptBatch(calls, opts).pipe(Effect.ensuring(Effect.sync(() => inFlight--)))
+            })
+        }
       })
       const results = yield* Effect.forEach([...msgs, gone], (m) => Effect.result(acker.complete(m)), { concurrency: "unbounded" }).pipe(
         Effect.provideService(Broker, counting)
       )
-      // One round trip, one script call for the queue's 21 tasks.
-      expect(batches).toEqual([["completeBatch"]])
+      // Two round trips, one script call each, both in flight together: 11 tasks, then 10.
+      expect(batches).toEqual([["completeBatch"], ["completeBatch"]])
+      expect(mostInFlight).toBe(2)
+      expect([...sizes].sort()).toEqual([1 + 5 * 10, 1 + 5 * 11])
       results.slice(0, 20).forEach((r, i) => {
         expect(r._tag).toBe("Success")
         if (r._tag === "Success") expect(r.success.outcome).toBe(i === 3 ? "completed" : "deleted")
