@@ -144,15 +144,24 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
     const freeSlots = aside
       ? () => concurrency - deps.registry.tasks.size + aside.count() - reserved - fetching
       : () => concurrency - deps.registry.tasks.size - reserved - fetching
+    // An attempt that ends wakes the loop only when that leaves a slot no ride has taken (at low
+    // concurrency the next task usually rode in with the completion, and the loop has nothing to do).
+    const slotFreed: Signal = {
+      ...deps.slotFreed,
+      raise: () => {
+        if (freeSlots() > 0) deps.slotFreed.raise()
+      }
+    }
     const loopDeps: FetcherDeps<R> = aside
       ? {
           ...deps,
+          slotFreed,
           prepare: (task) => {
             deps.prepare?.(task)
             aside.watch(task)
           }
         }
-      : deps
+      : { ...deps, slotFreed }
     const rider: Rider = (acks) =>
       Effect.gen(function* () {
         if (idle) return undefined
@@ -170,7 +179,7 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
               reserved -= free
               if (reply === undefined) return Effect.void
               return (reply.ok ? fetch.land(reply.value) : fetch.lost(reply.error)).pipe(
-                Effect.flatMap((got) => startLeased(deps, got)),
+                Effect.flatMap((got) => startLeased(loopDeps, got)),
                 Effect.asVoid,
                 Effect.catch((e) => Effect.logWarning(`fetching tasks along with completions failed: ${e.message}`)),
                 Effect.provideContext(context)

@@ -22,11 +22,17 @@ export const weightedOrder = (queues: QueueWeights): Effect.Effect<ReadonlyArray
   return Effect.map(Random.shuffle(slots), (shuffled) => [...new Set(shuffled)])
 }
 
-/** The order function a fetcher calls before each fetch. */
+/** The order function a fetcher calls before each fetch (a fixed order is computed once per queues object). */
 export const queueOrder = (queues: QueueWeights, strict: boolean): Effect.Effect<ReadonlyArray<string>> => {
   if (strict || Object.keys(queues).length <= 1) {
-    const fixed = strictOrder(queues)
-    return Effect.succeed(fixed)
+    let fixed = fixedOrders.get(queues)
+    if (fixed === undefined) {
+      fixed = Effect.succeed(strictOrder(queues))
+      fixedOrders.set(queues, fixed)
+    }
+    return fixed
   }
   return weightedOrder(queues)
 }
+
+const fixedOrders = new WeakMap<QueueWeights, Effect.Effect<ReadonlyArray<string>>>()
