@@ -15,7 +15,6 @@ import type * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Schedule from "effect/Schedule"
 import type { Broker } from "../broker/Broker.js"
-import { connectionOutages } from "../broker/lostReply.js"
 import { type DequeueLeaseResult, dequeueLease, dequeueLeaseCall } from "../steps/dequeueLease.js"
 import type { QueueFailure } from "../steps/queueFailures.js"
 import type { Ride, Rider } from "./acker.js"
@@ -60,31 +59,36 @@ export interface Fetched {
 const errorBackoff = Schedule.min([Schedule.exponential(Duration.millis(100), 2), Schedule.spaced(Duration.seconds(5))]).pipe(Schedule.jittered)
 
 /** Registers and starts freshly leased tasks (each attempt in its own fiber), and reports the corrupt ones set aside and the queues that failed. */
-const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult) =>
-  Effect.gen(function* () {
-    for (const c of got.corrupt) yield* Effect.logError(`task ${c.id} in queue "${c.queue}" ${c.outcome}: ${c.error}`)
-    yield* logQueueFailures("taking tasks", got.failedQueues)
-    const now = yield* Clock.currentTimeMillis
-    const started: Array<Fiber.Fiber<Settled>> = []
+const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult): Effect.Effect<Array<Fiber.Fiber<Settled>>, never, R | Broker> => {
+  const start = Effect.flatMap(Clock.currentTimeMillis, (now) => {
     const observer = deps.options.observer
     observer?.fetched(got.tasks.length)
     const slotFreed = deps.slotFreed
     const raiseSlotFreed = slotFreed && Effect.sync(() => slotFreed.raise())
-    for (const leased of got.tasks) {
+    const onSettled = deps.options.onSettled
+    return Effect.forEach(got.tasks, (leased) => {
       const task = makeActiveTask(leased.msg, now, leased.leaseExpiresAtMs)
       deps.prepare?.(task)
       deps.registry.add(task)
-      const onSettled = deps.options.onSettled
       const run = observer ? observer.attempt(task, runAttempt(deps, task)) : runAttempt(deps, task)
       const attempt = onSettled
         ? run.pipe(
             Effect.tap((outcome) => Effect.try(() => onSettled(task.msg, outcome)).pipe(Effect.catch((e) => Effect.logWarning(`onSettled threw: ${String(e)}`))))
           )
         : run
-      started.push(yield* FiberSet.run(deps.attempts, raiseSlotFreed ? Effect.ensuring(attempt, raiseSlotFreed) : attempt, { startImmediately: false }))
-    }
-    return started
+      return FiberSet.run(deps.attempts, raiseSlotFreed ? Effect.ensuring(attempt, raiseSlotFreed) : attempt, { startImmediately: false })
+    })
   })
+  // The common case, nothing corrupt and no queue failed, logs nothing.
+  if (got.corrupt.length === 0 && got.failedQueues.length === 0) return start
+  return Effect.andThen(
+    Effect.andThen(
+      Effect.forEach(got.corrupt, (c) => Effect.logError(`task ${c.id} in queue "${c.queue}" ${c.outcome}: ${c.error}`), { discard: true }),
+      logQueueFailures("taking tasks", got.failedQueues)
+    ),
+    start
+  )
+}
 
 /**
  * One fetch pass: leases up to `count` tasks from `queues` (visited in that order), registers them
@@ -128,7 +132,6 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
     let reserved = 0
     /** Slots the loop's own fetch in flight will fill (not free for a ride meanwhile). */
     let fetching = 0
-    const context = yield* Effect.context<R | Broker>()
     const rest = deps.broker.redis.isCluster ? makeQueueRest() : undefined
     // On a Cluster, a task whose outcome write failed gives its slot back while the write is retried (writesAside.ts).
     // Its queue rests from the next fetch on, as after a failed fetch from it.
@@ -162,31 +165,33 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
           }
         }
       : { ...deps, slotFreed }
+    const broker = deps.broker
     const rider: Rider = (acks) =>
-      Effect.gen(function* () {
-        if (idle) return undefined
+      Effect.suspend(() => {
+        if (idle) return Effect.undefined
         const free = Math.min(freeSlots() + acks, deps.options.fetchBatchSize)
-        if (free <= 0) return undefined
+        if (free <= 0) return Effect.undefined
         reserved += free
-        const order = yield* queueOrder(deps.options.queues, deps.options.strictPriority)
-        deps.wake.clear()
-        const fetch = dequeueLeaseCall(order[0]!, free, deps.options.leaseMs, yield* Clock.currentTimeMillis, yield* connectionOutages)
-        return {
-          call: fetch.call,
-          lease: fetch.lease,
-          land: (reply) =>
-            Effect.suspend(() => {
-              reserved -= free
-              if (reply === undefined) return Effect.void
-              return (reply.ok ? fetch.land(reply.value) : fetch.lost(reply.error)).pipe(
-                Effect.flatMap((got) => startLeased(loopDeps, got)),
-                Effect.asVoid,
-                Effect.catch((e) => Effect.logWarning(`fetching tasks along with completions failed: ${e.message}`)),
-                Effect.provideContext(context)
-              )
-            })
-        } satisfies Ride
-      }) as Effect.Effect<Ride | undefined, never, Broker>
+        return Effect.flatMap(queueOrder(deps.options.queues, deps.options.strictPriority), (order) => Effect.map(Clock.currentTimeMillis, (now): Ride => {
+          deps.wake.clear()
+          const fetch = dequeueLeaseCall(order[0]!, free, deps.options.leaseMs, now, broker.redis.connectionState().outages)
+          return {
+            call: fetch.call,
+            lease: fetch.lease,
+            land: (reply) =>
+              Effect.suspend(() => {
+                reserved -= free
+                if (reply === undefined) return Effect.void
+                // Runs in the fiber that sent the batch: an attempt, forked by this loop, so it has the loop's context (R).
+                return (reply.ok ? fetch.land(reply.value) : fetch.lost(reply.error)).pipe(
+                  Effect.flatMap((got) => startLeased(loopDeps, got) as Effect.Effect<unknown, never, Broker>),
+                  Effect.asVoid,
+                  Effect.catch((e) => Effect.logWarning(`fetching tasks along with completions failed: ${e.message}`))
+                )
+              })
+          }
+        }))
+      })
     deps.acker.setRider(rider as Rider)
     yield* Effect.addFinalizer(() => Effect.sync(() => deps.acker.setRider(undefined)))
     for (;;) {

@@ -37,63 +37,64 @@ const completedResult: CompleteResult = { outcome: "completed" }
  * dequeueLease call (dequeueLeaseCall's `lease`): a lease of a queue completed here goes in that
  * queue's call.
  */
-export const completeMany = Effect.fnUntraced(function* (
+export const completeMany = (
   msgs: ReadonlyArray<TaskMessage>,
   extra: ReadonlyArray<ScriptCall> = [],
   leases: ReadonlyArray<RidingLease | undefined> = []
-) {
-  const now = yield* Clock.currentTimeMillis
-  // Tasks grouped by queue, keeping each task's index (one group in the common case).
-  const groups = new Map<string, { msgs: Array<TaskMessage>; at: Array<number> }>()
-  msgs.forEach((msg, i) => {
-    const g = groups.get(msg.queue)
-    if (g) {
-      g.msgs.push(msg)
-      g.at.push(i)
-    } else groups.set(msg.queue, { msgs: [msg], at: [i] })
-  })
-  const batches = [...groups.values()]
-  // A dequeueLease riding along for a queue completed here goes in that queue's call (completeAndLease):
-  // one script call instead of two (at concurrency 1, one call per task).
-  let merged: { readonly batch: number; readonly extraAt: number; readonly count: number; readonly leaseScore: string | number } | undefined
-  for (let e = 0; e < extra.length && merged === undefined; e++) {
-    const lease = leases[e]
-    const g = lease && groups.get(lease.queue)
-    if (lease && g) merged = { batch: batches.indexOf(g), extraAt: e, count: lease.count, leaseScore: lease.leaseScore }
-  }
-  type Outcome = ReadonlyArray<Result.Result<CompleteOutcome, LeaseLost>> | CompleteOutcome | CompleteAndLeaseResult
-  const r = yield* runScriptsAlong<Outcome, LeaseLost>(
-    batches.map((g, b): BoundScript<Outcome, LeaseLost> =>
-      merged?.batch === b
-        ? bindScript(completeAndLeaseScript, { msgs: g.msgs, nowMs: now, count: merged.count, leaseScore: merged.leaseScore })
-        : g.msgs.length === 1
-          ? bindScript(completeScript, { msg: g.msgs[0]!, nowMs: now })
-          : // A queue with one task uses `complete` itself (the batch script's bookkeeping costs Redis more for one).
-            bindScript(completeBatchScript, { msgs: g.msgs, nowMs: now })
-    ),
-    merged ? extra.filter((_, e) => e !== merged!.extraAt) : extra
-  )
-  const toResult = (o: CompleteOutcome) => (o === "deleted" ? deletedResult : completedResult)
-  const results: Array<Result.Result<CompleteResult, LeaseLost | RedisError>> = new Array(msgs.length)
-  batches.forEach((g, b) => {
-    let outcome = r.outcomes[b]!
-    if (Result.isSuccess(outcome) && typeof outcome.success === "object" && "completions" in outcome.success) outcome = Result.succeed(outcome.success.completions)
-    g.at.forEach((i, j) => {
-      if (Result.isFailure(outcome)) results[i] = outcome as Result.Result<never, LeaseLost | RedisError>
-      else if (typeof outcome.success === "string") results[i] = Result.succeed(toResult(outcome.success))
-      else results[i] = Result.map((outcome.success as ReadonlyArray<Result.Result<CompleteOutcome, LeaseLost>>)[j]!, toResult)
+) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    // Tasks grouped by queue, keeping each task's index (one group in the common case).
+    const groups = new Map<string, { msgs: Array<TaskMessage>; at: Array<number> }>()
+    msgs.forEach((msg, i) => {
+      const g = groups.get(msg.queue)
+      if (g) {
+        g.msgs.push(msg)
+        g.at.push(i)
+      } else groups.set(msg.queue, { msgs: [msg], at: [i] })
+    })
+    const batches = [...groups.values()]
+    // A dequeueLease riding along for a queue completed here goes in that queue's call (completeAndLease):
+    // one script call instead of two (at concurrency 1, one call per task).
+    let merged: { readonly batch: number; readonly extraAt: number; readonly count: number; readonly leaseScore: string | number } | undefined
+    for (let e = 0; e < extra.length && merged === undefined; e++) {
+      const lease = leases[e]
+      const g = lease && groups.get(lease.queue)
+      if (lease && g) merged = { batch: batches.indexOf(g), extraAt: e, count: lease.count, leaseScore: lease.leaseScore }
+    }
+    type Outcome = ReadonlyArray<Result.Result<CompleteOutcome, LeaseLost>> | CompleteOutcome | CompleteAndLeaseResult
+    return Effect.map(runScriptsAlong<Outcome, LeaseLost>(
+      batches.map((g, b): BoundScript<Outcome, LeaseLost> =>
+        merged?.batch === b
+          ? bindScript(completeAndLeaseScript, { msgs: g.msgs, nowMs: now, count: merged.count, leaseScore: merged.leaseScore })
+          : g.msgs.length === 1
+            ? bindScript(completeScript, { msg: g.msgs[0]!, nowMs: now })
+            : // A queue with one task uses `complete` itself (the batch script's bookkeeping costs Redis more for one).
+              bindScript(completeBatchScript, { msgs: g.msgs, nowMs: now })
+      ),
+      merged ? extra.filter((_, e) => e !== merged!.extraAt) : extra
+    ), (r) => {
+      const toResult = (o: CompleteOutcome) => (o === "deleted" ? deletedResult : completedResult)
+      const results: Array<Result.Result<CompleteResult, LeaseLost | RedisError>> = new Array(msgs.length)
+      batches.forEach((g, b) => {
+        let outcome = r.outcomes[b]!
+        if (Result.isSuccess(outcome) && typeof outcome.success === "object" && "completions" in outcome.success) outcome = Result.succeed(outcome.success.completions)
+        g.at.forEach((i, j) => {
+          if (Result.isFailure(outcome)) results[i] = outcome as Result.Result<never, LeaseLost | RedisError>
+          else if (typeof outcome.success === "string") results[i] = Result.succeed(toResult(outcome.success))
+          else results[i] = Result.map((outcome.success as ReadonlyArray<Result.Result<CompleteOutcome, LeaseLost>>)[j]!, toResult)
+        })
+      })
+      let extraReplies = r.extra
+      if (merged) {
+        const combined = r.outcomes[merged.batch]!
+        const reply: BatchReply = Result.isSuccess(combined)
+          ? { ok: true, value: (combined.success as CompleteAndLeaseResult).leaseReply }
+          : { ok: false, error: combined.failure as RedisError }
+        extraReplies = [...r.extra.slice(0, merged.extraAt), reply, ...r.extra.slice(merged.extraAt)]
+      }
+      return { results, extra: extraReplies } as {
+        readonly results: ReadonlyArray<Result.Result<CompleteResult, LeaseLost | RedisError>>
+        readonly extra: ReadonlyArray<BatchReply>
+      }
     })
   })
-  let extraReplies = r.extra
-  if (merged) {
-    const combined = r.outcomes[merged.batch]!
-    const reply: BatchReply = Result.isSuccess(combined)
-      ? { ok: true, value: (combined.success as CompleteAndLeaseResult).leaseReply }
-      : { ok: false, error: combined.failure as RedisError }
-    extraReplies = [...r.extra.slice(0, merged.extraAt), reply, ...r.extra.slice(merged.extraAt)]
-  }
-  return { results, extra: extraReplies } as {
-    readonly results: ReadonlyArray<Result.Result<CompleteResult, LeaseLost | RedisError>>
-    readonly extra: ReadonlyArray<BatchReply>
-  }
-})

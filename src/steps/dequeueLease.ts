@@ -1,5 +1,6 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type { Broker } from "../broker/Broker.js"
 import type { IdAndBytes } from "../broker/decode.js"
 import { dequeueLeaseScript } from "../broker/dequeueLease.js"
@@ -97,7 +98,7 @@ const releaseLeasedToNobody = (queue: string, score: string, received: ReadonlyA
  * fails: a corrupt task that cannot be set aside is a failure of its queue (it stays active under
  * its lease, for the recoverer), and the popped tasks after it are still handed out.
  */
-const sortLeased = Effect.fnUntraced(function* (
+const sortLeased = (
   queue: string,
   pairs: ReadonlyArray<IdAndBytes>,
   expiresSec: number,
@@ -105,7 +106,10 @@ const sortLeased = Effect.fnUntraced(function* (
   tasks: Array<LeasedTask>,
   corrupt: Array<CorruptTask>,
   failures: QueueFailures<RedisError>
-) {
+): Effect.Effect<void, never, Broker> => {
+  /** Messages to set aside, with their place in `corrupt` (kept in the order the tasks were popped). */
+  let unusable: Array<{ readonly id: string; readonly error: string; readonly at: number }> | undefined
+  const slots: Array<CorruptTask | undefined> = corrupt
   for (const { id, bytes } of pairs) {
     const decoded = decodeStored(queue, id, bytes)
     if ("msg" in decoded) {
@@ -113,11 +117,30 @@ const sortLeased = Effect.fnUntraced(function* (
     } else if (bytes === undefined) {
       corrupt.push({ queue, id, error: decoded.error, outcome: "dropped" })
     } else {
-      const c = yield* failures.isolate(queue, setAsideCorrupt(queue, id, decoded.error, { kind: "active" }, nowMs))
-      if (c) corrupt.push(c)
+      ;(unusable ??= []).push({ id, error: decoded.error, at: slots.length })
+      slots.push(undefined)
     }
   }
-})
+  // The common case, every message decoded, needs no Effect step.
+  if (unusable === undefined) return Effect.void
+  return Effect.forEach(
+    unusable,
+    ({ id, error, at }) =>
+      Effect.map(failures.isolate(queue, setAsideCorrupt(queue, id, error, { kind: "active" }, nowMs)), (c) => {
+        slots[at] = c
+      }),
+    { discard: true }
+  ).pipe(
+    // A message that could not be set aside is its queue's failure (recorded), not a corrupt task.
+    Effect.andThen(
+      Effect.sync(() => {
+        const kept = slots.filter((c): c is CorruptTask => c !== undefined)
+        corrupt.length = 0
+        corrupt.push(...kept)
+      })
+    )
+  )
+}
 
 /** `dequeueLease` of one queue as a script call, to send in another step's round trip (with buffers). */
 export interface DequeueLeaseCall {
@@ -144,14 +167,22 @@ export const dequeueLeaseCall = (queue: string, count: number, leaseMs: number, 
     lease: { queue, count, leaseScore: score },
     lost: (error) => (isLostReply(error) ? releaseLeasedToNobody(queue, score, [], nowMs) : Effect.void).pipe(Effect.andThen(Effect.fail(error))),
     land: (reply) =>
-      Effect.gen(function* () {
+      Effect.suspend(() => {
+        const decoded = bound.decode(reply)
+        if (Result.isFailure(decoded)) return Effect.fail(decoded.failure)
+        const pairs = decoded.success
         const tasks: Array<LeasedTask> = []
         const corrupt: Array<CorruptTask> = []
         const failures = queueFailures<RedisError>()
-        const pairs = yield* Effect.fromResult(bound.decode(reply))
-        if (outagesAtSend !== undefined && (yield* connectionOutages) !== outagesAtSend) yield* releaseLeasedToNobody(queue, score, pairs.map((p) => p.id), nowMs)
-        yield* sortLeased(queue, pairs, expiresSec, nowMs, tasks, corrupt, failures)
-        return { tasks, corrupt, failedQueues: failures.failedQueues } satisfies DequeueLeaseResult as DequeueLeaseResult
+        const sorted = Effect.as(sortLeased(queue, pairs, expiresSec, nowMs, tasks, corrupt, failures), {
+          tasks,
+          corrupt,
+          failedQueues: failures.failedQueues
+        } satisfies DequeueLeaseResult as DequeueLeaseResult)
+        if (outagesAtSend === undefined) return sorted
+        return Effect.flatMap(connectionOutages, (outages) =>
+          outages !== outagesAtSend ? Effect.andThen(releaseLeasedToNobody(queue, score, pairs.map((p) => p.id), nowMs), sorted) : sorted
+        )
       })
   }
 }
