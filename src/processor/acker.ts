@@ -102,8 +102,8 @@ export const makeAcker = (): Acker => {
   const send = (self: Waiter): Effect.Effect<void, never, Broker> =>
     Effect.suspend(() => {
       senderPending = false
-      // Nothing in flight and several waiting: half now, the other half at once as the second batch.
-      const split = inFlight === 0 && queue.length > 1 ? Math.ceil(queue.length / 2) : queue.length
+      // Several waiting and room for more batches: share them out over the batches that may go now.
+      const split = Math.ceil(queue.length / (maxBatchesInFlight - inFlight))
       const size = Math.min(split, maxAckBatch)
       const batch = queue.slice(0, size)
       queue = queue.slice(size)
