@@ -15,7 +15,8 @@ import type * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Schedule from "effect/Schedule"
 import type { Broker } from "../broker/Broker.js"
-import { type DequeueLeaseResult, dequeueLease, dequeueLeaseCall } from "../steps/dequeueLease.js"
+import { type DequeueLeaseResult, dequeueLeaseCall, leaseFrom } from "../steps/dequeueLease.js"
+import type { RedisError } from "../redis/errors.js"
 import type { QueueFailure } from "../steps/queueFailures.js"
 import type { Ride, Rider } from "./acker.js"
 import { queueOrder } from "./queueOrder.js"
@@ -96,13 +97,11 @@ const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult): Effect.Eff
  * A queue that fails is reported in `failedQueues` and the other queues' tasks start; the pass
  * fails only when every queue it visited failed (nothing was leased then).
  */
-export const fetchPass = <R>(deps: StartDeps<R>, request: { readonly queues: ReadonlyArray<string>; readonly count: number }) =>
+export const fetchPass = <R>(deps: StartDeps<R>, request: { readonly queues: ReadonlyArray<string>; readonly count: number }): Effect.Effect<Fetched, RedisError, R | Broker> =>
   Effect.uninterruptible(
-    Effect.gen(function* () {
-      const got = yield* dequeueLease({ queues: request.queues, count: request.count, leaseMs: deps.options.leaseMs })
-      const started = yield* startLeased(deps, got)
-      return { started, corrupt: got.corrupt.length, failedQueues: got.failedQueues } satisfies Fetched as Fetched
-    })
+    Effect.flatMap(leaseFrom(request.queues, request.count, deps.options.leaseMs), (got) =>
+      Effect.map(startLeased(deps, got), (started): Fetched => ({ started, corrupt: got.corrupt.length, failedQueues: got.failedQueues }))
+    )
   )
 
 /**
@@ -111,12 +110,12 @@ export const fetchPass = <R>(deps: StartDeps<R>, request: { readonly queues: Rea
  */
 const fetchForSlots = <R>(deps: FetcherDeps<R>, want: number, rest: QueueRest | undefined) =>
   // fetchPass itself is uninterruptible (a leased task is always started); nothing before it needs to be.
-  Effect.gen(function* () {
-    const order = yield* queueOrder(deps.options.queues, deps.options.strictPriority)
+  Effect.flatMap(queueOrder(deps.options.queues, deps.options.strictPriority), (order) => {
     deps.wake.clear()
-    const got = yield* fetchPass(deps, { queues: rest ? rest.usable(order) : order, count: want })
-    if (rest && got.failedQueues.length > 0) yield* rest.failed(got.failedQueues)
-    return got.started.length + got.corrupt < want
+    return Effect.flatMap(fetchPass(deps, { queues: rest ? rest.usable(order) : order, count: want }), (got) => {
+      const short = got.started.length + got.corrupt < want
+      return rest && got.failedQueues.length > 0 ? Effect.as(rest.failed(got.failedQueues), short) : Effect.succeed(short)
+    })
   })
 
 export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, R | Broker> =>

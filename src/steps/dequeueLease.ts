@@ -1,7 +1,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import type { Broker } from "../broker/Broker.js"
+import { Broker } from "../broker/Broker.js"
 import type { IdAndBytes } from "../broker/decode.js"
 import { dequeueLeaseScript } from "../broker/dequeueLease.js"
 import { connectionOutages, isLostReply } from "../broker/lostReply.js"
@@ -52,31 +52,50 @@ export interface DequeueLeaseResult {
 export const dequeueLease = Effect.fn("Steps.dequeueLease")(function* (options: DequeueLeaseOptions) {
   const count = yield* wholeAtLeast("count", options.count ?? 1, 1)
   const leaseMs = yield* durationAtLeast("leaseMs", options.leaseMs ?? 30_000, 1000)
-  const now = yield* Clock.currentTimeMillis
-  const expiresSec = unixSeconds(now + leaseMs)
-  const tasks: Array<LeasedTask> = []
-  const corrupt: Array<CorruptTask> = []
-  const failures = queueFailures<RedisError>()
-  const visited: Array<string> = []
-  for (const queue of options.queues) {
-    const want = count - tasks.length - corrupt.length
-    if (want <= 0) break
-    visited.push(queue)
-    const score = leaseScore(expiresSec)
-    const outagesBefore = yield* connectionOutages
-    const pairs = yield* failures.isolate(
-      queue,
-      runScript(dequeueLeaseScript, { queue, count: want, leaseExpiresAtSec: expiresSec, leaseScore: score }).pipe(
-        Effect.tapError((e) => (isLostReply(e) ? releaseLeasedToNobody(queue, score, [], now) : Effect.void))
-      )
-    )
-    if (pairs === undefined) continue
-    if ((yield* connectionOutages) !== outagesBefore) yield* releaseLeasedToNobody(queue, score, pairs.map((p) => p.id), now)
-    yield* sortLeased(queue, pairs, expiresSec, now, tasks, corrupt, failures)
-  }
-  if (tasks.length === 0 && corrupt.length === 0) yield* failures.unlessAllFailed(visited)
-  return { tasks, corrupt, failedQueues: failures.failedQueues } satisfies DequeueLeaseResult as DequeueLeaseResult
+  return yield* leaseFrom(options.queues, count, leaseMs)
 })
+
+/**
+ * `dequeueLease` with checked arguments (count >= 1, leaseMs >= 1000) and no span of its own: what
+ * a worker's fetch runs (its options were checked when it started).
+ */
+export const leaseFrom = (queues: ReadonlyArray<string>, count: number, leaseMs: number): Effect.Effect<DequeueLeaseResult, RedisError, Broker> =>
+  Effect.flatMap(Broker, (broker) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const expiresSec = unixSeconds(now + leaseMs)
+      const tasks: Array<LeasedTask> = []
+      const corrupt: Array<CorruptTask> = []
+      const failures = queueFailures<RedisError>()
+      const visited: Array<string> = []
+      const outages = () => broker.redis.connectionState().outages
+      /** Visits queues[i] and the ones after it while tasks are wanted. */
+      const visit = (i: number): Effect.Effect<void, never, Broker> => {
+        const want = count - tasks.length - corrupt.length
+        if (i >= queues.length || want <= 0) return Effect.void
+        const queue = queues[i]!
+        visited.push(queue)
+        const score = leaseScore(expiresSec)
+        const outagesBefore = outages()
+        const popped = runScript(dequeueLeaseScript, { queue, count: want, leaseExpiresAtSec: expiresSec, leaseScore: score }).pipe(
+          Effect.tapError((e) => (isLostReply(e) ? releaseLeasedToNobody(queue, score, [], now) : Effect.void))
+        )
+        return Effect.flatMap(failures.isolate(queue, popped), (pairs) => {
+          if (pairs === undefined) return visit(i + 1)
+          const sorted = Effect.andThen(
+            sortLeased(queue, pairs, expiresSec, now, tasks, corrupt, failures),
+            Effect.suspend(() => visit(i + 1))
+          )
+          return outages() !== outagesBefore
+            ? Effect.andThen(releaseLeasedToNobody(queue, score, pairs.map((p) => p.id), now), sorted)
+            : sorted
+        })
+      }
+      return visit(0).pipe(
+        Effect.andThen(Effect.suspend(() => (tasks.length === 0 && corrupt.length === 0 ? failures.unlessAllFailed(visited) : Effect.void))),
+        Effect.as({ tasks, corrupt, failedQueues: failures.failedQueues } satisfies DequeueLeaseResult as DequeueLeaseResult)
+      )
+    })
+  )
 
 /**
  * After a dequeue whose reply was lost (the call failed without an answer), or that was answered
