@@ -59,8 +59,11 @@ export interface Fetched {
 
 const errorBackoff = Schedule.min([Schedule.exponential(Duration.millis(100), 2), Schedule.spaced(Duration.seconds(5))]).pipe(Schedule.jittered)
 
-/** Registers and starts freshly leased tasks (each attempt in its own fiber), and reports the corrupt ones set aside and the queues that failed. */
-const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult): Effect.Effect<Array<Fiber.Fiber<Settled>>, never, R | Broker> => {
+/**
+ * Registers and starts freshly leased tasks (each attempt in its own fiber: at once when `startNow`,
+ * else once the current fiber yields), and reports the corrupt ones set aside and the queues that failed.
+ */
+const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult, startNow: boolean): Effect.Effect<Array<Fiber.Fiber<Settled>>, never, R | Broker> => {
   const start = Effect.flatMap(Clock.currentTimeMillis, (now) => {
     const observer = deps.options.observer
     observer?.fetched(got.tasks.length)
@@ -77,7 +80,7 @@ const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult): Effect.Eff
             Effect.tap((outcome) => Effect.try(() => onSettled(task.msg, outcome)).pipe(Effect.catch((e) => Effect.logWarning(`onSettled threw: ${String(e)}`))))
           )
         : run
-      return FiberSet.run(deps.attempts, raiseSlotFreed ? Effect.ensuring(attempt, raiseSlotFreed) : attempt, { startImmediately: false })
+      return FiberSet.run(deps.attempts, raiseSlotFreed ? Effect.ensuring(attempt, raiseSlotFreed) : attempt, { startImmediately: startNow })
     })
   })
   // The common case, nothing corrupt and no queue failed, logs nothing.
@@ -100,7 +103,8 @@ const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult): Effect.Eff
 export const fetchPass = <R>(deps: StartDeps<R>, request: { readonly queues: ReadonlyArray<string>; readonly count: number }): Effect.Effect<Fetched, RedisError, R | Broker> =>
   Effect.uninterruptible(
     Effect.flatMap(leaseFrom(request.queues, request.count, deps.options.leaseMs), (got) =>
-      Effect.map(startLeased(deps, got), (started): Fetched => ({ started, corrupt: got.corrupt.length, failedQueues: got.failedQueues }))
+      // The fetch's own tasks start at once (up to their first wait): nothing else is waiting on this pass.
+      Effect.map(startLeased(deps, got, true), (started): Fetched => ({ started, corrupt: got.corrupt.length, failedQueues: got.failedQueues }))
     )
   )
 
@@ -183,7 +187,8 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
                 if (reply === undefined) return Effect.void
                 // Runs in the fiber that sent the batch: an attempt, forked by this loop, so it has the loop's context (R).
                 return (reply.ok ? fetch.land(reply.value) : fetch.lost(reply.error)).pipe(
-                  Effect.flatMap((got) => startLeased(loopDeps, got) as Effect.Effect<unknown, never, Broker>),
+                  // Started after the batch has settled (its tasks leave the registry first, so the next ride counts their slots free).
+                  Effect.flatMap((got) => startLeased(loopDeps, got, false) as Effect.Effect<unknown, never, Broker>),
                   Effect.asVoid,
                   Effect.catch((e) => Effect.logWarning(`fetching tasks along with completions failed: ${e.message}`))
                 )
