@@ -17,7 +17,7 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { RedisError } from "../redis/errors.js"
-import type { ScriptArg } from "../redis/Redis.js"
+import type { RedisShape, ScriptArg } from "../redis/Redis.js"
 import { allQueues, queueKeys, type TaskState } from "../wire/keys.js"
 import { encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { bytesArg } from "./args.js"
@@ -25,7 +25,7 @@ import { Broker } from "./Broker.js"
 import { doneOr, unexpectedReply } from "./decode.js"
 import { isLostReply } from "./lostReply.js"
 import type { DuplicateTask, TaskIdConflict } from "./errors.js"
-import { type BoundScript, bindScript, defineScript, runScript, runScripts } from "./script.js"
+import { type BoundScript, bindScript, defineScript, runScripts } from "./script.js"
 import { unixNanosString, unixSeconds } from "./time.js"
 import { addToGroupLua, enqueueBatchLua, enqueueLua, registerQueueLua, scheduleLua } from "../redis/lua.generated.js"
 
@@ -246,19 +246,39 @@ export const writeTasks = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWri
   )
 })
 
-/** One write, sent again as the same write while its reply is lost (at most `resendsLeft` more times). */
-const writeOnce = (w: TaskWrite, resendsLeft: number): Effect.Effect<TaskState, WriteError, Broker> =>
-  resendsLeft === 0 ? runScript(writeScripts[w.target.state], w) : Effect.catchIf(runScript(writeScripts[w.target.state], w), replyLost, () => writeOnce(w, resendsLeft - 1))
+/**
+ * One write to a queue known to be registered: a single script call (a plain EVALSHA), sent again
+ * as the same write (the same arguments) while its reply is lost, at most `lostReplyResends` more
+ * times. Its state or its error; the Promise never rejects (a defect aside). The Effect step
+ * (`writeTask`) and the Promise client (steps/enqueue.ts `enqueuePromise`) both run it.
+ */
+export const writeRegistered = (redis: RedisShape, w: TaskWrite): Promise<Result.Result<TaskState, WriteError>> => {
+  const def = writeScripts[w.target.state]
+  let keys: ReadonlyArray<string>
+  let args: ReadonlyArray<ScriptArg>
+  try {
+    keys = def.keys(w)
+    args = def.args(w)
+  } catch (e) {
+    return Promise.reject(e)
+  }
+  const attempt = (resendsLeft: number): Promise<Result.Result<TaskState, WriteError>> =>
+    redis.scriptPromise(def.name, keys, args, def.buffers).then(
+      (reply) => def.decode(reply, w),
+      (e: RedisError) => (resendsLeft > 0 && replyLost(e) ? attempt(resendsLeft - 1) : Result.fail(e))
+    )
+  return attempt(lostReplyResends)
+}
 
 /**
  * Writes one new task (and registers its queue if needed) in one round trip. Once the queue is
  * known to be registered that is a single script call (a plain EVALSHA).
  */
 export const writeTask = Effect.fnUntraced(function* (w: TaskWrite) {
-  const { knownQueues } = yield* Broker
+  const { knownQueues, redis } = yield* Broker
   if (!knownQueues.has(w.msg.queue, w.nowMs)) {
     const [outcome] = yield* writeTasks([w])
     return yield* Effect.fromResult(outcome!)
   }
-  return yield* writeOnce(w, lostReplyResends)
+  return yield* Effect.fromResult(yield* Effect.promise(() => writeRegistered(redis, w)))
 })

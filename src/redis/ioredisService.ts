@@ -86,24 +86,45 @@ export const makeRedisService = (
   /** Whether this call goes as EVAL with the source (its script's first call on a single-node connection). */
   const sendSource = (name: LuaName) => !isCluster && !loaded.has(name)
 
-  const run = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
-    use(`script ${name}`, async (c) => {
-      const s = luaScript(name)
-      const argv = evalshaArgs(s.sha, keys, args)
-      if (sendSource(name)) {
-        argv[0] = s.source
-        const reply = await (buffers ? c.callBuffer("EVAL", ...argv) : c.call("EVAL", ...argv))
+  const scriptError = (name: LuaName, cause: unknown) => new RedisError({ op: `script ${name}`, message: errorMessage(cause), cause })
+
+  /** A NOSCRIPT answer: the same call again as EVAL with the source (which caches it). */
+  const evalAgain = (c: RedisClient, name: LuaName, argv: Array<string | number | Buffer>, buffers: boolean, err: unknown): Promise<unknown> => {
+    if (!isNoScript(err)) return Promise.reject(err)
+    argv[0] = luaScript(name).source
+    return buffers ? c.callBuffer("EVAL", ...argv) : c.call("EVAL", ...argv)
+  }
+
+  /**
+   * One script call as a Promise that rejects with a RedisError. The usual case (the script is
+   * cached on this connection) is one EVALSHA with no other Promise around it.
+   */
+  const runPromise = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean): Promise<unknown> => {
+    let s: ReturnType<typeof luaScript>
+    let argv: Array<string | number | Buffer>
+    try {
+      s = luaScript(name)
+      argv = evalshaArgs(s.sha, keys, args)
+    } catch (e) {
+      return Promise.reject(scriptError(name, e))
+    }
+    let reply: Promise<unknown>
+    if (sendSource(name)) {
+      argv[0] = s.source
+      reply = (buffers ? client.callBuffer("EVAL", ...argv) : client.call("EVAL", ...argv)).then((r) => {
         loaded.add(name)
-        return reply
-      }
-      try {
-        return await (buffers ? c.callBuffer("EVALSHA", ...argv) : c.call("EVALSHA", ...argv))
-      } catch (e) {
-        if (!isNoScript(e)) throw e
-        argv[0] = s.source
-        return await (buffers ? c.callBuffer("EVAL", ...argv) : c.call("EVAL", ...argv))
-      }
+        return r
+      })
+    } else {
+      reply = (buffers ? client.callBuffer("EVALSHA", ...argv) : client.call("EVALSHA", ...argv)).catch((e: unknown) => evalAgain(client, name, argv, buffers, e))
+    }
+    return reply.catch((e: unknown) => {
+      throw scriptError(name, e)
     })
+  }
+
+  const run = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
+    Effect.tryPromise({ try: () => runPromise(name, keys, args, buffers), catch: (e) => e as RedisError })
 
   const single = async (c: RedisClient, call: ScriptCall, buffers: boolean): Promise<BatchReply> => {
     const s = luaScript(call.script)
@@ -252,6 +273,7 @@ export const makeRedisService = (
     use,
     script: (name, keys, args) => run(name, keys, args, false),
     scriptBuffer: (name, keys, args) => run(name, keys, args, true),
+    scriptPromise: runPromise,
     scriptBatch,
     command: (op, args) => use(op, (c) => c.call(String(args[0]), ...args.slice(1))),
     connectionState: watcher.state,

@@ -6,9 +6,9 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import type { Broker } from "../broker/Broker.js"
+import type { Broker, BrokerShape } from "../broker/Broker.js"
 import { InvalidArgument, type DuplicateTask, type TaskIdConflict } from "../broker/errors.js"
-import { type TaskWrite, writeTask, writeTasks } from "../broker/enqueue.js"
+import { type TaskWrite, writeRegistered, writeTask, writeTasks } from "../broker/enqueue.js"
 import type { RedisError } from "../redis/errors.js"
 import type { TaskDefinition } from "../tasks/TaskDefinition.js"
 import type { TaskState } from "../wire/keys.js"
@@ -116,6 +116,16 @@ export const enqueue: {
   return yield* enqueueUntraced(type, payload, options, newTaskId, yield* currentTraceHeaders)
 })
 
+/** Validates one call and builds its write (pure: no Redis, `nowMs` given); shared by the Effect step and the Promise client. */
+const prepareCall = (
+  task: string | TaskDefinition<any>,
+  payload: unknown,
+  callOptions: EnqueueOptions | undefined,
+  nowMs: number,
+  newId: () => string,
+  trace: Readonly<Record<string, string>> | undefined
+): Result.Result<Prepared, InvalidArgument> => prepare(typeName(task), payload, withTrace(optionsFor(task, callOptions), trace), nowMs, newId, encoderFor(task))
+
 /**
  * `enqueue` without its span and call-site frame (capturing that frame is most of the Effect
  * overhead of an enqueue). For the Promise client, which has no tracer to report spans to.
@@ -130,13 +140,49 @@ export const enqueueUntraced = (
   trace?: Readonly<Record<string, string>>
 ): Effect.Effect<TaskInfo, EnqueueError, Broker> =>
   Effect.flatMap(Clock.currentTimeMillis, (nowMs): Effect.Effect<TaskInfo, EnqueueError, Broker> => {
-    const options = withTrace(optionsFor(task, callOptions), trace)
-    const p = prepare(typeName(task), payload, options, nowMs, newId, encoderFor(task))
+    const p = prepareCall(task, payload, callOptions, nowMs, newId, trace)
     if (Result.isFailure(p)) return Effect.fail(p.failure)
     // One id per call, never replaced: a TaskIdConflict on a generated id means the write itself
     // landed before (its reply lost) and the task has changed since; a new id would be a second task.
     return Effect.map(writeTask(p.success.write), (state) => info(p.success, state))
   })
+
+/**
+ * `enqueueUntraced` for the Promise client, with no Effect run per call in the usual case: when
+ * `broker` is given (the client's connection is up) and the task's queue is known to be
+ * registered, the validated write goes straight to its script call (`writeRegistered`, the same
+ * call, decoding and lost-reply resends the Effect step runs). Otherwise `run` runs the Effect
+ * step: all of it without a broker (not connected yet, or closed), else the write of this same
+ * message and id (the first call per queue and minute: the registration rides along).
+ * Time is the system clock (the Promise client runs on Effect's default Clock, which reads it too).
+ * @internal
+ */
+export const enqueuePromise = (
+  broker: BrokerShape | undefined,
+  run: <A, E>(effect: Effect.Effect<A, E, Broker>) => Promise<A>,
+  task: string | TaskDefinition<any>,
+  payload: unknown,
+  callOptions: EnqueueOptions | undefined,
+  trace: Readonly<Record<string, string>> | undefined,
+  newId: () => string = newTaskId
+): Promise<TaskInfo> => {
+  if (broker === undefined) return run(enqueueUntraced(task, payload, callOptions, newId, trace))
+  const nowMs = Date.now()
+  let p: Result.Result<Prepared, InvalidArgument>
+  try {
+    p = prepareCall(task, payload, callOptions, nowMs, newId, trace)
+  } catch (e) {
+    return Promise.reject(e)
+  }
+  if (Result.isFailure(p)) return Promise.reject(p.failure)
+  const prepared = p.success
+  const w = prepared.write
+  if (!broker.knownQueues.has(w.msg.queue, nowMs)) return run(Effect.map(writeTask(w), (state) => info(prepared, state)))
+  return writeRegistered(broker.redis, w).then((r) => {
+    if (Result.isFailure(r)) throw r.failure
+    return info(prepared, r.success)
+  })
+}
 
 /**
  * Enqueues many tasks in one round trip (on a Redis Cluster: one per queue, all sent at once).
