@@ -109,14 +109,14 @@ export const enqueueBatchScript = defineScript<ReadonlyArray<TaskWrite>, Readonl
     return keys
   },
   args: (ws) => {
-    const args: Array<ScriptArg> = [pendingSince(ws[0]!.nowMs), ws[0]!.msg.queue]
-    let lockIndex = 0
-    for (const w of ws) {
-      const encoded = encodeTaskMessage(w.msg)
-      const bytes = Buffer.isBuffer(encoded) ? encoded : bytesArg(encoded)
-      if (w.uniqueLockTtlMs === undefined) args.push(w.msg.id, bytes, 0, 0)
-      else args.push(w.msg.id, bytes, ++lockIndex, Math.max(1, Math.ceil(w.uniqueLockTtlMs)))
+    const args: Array<ScriptArg> = [pendingSince(ws[0]!.nowMs), ws[0]!.msg.queue, ws.length]
+    let locks: Array<number> | undefined
+    for (let i = 0; i < ws.length; i++) {
+      const w = ws[i]!
+      args.push(w.msg.id, bytesArg(encodeTaskMessage(w.msg)))
+      if (w.uniqueLockTtlMs !== undefined) (locks ??= []).push(i + 1, Math.max(1, Math.ceil(w.uniqueLockTtlMs)))
     }
+    if (locks !== undefined) for (const x of locks) args.push(x)
     return args
   },
   decode: (reply, ws) => {
