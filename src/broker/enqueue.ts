@@ -139,31 +139,39 @@ const maxBatchWrite = 1000
  * in enqueueBatch calls, each other write in its own call. `at` maps each call back to its writes.
  */
 const bindWrites = (ws: ReadonlyArray<TaskWrite>) => {
+  // Pending writes by queue (the writes of one call share their time: one string key per queue
+  // then; a write with another time gets a key with its time).
   const groups = new Map<string, Array<number>>()
-  ws.forEach((w, i) => {
-    if (w.target.state !== "pending") return
-    const key = `${w.nowMs}\u0000${w.msg.queue}`
+  const nowMs = ws.length === 0 ? 0 : ws[0]!.nowMs
+  for (let i = 0; i < ws.length; i++) {
+    const w = ws[i]!
+    if (w.target.state !== "pending") continue
+    const key = w.nowMs === nowMs ? w.msg.queue : `${w.msg.queue}\u0000${w.nowMs}`
     const g = groups.get(key)
     if (g) g.push(i)
     else groups.set(key, [i])
-  })
+  }
   const bound: Array<BoundScript<TaskState | ReadonlyArray<Result.Result<TaskState, WriteError>>, WriteError>> = []
   const at: Array<ReadonlyArray<number> | number> = []
-  const batched = new Set<number>()
+  const batched = new Uint8Array(ws.length)
   for (const g of groups.values()) {
     if (g.length < 2) continue
     for (let from = 0; from < g.length; from += maxBatchWrite) {
-      const part = g.slice(from, from + maxBatchWrite)
-      bound.push(bindScript(enqueueBatchScript, part.map((i) => ws[i]!)))
+      const part = g.length <= maxBatchWrite ? g : g.slice(from, from + maxBatchWrite)
+      const batch: Array<TaskWrite> = new Array(part.length)
+      for (let j = 0; j < part.length; j++) {
+        batch[j] = ws[part[j]!]!
+        batched[part[j]!] = 1
+      }
+      bound.push(bindScript(enqueueBatchScript, batch))
       at.push(part)
-      for (const i of part) batched.add(i)
     }
   }
-  ws.forEach((w, i) => {
-    if (batched.has(i)) return
-    bound.push(bindTaskWrite(w))
+  for (let i = 0; i < ws.length; i++) {
+    if (batched[i] === 1) continue
+    bound.push(bindTaskWrite(ws[i]!))
     at.push(i)
-  })
+  }
   return { bound, at }
 }
 

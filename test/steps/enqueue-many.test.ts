@@ -109,6 +109,20 @@ layer(testBrokerLayer())("enqueueMany (real Redis)", (it) => {
     })
   )
 
+  it.effect("2,500 pending tasks of one queue: three enqueueBatch calls in one round trip, every task in input order", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(baseNowMs)
+      const q = "lq2500"
+      yield* enqueue("t", "first", { queue: q, taskId: "first" }) // queue known, script loaded
+      const items = Array.from({ length: 2_500 }, (_, i) => ({ type: "b", payload: { i }, options: { queue: q, taskId: `b${i}` } }))
+      const { result, writes } = yield* countWrites(enqueueMany(items))
+      expect(writes).toBe(1)
+      expect(result.every(Result.isSuccess)).toBe(true)
+      const pending = yield* io(() => c.lrange(queueKeys(q).pending, 0, -1))
+      expect(pending).toEqual([...items.map((it) => it.options.taskId).reverse(), "first"])
+    })
+  )
+
   it.effect("a batch of only invalid items sends nothing; an empty batch returns []", () =>
     Effect.gen(function* () {
       const { result, writes } = yield* countWrites(enqueueMany([{ type: " " }, { type: "x", options: { queue: "" } }]))
