@@ -143,25 +143,28 @@ export const makeRedisService = (
 
   /**
    * One script call as a Promise that rejects with a RedisError. The usual case (the script is
-   * cached on this connection) is one EVALSHA with no other Promise around it.
+   * cached on this connection) is one EVALSHA and one handler on its Promise.
    */
   const runPromise = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean): Promise<unknown> => {
-    let reply: Promise<unknown>
+    const failed = (e: unknown) => {
+      throw scriptError(name, e)
+    }
     try {
       const s = luaScript(name)
       if (sendSource(name)) {
         const argv = evalshaArgs(s.source, keys, args)
-        reply = (buffers ? client.callBuffer("EVAL", ...argv) : client.call("EVAL", ...argv)).then((r) => {
+        return (buffers ? client.callBuffer("EVAL", ...argv) : client.call("EVAL", ...argv)).then((r) => {
           loaded.add(name)
           return r
-        })
-      } else reply = evalsha(client, name, s.sha, keys, args, buffers)
+        }, failed)
+      }
+      if (framed === undefined) return evalsha(client, name, s.sha, keys, args, buffers).catch(failed)
+      return framed(s.sha, keys, args, buffers).then(undefined, (e: unknown) =>
+        isNoScript(e) ? evalAgain(client, name, evalshaArgs(s.sha, keys, args), buffers, e).catch(failed) : failed(e)
+      )
     } catch (e) {
       return Promise.reject(scriptError(name, e))
     }
-    return reply.catch((e: unknown) => {
-      throw scriptError(name, e)
-    })
   }
 
   const run = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
