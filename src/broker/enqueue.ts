@@ -257,10 +257,11 @@ export const writeTasks = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWri
 /**
  * One write to a queue known to be registered: a single script call (a plain EVALSHA), sent again
  * as the same write (the same arguments) while its reply is lost, at most `lostReplyResends` more
- * times. Its state or its error; the Promise never rejects (a defect aside). The Effect step
- * (`writeTask`) and the Promise client (steps/enqueue.ts `enqueuePromise`) both run it.
+ * times. Its outcome goes to `onDone`, whose value (or throw) settles the Promise; a caller that
+ * maps the outcome anyway saves a Promise hop. The Effect step (`writeTask`, through
+ * `writeRegistered`) and the Promise client (steps/enqueue.ts `enqueuePromise`) both run it.
  */
-export const writeRegistered = (redis: RedisShape, w: TaskWrite): Promise<Result.Result<TaskState, WriteError>> => {
+export const sendRegisteredWrite = <A>(redis: RedisShape, w: TaskWrite, onDone: (outcome: Result.Result<TaskState, WriteError>) => A): Promise<A> => {
   const def = writeScripts[w.target.state]
   let keys: ReadonlyArray<string>
   let args: ReadonlyArray<ScriptArg>
@@ -270,13 +271,18 @@ export const writeRegistered = (redis: RedisShape, w: TaskWrite): Promise<Result
   } catch (e) {
     return Promise.reject(e)
   }
-  const attempt = (resendsLeft: number): Promise<Result.Result<TaskState, WriteError>> =>
+  const attempt = (resendsLeft: number): Promise<A> =>
     redis.scriptPromise(def.name, keys, args, def.buffers).then(
-      (reply) => def.decode(reply, w),
-      (e: RedisError) => (resendsLeft > 0 && replyLost(e) ? attempt(resendsLeft - 1) : Result.fail(e))
+      (reply) => onDone(def.decode(reply, w)),
+      (e: RedisError) => (resendsLeft > 0 && replyLost(e) ? attempt(resendsLeft - 1) : onDone(Result.fail(e)))
     )
   return attempt(lostReplyResends)
 }
+
+const outcome = (r: Result.Result<TaskState, WriteError>) => r
+
+/** `sendRegisteredWrite` giving the outcome itself; the Promise never rejects (a defect aside). */
+export const writeRegistered = (redis: RedisShape, w: TaskWrite): Promise<Result.Result<TaskState, WriteError>> => sendRegisteredWrite(redis, w, outcome)
 
 /**
  * Writes one new task (and registers its queue if needed) in one round trip. Once the queue is

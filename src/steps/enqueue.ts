@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { Broker, BrokerShape } from "../broker/Broker.js"
 import { InvalidArgument, type DuplicateTask, type TaskIdConflict } from "../broker/errors.js"
-import { type TaskWrite, type WriteTarget, writeRegistered, writeTask, writeTasks } from "../broker/enqueue.js"
+import { sendRegisteredWrite, type TaskWrite, type WriteTarget, writeTask, writeTasks } from "../broker/enqueue.js"
 import type { RedisError } from "../redis/errors.js"
 import type { TaskDefinition } from "../tasks/TaskDefinition.js"
 import type { TaskState } from "../wire/keys.js"
@@ -172,8 +172,8 @@ export const enqueueUntraced = (
 /**
  * `enqueueUntraced` for the Promise client, with no Effect run per call in the usual case: when
  * `broker` is given (the client's connection is up) and the task's queue is known to be
- * registered, the validated write goes straight to its script call (`writeRegistered`, the same
- * call, decoding and lost-reply resends the Effect step runs). Otherwise `run` runs the Effect
+ * registered, the validated write goes straight to its script call (`sendRegisteredWrite`, the same
+ * call, decoding and lost-reply resends the Effect step runs: `sendRegisteredWrite`). Otherwise `run` runs the Effect
  * step: all of it without a broker (not connected yet, or closed), else the write of this same
  * message and id (the first call per queue and minute: the registration rides along).
  * Time is the system clock (the Promise client runs on Effect's default Clock, which reads it too).
@@ -200,7 +200,7 @@ export const enqueuePromise = (
   const prepared = p.success
   const w = prepared.write
   if (!broker.knownQueues.has(w.msg.queue, nowMs)) return run(Effect.map(writeTask(w), (state) => info(prepared, state)))
-  return writeRegistered(broker.redis, w).then((r) => {
+  return sendRegisteredWrite(broker.redis, w, (r) => {
     if (Result.isFailure(r)) throw r.failure
     return info(prepared, r.success)
   })
