@@ -172,8 +172,8 @@ export const enqueueUntraced = (
 /**
  * `enqueueUntraced` for the Promise client, with no Effect run per call in the usual case: when
  * `broker` is given (the client's connection is up) and the task's queue is known to be
- * registered, the validated write goes straight to its script call (`sendRegisteredWrite`, the same
- * call, decoding and lost-reply resends the Effect step runs: `sendRegisteredWrite`). Otherwise `run` runs the Effect
+ * registered, the validated write goes straight to its script call (`sendRegisteredWrite`: the
+ * same call, decoding and lost-reply resends the Effect step runs). Otherwise `run` runs the Effect
  * step: all of it without a broker (not connected yet, or closed), else the write of this same
  * message and id (the first call per queue and minute: the registration rides along).
  * Time is the system clock (the Promise client runs on Effect's default Clock, which reads it too).
