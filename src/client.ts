@@ -11,11 +11,13 @@
  * connection is not remembered: the next call tries again.
  * Failures reject with the typed error objects (each has `_tag` and `message`).
  */
+import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Result from "effect/Result"
+import { Broker, type BrokerShape } from "./broker/Broker.js"
 import type { RedisOptions } from "./redis/options.js"
 import { makeBrokerRuntime } from "./runtime/promiseRuntime.js"
-import { type EnqueueError, type EnqueueItem, enqueueManyUntraced, enqueueUntraced } from "./steps/enqueue.js"
+import { type EnqueueError, type EnqueueItem, enqueueManyUntraced, enqueuePromise } from "./steps/enqueue.js"
 import type { EnqueueOptions } from "./steps/options.js"
 import type { TaskInfo } from "./steps/taskInfo.js"
 import type { TaskDefinition } from "./tasks/TaskDefinition.js"
@@ -54,11 +56,23 @@ export const createClient = (options: RedisOptions = {}): Client => {
   const runtime = makeBrokerRuntime(options, {
     closedError: () => new ClientClosed({ message: "the effect-asynq client is closed; create a new one with createClient()" })
   })
+  // The broker of the built context (looked up once per build).
+  let context: Context.Context<Broker> | undefined
+  let broker: BrokerShape | undefined
+  const currentBroker = (): BrokerShape | undefined => {
+    const c = runtime.current()
+    if (c !== context) {
+      context = c
+      broker = c === undefined ? undefined : Context.get(c, Broker)
+    }
+    return broker
+  }
   return {
     // Untraced steps: a Promise caller has no Effect tracer to receive spans. Its OpenTelemetry
     // context (if @opentelemetry/api is installed) is read here, synchronously, at the call.
+    // Once connected, an enqueue to a registered queue runs no Effect (see enqueuePromise).
     enqueue: (type: string | TaskDefinition<any>, payload?: unknown, opts?: EnqueueOptions) =>
-      runtime.run(enqueueUntraced(type, payload, opts, newTaskId, otelTraceHeaders())),
+      enqueuePromise(currentBroker(), runtime.run, type, payload, opts, otelTraceHeaders(), newTaskId),
     enqueueMany: (items) =>
       runtime.run(enqueueManyUntraced(items, newTaskId, otelTraceHeaders())).then((rs) =>
         rs.map((r): EnqueueOutcome => (Result.isSuccess(r) ? { ok: true, info: r.success } : { ok: false, error: r.failure }))

@@ -17,7 +17,7 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { RedisError } from "../redis/errors.js"
-import type { ScriptArg } from "../redis/Redis.js"
+import type { RedisShape, ScriptArg } from "../redis/Redis.js"
 import { allQueues, queueKeys, type TaskState } from "../wire/keys.js"
 import { encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { bytesArg } from "./args.js"
@@ -25,7 +25,7 @@ import { Broker } from "./Broker.js"
 import { doneOr, unexpectedReply } from "./decode.js"
 import { isLostReply } from "./lostReply.js"
 import type { DuplicateTask, TaskIdConflict } from "./errors.js"
-import { type BoundScript, bindScript, defineScript, runScript, runScripts } from "./script.js"
+import { type BoundScript, bindScript, defineScript, runScripts } from "./script.js"
 import { unixNanosString, unixSeconds } from "./time.js"
 import { addToGroupLua, enqueueBatchLua, enqueueLua, registerQueueLua, scheduleLua } from "../redis/lua.generated.js"
 
@@ -109,14 +109,14 @@ export const enqueueBatchScript = defineScript<ReadonlyArray<TaskWrite>, Readonl
     return keys
   },
   args: (ws) => {
-    const args: Array<ScriptArg> = [pendingSince(ws[0]!.nowMs), ws[0]!.msg.queue]
-    let lockIndex = 0
-    for (const w of ws) {
-      const encoded = encodeTaskMessage(w.msg)
-      const bytes = Buffer.isBuffer(encoded) ? encoded : bytesArg(encoded)
-      if (w.uniqueLockTtlMs === undefined) args.push(w.msg.id, bytes, 0, 0)
-      else args.push(w.msg.id, bytes, ++lockIndex, Math.max(1, Math.ceil(w.uniqueLockTtlMs)))
+    const args: Array<ScriptArg> = [pendingSince(ws[0]!.nowMs), ws[0]!.msg.queue, ws.length]
+    let locks: Array<number> | undefined
+    for (let i = 0; i < ws.length; i++) {
+      const w = ws[i]!
+      args.push(w.msg.id, bytesArg(encodeTaskMessage(w.msg)))
+      if (w.uniqueLockTtlMs !== undefined) (locks ??= []).push(i + 1, Math.max(1, Math.ceil(w.uniqueLockTtlMs)))
     }
+    if (locks !== undefined) for (const x of locks) args.push(x)
     return args
   },
   decode: (reply, ws) => {
@@ -139,31 +139,39 @@ const maxBatchWrite = 1000
  * in enqueueBatch calls, each other write in its own call. `at` maps each call back to its writes.
  */
 const bindWrites = (ws: ReadonlyArray<TaskWrite>) => {
+  // Pending writes by queue (the writes of one call share their time: one string key per queue
+  // then; a write with another time gets a key with its time).
   const groups = new Map<string, Array<number>>()
-  ws.forEach((w, i) => {
-    if (w.target.state !== "pending") return
-    const key = `${w.nowMs}\u0000${w.msg.queue}`
+  const nowMs = ws.length === 0 ? 0 : ws[0]!.nowMs
+  for (let i = 0; i < ws.length; i++) {
+    const w = ws[i]!
+    if (w.target.state !== "pending") continue
+    const key = w.nowMs === nowMs ? w.msg.queue : `${w.msg.queue}\u0000${w.nowMs}`
     const g = groups.get(key)
     if (g) g.push(i)
     else groups.set(key, [i])
-  })
+  }
   const bound: Array<BoundScript<TaskState | ReadonlyArray<Result.Result<TaskState, WriteError>>, WriteError>> = []
   const at: Array<ReadonlyArray<number> | number> = []
-  const batched = new Set<number>()
+  const batched = new Uint8Array(ws.length)
   for (const g of groups.values()) {
     if (g.length < 2) continue
     for (let from = 0; from < g.length; from += maxBatchWrite) {
-      const part = g.slice(from, from + maxBatchWrite)
-      bound.push(bindScript(enqueueBatchScript, part.map((i) => ws[i]!)))
+      const part = g.length <= maxBatchWrite ? g : g.slice(from, from + maxBatchWrite)
+      const batch: Array<TaskWrite> = new Array(part.length)
+      for (let j = 0; j < part.length; j++) {
+        batch[j] = ws[part[j]!]!
+        batched[part[j]!] = 1
+      }
+      bound.push(bindScript(enqueueBatchScript, batch))
       at.push(part)
-      for (const i of part) batched.add(i)
     }
   }
-  ws.forEach((w, i) => {
-    if (batched.has(i)) return
-    bound.push(bindTaskWrite(w))
+  for (let i = 0; i < ws.length; i++) {
+    if (batched[i] === 1) continue
+    bound.push(bindTaskWrite(ws[i]!))
     at.push(i)
-  })
+  }
   return { bound, at }
 }
 
@@ -246,19 +254,45 @@ export const writeTasks = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWri
   )
 })
 
-/** One write, sent again as the same write while its reply is lost (at most `resendsLeft` more times). */
-const writeOnce = (w: TaskWrite, resendsLeft: number): Effect.Effect<TaskState, WriteError, Broker> =>
-  resendsLeft === 0 ? runScript(writeScripts[w.target.state], w) : Effect.catchIf(runScript(writeScripts[w.target.state], w), replyLost, () => writeOnce(w, resendsLeft - 1))
+/**
+ * One write to a queue known to be registered: a single script call (a plain EVALSHA), sent again
+ * as the same write (the same arguments) while its reply is lost, at most `lostReplyResends` more
+ * times. Its outcome goes to `onDone`, whose value (or throw) settles the Promise; a caller that
+ * maps the outcome anyway saves a Promise hop. The Effect step (`writeTask`, through
+ * `writeRegistered`) and the Promise client (steps/enqueue.ts `enqueuePromise`) both run it.
+ */
+export const sendRegisteredWrite = <A>(redis: RedisShape, w: TaskWrite, onDone: (outcome: Result.Result<TaskState, WriteError>) => A): Promise<A> => {
+  const def = writeScripts[w.target.state]
+  let keys: ReadonlyArray<string>
+  let args: ReadonlyArray<ScriptArg>
+  try {
+    keys = def.keys(w)
+    args = def.args(w)
+  } catch (e) {
+    return Promise.reject(e)
+  }
+  const attempt = (resendsLeft: number): Promise<A> =>
+    redis.scriptPromise(def.name, keys, args, def.buffers).then(
+      (reply) => onDone(def.decode(reply, w)),
+      (e: RedisError) => (resendsLeft > 0 && replyLost(e) ? attempt(resendsLeft - 1) : onDone(Result.fail(e)))
+    )
+  return attempt(lostReplyResends)
+}
+
+const outcome = (r: Result.Result<TaskState, WriteError>) => r
+
+/** `sendRegisteredWrite` giving the outcome itself; the Promise never rejects (a defect aside). */
+export const writeRegistered = (redis: RedisShape, w: TaskWrite): Promise<Result.Result<TaskState, WriteError>> => sendRegisteredWrite(redis, w, outcome)
 
 /**
  * Writes one new task (and registers its queue if needed) in one round trip. Once the queue is
  * known to be registered that is a single script call (a plain EVALSHA).
  */
 export const writeTask = Effect.fnUntraced(function* (w: TaskWrite) {
-  const { knownQueues } = yield* Broker
+  const { knownQueues, redis } = yield* Broker
   if (!knownQueues.has(w.msg.queue, w.nowMs)) {
     const [outcome] = yield* writeTasks([w])
     return yield* Effect.fromResult(outcome!)
   }
-  return yield* writeOnce(w, lostReplyResends)
+  return yield* Effect.fromResult(yield* Effect.promise(() => writeRegistered(redis, w)))
 })

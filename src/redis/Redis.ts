@@ -1,4 +1,4 @@
-import { Cluster, Redis as IORedis } from "ioredis"
+import { Cluster, Command, Redis as IORedis } from "ioredis"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
@@ -8,7 +8,7 @@ import { describeTarget, type RedisOptions } from "./options.js"
 import { preventSubscriberListenerLeak } from "./clusterSubscriberLeak.js"
 import { type ConnectionState, type OutageEvents, reconnectDelayMs, reconnectMaxDelayMs } from "./reconnect.js"
 import { RedisService } from "./RedisService.js"
-import { makeRedisService } from "./ioredisService.js"
+import { type CommandClass, makeRedisService } from "./ioredisService.js"
 import type { BatchReply, RedisTransport, ScriptArg, ScriptCall } from "./transport.js"
 
 export type RedisClient = IORedis | Cluster
@@ -212,7 +212,7 @@ export const acquireClient = (o: RedisOptions): Effect.Effect<RedisClient, Redis
  * told once when the connection is lost and once when it is back (see watchOutages).
  */
 export const makeRedis = (client: RedisClient, options: RedisOptions, outages?: OutageEvents): RedisShape =>
-  makeRedisService(client, options, acquireClient(options), outages)
+  makeRedisService(client, options, acquireClient(options), outages, Command as unknown as CommandClass)
 
 /**
  * Opens the service's connection; its outages are logged with the building fiber's logger, a

@@ -11,6 +11,7 @@ import type { RedisConnectionError } from "./errors.js"
 import { RedisError, errorMessage } from "./errors.js"
 import { describeTarget, type RedisOptions } from "./options.js"
 import { keySlot } from "./keySlot.js"
+import { respFrame } from "./respFrame.js"
 import { type LuaName, luaScript } from "./scripts.js"
 import { type OutageEvents, watchOutages } from "./reconnect.js"
 import type { RedisClient, RedisShape } from "./Redis.js"
@@ -28,6 +29,40 @@ const evalshaArgs = (sha: string, keys: ReadonlyArray<string>, args: ReadonlyArr
   for (const k of keys) out.push(k)
   for (const a of args) out.push(toArg(a))
   return out
+}
+
+/** The part of ioredis's Command class the framed EVALSHA uses (given by Redis.ts, so ioredis is not imported here). */
+interface CommandLike {
+  readonly promise: Promise<unknown>
+  toWritable(socket: object): string | Buffer
+}
+export type CommandClass = new (name: string, args: Array<string>, options: { replyEncoding: string | null; errorStack?: Error | undefined }) => CommandLike
+
+/**
+ * A single node's (or Sentinel master's) EVALSHA sent as RESP bytes built in one Buffer
+ * (respFrame.ts) instead of ioredis assembling them argument by argument: an ioredis Command whose
+ * writable form is that Buffer, sent with `sendCommand`, so ioredis still queues it, reads its
+ * reply, times it out, and writes the same bytes again if it resends it after a reconnect. Its
+ * `args` are the SHA, the key count and the keys (what ioredis's tracing reports). Undefined when
+ * the client does not allow it: a Cluster (ioredis routes by the keys it parses), a client with a
+ * `keyPrefix` (ioredis would prefix the keys), or no Command class given.
+ */
+const framedEvalsha = (client: RedisClient, Base: CommandClass | undefined): ((sha: string, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) => Promise<unknown>) | undefined => {
+  if (isClusterClient(client)) return undefined
+  const options = client.options as { readonly keyPrefix?: string; readonly showFriendlyErrorStack?: boolean }
+  if (typeof Base !== "function" || options.keyPrefix) return undefined
+  // An instance of ioredis's own class with `toWritable` set on it: an instance of a subclass costs
+  // several µs more per command (measured), for no difference on the wire.
+  const errorStack = options.showFriendlyErrorStack === true
+  return (sha, keys, args, buffers) => {
+    const count = String(keys.length)
+    const shown = [sha, count]
+    for (const k of keys) shown.push(k)
+    const frame = respFrame(["EVALSHA", sha, count], keys, args)
+    const command = new Base("evalsha", shown, { replyEncoding: buffers ? null : "utf8", errorStack: errorStack ? new Error() : undefined }) as CommandLike & { toWritable: () => Buffer }
+    command.toWritable = () => frame
+    return client.sendCommand(command as never) as Promise<unknown>
+  }
 }
 
 const isNoScript = (e: unknown) => errorMessage(e).startsWith("NOSCRIPT")
@@ -59,13 +94,15 @@ const loadFor = async (c: RedisClient, source: string, calls: ReadonlyArray<Scri
 
 /**
  * Builds the service around an already-open client (the caller owns its lifetime). `outages` is
- * told once when the connection is lost and once when it is back (see watchOutages).
+ * told once when the connection is lost and once when it is back (see watchOutages). With
+ * ioredis's `Command` class, a single node's EVALSHAs go as prebuilt RESP bytes (framedEvalsha).
  */
 export const makeRedisService = (
   client: RedisClient,
   options: RedisOptions,
   duplicate: Effect.Effect<RedisClient, RedisConnectionError, Scope.Scope>,
-  outages?: OutageEvents
+  outages?: OutageEvents,
+  commandClass?: CommandClass
 ): RedisShape => {
   const target = describeTarget(options)
   const watcher = watchOutages(client, outages ?? { onLost: () => {}, onRestored: () => {} })
@@ -86,30 +123,57 @@ export const makeRedisService = (
   /** Whether this call goes as EVAL with the source (its script's first call on a single-node connection). */
   const sendSource = (name: LuaName) => !isCluster && !loaded.has(name)
 
-  const run = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
-    use(`script ${name}`, async (c) => {
+  const scriptError = (name: LuaName, cause: unknown) => new RedisError({ op: `script ${name}`, message: errorMessage(cause), cause })
+
+  /** A NOSCRIPT answer: the same call again as EVAL with the source (which caches it). */
+  const evalAgain = (c: RedisClient, name: LuaName, argv: Array<string | number | Buffer>, buffers: boolean, err: unknown): Promise<unknown> => {
+    if (!isNoScript(err)) return Promise.reject(err)
+    argv[0] = luaScript(name).source
+    return buffers ? c.callBuffer("EVAL", ...argv) : c.call("EVAL", ...argv)
+  }
+
+  const framed = framedEvalsha(client, commandClass)
+
+  /** An EVALSHA (framed when the client allows it); a NOSCRIPT answer sends it again as EVAL with the source. */
+  const evalsha = (c: RedisClient, name: LuaName, sha: string, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean): Promise<unknown> => {
+    if (framed !== undefined && c === client) return framed(sha, keys, args, buffers).catch((e: unknown) => evalAgain(c, name, evalshaArgs(sha, keys, args), buffers, e))
+    const argv = evalshaArgs(sha, keys, args)
+    return (buffers ? c.callBuffer("EVALSHA", ...argv) : c.call("EVALSHA", ...argv)).catch((e: unknown) => evalAgain(c, name, argv, buffers, e))
+  }
+
+  /**
+   * One script call as a Promise that rejects with a RedisError. The usual case (the script is
+   * cached on this connection) is one EVALSHA and one handler on its Promise.
+   */
+  const runPromise = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean): Promise<unknown> => {
+    const failed = (e: unknown) => {
+      throw scriptError(name, e)
+    }
+    try {
       const s = luaScript(name)
-      const argv = evalshaArgs(s.sha, keys, args)
       if (sendSource(name)) {
-        argv[0] = s.source
-        const reply = await (buffers ? c.callBuffer("EVAL", ...argv) : c.call("EVAL", ...argv))
-        loaded.add(name)
-        return reply
+        const argv = evalshaArgs(s.source, keys, args)
+        return (buffers ? client.callBuffer("EVAL", ...argv) : client.call("EVAL", ...argv)).then((r) => {
+          loaded.add(name)
+          return r
+        }, failed)
       }
-      try {
-        return await (buffers ? c.callBuffer("EVALSHA", ...argv) : c.call("EVALSHA", ...argv))
-      } catch (e) {
-        if (!isNoScript(e)) throw e
-        argv[0] = s.source
-        return await (buffers ? c.callBuffer("EVAL", ...argv) : c.call("EVAL", ...argv))
-      }
-    })
+      if (framed === undefined) return evalsha(client, name, s.sha, keys, args, buffers).catch(failed)
+      return framed(s.sha, keys, args, buffers).then(undefined, (e: unknown) =>
+        isNoScript(e) ? evalAgain(client, name, evalshaArgs(s.sha, keys, args), buffers, e).catch(failed) : failed(e)
+      )
+    } catch (e) {
+      return Promise.reject(scriptError(name, e))
+    }
+  }
+
+  const run = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
+    Effect.tryPromise({ try: () => runPromise(name, keys, args, buffers), catch: (e) => e as RedisError })
 
   const single = async (c: RedisClient, call: ScriptCall, buffers: boolean): Promise<BatchReply> => {
     const s = luaScript(call.script)
-    const argv = evalshaArgs(s.sha, call.keys, call.args)
     if (sendSource(call.script)) {
-      argv[0] = s.source
+      const argv = evalshaArgs(s.source, call.keys, call.args)
       try {
         const value = buffers ? await c.callBuffer("EVAL", ...argv) : await c.call("EVAL", ...argv)
         loaded.add(call.script)
@@ -118,9 +182,11 @@ export const makeRedisService = (
         return { ok: false, error: new RedisError({ op: `script ${call.script}`, message: errorMessage(err), cause: err }) }
       }
     }
+    const send = framed !== undefined && c === client ? () => framed(s.sha, call.keys, call.args, buffers) : undefined
+    const argv = send === undefined ? evalshaArgs(s.sha, call.keys, call.args) : []
     for (let attempt = 0; ; attempt++) {
       try {
-        const value = buffers ? await c.callBuffer("EVALSHA", ...argv) : await c.call("EVALSHA", ...argv)
+        const value = send !== undefined ? await send() : buffers ? await c.callBuffer("EVALSHA", ...argv) : await c.call("EVALSHA", ...argv)
         return { ok: true, value }
       } catch (err) {
         if (attempt === 0 && isNoScript(err)) {
@@ -252,6 +318,7 @@ export const makeRedisService = (
     use,
     script: (name, keys, args) => run(name, keys, args, false),
     scriptBuffer: (name, keys, args) => run(name, keys, args, true),
+    scriptPromise: runPromise,
     scriptBatch,
     command: (op, args) => use(op, (c) => c.call(String(args[0]), ...args.slice(1))),
     connectionState: watcher.state,

@@ -66,6 +66,12 @@ export const scriptCalls = (t: ScriptTransport) => {
     return replies
   }
 
+  const runPromise = (script: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean): Promise<unknown> =>
+    runCalls([{ script, keys, args }], buffers).then(([r]) => {
+      if (r!.ok) return r!.value
+      throw r!.error
+    })
+
   const run = (script: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
     Effect.flatMap(
       Effect.promise(() => runCalls([{ script, keys, args }], buffers)),
@@ -75,6 +81,7 @@ export const scriptCalls = (t: ScriptTransport) => {
   return {
     script: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => run(name, keys, args, false),
     scriptBuffer: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => run(name, keys, args, true),
+    scriptPromise: runPromise,
     scriptBatch: (calls: ReadonlyArray<ScriptCall>, opts?: { readonly buffers?: boolean }): Effect.Effect<ReadonlyArray<BatchReply>> =>
       calls.length === 0 ? Effect.succeed([]) : Effect.promise(() => runCalls(calls, opts?.buffers === true))
   }

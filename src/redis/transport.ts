@@ -33,6 +33,11 @@ export interface RedisTransport {
   /** Same as `script`, bulk replies as bytes (for protobuf payloads). */
   readonly scriptBuffer: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => Effect.Effect<unknown, RedisError>
   /**
+   * `script` (or with `buffers`, `scriptBuffer`) as a Promise that rejects with the RedisError: for
+   * callers that run no Effect per call (the Promise client's enqueue).
+   */
+  readonly scriptPromise: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) => Promise<unknown>
+  /**
    * Sends many script calls in as few round trips as the transport allows, each call with its own
    * outcome (never fails as a whole); calls keep their order.
    */

@@ -60,6 +60,11 @@ export interface Opened<R> {
 export interface PromiseRuntime<R> {
   /** The built services (building them on the first call). Rejects with the build's error, or the closed error. */
   readonly open: () => Promise<Opened<R>>
+  /**
+   * The built services when a build has finished and still serves, else undefined (not built yet,
+   * building, closed, or to be built anew): for callers that skip running an Effect when they can.
+   */
+  readonly current: () => Context.Context<R> | undefined
   /** Runs an effect with the services. Rejects with the effect's error itself (`e._tag`). */
   readonly run: <A, E>(effect: Effect.Effect<A, E, R>) => Promise<A>
   /** Runs an effect whose resources (fibers, finalizers) live until `reset()` or `close()`. */
@@ -142,6 +147,10 @@ export const makePromiseRuntime = <R, E>(layer: Layer.Layer<R, E>, options: Prom
 
   return {
     open,
+    current: () => {
+      const r = ready
+      return r !== undefined && usable(r.opened) ? r.opened.context : undefined
+    },
     run: (effect) => {
       const r = ready
       if (r !== undefined && usable(r.opened)) return r.runWith(effect)

@@ -6,9 +6,9 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import type { Broker } from "../broker/Broker.js"
+import type { Broker, BrokerShape } from "../broker/Broker.js"
 import { InvalidArgument, type DuplicateTask, type TaskIdConflict } from "../broker/errors.js"
-import { type TaskWrite, writeTask, writeTasks } from "../broker/enqueue.js"
+import { sendRegisteredWrite, type TaskWrite, type WriteTarget, writeTask, writeTasks } from "../broker/enqueue.js"
 import type { RedisError } from "../redis/errors.js"
 import type { TaskDefinition } from "../tasks/TaskDefinition.js"
 import type { TaskState } from "../wire/keys.js"
@@ -16,7 +16,7 @@ import { encodePayload } from "../wire/payload.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import { uniqueKey } from "../wire/uniqueKey.js"
 import { currentTraceHeaders } from "../observability/traceContext.js"
-import { checkDurationMs, checkQueueName, checkWellFormed, type EnqueueOptions, maxInstantMs, resolveEnqueueOptions } from "./options.js"
+import { checkDurationMs, checkQueueName, checkWellFormed, type EnqueueOptions, maxInstantMs, type ResolvedEnqueueOptions, resolveEnqueueOptions } from "./options.js"
 import { newTaskId } from "./taskId.js"
 import { type TaskInfo, taskInfoFromMessage } from "./taskInfo.js"
 
@@ -44,39 +44,61 @@ const payloadBytes = (payload: unknown): Result.Result<Uint8Array | undefined, I
   }
 }
 
+/**
+ * Options resolved earlier in the same call, by options object (with the type they were checked
+ * with): the items of an enqueueMany that share one options object are validated once.
+ */
+type OptionsMemo = Map<EnqueueOptions | undefined, { readonly type: string; readonly resolved: Result.Result<ResolvedEnqueueOptions, InvalidArgument> }>
+
+const pendingTarget: WriteTarget = { state: "pending" }
+
 /** Validates one task and builds its message and write (pure: no Redis, `nowMs` given). */
-const prepare = (type: string, payload: unknown, options: EnqueueOptions | undefined, nowMs: number, newId: () => string, encode: PayloadEncoder): Result.Result<Prepared, InvalidArgument> =>
-  Result.flatMap(resolveEnqueueOptions(type, options, nowMs), (o) =>
-    Result.map(encode(payload), (bytes): Prepared => {
-      // Every field spelled out (in field order), not spread from emptyTaskMessage: cheaper per task.
-      const msg: TaskMessage = {
-        type,
-        payload: bytes,
-        id: o.taskId ?? newId(),
-        queue: o.queue,
-        retry: o.maxRetry,
-        retried: 0,
-        errorMsg: "",
-        timeout: o.timeoutSec,
-        deadline: o.deadlineSec,
-        uniqueKey: o.uniqueMs === undefined ? "" : uniqueKey(o.queue, type, bytes),
-        lastFailedAt: 0,
-        retention: o.retentionSec,
-        completedAt: 0,
-        groupKey: o.group ?? "",
-        headers: o.headers
-      }
-      if (o.processAtMs !== undefined) {
-        // asynq counts a scheduled task's uniqueness from its process-at time.
-        const lock = o.uniqueMs === undefined ? undefined : o.processAtMs - nowMs + o.uniqueMs
-        return { write: { msg, nowMs, target: { state: "scheduled", processAtMs: o.processAtMs }, uniqueLockTtlMs: lock }, nextProcessAt: new Date(o.processAtMs) }
-      }
-      if (o.group !== undefined) {
-        return { write: { msg, nowMs, target: { state: "aggregating", group: o.group }, uniqueLockTtlMs: o.uniqueMs }, nextProcessAt: undefined }
-      }
-      return { write: { msg, nowMs, target: { state: "pending" }, uniqueLockTtlMs: o.uniqueMs }, nextProcessAt: new Date(nowMs) }
-    })
-  )
+const prepare = (
+  type: string,
+  payload: unknown,
+  options: EnqueueOptions | undefined,
+  nowMs: number,
+  newId: () => string,
+  encode: PayloadEncoder,
+  memo?: OptionsMemo
+): Result.Result<Prepared, InvalidArgument> => {
+  const hit = memo?.get(options)
+  const resolved = hit !== undefined && hit.type === type ? hit.resolved : resolveEnqueueOptions(type, options, nowMs)
+  if (memo !== undefined && hit === undefined) memo.set(options, { type, resolved })
+  if (Result.isFailure(resolved)) return Result.fail(resolved.failure)
+  const o = resolved.success
+  const encoded = encode(payload)
+  if (Result.isFailure(encoded)) return Result.fail(encoded.failure)
+  const bytes = encoded.success
+  // Every field spelled out (in field order), not spread from emptyTaskMessage: cheaper per task.
+  const msg: TaskMessage = {
+    type,
+    payload: bytes,
+    id: o.taskId ?? newId(),
+    queue: o.queue,
+    retry: o.maxRetry,
+    retried: 0,
+    errorMsg: "",
+    timeout: o.timeoutSec,
+    deadline: o.deadlineSec,
+    uniqueKey: o.uniqueMs === undefined ? "" : uniqueKey(o.queue, type, bytes),
+    lastFailedAt: 0,
+    retention: o.retentionSec,
+    completedAt: 0,
+    groupKey: o.group ?? "",
+    // Each task its own headers object, also when its options were resolved for an earlier item.
+    headers: hit === undefined ? o.headers : { ...o.headers }
+  }
+  if (o.processAtMs !== undefined) {
+    // asynq counts a scheduled task's uniqueness from its process-at time.
+    const lock = o.uniqueMs === undefined ? undefined : o.processAtMs - nowMs + o.uniqueMs
+    return Result.succeed({ write: { msg, nowMs, target: { state: "scheduled", processAtMs: o.processAtMs }, uniqueLockTtlMs: lock }, nextProcessAt: new Date(o.processAtMs) })
+  }
+  if (o.group !== undefined) {
+    return Result.succeed({ write: { msg, nowMs, target: { state: "aggregating", group: o.group }, uniqueLockTtlMs: o.uniqueMs }, nextProcessAt: undefined })
+  }
+  return Result.succeed({ write: { msg, nowMs, target: pendingTarget, uniqueLockTtlMs: o.uniqueMs }, nextProcessAt: new Date(nowMs) })
+}
 
 /** A definition's default options overridden by the call's (an option given as undefined keeps the default). */
 const withDefaults = (defaults: EnqueueOptions | undefined, options: EnqueueOptions | undefined): EnqueueOptions | undefined => {
@@ -116,6 +138,16 @@ export const enqueue: {
   return yield* enqueueUntraced(type, payload, options, newTaskId, yield* currentTraceHeaders)
 })
 
+/** Validates one call and builds its write (pure: no Redis, `nowMs` given); shared by the Effect step and the Promise client. */
+const prepareCall = (
+  task: string | TaskDefinition<any>,
+  payload: unknown,
+  callOptions: EnqueueOptions | undefined,
+  nowMs: number,
+  newId: () => string,
+  trace: Readonly<Record<string, string>> | undefined
+): Result.Result<Prepared, InvalidArgument> => prepare(typeName(task), payload, withTrace(optionsFor(task, callOptions), trace), nowMs, newId, encoderFor(task))
+
 /**
  * `enqueue` without its span and call-site frame (capturing that frame is most of the Effect
  * overhead of an enqueue). For the Promise client, which has no tracer to report spans to.
@@ -130,13 +162,49 @@ export const enqueueUntraced = (
   trace?: Readonly<Record<string, string>>
 ): Effect.Effect<TaskInfo, EnqueueError, Broker> =>
   Effect.flatMap(Clock.currentTimeMillis, (nowMs): Effect.Effect<TaskInfo, EnqueueError, Broker> => {
-    const options = withTrace(optionsFor(task, callOptions), trace)
-    const p = prepare(typeName(task), payload, options, nowMs, newId, encoderFor(task))
+    const p = prepareCall(task, payload, callOptions, nowMs, newId, trace)
     if (Result.isFailure(p)) return Effect.fail(p.failure)
     // One id per call, never replaced: a TaskIdConflict on a generated id means the write itself
     // landed before (its reply lost) and the task has changed since; a new id would be a second task.
     return Effect.map(writeTask(p.success.write), (state) => info(p.success, state))
   })
+
+/**
+ * `enqueueUntraced` for the Promise client, with no Effect run per call in the usual case: when
+ * `broker` is given (the client's connection is up) and the task's queue is known to be
+ * registered, the validated write goes straight to its script call (`sendRegisteredWrite`: the
+ * same call, decoding and lost-reply resends the Effect step runs). Otherwise `run` runs the Effect
+ * step: all of it without a broker (not connected yet, or closed), else the write of this same
+ * message and id (the first call per queue and minute: the registration rides along).
+ * Time is the system clock (the Promise client runs on Effect's default Clock, which reads it too).
+ * @internal
+ */
+export const enqueuePromise = (
+  broker: BrokerShape | undefined,
+  run: <A, E>(effect: Effect.Effect<A, E, Broker>) => Promise<A>,
+  task: string | TaskDefinition<any>,
+  payload: unknown,
+  callOptions: EnqueueOptions | undefined,
+  trace: Readonly<Record<string, string>> | undefined,
+  newId: () => string = newTaskId
+): Promise<TaskInfo> => {
+  if (broker === undefined) return run(enqueueUntraced(task, payload, callOptions, newId, trace))
+  const nowMs = Date.now()
+  let p: Result.Result<Prepared, InvalidArgument>
+  try {
+    p = prepareCall(task, payload, callOptions, nowMs, newId, trace)
+  } catch (e) {
+    return Promise.reject(e)
+  }
+  if (Result.isFailure(p)) return Promise.reject(p.failure)
+  const prepared = p.success
+  const w = prepared.write
+  if (!broker.knownQueues.has(w.msg.queue, nowMs)) return run(Effect.map(writeTask(w), (state) => info(prepared, state)))
+  return sendRegisteredWrite(broker.redis, w, (r) => {
+    if (Result.isFailure(r)) throw r.failure
+    return info(prepared, r.success)
+  })
+}
 
 /**
  * Enqueues many tasks in one round trip (on a Redis Cluster: one per queue, all sent at once).
@@ -160,16 +228,28 @@ export const enqueueManyUntraced = Effect.fnUntraced(function* (
   trace?: Readonly<Record<string, string>>
 ): Effect.fn.Return<ReadonlyArray<Result.Result<TaskInfo, EnqueueError>>, never, Broker> {
   const nowMs = yield* Clock.currentTimeMillis
-  const prepared = items.map((it) => prepare(typeName(it.type), it.payload, withTrace(optionsFor(it.type, it.options), trace), nowMs, newId, encoderFor(it.type)))
   const results: Array<Result.Result<TaskInfo, EnqueueError>> = new Array(items.length)
-  // The valid items (index into `items`) and their prepared writes; one id each, never replaced.
-  const valid: Array<{ readonly index: number; readonly prepared: Prepared }> = []
-  prepared.forEach((r, index) => {
-    if (Result.isFailure(r)) results[index] = Result.fail(r.failure)
-    else valid.push({ index, prepared: r.success })
-  })
-  const outcomes = yield* writeTasks(valid.map((v) => v.prepared.write))
-  valid.forEach((v, j) => (results[v.index] = Result.map(outcomes[j]!, (state) => info(v.prepared, state))))
+  // The valid items (index into `items`), their prepared tasks and writes; one id each, never replaced.
+  const index: Array<number> = []
+  const prepared: Array<Prepared> = []
+  const writes: Array<TaskWrite> = []
+  // Items sharing an options object (without trace headers: those make one per item) resolve it once.
+  const memo: OptionsMemo | undefined = trace === undefined ? new Map() : undefined
+  for (let i = 0; i < items.length; i++) {
+    const it = items[i]!
+    const r = prepare(typeName(it.type), it.payload, withTrace(optionsFor(it.type, it.options), trace), nowMs, newId, encoderFor(it.type), memo)
+    if (Result.isFailure(r)) results[i] = Result.fail(r.failure)
+    else {
+      index.push(i)
+      prepared.push(r.success)
+      writes.push(r.success.write)
+    }
+  }
+  const outcomes = yield* writeTasks(writes)
+  for (let j = 0; j < index.length; j++) {
+    const o = outcomes[j]!
+    results[index[j]!] = Result.isSuccess(o) ? Result.succeed(info(prepared[j]!, o.success)) : Result.fail(o.failure)
+  }
   return results
 })
 

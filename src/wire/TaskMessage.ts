@@ -60,17 +60,155 @@ export const emptyTaskMessage: TaskMessage = {
 
 /**
  * Encodes a TaskMessage as Go's proto.Marshal does: fields in number order, defaults omitted,
- * headers sorted by key. One BinaryWriter is reused, its buffer kept (encoding is synchronous;
- * `finish()` copies the bytes out and resets it).
+ * headers sorted by key. The usual message (every number a whole number in the range a varint of
+ * at most 32 bits holds) is written straight into one exactly sized array (the size computed
+ * first); any other goes through @bufbuild/protobuf's BinaryWriter (one reused writer: encoding is
+ * synchronous; `finish()` copies the bytes out and resets it). Both write the same bytes.
  */
 const writer = new BinaryWriter()
 export const encodeTaskMessage = (m: TaskMessage): Uint8Array => {
+  const fast = encodeCommon(m)
+  if (fast !== undefined) return fast
   try {
     return writeTaskMessage(writer, m)
   } catch (e) {
     writer.finish() // drop the partial message, so the next encode starts clean
     throw e
   }
+}
+
+const u32Max = 0xffffffff
+const i32Max = 0x7fffffff
+/** Whether `v` is written by the direct encoder: a whole number from 0 to `max`. */
+const plain = (v: number, max: number): boolean => v >= 0 && v <= max && Number.isInteger(v)
+
+/** Bytes of a varint of `v` (0 <= v < 2^32). */
+const varintSize = (v: number): number => (v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5)
+
+/** Bytes of `s` as UTF-8 (a lone surrogate as U+FFFD, 3 bytes, as TextEncoder writes it). */
+const utf8Length = (s: string): number => {
+  let n = s.length
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 0x80) continue
+    if (c < 0x800) n += 1
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 2 // a surrogate pair: 2 code units, 4 bytes
+      i++
+    } else n += 2
+  }
+  return n
+}
+
+const utf8 = new TextEncoder()
+
+/** Writes `v` (0 <= v < 2^32) as a varint at `at`; returns the offset after it. */
+const putVarint = (out: Uint8Array, at: number, v: number): number => {
+  while (v > 0x7f) {
+    out[at++] = (v & 0x7f) | 0x80
+    v = v >>> 7
+  }
+  out[at++] = v
+  return at
+}
+
+/** Writes `s` (`n` = its UTF-8 length) at `at`; returns the offset after it. */
+const putString = (out: Uint8Array, at: number, s: string, n: number): number => {
+  if (n === s.length) {
+    for (let i = 0; i < n; i++) out[at + i] = s.charCodeAt(i)
+  } else utf8.encodeInto(s, out.subarray(at, at + n))
+  return at + n
+}
+
+/** Size of a length-delimited field with a `len`-byte body (1-byte tag: fields 1 to 15). */
+const delimited = (len: number): number => 1 + varintSize(len) + len
+
+/** The direct encoder (see encodeTaskMessage); undefined for a message it leaves to BinaryWriter. */
+const encodeCommon = (m: TaskMessage): Uint8Array | undefined => {
+  if (!plain(m.retry, i32Max) || !plain(m.retried, i32Max)) return undefined
+  if (!plain(m.timeout, u32Max) || !plain(m.deadline, u32Max) || !plain(m.lastFailedAt, u32Max)) return undefined
+  if (!plain(m.retention, u32Max) || !plain(m.completedAt, u32Max)) return undefined
+  if (typeof m.type !== "string" || typeof m.id !== "string" || typeof m.queue !== "string") return undefined
+  if (typeof m.errorMsg !== "string" || typeof m.uniqueKey !== "string" || typeof m.groupKey !== "string") return undefined
+  const type = utf8Length(m.type)
+  const id = utf8Length(m.id)
+  const queue = utf8Length(m.queue)
+  const errorMsg = utf8Length(m.errorMsg)
+  const uniqueKey = utf8Length(m.uniqueKey)
+  const groupKey = utf8Length(m.groupKey)
+  const payload = m.payload === undefined ? 0 : m.payload.length
+  let size = 0
+  if (type > 0) size += delimited(type)
+  if (payload > 0) size += delimited(payload)
+  if (id > 0) size += delimited(id)
+  if (queue > 0) size += delimited(queue)
+  if (m.retry !== 0) size += 1 + varintSize(m.retry)
+  if (m.retried !== 0) size += 1 + varintSize(m.retried)
+  if (errorMsg > 0) size += delimited(errorMsg)
+  if (m.timeout !== 0) size += 1 + varintSize(m.timeout)
+  if (m.deadline !== 0) size += 1 + varintSize(m.deadline)
+  if (uniqueKey > 0) size += delimited(uniqueKey)
+  if (m.lastFailedAt !== 0) size += 1 + varintSize(m.lastFailedAt)
+  if (m.retention !== 0) size += 1 + varintSize(m.retention)
+  if (m.completedAt !== 0) size += 1 + varintSize(m.completedAt)
+  if (groupKey > 0) size += delimited(groupKey)
+  // Headers: one entry per key, in key order, both parts always written.
+  let headerKeys: Array<string> | undefined
+  let headerSizes: Array<number> | undefined
+  for (const k in m.headers) {
+    if (!Object.prototype.hasOwnProperty.call(m.headers, k)) continue
+    headerKeys ??= []
+    headerKeys.push(k)
+  }
+  if (headerKeys !== undefined) {
+    headerKeys.sort()
+    headerSizes = new Array(headerKeys.length * 2)
+    for (let i = 0; i < headerKeys.length; i++) {
+      const value = m.headers[headerKeys[i]!]
+      if (typeof value !== "string") return undefined
+      const k = utf8Length(headerKeys[i]!)
+      const v = utf8Length(value)
+      headerSizes[2 * i] = k
+      headerSizes[2 * i + 1] = v
+      size += delimited(delimited(k) + delimited(v))
+    }
+  }
+  const out = new Uint8Array(size)
+  let at = 0
+  if (type > 0) at = putString(out, putVarint(out, ((out[at] = 0x0a), at + 1), type), m.type, type)
+  if (payload > 0) {
+    out[at] = 0x12
+    at = putVarint(out, at + 1, payload)
+    out.set(m.payload!, at)
+    at += payload
+  }
+  if (id > 0) at = putString(out, putVarint(out, ((out[at] = 0x1a), at + 1), id), m.id, id)
+  if (queue > 0) at = putString(out, putVarint(out, ((out[at] = 0x22), at + 1), queue), m.queue, queue)
+  if (m.retry !== 0) at = putVarint(out, ((out[at] = 0x28), at + 1), m.retry)
+  if (m.retried !== 0) at = putVarint(out, ((out[at] = 0x30), at + 1), m.retried)
+  if (errorMsg > 0) at = putString(out, putVarint(out, ((out[at] = 0x3a), at + 1), errorMsg), m.errorMsg, errorMsg)
+  if (m.timeout !== 0) at = putVarint(out, ((out[at] = 0x40), at + 1), m.timeout)
+  if (m.deadline !== 0) at = putVarint(out, ((out[at] = 0x48), at + 1), m.deadline)
+  if (uniqueKey > 0) at = putString(out, putVarint(out, ((out[at] = 0x52), at + 1), uniqueKey), m.uniqueKey, uniqueKey)
+  if (m.lastFailedAt !== 0) at = putVarint(out, ((out[at] = 0x58), at + 1), m.lastFailedAt)
+  if (m.retention !== 0) at = putVarint(out, ((out[at] = 0x60), at + 1), m.retention)
+  if (m.completedAt !== 0) at = putVarint(out, ((out[at] = 0x68), at + 1), m.completedAt)
+  if (groupKey > 0) at = putString(out, putVarint(out, ((out[at] = 0x72), at + 1), groupKey), m.groupKey, groupKey)
+  if (headerKeys !== undefined) {
+    for (let i = 0; i < headerKeys.length; i++) {
+      const key = headerKeys[i]!
+      const k = headerSizes![2 * i]!
+      const v = headerSizes![2 * i + 1]!
+      out[at] = 0x7a
+      at = putVarint(out, at + 1, delimited(k) + delimited(v))
+      out[at] = 0x0a
+      at = putString(out, putVarint(out, at + 1, k), key, k)
+      out[at] = 0x12
+      at = putString(out, putVarint(out, at + 1, v), m.headers[key]!, v)
+    }
+  }
+  if (at !== size) throw new Error(`TaskMessage encoder wrote ${at} bytes, expected ${size}`)
+  return out
 }
 
 const writeTaskMessage = (w: BinaryWriter, m: TaskMessage): Uint8Array => {

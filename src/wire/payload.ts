@@ -15,6 +15,17 @@ export class PayloadDecodeError extends Data.TaggedError("PayloadDecodeError")<{
 const utf8Encoder = new TextEncoder()
 const utf8Decoder = new TextDecoder("utf-8", { fatal: true })
 
+// A short text is encoded into this scratch and copied out (cheaper than `encode`, which allocates
+// its result outside the JS heap); 3 bytes per UTF-16 code unit always fit.
+const shortText = 1024
+const scratch = new Uint8Array(3 * shortText)
+
+/** The UTF-8 bytes of a string (lone surrogates as U+FFFD, as TextEncoder writes them). */
+const utf8Bytes = (s: string): Uint8Array => {
+  if (s.length > shortText) return utf8Encoder.encode(s)
+  return scratch.slice(0, utf8Encoder.encodeInto(s, scratch).written)
+}
+
 /**
  * The payload bytes for a value: Uint8Array as is, other typed arrays / ArrayBuffer by their bytes,
  * string → UTF-8, `undefined` → no payload, anything else → `JSON.stringify`.
@@ -23,7 +34,7 @@ const utf8Decoder = new TextDecoder("utf-8", { fatal: true })
 export const encodePayload = (p: unknown): Uint8Array | undefined => {
   if (p === undefined) return undefined
   if (p instanceof Uint8Array) return p
-  if (typeof p === "string") return utf8Encoder.encode(p)
+  if (typeof p === "string") return utf8Bytes(p)
   if (ArrayBuffer.isView(p)) return new Uint8Array(p.buffer, p.byteOffset, p.byteLength)
   if (p instanceof ArrayBuffer) return new Uint8Array(p)
   let text: string | undefined
@@ -35,7 +46,7 @@ export const encodePayload = (p: unknown): Uint8Array | undefined => {
   if (text === undefined) {
     throw new PayloadEncodeError({ message: `payload of type ${typeof p} has no JSON form; pass a string, a Uint8Array or a JSON value` })
   }
-  return utf8Encoder.encode(text)
+  return utf8Bytes(text)
 }
 
 /** The payload as UTF-8 text ("" when there is none). Throws PayloadDecodeError on invalid UTF-8. */

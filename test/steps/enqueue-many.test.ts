@@ -81,6 +81,48 @@ layer(testBrokerLayer())("enqueueMany (real Redis)", (it) => {
     })
   )
 
+  it.effect("one queue's pending batch with locks here and there: each lock is its own task's, with its own TTL", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(baseNowMs)
+      const q = "mbl"
+      const result = yield* enqueueMany([
+        { type: "a", payload: "p0", options: { queue: q, taskId: "l0" } },
+        { type: "u", payload: "A", options: { queue: q, unique: 60_000, taskId: "l1" } },
+        { type: "a", payload: "p2", options: { queue: q, taskId: "l2" } },
+        { type: "u", payload: "B", options: { queue: q, unique: 120_000, taskId: "l3" } },
+        { type: "u", payload: "A", options: { queue: q, unique: 60_000, taskId: "l4" } },
+        { type: "a", payload: "p5", options: { queue: q, taskId: "l5" } },
+        { type: "u", payload: "C", options: { queue: q, unique: 30_000, taskId: "l6" } }
+      ])
+      expect(result.map(tag)).toEqual(["ok", "ok", "ok", "ok", "DuplicateTask", "ok", "ok"])
+      expect(yield* io(() => c.lrange(queueKeys(q).pending, 0, -1))).toEqual(["l6", "l5", "l3", "l2", "l1", "l0"])
+      const prefix = queueKeys(q).uniquePrefix
+      const locks = (yield* io(() => c.keys(`${prefix}*`))).sort()
+      const holders = yield* io(() => Promise.all(locks.map(async (k) => [(await c.get(k))!, await c.pttl(k)] as const)))
+      expect(holders.map(([id]) => id).sort()).toEqual(["l1", "l3", "l6"])
+      const ttl = Object.fromEntries(holders)
+      expect(ttl["l1"]).toBeGreaterThan(50_000)
+      expect(ttl["l1"]).toBeLessThanOrEqual(60_000)
+      expect(ttl["l3"]).toBeGreaterThan(110_000)
+      expect(ttl["l6"]).toBeLessThanOrEqual(30_000)
+      expect((yield* io(() => readTask(c, q, "l2"))).msg!.uniqueKey).toBe("")
+    })
+  )
+
+  it.effect("2,500 pending tasks of one queue: three enqueueBatch calls in one round trip, every task in input order", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(baseNowMs)
+      const q = "lq2500"
+      yield* enqueue("t", "first", { queue: q, taskId: "first" }) // queue known, script loaded
+      const items = Array.from({ length: 2_500 }, (_, i) => ({ type: "b", payload: { i }, options: { queue: q, taskId: `b${i}` } }))
+      const { result, writes } = yield* countWrites(enqueueMany(items))
+      expect(writes).toBe(1)
+      expect(result.every(Result.isSuccess)).toBe(true)
+      const pending = yield* io(() => c.lrange(queueKeys(q).pending, 0, -1))
+      expect(pending).toEqual([...items.map((it) => it.options.taskId).reverse(), "first"])
+    })
+  )
+
   it.effect("a batch of only invalid items sends nothing; an empty batch returns []", () =>
     Effect.gen(function* () {
       const { result, writes } = yield* countWrites(enqueueMany([{ type: " " }, { type: "x", options: { queue: "" } }]))

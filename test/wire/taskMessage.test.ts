@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest"
-import { decodeTaskMessage, encodeTaskMessage, MessageDecodeError } from "../../src/wire/TaskMessage.js"
+import { BinaryWriter } from "@bufbuild/protobuf/wire"
+import { writeBytes, writeInt32, writeInt64, writeString, writeStringMap } from "../../src/wire/protoFields.js"
+import { decodeTaskMessage, encodeTaskMessage, MessageDecodeError, type TaskMessage } from "../../src/wire/TaskMessage.js"
 import { fromHex, hex } from "../support/fixtures.js"
 import { asDecoded, taskMessage, vectors } from "./fromFixture.js"
 
@@ -91,6 +93,69 @@ describe("TaskMessage codec against Go asynq's vectors", () => {
       expect(err, v.name).toBeInstanceOf(MessageDecodeError)
       expect((err as MessageDecodeError).key).toBe("asynq:{q}:t:x")
       expect((err as MessageDecodeError).message).toContain("asynq:{q}:t:x")
+    }
+  })
+})
+
+describe("TaskMessage direct encoder", () => {
+  /** The BinaryWriter encoding (the codec's general path), field for field. */
+  const reference = (m: TaskMessage): Uint8Array => {
+    const w = new BinaryWriter()
+    writeString(w, 1, m.type)
+    writeBytes(w, 2, m.payload)
+    writeString(w, 3, m.id)
+    writeString(w, 4, m.queue)
+    writeInt32(w, 5, m.retry)
+    writeInt32(w, 6, m.retried)
+    writeString(w, 7, m.errorMsg)
+    writeInt64(w, 8, m.timeout)
+    writeInt64(w, 9, m.deadline)
+    writeString(w, 10, m.uniqueKey)
+    writeInt64(w, 11, m.lastFailedAt)
+    writeInt64(w, 12, m.retention)
+    writeInt64(w, 13, m.completedAt)
+    writeString(w, 14, m.groupKey)
+    writeStringMap(w, 15, m.headers)
+    return w.finish()
+  }
+
+  it("writes the same bytes as the BinaryWriter path, for random messages (ASCII, multi-byte, surrogates, lengths past 127 and 16383, numbers up to 2^32)", () => {
+    let seed = 12345
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      return seed % n
+    }
+    const pieces = ["", "a", "queue", "é", "☃", "🎉", "\uD800", "x".repeat(130), "y".repeat(20_000), "żółć"]
+    const str = () => Array.from({ length: rand(4) }, () => pieces[rand(pieces.length)]!).join("")
+    const num = (max: number) => [0, 1, 127, 128, 16_383, 16_384, 2_097_152, 268_435_456, max][rand(9)]!
+    for (let i = 0; i < 2_000; i++) {
+      const headers: Record<string, string> = {}
+      for (let h = rand(4); h > 0; h--) headers[str()] = str()
+      const m: TaskMessage = {
+        type: str(),
+        payload: rand(3) === 0 ? undefined : new Uint8Array(rand(3) === 0 ? 0 : [1, 130, 20_000][rand(3)]!).map((_, j) => j % 256),
+        id: str(),
+        queue: str(),
+        retry: num(2 ** 31 - 1),
+        retried: num(2 ** 31 - 1),
+        errorMsg: str(),
+        timeout: num(2 ** 32 - 1),
+        deadline: num(2 ** 32 - 1),
+        uniqueKey: str(),
+        lastFailedAt: num(2 ** 32 - 1),
+        retention: num(2 ** 32 - 1),
+        completedAt: num(2 ** 32 - 1),
+        groupKey: str(),
+        headers
+      }
+      expect(hex(encodeTaskMessage(m))).toBe(hex(reference(m)))
+    }
+  })
+
+  it("leaves other numbers to the BinaryWriter path (same bytes: negative, past 2^32, int64)", () => {
+    const base = taskMessage(exact[0]!.fields)
+    for (const m of [{ ...base, retry: -1 }, { ...base, timeout: 2 ** 32 }, { ...base, retention: 9_223_372_036 }, { ...base, deadline: -5 }]) {
+      expect(hex(encodeTaskMessage(m))).toBe(hex(reference(m)))
     }
   })
 })

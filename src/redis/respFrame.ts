@@ -1,0 +1,92 @@
+/**
+ * One Redis command as the RESP bytes a client writes: `*<n>\r\n` then `$<length>\r\n<bytes>\r\n`
+ * per part. Built in one Buffer (sized first, then written), so a script call with a protobuf
+ * argument costs one allocation, with none of the per-argument pieces a generic client assembles
+ * (ioredis joins strings and Buffers argument by argument). Strings are written as UTF-8, numbers
+ * as their decimal text (what ioredis sends for them), byte arrays as they are.
+ */
+import type { ScriptArg } from "./transport.js"
+
+const crlf = 2
+
+/** The decimal text of a number, as ioredis sends it (`String(n)`). */
+const numberText = (n: number): string => String(n)
+
+/** Bytes of a bulk string header `$<len>\r\n` plus the trailing `\r\n`. */
+const bulkOverhead = (len: number): number => 1 + decimalDigits(len) + crlf + crlf
+
+const decimalDigits = (n: number): number => (n < 10 ? 1 : n < 100 ? 2 : n < 1000 ? 3 : n < 10_000 ? 4 : n < 100_000 ? 5 : n < 1_000_000 ? 6 : String(n).length)
+
+/** The RESP bytes of `head` (the command name and its leading parts), then `keys`, then `args`. */
+export const respFrame = (head: ReadonlyArray<string>, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>): Buffer => {
+  const parts = head.length + keys.length + args.length
+  // Pass 1: the size, remembering each string's UTF-8 length (numbers become their text).
+  const lengths: Array<number> = new Array(parts)
+  const texts: Array<string | Uint8Array> = new Array(parts)
+  let size = 1 + decimalDigits(parts) + crlf
+  let i = 0
+  for (const s of head) {
+    const n = Buffer.byteLength(s)
+    texts[i] = s
+    lengths[i++] = n
+    size += bulkOverhead(n) + n
+  }
+  for (const s of keys) {
+    const n = Buffer.byteLength(s)
+    texts[i] = s
+    lengths[i++] = n
+    size += bulkOverhead(n) + n
+  }
+  for (const a of args) {
+    let n: number
+    if (typeof a === "string") {
+      n = Buffer.byteLength(a)
+      texts[i] = a
+    } else if (typeof a === "number") {
+      const t = numberText(a)
+      n = t.length
+      texts[i] = t
+    } else {
+      n = a.byteLength
+      texts[i] = a
+    }
+    lengths[i++] = n
+    size += bulkOverhead(n) + n
+  }
+  // Pass 2: the bytes.
+  const out = Buffer.allocUnsafe(size)
+  out[0] = 42 // *
+  let at = writeDecimal(out, 1, parts)
+  for (let j = 0; j < parts; j++) {
+    const n = lengths[j]!
+    const t = texts[j]!
+    out[at] = 36 // $
+    at = writeDecimal(out, at + 1, n)
+    if (typeof t !== "string") {
+      out.set(t, at)
+      at += n
+    } else if (n !== t.length) at += out.write(t, at, "utf8")
+    else if (n > 64) at += out.write(t, at, "latin1")
+    else {
+      // Short ASCII (equal lengths: every character is one byte): a loop beats a native write call.
+      for (let k = 0; k < n; k++) out[at + k] = t.charCodeAt(k)
+      at += n
+    }
+    out[at++] = 13
+    out[at++] = 10
+  }
+  return out
+}
+
+/** Writes `n` (an integer >= 0) in decimal and `\r\n` at `at`; returns the offset after them. */
+const writeDecimal = (out: Buffer, at: number, n: number): number => {
+  const digits = decimalDigits(n)
+  for (let k = digits - 1; k >= 0; k--) {
+    out[at + k] = 48 + (n % 10)
+    n = Math.floor(n / 10)
+  }
+  at += digits
+  out[at] = 13
+  out[at + 1] = 10
+  return at + 2
+}

@@ -1,0 +1,28 @@
+/**
+ * respFrame builds a command's RESP bytes in one Buffer: they must be exactly the bytes ioredis
+ * writes for the same command (strings as UTF-8, numbers as their decimal text, bytes as they are).
+ */
+import { Command } from "ioredis"
+import { describe, expect, it } from "vitest"
+import { respFrame } from "../../src/redis/respFrame.js"
+
+const ioredisBytes = (parts: ReadonlyArray<string | number | Uint8Array>): Buffer => {
+  const [name, ...rest] = parts
+  const w = new Command(String(name), rest.map((p) => (p instanceof Uint8Array ? Buffer.from(p) : p))).toWritable({})
+  return typeof w === "string" ? Buffer.from(w, "utf8") : w
+}
+
+describe("respFrame", () => {
+  it("writes the bytes ioredis writes for the same command", () => {
+    const bytes = new Uint8Array(300).map((_, i) => (i * 37) % 256)
+    const cases: Array<[ReadonlyArray<string>, ReadonlyArray<string>, ReadonlyArray<string | number | Uint8Array>]> = [
+      [["EVALSHA", "a".repeat(40), "2"], ["asynq:{q}:t:", "asynq:{q}:pending"], ["id1", bytes, "1732500000000000000", "q"]],
+      [["EVALSHA", "b".repeat(40), "0"], [], []],
+      [["EVALSHA", "c".repeat(40), "1"], ["asynq:{é—☃}:t:"], ["", new Uint8Array(0), 0, -1, 1.5, 12345678901, "żółć 🎉", "x".repeat(100_000)]],
+      [["EVALSHA", "d".repeat(40), "3"], ["k1", "k2", "k3"], Array.from({ length: 4000 }, (_, i) => (i % 4 === 1 ? bytes.subarray(i % 50) : i % 4 === 2 ? i : `id-${i}`))]
+    ]
+    for (const [head, keys, args] of cases) {
+      expect(respFrame(head, keys, args).equals(ioredisBytes([...head, ...keys, ...args]))).toBe(true)
+    }
+  })
+})
