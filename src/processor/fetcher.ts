@@ -211,14 +211,23 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
       if (want <= 0) continue
       fetching = want
       if (rest && writeFailedQueues.length > 0) yield* rest.failed(writeFailedQueues.splice(0))
-      const short = yield* fetchForSlots(loopDeps, want, rest).pipe(
-        Effect.retry({
-          schedule: errorBackoff,
-          while: (e) => Effect.logWarning(`fetching tasks failed, trying again: ${e.message}`).pipe(Effect.as(true))
-        }),
-        Effect.orDie,
-        Effect.ensuring(Effect.sync(() => (fetching = 0)))
-      )
+      const fetch = fetchForSlots(loopDeps, want, rest)
+      // The first try runs bare (no retry schedule built for the usual case); a failure goes on as
+      // Effect.retry with the backoff from its first delay (the first failure is replayed, not re-sent).
+      const short = yield* Effect.catch(fetch, (first) => {
+        let replay: typeof first | undefined = first
+        return Effect.suspend(() => {
+          const e = replay
+          replay = undefined
+          return e === undefined ? fetch : Effect.fail(e)
+        }).pipe(
+          Effect.retry({
+            schedule: errorBackoff,
+            while: (e) => Effect.logWarning(`fetching tasks failed, trying again: ${e.message}`).pipe(Effect.as(true))
+          }),
+          Effect.orDie
+        )
+      }).pipe(Effect.ensuring(Effect.sync(() => (fetching = 0))))
       if (short) {
         idle = true
         yield* deps.wake.wait(pollIntervalMs).pipe(Effect.ensuring(Effect.sync(() => (idle = false))))
