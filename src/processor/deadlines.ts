@@ -1,6 +1,6 @@
 /**
- * One timer for the time limits of all running attempts (instead of a sleeping fiber per task): a
- * fiber that sleeps on Effect's Clock (TestClock in tests) until the earliest deadline, fires every
+ * One timer for the time limits of all running attempts (instead of a sleeping fiber per task), and
+ * for the fetch loop's poll interval while it waits idle: a fiber that sleeps on Effect's Clock (TestClock in tests) until the earliest deadline, fires every
  * deadline that has passed, and sleeps again. Adding a deadline later than the earliest one (the
  * usual case: each new attempt's limit is now + its timeout) costs a Set insert and no wake-up.
  */

@@ -230,7 +230,18 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
       }).pipe(Effect.ensuring(Effect.sync(() => (fetching = 0))))
       if (short) {
         idle = true
-        yield* deps.wake.wait(pollIntervalMs).pipe(Effect.ensuring(Effect.sync(() => (idle = false))))
+        // The poll interval is a deadline on the shared timer that raises the wake signal: the wait itself
+        // is a plain one, which a wake-up message resumes at once (no race with a sleep set up per wait).
+        const pollAt = (yield* Clock.currentTimeMillis) + pollIntervalMs
+        const unwatch = deps.deadlines.add(pollAt, () => deps.wake.raise())
+        yield* deps.wake.wait().pipe(
+          Effect.ensuring(
+            Effect.sync(() => {
+              idle = false
+              unwatch()
+            })
+          )
+        )
       }
     }
   }).pipe(Effect.scoped) as Effect.Effect<never, never, R | Broker>
