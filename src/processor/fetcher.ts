@@ -187,8 +187,9 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
                 if (reply === undefined) return Effect.void
                 // Runs in the fiber that sent the batch: an attempt, forked by this loop, so it has the loop's context (R).
                 return (reply.ok ? fetch.land(reply.value) : fetch.lost(reply.error)).pipe(
-                  // Started after the batch has settled (its tasks leave the registry first, so the next ride counts their slots free).
-                  Effect.flatMap((got) => startLeased(loopDeps, got, false) as Effect.Effect<unknown, never, Broker>),
+                  // Started at once: they run up to their completion, which waits for this batch to settle
+                  // (two in flight); the settle then hands it the next send at once (acker.ts).
+                  Effect.flatMap((got) => startLeased(loopDeps, got, true) as Effect.Effect<unknown, never, Broker>),
                   Effect.asVoid,
                   Effect.catch((e) => Effect.logWarning(`fetching tasks along with completions failed: ${e.message}`))
                 )
