@@ -60,10 +60,10 @@ export interface Fetched {
 const errorBackoff = Schedule.min([Schedule.exponential(Duration.millis(100), 2), Schedule.spaced(Duration.seconds(5))]).pipe(Schedule.jittered)
 
 /**
- * Registers and starts freshly leased tasks (each attempt in its own fiber: at once when `startNow`,
- * else once the current fiber yields), and reports the corrupt ones set aside and the queues that failed.
+ * Registers and starts freshly leased tasks (each attempt in its own fiber, started at once: it runs
+ * up to its first wait), and reports the corrupt ones set aside and the queues that failed.
  */
-const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult, startNow: boolean): Effect.Effect<Array<Fiber.Fiber<Settled>>, never, R | Broker> => {
+const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult): Effect.Effect<Array<Fiber.Fiber<Settled>>, never, R | Broker> => {
   const start = Effect.flatMap(Clock.currentTimeMillis, (now) => {
     const observer = deps.options.observer
     observer?.fetched(got.tasks.length)
@@ -80,7 +80,7 @@ const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult, startNow: b
             Effect.tap((outcome) => Effect.try(() => onSettled(task.msg, outcome)).pipe(Effect.catch((e) => Effect.logWarning(`onSettled threw: ${String(e)}`))))
           )
         : run
-      return FiberSet.run(deps.attempts, raiseSlotFreed ? Effect.ensuring(attempt, raiseSlotFreed) : attempt, { startImmediately: startNow })
+      return FiberSet.run(deps.attempts, raiseSlotFreed ? Effect.ensuring(attempt, raiseSlotFreed) : attempt, { startImmediately: true })
     })
   })
   // The common case, nothing corrupt and no queue failed, logs nothing.
@@ -103,8 +103,7 @@ const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult, startNow: b
 export const fetchPass = <R>(deps: StartDeps<R>, request: { readonly queues: ReadonlyArray<string>; readonly count: number }): Effect.Effect<Fetched, RedisError, R | Broker> =>
   Effect.uninterruptible(
     Effect.flatMap(leaseFrom(request.queues, request.count, deps.options.leaseMs), (got) =>
-      // The fetch's own tasks start at once (up to their first wait): nothing else is waiting on this pass.
-      Effect.map(startLeased(deps, got, true), (started): Fetched => ({ started, corrupt: got.corrupt.length, failedQueues: got.failedQueues }))
+      Effect.map(startLeased(deps, got), (started): Fetched => ({ started, corrupt: got.corrupt.length, failedQueues: got.failedQueues }))
     )
   )
 
@@ -189,7 +188,7 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
                 return (reply.ok ? fetch.land(reply.value) : fetch.lost(reply.error)).pipe(
                   // Started at once: they run up to their completion, which waits for this batch to settle
                   // (two in flight); the settle then hands it the next send at once (acker.ts).
-                  Effect.flatMap((got) => startLeased(loopDeps, got, true) as Effect.Effect<unknown, never, Broker>),
+                  Effect.flatMap((got) => startLeased(loopDeps, got) as Effect.Effect<unknown, never, Broker>),
                   Effect.asVoid,
                   Effect.catch((e) => Effect.logWarning(`fetching tasks along with completions failed: ${e.message}`))
                 )
