@@ -8,8 +8,9 @@
  * it sends the first half and hands the rest to the next waiter, which sends them at once as the
  * second batch: tasks that finish together (a burst, or the tasks one fetch brought) do not go
  * round in lock-step, one round trip for all of them and nothing sent meanwhile. Tasks finishing
- * while two batches are in flight queue up, and when one comes back the first of them sends the
- * next. So at low load a task is acknowledged at once, and under load a round trip acknowledges
+ * while two batches are in flight, or while a batch's reply is landing (the tasks its ride leased
+ * start at once and may finish right there), queue up, and when a batch has settled the first of
+ * them sends the next. So at low load a task is acknowledged at once, and under load a round trip acknowledges
  * everything that finished in the meantime.
  *
  * Each task still gets its own outcome (done, LeaseLost or a RedisError), so the caller retries
@@ -77,6 +78,11 @@ export const makeAcker = (): Acker => {
   let inFlightTasks = 0
   /** A waiter has been told to send the next batch and has not yet. */
   let senderPending = false
+  /**
+   * A batch's reply is landing (its ride starts the tasks it leased, which run up to their own
+   * completion): a task finishing meanwhile waits for that batch to settle, which sends it.
+   */
+  let landing = 0
   let rider: Rider | undefined
 
   /** When a batch may go out and none is about to: tells the first queued waiter to send it. */
@@ -91,11 +97,14 @@ export const makeAcker = (): Acker => {
   const settle = (batch: ReadonlyArray<Waiter>, results: ReadonlyArray<AckResult> | undefined, self: Waiter) => {
     inFlight--
     inFlightTasks -= batch.length
+    landing--
     batch.forEach((w, i) => {
       w.result = results?.[i] ?? Result.fail(interrupted)
       if (w !== self) Deferred.doneUnsafe(w.wake, Exit.void)
     })
-    designate()
+    // Once the settling fiber has gone on to finish its own task (its slot free for the next ride),
+    // not from inside it; a microtask, not a scheduler turn.
+    if (queue.length > 0) queueMicrotask(designate)
   }
 
   /** Sends one batch (which holds `self`, the first queued waiter) and any ride, then hands over. */
@@ -119,6 +128,7 @@ export const makeAcker = (): Acker => {
           ).pipe(
             Effect.onExit((exit) => {
               const ok = Exit.isSuccess(exit) ? exit.value : undefined
+              landing++
               return (ride ? ride.land(ok?.extra[0]) : Effect.void).pipe(Effect.ensuring(Effect.sync(() => settle(batch, ok?.results, self))))
             })
           )
@@ -149,8 +159,8 @@ export const makeAcker = (): Acker => {
         const w: Waiter = { msg, result: undefined, sends: false, wake: Deferred.makeUnsafe<void>() }
         queue.push(w)
         let wait: Effect.Effect<void>
-        if (!senderPending && inFlight < maxBatchesInFlight) {
-          // The queue was empty (a waiting task always has a sender on its way, or two batches in flight).
+        if (!senderPending && inFlight < maxBatchesInFlight && landing === 0) {
+          // The queue was empty (a waiting task always has a sender on its way, two batches in flight, or a batch landing).
           senderPending = true
           w.sends = true
           wait = Effect.yieldNow
