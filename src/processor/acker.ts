@@ -159,8 +159,9 @@ export const makeAcker = (): Acker => {
         const w: Waiter = { msg, result: undefined, sends: false, wake: Deferred.makeUnsafe<void>() }
         queue.push(w)
         let wait: Effect.Effect<void>
-        if (!senderPending && inFlight < maxBatchesInFlight && landing === 0) {
-          // The queue was empty (a waiting task always has a sender on its way, two batches in flight, or a batch landing).
+        if (queue.length === 1 && !senderPending && inFlight < maxBatchesInFlight && landing === 0) {
+          // Nobody else is waiting (a waiting task always has a sender on its way, two batches in flight,
+          // a batch landing or a hand-over queued): this one sends, and is the first in the queue as a sender must be.
           senderPending = true
           w.sends = true
           wait = Effect.yieldNow

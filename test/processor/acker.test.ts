@@ -235,4 +235,41 @@ layer(testBrokerLayer())("acker: batched completions (real Redis)", (it) => {
       expect(yield* io(() => c.get(queueKeys("ack6").processedTotal))).toBe("1")
     })
   )
+  it.effect("a task finishing right after a batch settled, while the tasks that batch's ride started wait to be sent, goes out too (no stall, each its own outcome)", () =>
+    Effect.gen(function* () {
+      const q = "ack7"
+      const [m1, m2, m3] = ["l1", "l2", "l3"].map((id) => makeMsg(q, id))
+      yield* io(async () => {
+        for (const m of [m1!, m2!, m3!]) await putActive(c, m, leaseSec)
+      })
+      const acker = makeAcker()
+      const now = yield* Clock.currentTimeMillis
+      // The first batch carries a ride (a lease from an empty queue) whose landing starts a task that
+      // finishes at once (m2), as the fetch loop's ride does; later batches carry none.
+      let rides = 0
+      let m2Fiber: Fiber.Fiber<unknown, unknown> | undefined
+      acker.setRider(() =>
+        Effect.sync(() => {
+          if (rides++ > 0) return undefined
+          const lease = dequeueLeaseCall("ack7-empty", 1, 30_000, now)
+          return {
+            call: lease.call,
+            land: () =>
+              Effect.forkChild(acker.complete(m2!), { startImmediately: true }).pipe(
+                Effect.tap((f) => Effect.sync(() => void (m2Fiber = f))),
+                Effect.asVoid
+              )
+          }
+        })
+      )
+      expect((yield* acker.complete(m1!)).outcome).toBe("deleted")
+      // Right after the settle, before the hand-over to m2 has run: m3 finishes.
+      const r3 = yield* acker.complete(m3!)
+      expect(r3.outcome).toBe("deleted")
+      expect(m2Fiber).toBeDefined()
+      expect(yield* Fiber.join(m2Fiber!)).toEqual({ outcome: "deleted" })
+      expect(yield* io(() => c.llen(queueKeys(q).active))).toBe(0)
+      expect(yield* io(() => c.get(queueKeys(q).processedTotal))).toBe("3")
+    })
+  )
 })
