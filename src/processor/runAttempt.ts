@@ -179,13 +179,16 @@ const runInFiber = <R>(deps: RunDeps<R>, entry: ActiveTask, ctx: TaskContextShap
 const awaitPromise = <R>(deps: RunDeps<R>, entry: ActiveTask, promise: PromiseLike<unknown>) =>
   Effect.callback<HandlerOutcome>((resume) => {
     let done = false
+    let disarm: (() => void) | undefined
     const finish = (outcome: HandlerOutcome) => {
       if (done) return
       done = true
-      disarm()
+      disarm?.()
       resume(Effect.succeed(outcome))
     }
-    const disarm = armStops(deps, entry, (why) => finish({ exit: undefined, stoppedBy: why }))
+    // A task stopped before this (e.g. while the handler's synchronous part ran) finishes inside armStops.
+    disarm = armStops(deps, entry, (why) => finish({ exit: undefined, stoppedBy: why }))
+    if (done) disarm()
     promise.then(
       () => finish(finishedAtOnce),
       (e) => finish({ exit: Exit.fail(e), stoppedBy: undefined })
