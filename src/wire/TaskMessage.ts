@@ -211,6 +211,9 @@ const encodeCommon = (m: TaskMessage): Uint8Array | undefined => {
   return out
 }
 
+/** The general path of `encodeTaskMessage` alone (a fresh BinaryWriter): what the direct encoder must match byte for byte. */
+export const encodeTaskMessageWithWriter = (m: TaskMessage): Uint8Array => writeTaskMessage(new BinaryWriter(), m)
+
 const writeTaskMessage = (w: BinaryWriter, m: TaskMessage): Uint8Array => {
   writeString(w, 1, m.type)
   writeBytes(w, 2, m.payload)
