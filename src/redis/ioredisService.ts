@@ -125,20 +125,19 @@ export const makeRedisService = (
 
   const scriptError = (name: LuaName, cause: unknown) => new RedisError({ op: `script ${name}`, message: errorMessage(cause), cause })
 
-  /** A NOSCRIPT answer: the same call again as EVAL with the source (which caches it). */
-  const evalAgain = (c: RedisClient, name: LuaName, argv: Array<string | number | Buffer>, buffers: boolean, err: unknown): Promise<unknown> => {
-    if (!isNoScript(err)) return Promise.reject(err)
+  /** After a NOSCRIPT answer: the same call again as EVAL with the source (which caches it). */
+  const evalAgain = (c: RedisClient, name: LuaName, argv: Array<string | number | Buffer>, buffers: boolean): Promise<unknown> => {
     argv[0] = luaScript(name).source
     return buffers ? c.callBuffer("EVAL", ...argv) : c.call("EVAL", ...argv)
   }
 
   const framed = framedEvalsha(client, commandClass)
 
-  /** An EVALSHA (framed when the client allows it); a NOSCRIPT answer sends it again as EVAL with the source. */
-  const evalsha = (c: RedisClient, name: LuaName, sha: string, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean): Promise<unknown> => {
-    if (framed !== undefined && c === client) return framed(sha, keys, args, buffers).catch((e: unknown) => evalAgain(c, name, evalshaArgs(sha, keys, args), buffers, e))
+  /** One EVALSHA on `c`: framed (prebuilt bytes) on the service's own client when it allows it, else through ioredis's call. */
+  const evalsha = (c: RedisClient, sha: string, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean): Promise<unknown> => {
+    if (framed !== undefined && c === client) return framed(sha, keys, args, buffers)
     const argv = evalshaArgs(sha, keys, args)
-    return (buffers ? c.callBuffer("EVALSHA", ...argv) : c.call("EVALSHA", ...argv)).catch((e: unknown) => evalAgain(c, name, argv, buffers, e))
+    return buffers ? c.callBuffer("EVALSHA", ...argv) : c.call("EVALSHA", ...argv)
   }
 
   /**
@@ -158,9 +157,9 @@ export const makeRedisService = (
           return r
         }, failed)
       }
-      if (framed === undefined) return evalsha(client, name, s.sha, keys, args, buffers).catch(failed)
-      return framed(s.sha, keys, args, buffers).then(undefined, (e: unknown) =>
-        isNoScript(e) ? evalAgain(client, name, evalshaArgs(s.sha, keys, args), buffers, e).catch(failed) : failed(e)
+      // One handler on the EVALSHA's Promise: a NOSCRIPT answer goes again as EVAL, any other error fails.
+      return evalsha(client, s.sha, keys, args, buffers).then(undefined, (e: unknown) =>
+        isNoScript(e) ? evalAgain(client, name, evalshaArgs(s.sha, keys, args), buffers).catch(failed) : failed(e)
       )
     } catch (e) {
       return Promise.reject(scriptError(name, e))
@@ -182,11 +181,9 @@ export const makeRedisService = (
         return { ok: false, error: new RedisError({ op: `script ${call.script}`, message: errorMessage(err), cause: err }) }
       }
     }
-    const send = framed !== undefined && c === client ? () => framed(s.sha, call.keys, call.args, buffers) : undefined
-    const argv = send === undefined ? evalshaArgs(s.sha, call.keys, call.args) : []
     for (let attempt = 0; ; attempt++) {
       try {
-        const value = send !== undefined ? await send() : buffers ? await c.callBuffer("EVALSHA", ...argv) : await c.call("EVALSHA", ...argv)
+        const value = await evalsha(c, s.sha, call.keys, call.args, buffers)
         return { ok: true, value }
       } catch (err) {
         if (attempt === 0 && isNoScript(err)) {
