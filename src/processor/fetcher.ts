@@ -20,6 +20,7 @@ import type { RedisError } from "../redis/errors.js"
 import type { QueueFailure } from "../steps/queueFailures.js"
 import type { Ride, Rider } from "./acker.js"
 import { queueOrder } from "./queueOrder.js"
+import { replayFirst } from "./replayFirst.js"
 import { makeQueueRest, type QueueRest } from "./queueRest.js"
 import { makeWritesAside } from "./writesAside.js"
 import type { ActiveTask } from "./registry.js"
@@ -214,20 +215,15 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
       const fetch = fetchForSlots(loopDeps, want, rest)
       // The first try runs bare (no retry schedule built for the usual case); a failure goes on as
       // Effect.retry with the backoff from its first delay (the first failure is replayed, not re-sent).
-      const short = yield* Effect.catch(fetch, (first) => {
-        let replay: typeof first | undefined = first
-        return Effect.suspend(() => {
-          const e = replay
-          replay = undefined
-          return e === undefined ? fetch : Effect.fail(e)
-        }).pipe(
+      const short = yield* Effect.catch(fetch, (first) =>
+        replayFirst(first, fetch).pipe(
           Effect.retry({
             schedule: errorBackoff,
             while: (e) => Effect.logWarning(`fetching tasks failed, trying again: ${e.message}`).pipe(Effect.as(true))
           }),
           Effect.orDie
         )
-      }).pipe(Effect.ensuring(Effect.sync(() => (fetching = 0))))
+      ).pipe(Effect.ensuring(Effect.sync(() => (fetching = 0))))
       if (short) {
         idle = true
         // The poll interval is a deadline on the shared timer that raises the wake signal: the wait itself

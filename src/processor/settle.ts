@@ -27,6 +27,7 @@ import { errorText, isRevokeTask, isSkipRetry } from "./errors.js"
 import type { Acker } from "./acker.js"
 import type { ResolvedOptions } from "./options.js"
 import type { ActiveTask } from "./registry.js"
+import { replayFirst } from "./replayFirst.js"
 import type { Task } from "./Task.js"
 
 /**
@@ -97,16 +98,7 @@ export const settleSuccess = (entry: ActiveTask, acker: Acker): Effect.Effect<Se
   if (entry.settleByMs !== undefined) return annotateTask(entry.msg, write(entry, "complete", complete, "completed"))
   return Effect.matchEffect(complete, {
     onSuccess: () => completedOutcome,
-    onFailure: (first) => {
-      let failed: LeaseLost | RedisError | undefined = first
-      const again = Effect.suspend(() => {
-        if (failed === undefined) return complete
-        const e = failed
-        failed = undefined
-        return Effect.fail(e)
-      })
-      return annotateTask(entry.msg, write(entry, "complete", again, "completed"))
-    }
+    onFailure: (first) => annotateTask(entry.msg, write(entry, "complete", replayFirst(first, complete), "completed"))
   })
 }
 
