@@ -126,38 +126,28 @@ const sortLeased = (
   corrupt: Array<CorruptTask>,
   failures: QueueFailures<RedisError>
 ): Effect.Effect<void, never, Broker> => {
-  /** Messages to set aside, with their place in `corrupt` (kept in the order the tasks were popped). */
+  /** Messages to set aside, each with the number of corrupt entries before it (`corrupt` keeps the order the tasks were popped in). */
   let unusable: Array<{ readonly id: string; readonly error: string; readonly at: number }> | undefined
-  const slots: Array<CorruptTask | undefined> = corrupt
   for (const { id, bytes } of pairs) {
     const decoded = decodeStored(queue, id, bytes)
     if ("msg" in decoded) {
       tasks.push({ msg: decoded.msg, leaseExpiresAtMs: expiresSec * 1000 })
     } else if (bytes === undefined) {
       corrupt.push({ queue, id, error: decoded.error, outcome: "dropped" })
-    } else {
-      ;(unusable ??= []).push({ id, error: decoded.error, at: slots.length })
-      slots.push(undefined)
-    }
+    } else (unusable ??= []).push({ id, error: decoded.error, at: corrupt.length })
   }
   // The common case, every message decoded, needs no Effect step.
   if (unusable === undefined) return Effect.void
-  return Effect.forEach(
-    unusable,
-    ({ id, error, at }) =>
-      Effect.map(failures.isolate(queue, setAsideCorrupt(queue, id, error, { kind: "active" }, nowMs)), (c) => {
-        slots[at] = c
-      }),
-    { discard: true }
-  ).pipe(
-    // A message that could not be set aside is its queue's failure (recorded), not a corrupt task.
-    Effect.andThen(
-      Effect.sync(() => {
-        const kept = slots.filter((c): c is CorruptTask => c !== undefined)
-        corrupt.length = 0
-        corrupt.push(...kept)
-      })
-    )
+  const setAside = unusable
+  return Effect.forEach(setAside, ({ id, error }) => failures.isolate(queue, setAsideCorrupt(queue, id, error, { kind: "active" }, nowMs))).pipe(
+    Effect.map((outcomes) => {
+      // Into place from the last one back, so the places still to fill stay where they were. A message
+      // that could not be set aside is its queue's failure (recorded), not a corrupt task.
+      for (let j = setAside.length - 1; j >= 0; j--) {
+        const c = outcomes[j]
+        if (c) corrupt.splice(setAside[j]!.at, 0, c)
+      }
+    })
   )
 }
 
