@@ -22,6 +22,7 @@ import { describeTarget, type RedisOptions } from "./options.js"
 import type { RedisShape } from "./Redis.js"
 import { luaScript, type LuaName } from "./scripts.js"
 import { scriptCalls } from "./scriptCalls.js"
+import { respFrame } from "./respFrame.js"
 import type { ScriptArg } from "./transport.js"
 
 /** An error answer from Redis (named like ioredis's, see isErrorReply). */
@@ -79,14 +80,6 @@ const addressOf = (o: RedisOptions): Address => {
 
 const CRLF = Buffer.from("\r\n")
 
-/** The bytes of one command: an array of bulk strings. */
-const encode = (args: ReadonlyArray<ScriptArg>, out: Array<Buffer>): void => {
-  out.push(Buffer.from(`*${args.length}\r\n`))
-  for (const a of args) {
-    const b = typeof a === "string" ? Buffer.from(a) : typeof a === "number" ? Buffer.from(String(a)) : Buffer.from(a.buffer, a.byteOffset, a.byteLength)
-    out.push(Buffer.from(`$${b.length}\r\n`), b, CRLF)
-  }
-}
 
 /** No complete value yet. */
 const INCOMPLETE = Symbol("incomplete")
@@ -193,7 +186,7 @@ class Connection {
     const out: Array<Buffer> = []
     const entries: Array<Waiting> = []
     const promises = commands.map((c) => {
-      encode(c, out)
+      out.push(respFrame([], [], c))
       return new Promise<unknown>((resolve, reject) => {
         const w: Waiting = { resolve, reject, settled: false }
         entries.push(w)
