@@ -62,7 +62,7 @@ export const completeMany = (
       if (lease && g) merged = { batch: batches.indexOf(g), extraAt: e, count: lease.count, leaseScore: lease.leaseScore }
     }
     type Outcome = ReadonlyArray<Result.Result<CompleteOutcome, LeaseLost>> | CompleteOutcome | CompleteAndLeaseResult
-    return Effect.map(runScriptsAlong<Outcome, LeaseLost>(
+    const sent = runScriptsAlong<Outcome, LeaseLost>(
       batches.map((g, b): BoundScript<Outcome, LeaseLost> =>
         merged?.batch === b
           ? bindScript(completeAndLeaseScript, { msgs: g.msgs, nowMs: now, count: merged.count, leaseScore: merged.leaseScore })
@@ -72,7 +72,8 @@ export const completeMany = (
               bindScript(completeBatchScript, { msgs: g.msgs, nowMs: now })
       ),
       merged ? extra.filter((_, e) => e !== merged!.extraAt) : extra
-    ), (r) => {
+    )
+    return Effect.map(sent, (r) => {
       const toResult = (o: CompleteOutcome) => (o === "deleted" ? deletedResult : completedResult)
       const results: Array<Result.Result<CompleteResult, LeaseLost | RedisError>> = new Array(msgs.length)
       batches.forEach((g, b) => {
