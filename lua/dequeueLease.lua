@@ -7,13 +7,27 @@
 -- KEYS[3] asynq:{q}:active
 -- KEYS[4] asynq:{q}:lease
 -- KEYS[5] asynq:{q}:t:            (task key prefix; task keys are KEYS[5] .. id)
+-- KEYS[6] (with ARGV[3]) asynq:{q}:parked   (park tokens of idle effect-asynq workers)
 -- ARGV[1] lease expiry, unix seconds (or just under it, with a fraction identifying this call: see releaseLeases.lua)
 -- ARGV[2] maximum number of tasks to pop (>= 1)
+-- ARGV[3] (optional) the calling worker's server id: it parks on this queue. When this call comes
+--         back short and the queue is not paused, KEYS[6] gets field ARGV[3] = ARGV[4] (replacing
+--         an older token of that worker): the next new task of the empty queue is handed to it
+--         (lua/includes/pushToParked.lua). Otherwise its field is removed.
+-- ARGV[4] (with ARGV[3]) the park token: a lease score unique to this park, as ARGV[1]
 -- Returns: a flat array id1, msg1, id2, msg2, ... (msg false for a dangling id); empty when
 -- paused or empty. Commands: a fixed few per call plus three per task (includes/leaseTasks.lua).
 --- @include "includes/leaseTasks.lua"
 local pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix = unpack(KEYS)
-local leaseExpiry, maxTasks = unpack(ARGV)
+local parkedKey = KEYS[6]
+local leaseExpiry, maxTasks, parker, parkToken = unpack(ARGV)
 local out = {}
 leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix, leaseExpiry, tonumber(maxTasks), out)
+if parker then
+  if #out < 2 * tonumber(maxTasks) and redis.call("EXISTS", pausedKey) == 0 then
+    redis.call("HSET", parkedKey, parker, parkToken)
+  else
+    redis.call("HDEL", parkedKey, parker)
+  end
+end
 return out

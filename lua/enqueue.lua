@@ -3,6 +3,9 @@
 -- the list is FIFO). With a uniqueness lock key (KEYS[3]) the lock is taken in the same step.
 -- Checks come first and nothing is written unless every check passes (asynq's unique script took
 -- the lock before the id check, leaving a lock behind on an id conflict; this one does not).
+-- When the queue has no pending task and an effect-asynq worker is parked on it, the task goes
+-- straight to that worker instead, leased as a dequeue would lease it (includes/pushToParked.lua;
+-- keys derived from KEYS[2]: asynq:{q}:parked, :paused, :active, :lease).
 --
 -- KEYS[1]  task key prefix              asynq:{<q>}:t:   (task key = KEYS[1] .. ARGV[1])
 -- KEYS[2]  pending list                 asynq:{<q>}:pending
@@ -15,15 +18,18 @@
 --          costs no messages; PUBLISH touches no key, so it is cluster-safe)
 -- ARGV[5]  (with KEYS[3]) lock TTL in milliseconds (>= 1)
 --
--- Returns  1  enqueued; also when the task hash already holds exactly this message (same id, same
+-- Returns  1  enqueued (pending, or handed to a parked worker); also when the task hash already holds exactly this message (same id, same
 --             bytes): the same write sent again after its reply was lost, nothing written twice
 --          0  a different task with this id already exists in the queue (nothing written)
 --         -1  the uniqueness lock is held by another task (nothing written)
 --- @include "includes/newTask.lua"
 --- @include "includes/writePendingTask.lua"
+--- @include "includes/pushToParked.lua"
 local taskKeyPrefix, pendingKey, lockKey = unpack(KEYS)
 local taskId, msg, pendingSince, queueName, lockTtlMs = unpack(ARGV)
 local taskKey = taskKeyPrefix .. taskId
 return addNewTask(taskKey, taskId, msg, lockKey, lockTtlMs, function()
-  writePendingTask(taskKey, taskId, msg, pendingSince, lockKey, pendingKey, queueName)
+  if not pushToParked(pendingKey, taskKey, taskId, msg, lockKey, queueName) then
+    writePendingTask(taskKey, taskId, msg, pendingSince, lockKey, pendingKey, queueName)
+  end
 end)

@@ -9,6 +9,11 @@ export interface DequeueLeaseInput {
   readonly leaseExpiresAtSec: number
   /** The score the leases get (default `leaseExpiresAtSec`): see `leaseScore` (releaseLeases.ts). */
   readonly leaseScore?: string
+  /**
+   * The calling worker parks on the queue when the call comes back short (lua/dequeueLease.lua):
+   * its server id and the park token (a lease score of its own, see `leaseScore`).
+   */
+  readonly park?: { readonly server: string; readonly token: string } | undefined
 }
 
 /**
@@ -19,10 +24,10 @@ export interface DequeueLeaseInput {
 export const dequeueLeaseScript = defineScript<DequeueLeaseInput, ReadonlyArray<IdAndBytes>>({
   name: "dequeueLease", source: dequeueLeaseLua,
   buffers: true,
-  keys: ({ queue }) => {
+  keys: ({ queue, park }) => {
     const k = queueKeys(queue)
-    return [k.pending, k.paused, k.active, k.lease, k.taskPrefix]
+    return park ? [k.pending, k.paused, k.active, k.lease, k.taskPrefix, k.parked] : [k.pending, k.paused, k.active, k.lease, k.taskPrefix]
   },
-  args: (i) => [i.leaseScore ?? i.leaseExpiresAtSec, i.count],
+  args: (i) => (i.park ? [i.leaseScore ?? i.leaseExpiresAtSec, i.count, i.park.server, i.park.token] : [i.leaseScore ?? i.leaseExpiresAtSec, i.count]),
   decode: (reply) => idBytesPairsReply("dequeueLease", reply)
 })

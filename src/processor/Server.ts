@@ -36,6 +36,7 @@ import { clearServerState, type ServerIdentity, serverStateLoop } from "./server
 import type { Settled } from "./settle.js"
 import { makeSignal } from "./Signal.js"
 import { subscribe } from "./subscriber.js"
+import { makeParking } from "./parking.js"
 import { makeObserver } from "../observability/workerObserver.js"
 
 export interface ServerHandle {
@@ -73,10 +74,13 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
     const identity: ServerIdentity = { host: opts.host, pid: opts.pid, serverId: opts.serverId, startedAtMs: yield* Clock.currentTimeMillis }
     let status: "active" | "stopped" = "active"
 
-    yield* subscribe(opts.queueNames, registry, wake)
+    // Parking (tasks handed to this worker while it is idle) on a single node or Sentinel: on a
+    // Cluster a PUBLISH counts only the subscribers of the node that ran it (parking.ts).
+    const parking = broker.redis.isCluster ? undefined : makeParking(identity.serverId, opts.queueNames, () => (wake.raise(), slotFreed.raise()))
+    yield* subscribe(opts.queueNames, registry, wake, parking && { server: identity.serverId, state: parking })
     const attempts = yield* FiberSet.make<Settled, never>()
     const deadlines = yield* makeDeadlines
-    const deps: FetcherDeps<R> = { options: opts, handler: h, registry, broker, acker: makeAckerFor(broker), deadlines, wake, slotFreed, attempts }
+    const deps: FetcherDeps<R> = { options: opts, handler: h, registry, broker, acker: makeAckerFor(broker), deadlines, wake, slotFreed, attempts, ...(parking ? { parking } : {}) }
     const fork = <A, E, X>(eff: Effect.Effect<A, E, X>) => Effect.forkScoped(eff, { startImmediately: true })
 
     // Heartbeat and server state are stopped last (after the tasks), the others first.

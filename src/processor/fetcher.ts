@@ -15,7 +15,7 @@ import type * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Schedule from "effect/Schedule"
 import type { Broker } from "../broker/Broker.js"
-import { type DequeueLeaseResult, dequeueLeaseCall, leaseFrom } from "../steps/dequeueLease.js"
+import { type DequeueLeaseResult, dequeueLeaseCall, leaseFrom, type Parking } from "../steps/dequeueLease.js"
 import type { RedisError } from "../redis/errors.js"
 import type { QueueFailure } from "../steps/queueFailures.js"
 import type { Ride, Rider } from "./acker.js"
@@ -28,6 +28,7 @@ import { makeActiveTask, runAttempt, type RunDeps } from "./runAttempt.js"
 import type { Settled } from "./settle.js"
 import { logQueueFailures } from "./periodic.js"
 import type { Signal } from "./Signal.js"
+import type { ParkingState } from "./parking.js"
 
 /** What starting leased tasks needs: what an attempt runs with, and the set its fiber goes into. */
 export interface StartDeps<R> extends RunDeps<R> {
@@ -46,6 +47,8 @@ export interface FetcherDeps<R> extends StartDeps<R> {
   /** Raised by the subscriber (wake channel), the forwarder, and reconnects. */
   readonly wake: Signal
   readonly slotFreed: Signal
+  /** With it, the loop parks on the queues it finds empty and starts the tasks handed to it (parking.ts). */
+  readonly parking?: ParkingState
 }
 
 /** What one fetch pass took. */
@@ -101,9 +104,12 @@ const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult): Effect.Eff
  * A queue that fails is reported in `failedQueues` and the other queues' tasks start; the pass
  * fails only when every queue it visited failed (nothing was leased then).
  */
-export const fetchPass = <R>(deps: StartDeps<R>, request: { readonly queues: ReadonlyArray<string>; readonly count: number }): Effect.Effect<Fetched, RedisError, R | Broker> =>
+export const fetchPass = <R>(
+  deps: StartDeps<R>,
+  request: { readonly queues: ReadonlyArray<string>; readonly count: number; readonly parking?: Parking | undefined }
+): Effect.Effect<Fetched, RedisError, R | Broker> =>
   Effect.uninterruptible(
-    Effect.flatMap(leaseFrom(request.queues, request.count, deps.options.leaseMs), (got) =>
+    Effect.flatMap(leaseFrom(request.queues, request.count, deps.options.leaseMs, request.parking), (got) =>
       Effect.map(startLeased(deps, got), (started): Fetched => ({ started, corrupt: got.corrupt.length, failedQueues: got.failedQueues }))
     )
   )
@@ -116,7 +122,7 @@ const fetchForSlots = <R>(deps: FetcherDeps<R>, want: number, rest: QueueRest | 
   // fetchPass itself is uninterruptible (a leased task is always started); nothing before it needs to be.
   Effect.flatMap(queueOrder(deps.options.queues, deps.options.strictPriority), (order) => {
     deps.wake.clear()
-    return Effect.flatMap(fetchPass(deps, { queues: rest ? rest.usable(order) : order, count: want }), (got) => {
+    return Effect.flatMap(fetchPass(deps, { queues: rest ? rest.usable(order) : order, count: want, parking: deps.parking?.parking }), (got) => {
       const short = got.started.length + got.corrupt < want
       return rest && got.failedQueues.length > 0 ? Effect.as(rest.failed(got.failedQueues), short) : Effect.succeed(short)
     })
@@ -199,8 +205,22 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
       })
     deps.acker.setRider(rider as Rider)
     yield* Effect.addFinalizer(() => Effect.sync(() => deps.acker.setRider(undefined)))
+    const parking = deps.parking
+    if (parking) yield* Effect.addFinalizer(() => Effect.flatMap(Clock.currentTimeMillis, parking.leave))
+    /** Starts the tasks handed over while parked, as many as slots are free (the others go back). */
+    const takePushes = (p: ParkingState) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        let accepted = 0
+        return p.settle(() => freeSlots() - accepted > 0 && ++accepted > 0, now)
+      }).pipe(
+        Effect.flatMap((got) =>
+          got.tasks.length + got.corrupt.length === 0 ? Effect.void : startLeased(loopDeps, { tasks: got.tasks, corrupt: got.corrupt, failedQueues: [] })
+        ),
+        Effect.uninterruptible
+      )
     for (;;) {
       deps.slotFreed.clear()
+      if (parking?.pending()) yield* takePushes(parking)
       const free = freeSlots()
       if (free <= 0) {
         yield* deps.slotFreed.wait()

@@ -2,16 +2,18 @@
  * One pub/sub connection per server: `asynq:cancel` (task ids to cancel, sent by asynq's
  * Inspector.CancelProcessing or our publishCancel) and the wake-up channel. ioredis resubscribes
  * after a reconnect; messages sent while disconnected are lost, so a reconnect raises the wake
- * signal (a fetch looks at the queues at once) — a lost cancel is lost, as in asynq.
+ * signal (a fetch looks at the queues at once) — a lost cancel is lost, as in asynq. With parking
+ * (parking.ts), also this worker's push channel: tasks handed to it, and its reconnects.
  */
 import * as Effect from "effect/Effect"
 import { subscribeChannels } from "../broker/subscribe.js"
-import { cancelChannel } from "../wire/keys.js"
+import { cancelChannel, pushChannel } from "../wire/keys.js"
 import type { Registry } from "./registry.js"
 import type { Signal } from "./Signal.js"
 import { wakeChannel } from "./wake.js"
+import type { ParkingState } from "./parking.js"
 
-export const subscribe = Effect.fn("Processor.subscribe")(function* (queues: ReadonlyArray<string>, registry: Registry, wake: Signal) {
+export const subscribe = Effect.fn("Processor.subscribe")(function* (queues: ReadonlyArray<string>, registry: Registry, wake: Signal, parking?: { readonly server: string; readonly state: ParkingState }) {
   const served = new Set(queues)
   yield* subscribeChannels([cancelChannel, wakeChannel], {
     onMessage: (channel, message) => {
@@ -21,6 +23,10 @@ export const subscribe = Effect.fn("Processor.subscribe")(function* (queues: Rea
         wake.raise()
       }
     },
-    onReady: () => wake.raise()
+    onReady: () => {
+      parking?.state.onReconnect()
+      wake.raise()
+    },
+    ...(parking ? { buffers: { channels: [pushChannel(parking.server)], onBuffer: (_channel: string, message: Buffer) => parking.state.onPush(message) } } : {})
   })
 })

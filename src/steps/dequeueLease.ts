@@ -56,10 +56,22 @@ export const dequeueLease = Effect.fn("Steps.dequeueLease")(function* (options: 
 })
 
 /**
- * `dequeueLease` with checked arguments (count >= 1, leaseMs >= 1000) and no span of its own: what
- * a worker's fetch runs (its options were checked when it started).
+ * A worker that parks on each queue its fetch finds short (lua/dequeueLease.lua): the next new task
+ * of that queue is then handed to it directly (lua/includes/pushToParked.lua, processor/parking.ts).
  */
-export const leaseFrom = (queues: ReadonlyArray<string>, count: number, leaseMs: number): Effect.Effect<DequeueLeaseResult, RedisError, Broker> =>
+export interface Parking {
+  /** The worker's server id (its push channel is `pushChannel(server)`). */
+  readonly server: string
+  /** Called with the token of each park a call left (its queue came back short). */
+  readonly parked: (queue: string, token: string) => void
+}
+
+/**
+ * `dequeueLease` with checked arguments (count >= 1, leaseMs >= 1000) and no span of its own: what
+ * a worker's fetch runs (its options were checked when it started); with `parking`, the worker
+ * parks on the queues that come back short.
+ */
+export const leaseFrom = (queues: ReadonlyArray<string>, count: number, leaseMs: number, parking?: Parking): Effect.Effect<DequeueLeaseResult, RedisError, Broker> =>
   Effect.flatMap(Broker, (broker) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       const expiresSec = unixSeconds(now + leaseMs)
@@ -76,11 +88,13 @@ export const leaseFrom = (queues: ReadonlyArray<string>, count: number, leaseMs:
         visited.push(queue)
         const score = leaseScore(expiresSec)
         const outagesBefore = outages()
-        const popped = runScript(dequeueLeaseScript, { queue, count: want, leaseExpiresAtSec: expiresSec, leaseScore: score }).pipe(
+        const park = parking ? { server: parking.server, token: leaseScore(expiresSec) } : undefined
+        const popped = runScript(dequeueLeaseScript, { queue, count: want, leaseExpiresAtSec: expiresSec, leaseScore: score, park }).pipe(
           Effect.tapError((e) => (isLostReply(e) ? releaseLeasedToNobody(queue, score, [], now) : Effect.void))
         )
         return Effect.flatMap(failures.isolate(queue, popped), (pairs) => {
           if (pairs === undefined) return visit(i + 1)
+          if (park && pairs.length < want) parking!.parked(queue, park.token)
           const sorted = Effect.andThen(
             sortLeased(queue, pairs, expiresSec, now, tasks, corrupt, failures),
             Effect.suspend(() => visit(i + 1))

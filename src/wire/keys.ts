@@ -17,6 +17,11 @@ export const wakeChannel = "effect-asynq:wake"
  * Not asynq's: marks an HMAC request signature (its hex digest) as used, until the end of its
  * validity window, so the HTTP endpoints refuse a replayed request. One key per signature.
  */
+/**
+ * Not asynq's: the pub/sub channel of one effect-asynq worker (its server id) on which enqueue hands
+ * it a new task directly when it is parked on the task's queue (lua/includes/pushToParked.lua).
+ */
+export const pushChannel = (serverId: string) => `effect-asynq:push:${serverId}`
 export const usedSignatureKey = (signatureHex: string) => `effect-asynq:used-signature:${signatureHex}`
 
 export const serverInfoKey = (host: string, pid: number, serverId: string) => `asynq:servers:{${host}:${pid}:${serverId}}`
@@ -50,6 +55,11 @@ export interface QueueKeys {
   readonly lease: string
   readonly completed: string
   readonly paused: string
+  /**
+   * Not asynq's: park tokens of idle effect-asynq workers (a hash: server id -> token), left by a
+   * dequeue that came back short, taken by the enqueue that hands a new task to that worker.
+   */
+  readonly parked: string
   readonly processedTotal: string
   readonly failedTotal: string
   readonly groupPrefix: string
@@ -81,6 +91,7 @@ export const queueKeys = (queue: string): QueueKeys => {
     lease: `${prefix}lease`,
     completed: `${prefix}completed`,
     paused: `${prefix}paused`,
+    parked: `${prefix}parked`,
     processedTotal: `${prefix}processed`,
     failedTotal: `${prefix}failed`,
     groupPrefix: `${prefix}g:`,

@@ -1,0 +1,192 @@
+/**
+ * Parking: an idle worker is handed new tasks directly, without a dequeue round trip. When the
+ * fetch loop's dequeue of a queue comes back short, the same script leaves a park token for this
+ * worker (lua/dequeueLease.lua); the next task enqueued while that queue has no pending task is
+ * written as leased to the worker under the token's score and published on the worker's push
+ * channel (lua/includes/pushToParked.lua). The subscriber hands the message here; the fetch loop
+ * starts the task (`takePushes`), or, with no slot free, gives it back to the head of pending.
+ *
+ * Nothing is lost when a message is: every token a fetch left is remembered (the last few per
+ * queue), and after the push channel's connection came back (messages sent meanwhile are lost) or
+ * at shutdown, the tasks leased under those tokens that did not start here go back to pending
+ * (releaseLeases, as for a dequeue whose reply was lost). A worker that died while parked is
+ * skipped by the enqueue (nobody hears its channel); a message lost with a crashed worker is
+ * the recoverer's, once its lease runs out, as any task of a crashed worker.
+ *
+ * Single node and Sentinel only: on a Cluster, PUBLISH counts only the node's own subscribers.
+ */
+import * as Effect from "effect/Effect"
+import { Broker } from "../broker/Broker.js"
+import { releaseLeasesScript } from "../broker/releaseLeases.js"
+import { runScript } from "../broker/script.js"
+import { publishWake } from "../broker/wake.js"
+import type { LeasedTask, Parking } from "../steps/dequeueLease.js"
+import { type CorruptTask, decodeStored, setAsideCorrupt } from "../steps/corrupt.js"
+import { queueKeys } from "../wire/keys.js"
+
+/** A task handed over on the push channel. */
+export interface Push {
+  readonly queue: string
+  readonly token: string
+  readonly id: string
+  readonly bytes: Uint8Array
+}
+
+const newline = 10
+
+/** Reads a push message (see lua/includes/pushToParked.lua); undefined when it is not one. */
+export const parsePush = (m: Buffer): Push | undefined => {
+  const tokenEnd = m.indexOf(newline)
+  if (tokenEnd <= 0) return undefined
+  const token = m.toString("latin1", 0, tokenEnd)
+  const qLenEnd = m.indexOf(newline, tokenEnd + 1)
+  const qLen = Number(m.toString("latin1", tokenEnd + 1, qLenEnd))
+  if (qLenEnd < 0 || !Number.isInteger(qLen) || qLenEnd + 1 + qLen > m.length) return undefined
+  const queue = m.toString("utf8", qLenEnd + 1, qLenEnd + 1 + qLen)
+  const idLenEnd = m.indexOf(newline, qLenEnd + 1 + qLen)
+  const idLen = Number(m.toString("latin1", qLenEnd + 1 + qLen, idLenEnd))
+  if (idLenEnd < 0 || !Number.isInteger(idLen) || idLenEnd + 1 + idLen > m.length) return undefined
+  const id = m.toString("utf8", idLenEnd + 1, idLenEnd + 1 + idLen)
+  return { queue, token, id, bytes: m.subarray(idLenEnd + 1 + idLen) }
+}
+
+/** The lease expiry (ms) of a task leased under `token` (a lease score: see `leaseScore`). */
+export const tokenExpiryMs = (token: string): number => (Math.floor(Number(token)) + 1) * 1000
+
+/** Tokens remembered per queue: a push for an older one has had ample time to arrive. */
+const tokensKept = 4
+/** Released tokens remembered (a push still on its way under one is dropped: its task went back to pending). */
+const releasedKept = 256
+
+export interface ParkingState {
+  /** What the fetch loop's dequeues pass (`leaseFrom`). */
+  readonly parking: Parking
+  /** The subscriber's handler for the push channel's messages. */
+  readonly onPush: (message: Buffer) => void
+  /** The subscriber's connection came back: pushes sent meanwhile may be lost. */
+  readonly onReconnect: () => void
+  /** Whether pushes wait, or a reconnect is to be handled (the fetch loop then calls `settle`). */
+  readonly pending: () => boolean
+  /**
+   * Takes the waiting pushes: the ones `accept` says yes to are returned as leased tasks (the
+   * corrupt ones set aside), the others go back to the head of pending. After a reconnect, leaves
+   * every queue and gives back what was handed to this worker and did not arrive (`leave`).
+   */
+  readonly settle: (accept: () => boolean, nowMs: number) => Effect.Effect<{ readonly tasks: Array<LeasedTask>; readonly corrupt: Array<CorruptTask> }, never, Broker>
+  /**
+   * Leaves every queue (no more pushes) and gives back to pending whatever was handed to this
+   * worker under the tokens it left and did not start here. At shutdown; after a reconnect.
+   */
+  readonly leave: (nowMs: number) => Effect.Effect<void, never, Broker>
+}
+
+interface Token {
+  readonly queue: string
+  readonly token: string
+  /** The id of the task handed over under it that started here. */
+  started?: string
+}
+
+export const makeParking = (server: string, queues: ReadonlyArray<string>, raise: () => void): ParkingState => {
+  /** Per queue, the last tokens left. */
+  const tokens = new Map<string, Array<Token>>()
+  const released = new Set<string>()
+  let inbox: Array<Push> = []
+  let reconnected = false
+
+  const release = (queue: string, token: string, received: ReadonlyArray<string>, nowMs: number) =>
+    runScript(releaseLeasesScript, { queue, leaseScore: token, received, nowMs }).pipe(
+      Effect.flatMap((n) => (n > 0 ? Effect.asVoid(publishWake([queue])) : Effect.void)),
+      Effect.catch((e) =>
+        Effect.logWarning(`queue "${queue}": could not give back a task handed to this worker (the recoverer takes it back once its lease runs out): ${e.message}`)
+      )
+    )
+
+  const markReleased = (token: string) => {
+    released.add(token)
+    if (released.size > releasedKept) released.delete(released.values().next().value!)
+  }
+
+  const leave = (nowMs: number) =>
+    Effect.suspend(() => {
+      // Marked first: a push under one of these tokens that arrives from now on is dropped (the release takes its task back).
+      const all = [...tokens.values()].flat()
+      tokens.clear()
+      for (const t of all) markReleased(t.token)
+      return Effect.andThen(
+        Effect.flatMap(Broker, ({ redis }) =>
+          Effect.forEach(queues, (q) => Effect.ignore(redis.command("leave parked queue", ["HDEL", queueKeys(q).parked, server])), { discard: true })
+        ),
+        Effect.forEach(all, (t) => release(t.queue, t.token, t.started === undefined ? [] : [t.started], nowMs), { discard: true })
+      )
+    })
+
+  const parking: Parking = {
+    server,
+    parked: (queue, token) => {
+      let list = tokens.get(queue)
+      if (!list) tokens.set(queue, (list = []))
+      list.push({ queue, token })
+      if (list.length > tokensKept) list.shift()
+    }
+  }
+
+  return {
+    parking,
+    onPush: (message) => {
+      const push = parsePush(message)
+      if (!push || released.has(push.token)) return
+      inbox.push(push)
+      raise()
+    },
+    onReconnect: () => {
+      reconnected = true
+      raise()
+    },
+    pending: () => inbox.length > 0 || reconnected,
+    settle: (accept, nowMs) =>
+      Effect.suspend(() => {
+        const pushes = inbox
+        inbox = []
+        const tasks: Array<LeasedTask> = []
+        const corrupt: Array<CorruptTask> = []
+        const unusable: Array<{ push: Push; error: string }> = []
+        const refused: Array<Push> = []
+        for (const push of pushes) {
+          if (released.has(push.token)) continue
+          if (!accept()) {
+            refused.push(push)
+            markReleased(push.token)
+            continue
+          }
+          const decoded = decodeStored(push.queue, push.id, push.bytes)
+          if ("msg" in decoded) {
+            tasks.push({ msg: decoded.msg, leaseExpiresAtMs: tokenExpiryMs(push.token) })
+            const t = tokens.get(push.queue)?.find((x) => x.token === push.token)
+            if (t) t.started = push.id
+          } else unusable.push({ push, error: decoded.error })
+        }
+        const wasReconnected = reconnected
+        reconnected = false
+        const setAside = Effect.forEach(
+          unusable,
+          ({ push, error }) =>
+            setAsideCorrupt(push.queue, push.id, error, { kind: "active" }, nowMs).pipe(
+              Effect.tap((c) => Effect.sync(() => void (c && corrupt.push(c)))),
+              Effect.catch((e) => Effect.logWarning(`queue "${push.queue}": could not set aside corrupt task ${push.id}: ${e.message}`))
+            ),
+          { discard: true }
+        )
+        return Effect.forEach(refused, (p) => release(p.queue, p.token, [], nowMs), { discard: true }).pipe(
+          Effect.andThen(setAside),
+          Effect.andThen(wasReconnected ? leave(nowMs) : Effect.void),
+          Effect.map(() => {
+            // Refused tasks went back to pending: look again once a slot is free.
+            if (refused.length > 0) raise()
+            return { tasks, corrupt }
+          })
+        )
+      }),
+    leave
+  }
+}

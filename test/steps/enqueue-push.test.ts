@@ -1,0 +1,146 @@
+/**
+ * Parking, in the scripts (lua/dequeueLease.lua, lua/includes/pushToParked.lua): a dequeue that
+ * comes back short leaves a park token for its worker; the next task enqueued while the queue has
+ * no pending task is written as leased to that worker (as a dequeue leaves it) and published on
+ * its push channel. Nobody listening, a paused queue or pending tasks ahead: the task is written
+ * as pending, as without parking.
+ */
+import { Effect } from "effect"
+import type { Redis as IORedis } from "ioredis"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Broker } from "../../src/broker/Broker.js"
+import { leaseScore } from "../../src/broker/releaseLeases.js"
+import { unixSeconds } from "../../src/broker/time.js"
+import { parsePush, type Push, tokenExpiryMs } from "../../src/processor/parking.js"
+import { leaseFrom } from "../../src/steps/dequeueLease.js"
+import { enqueue } from "../../src/steps/enqueue.js"
+import { decodeTaskMessage } from "../../src/wire/TaskMessage.js"
+import { pushChannel, queueKeys, wakeChannel } from "../../src/wire/keys.js"
+import { makeMsg, putPending, testBrokerLayer } from "../support/arrange.js"
+import { flushTestDb, rawClient } from "../support/redis.js"
+import { waitFor } from "../support/waitFor.js"
+
+let admin: IORedis
+let sub: IORedis
+const pushes: Array<Push> = []
+const wakes: Array<string> = []
+const server = `push-test-${process.pid}`
+beforeAll(async () => {
+  await flushTestDb()
+  admin = rawClient()
+  sub = rawClient()
+  sub.on("messageBuffer", (channel: Buffer, message: Buffer) => {
+    if (channel.toString() === pushChannel(server)) pushes.push(parsePush(message)!)
+  })
+  sub.on("message", (channel: string, message: string) => {
+    if (channel === wakeChannel && message.startsWith("push-")) wakes.push(message)
+  })
+  await sub.subscribe(wakeChannel)
+})
+afterAll(() => {
+  admin.disconnect()
+  sub.disconnect()
+})
+
+const run = <A, E>(eff: Effect.Effect<A, E, Broker>) => Effect.runPromise(eff.pipe(Effect.provide(testBrokerLayer())) as Effect.Effect<A>)
+
+/** Parks `server` on `queue` with a fresh token (a dequeue of one task from the empty queue); returns the token. */
+const park = async (queue: string, as = server) => {
+  const tokens: Array<string> = []
+  const got = await run(leaseFrom([queue], 1, 30_000, { server: as, parked: (_q, t) => tokens.push(t) }))
+  expect(got.tasks).toEqual([])
+  expect(tokens).toHaveLength(1)
+  return tokens[0]!
+}
+
+describe("dequeue parks its worker", () => {
+  it("leaves a token when it comes back short, removes it when it is full, none on a paused queue", async () => {
+    const k = queueKeys("push-park")
+    const token = await park("push-park")
+    expect(await admin.hget(k.parked, server)).toBe(token)
+    // A full dequeue (one task for one slot) takes the token back.
+    await putPending(admin, makeMsg("push-park", "p1"), Date.now())
+    const tokens: Array<string> = []
+    const got = await run(leaseFrom(["push-park"], 1, 30_000, { server, parked: (_q, t) => tokens.push(t) }))
+    expect(got.tasks).toHaveLength(1)
+    expect(tokens).toEqual([])
+    expect(await admin.hexists(k.parked, server)).toBe(0)
+
+    await admin.set(k.paused, Date.now())
+    await run(leaseFrom(["push-park"], 1, 30_000, { server, parked: () => {} }))
+    expect(await admin.hexists(k.parked, server)).toBe(0)
+  })
+})
+
+describe("enqueue hands a task to a parked worker", () => {
+  it("writes it as a dequeue would lease it under the token, and publishes it on the worker's channel", async () => {
+    await sub.subscribe(pushChannel(server))
+    try {
+      const k = queueKeys("push-hand")
+      const token = await park("push-hand")
+      const before = pushes.length
+      const info = await run(enqueue("t:hand", { n: 1 }, { queue: "push-hand", unique: 60_000 }))
+      await waitFor("the push", () => pushes.length, (n) => n > before)
+      const p = pushes[before]!
+      expect({ queue: p.queue, token: p.token, id: p.id }).toEqual({ queue: "push-hand", token, id: info.id })
+      const msg = decodeTaskMessage(p.bytes)
+      expect({ id: msg.id, type: msg.type, queue: msg.queue }).toEqual({ id: info.id, type: "t:hand", queue: "push-hand" })
+      // asynq's layout of a leased task: state active, in active and lease (scored by the token), no pending_since.
+      const hash = await admin.hgetall(k.task(info.id))
+      expect(hash.state).toBe("active")
+      expect(hash.pending_since).toBeUndefined()
+      expect(hash.unique_key).toBe(msg.uniqueKey)
+      expect(await admin.lrange(k.active, 0, -1)).toEqual([info.id])
+      expect(await admin.lrange(k.pending, 0, -1)).toEqual([])
+      expect(Number(await admin.zscore(k.lease, info.id))).toBe(Number(token))
+      expect(tokenExpiryMs(token)).toBeGreaterThan(Date.now() + 25_000)
+      // One task per token: the next one is pending (and wakes the workers).
+      expect(await admin.hexists(k.parked, server)).toBe(0)
+      const next = await run(enqueue("t:hand", { n: 2 }, { queue: "push-hand" }))
+      expect(await admin.lrange(k.pending, 0, -1)).toEqual([next.id])
+      expect(await admin.hget(k.task(next.id), "state")).toBe("pending")
+      expect(pushes.length).toBe(before + 1)
+    } finally {
+      await sub.unsubscribe(pushChannel(server))
+    }
+  })
+
+  it("writes the task as pending when nobody hears the worker's channel (that worker is gone), and drops its token", async () => {
+    const k = queueKeys("push-gone")
+    await park("push-gone", "a-worker-that-died")
+    const info = await run(enqueue("t", "x", { queue: "push-gone" }))
+    expect(await admin.hget(k.task(info.id), "state")).toBe("pending")
+    expect(await admin.hget(k.task(info.id), "pending_since")).not.toBeNull()
+    expect(await admin.lrange(k.pending, 0, -1)).toEqual([info.id])
+    expect(await admin.llen(k.active)).toBe(0)
+    expect(await admin.zcard(k.lease)).toBe(0)
+    expect(await admin.hlen(k.parked)).toBe(0)
+    await waitFor("the wake-up", () => wakes, (w) => w.includes("push-gone"))
+  })
+
+  it("keeps FIFO order and pauses: no hand-over while tasks are pending or the queue is paused", async () => {
+    await sub.subscribe(pushChannel(server))
+    try {
+      const before = pushes.length
+      const k = queueKeys("push-busy")
+      await park("push-busy")
+      await admin.lpush(k.pending, "already-waiting")
+      const info = await run(enqueue("t", "x", { queue: "push-busy" }))
+      expect(await admin.lrange(k.pending, 0, -1)).toEqual([info.id, "already-waiting"])
+      expect(await admin.hget(k.parked, server)).not.toBeNull()
+
+      const p = queueKeys("push-paused")
+      await park("push-paused")
+      await admin.set(p.paused, Date.now())
+      const paused = await run(enqueue("t", "x", { queue: "push-paused" }))
+      expect(await admin.hget(p.task(paused.id), "state")).toBe("pending")
+      expect(await admin.lrange(p.pending, 0, -1)).toEqual([paused.id])
+      // a marker through the same channel: every push published before it has arrived
+      await admin.publish(pushChannel(server), `${leaseScore(unixSeconds(Date.now()))}\n6\nmarker2\nid`)
+      await waitFor("the marker", () => pushes.length, (n) => n > before)
+      expect(pushes.slice(before).map((x) => x.queue)).toEqual(["marker"])
+    } finally {
+      await sub.unsubscribe(pushChannel(server))
+    }
+  })
+})
