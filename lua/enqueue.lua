@@ -3,7 +3,7 @@
 -- the list is FIFO). With a uniqueness lock key (KEYS[3]) the lock is taken in the same step.
 -- Checks come first and nothing is written unless every check passes (asynq's unique script took
 -- the lock before the id check, leaving a lock behind on an id conflict; this one does not).
--- When the queue has no pending task and an effect-asynq worker is parked on it, the task goes
+-- When the queue had no pending task and an effect-asynq worker is parked on it, the task goes
 -- straight to that worker instead, leased as a dequeue would lease it (includes/pushToParked.lua;
 -- keys derived from KEYS[2]: asynq:{q}:parked, :paused, :active, :lease).
 --
@@ -29,7 +29,8 @@ local taskKeyPrefix, pendingKey, lockKey = unpack(KEYS)
 local taskId, msg, pendingSince, queueName, lockTtlMs = unpack(ARGV)
 local taskKey = taskKeyPrefix .. taskId
 return addNewTask(taskKey, taskId, msg, lockKey, lockTtlMs, function()
-  if not pushToParked(pendingKey, taskKey, taskId, msg, lockKey, queueName) then
-    writePendingTask(taskKey, taskId, msg, pendingSince, lockKey, pendingKey, queueName)
+  writePendingHash(taskKey, msg, pendingSince, lockKey)
+  if redis.call("LPUSH", pendingKey, taskId) == 1 and not pushToParked(pendingKey, taskKey, taskId, msg, pendingSince, queueName) then
+    redis.call("PUBLISH", "effect-asynq:wake", queueName)
   end
 end)

@@ -7,23 +7,21 @@
 -- published on "effect-asynq:push:<server id>" as
 --   <token> "\n" <byte length of queue> "\n" <queue> <byte length of id> "\n" <id> <msg>
 -- When no connection hears it (PUBLISH returns 0: that worker is gone), the next token is tried;
--- when none is left the lease and active entries are undone and the caller writes the task as
--- pending. A message lost after PUBLISH counted it is given back by the worker (releaseLeases under
--- the token's score) or, failing that, by the recoverer once the lease runs out.
+-- when none is left the task is put back as it was written (pending). A message lost after
+-- PUBLISH counted it is given back by the worker (releaseLeases under the token's score) or,
+-- failing that, by the recoverer once the lease runs out.
+-- Called right after the task was written as pending and its LPUSH made the pending list non-empty
+-- (so a busy queue costs nothing here, and FIFO order holds: nothing was pending before it).
 -- All keys are derived from the pending key, inside the queue's {q} slot.
--- Defines pushToParked(pendingKey, taskKey, taskId, msg, lockKey, queueName)
---   pendingKey  asynq:{q}:pending (must end in "pending")
---   taskKey     asynq:{q}:t:<id>
---   taskId      the task's id
---   msg         encoded TaskMessage
---   lockKey     the uniqueness lock the task holds, or nil
---   queueName   the queue's name
--- Returns true when a worker took the task, false when the caller should write it as pending
--- (nothing of the task is written then, except the hash fields the pending write overwrites).
-local function pushToParked(pendingKey, taskKey, taskId, msg, lockKey, queueName)
-  if redis.call("LLEN", pendingKey) > 0 then
-    return false
-  end
+-- Defines pushToParked(pendingKey, taskKey, taskId, msg, pendingSince, queueName)
+--   pendingKey    asynq:{q}:pending (must end in "pending"; holds only taskId)
+--   taskKey       asynq:{q}:t:<id>, written as pending
+--   taskId        the task's id
+--   msg           encoded TaskMessage
+--   pendingSince  the task's pending_since (restored when nobody took it)
+--   queueName     the queue's name
+-- Returns true when a worker took the task; false when it is pending, exactly as written before.
+local function pushToParked(pendingKey, taskKey, taskId, msg, pendingSince, queueName)
   local base = string.sub(pendingKey, 1, -8)
   local parkedKey = base .. "parked"
   local parked = redis.call("HGETALL", parkedKey)
@@ -31,11 +29,9 @@ local function pushToParked(pendingKey, taskKey, taskId, msg, lockKey, queueName
     return false
   end
   local activeKey, leaseKey = base .. "active", base .. "lease"
-  if lockKey then
-    redis.call("HSET", taskKey, "msg", msg, "state", "active", "unique_key", lockKey)
-  else
-    redis.call("HSET", taskKey, "msg", msg, "state", "active")
-  end
+  redis.call("LPOP", pendingKey)
+  redis.call("HSET", taskKey, "state", "active")
+  redis.call("HDEL", taskKey, "pending_since")
   redis.call("LPUSH", activeKey, taskId)
   for i = 1, #parked, 2 do
     local server, token = parked[i], parked[i + 1]
@@ -48,5 +44,7 @@ local function pushToParked(pendingKey, taskKey, taskId, msg, lockKey, queueName
   end
   redis.call("ZREM", leaseKey, taskId)
   redis.call("LPOP", activeKey)
+  redis.call("LPUSH", pendingKey, taskId)
+  redis.call("HSET", taskKey, "state", "pending", "pending_since", pendingSince)
   return false
 end
