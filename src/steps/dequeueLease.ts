@@ -62,7 +62,10 @@ export const dequeueLease = Effect.fn("Steps.dequeueLease")(function* (options: 
 export interface Parking {
   /** The worker's server id (its push channel is `pushChannel(server)`). */
   readonly server: string
-  /** Called with the token of each park a call left (its queue came back short). */
+  /**
+   * Called with the token of each dequeue call before it is sent: the call leaves it as a park when
+   * its queue comes back short (otherwise nothing is leased under it).
+   */
   readonly parked: (queue: string, token: string) => void
 }
 
@@ -89,12 +92,13 @@ export const leaseFrom = (queues: ReadonlyArray<string>, count: number, leaseMs:
         const score = leaseScore(expiresSec)
         const outagesBefore = outages()
         const park = parking ? { server: parking.server, token: leaseScore(expiresSec) } : undefined
+        // Told before the call goes out: a park whose reply is lost is still one the worker knows of.
+        if (park) parking!.parked(queue, park.token)
         const popped = runScript(dequeueLeaseScript, { queue, count: want, leaseExpiresAtSec: expiresSec, leaseScore: score, park }).pipe(
           Effect.tapError((e) => (isLostReply(e) ? releaseLeasedToNobody(queue, score, [], now) : Effect.void))
         )
         return Effect.flatMap(failures.isolate(queue, popped), (pairs) => {
           if (pairs === undefined) return visit(i + 1)
-          if (park && pairs.length < want) parking!.parked(queue, park.token)
           const sorted = Effect.andThen(
             sortLeased(queue, pairs, expiresSec, now, tasks, corrupt, failures),
             Effect.suspend(() => visit(i + 1))

@@ -63,7 +63,8 @@ describe("dequeue parks its worker", () => {
     const tokens: Array<string> = []
     const got = await run(leaseFrom(["push-park"], 1, 30_000, { server, parked: (_q, t) => tokens.push(t) }))
     expect(got.tasks).toHaveLength(1)
-    expect(tokens).toEqual([])
+    // The worker hears of the call's token before it goes out; the full call left no park under it.
+    expect(tokens).toHaveLength(1)
     expect(await admin.hexists(k.parked, server)).toBe(0)
 
     await admin.set(k.paused, Date.now())
