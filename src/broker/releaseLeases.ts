@@ -24,6 +24,9 @@ export interface ReleaseLeasesInput {
 export const leaseScore = (expiresSec: number, random: () => number = Math.random): string =>
   `${expiresSec - 1}.${String(1 + Math.floor(random() * 999_998)).padStart(6, "0")}`
 
+/** The expiry second of a lease scored `score` (the inverse of `leaseScore`). */
+export const leaseScoreExpirySec = (score: string): number => Math.floor(Number(score)) + 1
+
 /**
  * Script `releaseLeases`: the tasks leased under exactly `leaseScore` and not in `received` go back
  * to the head of pending (a dequeue whose reply was lost leased them to nobody). Returns how many.

@@ -213,9 +213,7 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
         let accepted = 0
         return p.settle(() => freeSlots() - accepted > 0 && ++accepted > 0, now)
       }).pipe(
-        Effect.flatMap((got) =>
-          got.tasks.length + got.corrupt.length === 0 ? Effect.void : startLeased(loopDeps, { tasks: got.tasks, corrupt: got.corrupt, failedQueues: [] })
-        ),
+        Effect.flatMap((got) => (got.tasks.length + got.corrupt.length + got.failedQueues.length === 0 ? Effect.void : startLeased(loopDeps, got))),
         Effect.uninterruptible
       )
     for (;;) {

@@ -17,11 +17,12 @@
  */
 import * as Effect from "effect/Effect"
 import { Broker } from "../broker/Broker.js"
-import { releaseLeasesScript } from "../broker/releaseLeases.js"
-import { runScript } from "../broker/script.js"
+import { leaseScoreExpirySec } from "../broker/releaseLeases.js"
 import { publishWake } from "../broker/wake.js"
-import type { LeasedTask, Parking } from "../steps/dequeueLease.js"
-import { type CorruptTask, decodeStored, setAsideCorrupt } from "../steps/corrupt.js"
+import type { RedisError } from "../redis/errors.js"
+import type { CorruptTask } from "../steps/corrupt.js"
+import { type DequeueLeaseResult, type LeasedTask, type Parking, releaseLeasedToNobody, sortLeased } from "../steps/dequeueLease.js"
+import { queueFailures } from "../steps/queueFailures.js"
 import { queueKeys } from "../wire/keys.js"
 
 /** A task handed over on the push channel. */
@@ -50,9 +51,6 @@ export const parsePush = (m: Buffer): Push | undefined => {
   return { queue, token, id, bytes: m.subarray(idLenEnd + 1 + idLen) }
 }
 
-/** The lease expiry (ms) of a task leased under `token` (a lease score: see `leaseScore`). */
-export const tokenExpiryMs = (token: string): number => (Math.floor(Number(token)) + 1) * 1000
-
 /** Tokens remembered per queue: a push for an older one has had ample time to arrive. */
 const tokensKept = 4
 /** Released tokens remembered (a push still on its way under one is dropped: its task went back to pending). */
@@ -72,7 +70,7 @@ export interface ParkingState {
    * corrupt ones set aside), the others go back to the head of pending. After a reconnect, leaves
    * every queue and gives back what was handed to this worker and did not arrive (`leave`).
    */
-  readonly settle: (accept: () => boolean, nowMs: number) => Effect.Effect<{ readonly tasks: Array<LeasedTask>; readonly corrupt: Array<CorruptTask> }, never, Broker>
+  readonly settle: (accept: () => boolean, nowMs: number) => Effect.Effect<DequeueLeaseResult, never, Broker>
   /**
    * Leaves every queue (no more pushes) and gives back to pending whatever was handed to this
    * worker under the tokens it left and did not start here. At shutdown; after a reconnect.
@@ -94,12 +92,10 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
   let inbox: Array<Push> = []
   let reconnected = false
 
+  /** Gives back what was handed over under `token` and did not start here; wakes the workers when something went back. */
   const release = (queue: string, token: string, received: ReadonlyArray<string>, nowMs: number) =>
-    runScript(releaseLeasesScript, { queue, leaseScore: token, received, nowMs }).pipe(
-      Effect.flatMap((n) => (n > 0 ? Effect.asVoid(publishWake([queue])) : Effect.void)),
-      Effect.catch((e) =>
-        Effect.logWarning(`queue "${queue}": could not give back a task handed to this worker (the recoverer takes it back once its lease runs out): ${e.message}`)
-      )
+    Effect.flatMap(releaseLeasedToNobody(queue, token, received, nowMs, "a hand-over to this worker"), (n) =>
+      n > 0 ? Effect.asVoid(publishWake([queue]).pipe(Effect.ignore)) : Effect.void
     )
 
   const markReleased = (token: string) => {
@@ -148,9 +144,7 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
       Effect.suspend(() => {
         const pushes = inbox
         inbox = []
-        const tasks: Array<LeasedTask> = []
-        const corrupt: Array<CorruptTask> = []
-        const unusable: Array<{ push: Push; error: string }> = []
+        const accepted: Array<Push> = []
         const refused: Array<Push> = []
         for (const push of pushes) {
           if (released.has(push.token)) continue
@@ -159,31 +153,28 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
             markReleased(push.token)
             continue
           }
-          const decoded = decodeStored(push.queue, push.id, push.bytes)
-          if ("msg" in decoded) {
-            tasks.push({ msg: decoded.msg, leaseExpiresAtMs: tokenExpiryMs(push.token) })
-            const t = tokens.get(push.queue)?.find((x) => x.token === push.token)
-            if (t) t.started = push.id
-          } else unusable.push({ push, error: decoded.error })
+          accepted.push(push)
+          const t = tokens.get(push.queue)?.find((x) => x.token === push.token)
+          if (t) t.started = push.id
         }
         const wasReconnected = reconnected
         reconnected = false
-        const setAside = Effect.forEach(
-          unusable,
-          ({ push, error }) =>
-            setAsideCorrupt(push.queue, push.id, error, { kind: "active" }, nowMs).pipe(
-              Effect.tap((c) => Effect.sync(() => void (c && corrupt.push(c)))),
-              Effect.catch((e) => Effect.logWarning(`queue "${push.queue}": could not set aside corrupt task ${push.id}: ${e.message}`))
-            ),
+        // Read as a dequeue's reply is (the corrupt ones set aside, a failure to do so its queue's).
+        const tasks: Array<LeasedTask> = []
+        const corrupt: Array<CorruptTask> = []
+        const failures = queueFailures<RedisError>()
+        const read = Effect.forEach(
+          accepted,
+          (p) => sortLeased(p.queue, [{ id: p.id, bytes: p.bytes }], leaseScoreExpirySec(p.token), nowMs, tasks, corrupt, failures),
           { discard: true }
         )
         return Effect.forEach(refused, (p) => release(p.queue, p.token, [], nowMs), { discard: true }).pipe(
-          Effect.andThen(setAside),
+          Effect.andThen(read),
           Effect.andThen(wasReconnected ? leave(nowMs) : Effect.void),
-          Effect.map(() => {
+          Effect.map((): DequeueLeaseResult => {
             // Refused tasks went back to pending: look again once a slot is free.
             if (refused.length > 0) raise()
-            return { tasks, corrupt }
+            return { tasks, corrupt, failedQueues: failures.failedQueues }
           })
         )
       }),

@@ -119,23 +119,32 @@ export const leaseFrom = (queues: ReadonlyArray<string>, count: number, leaseMs:
  * After a dequeue whose reply was lost (the call failed without an answer), or that was answered
  * after a reconnect (ioredis sends again what was unanswered, so the script may have run twice):
  * the tasks leased under that call's score that the reply did not bring are leased to nobody; they
- * go back to the head of pending at once instead of sitting active until lease + grace. A failure
- * here is logged only (the recoverer still takes such tasks back once their lease runs out).
+ * go back to the head of pending at once instead of sitting active until lease + grace. Also what a
+ * parked worker gives back (processor/parking.ts; `what` names the case in the log). Returns how
+ * many went back. A failure here is logged only (the recoverer still takes such tasks back once
+ * their lease runs out).
  */
-const releaseLeasedToNobody = (queue: string, score: string, received: ReadonlyArray<string>, nowMs: number) =>
+export const releaseLeasedToNobody = (
+  queue: string,
+  score: string,
+  received: ReadonlyArray<string>,
+  nowMs: number,
+  what = "a dequeue whose reply was lost"
+): Effect.Effect<number, never, Broker> =>
   runScript(releaseLeasesScript, { queue, leaseScore: score, received, nowMs }).pipe(
-    Effect.flatMap((n) =>
-      n > 0 ? Effect.logWarning(`queue "${queue}": ${n} task(s) leased by a dequeue whose reply was lost went back to pending`) : Effect.void
-    ),
-    Effect.catch((e) => Effect.logWarning(`queue "${queue}": could not check for tasks leased by a dequeue whose reply was lost (the recoverer takes them back once their lease runs out): ${e.message}`))
+    Effect.tap((n) => (n > 0 ? Effect.logWarning(`queue "${queue}": ${n} task(s) leased by ${what} went back to pending`) : Effect.void)),
+    Effect.catch((e) =>
+      Effect.as(Effect.logWarning(`queue "${queue}": could not check for tasks leased by ${what} (the recoverer takes them back once their lease runs out): ${e.message}`), 0)
+    )
   )
 
 /**
  * Decodes popped tasks into `tasks`; unusable ones are set aside and reported in `corrupt`. Never
  * fails: a corrupt task that cannot be set aside is a failure of its queue (it stays active under
- * its lease, for the recoverer), and the popped tasks after it are still handed out.
+ * its lease, for the recoverer), and the popped tasks after it are still handed out. Also reads the
+ * tasks handed to a parked worker (processor/parking.ts).
  */
-const sortLeased = (
+export const sortLeased = (
   queue: string,
   pairs: ReadonlyArray<IdAndBytes>,
   expiresSec: number,

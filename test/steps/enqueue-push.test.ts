@@ -9,9 +9,9 @@ import { Effect } from "effect"
 import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Broker } from "../../src/broker/Broker.js"
-import { leaseScore } from "../../src/broker/releaseLeases.js"
+import { leaseScore, leaseScoreExpirySec } from "../../src/broker/releaseLeases.js"
 import { unixSeconds } from "../../src/broker/time.js"
-import { parsePush, type Push, tokenExpiryMs } from "../../src/processor/parking.js"
+import { parsePush, type Push } from "../../src/processor/parking.js"
 import { leaseFrom } from "../../src/steps/dequeueLease.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import { decodeTaskMessage } from "../../src/wire/TaskMessage.js"
@@ -94,7 +94,7 @@ describe("enqueue hands a task to a parked worker", () => {
       expect(await admin.lrange(k.active, 0, -1)).toEqual([info.id])
       expect(await admin.lrange(k.pending, 0, -1)).toEqual([])
       expect(Number(await admin.zscore(k.lease, info.id))).toBe(Number(token))
-      expect(tokenExpiryMs(token)).toBeGreaterThan(Date.now() + 25_000)
+      expect(leaseScoreExpirySec(token) * 1000).toBeGreaterThan(Date.now() + 25_000)
       // One task per token: the next one is pending (and wakes the workers).
       expect(await admin.hexists(k.parked, server)).toBe(0)
       const next = await run(enqueue("t:hand", { n: 2 }, { queue: "push-hand" }))
