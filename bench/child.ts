@@ -6,6 +6,7 @@
  * Input: argv[2] = JSON ChildJob. Output: one IPC message { ok: true, result } | { ok: false, error }.
  */
 import { Redis } from "ioredis"
+import { restoreFastStringPrototype } from "../src/redis/fastStringPrototype.js"
 import type { AdapterFactory, LibName } from "./libs/types.js"
 import { NotAvailable } from "./libs/types.js"
 import { enqueueBulk, enqueueConcurrent, enqueueSerial, latency, processThroughput } from "./scenarios.js"
@@ -34,7 +35,15 @@ const factories: Record<LibName, () => Promise<AdapterFactory>> = {
   "bee-queue": async () => (await import("./libs/beeQueue.js")).make
 }
 
+/**
+ * Libraries that load ioredis 6 themselves. Loading it leaves `String.prototype` slow for the whole
+ * process (src/redis/fastStringPrototype.ts); this harness loads it for its admin connection, so for
+ * a library that does not, that is undone first: each library runs as its own dependencies leave it.
+ */
+const loadsIoredis: ReadonlySet<LibName> = new Set<LibName>(["effect-asynq", "bullmq"])
+
 const run = async (job: ChildJob): Promise<{ result: unknown; settings: string }> => {
+  if (!loadsIoredis.has(job.lib)) restoreFastStringPrototype()
   const admin = new Redis(job.redisUrl, { maxRetriesPerRequest: 1, connectionName: "bench-admin" })
   admin.on("error", () => {})
   const lib = await (await factories[job.lib]())({ redisUrl: job.redisUrl, queue: "bench" })

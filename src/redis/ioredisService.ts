@@ -10,6 +10,7 @@ import type * as Scope from "effect/Scope"
 import type { RedisConnectionError } from "./errors.js"
 import { RedisError, errorMessage } from "./errors.js"
 import { describeTarget, type RedisOptions } from "./options.js"
+import { restoreFastStringPrototype } from "./fastStringPrototype.js"
 import { keySlot } from "./keySlot.js"
 import { respFrame } from "./respFrame.js"
 import { type LuaName, luaScript } from "./scripts.js"
@@ -104,6 +105,8 @@ export const makeRedisService = (
   outages?: OutageEvents,
   commandClass?: CommandClass
 ): RedisShape => {
+  // ioredis is loaded by now (this client is one): undo what loading it did to String.prototype.
+  restoreFastStringPrototype()
   const target = describeTarget(options)
   const watcher = watchOutages(client, outages ?? { onLost: () => {}, onRestored: () => {} })
   const use = <A>(op: string, f: (c: RedisClient) => Promise<A>) =>
