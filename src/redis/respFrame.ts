@@ -4,7 +4,12 @@
  * argument costs one allocation, with none of the per-argument pieces a generic client assembles
  * (ioredis joins strings and Buffers argument by argument). Strings are written as UTF-8, numbers
  * as their decimal text (what ioredis sends for them), byte arrays as they are.
+ *
+ * Two paths, the same bytes: the usual command (names, keys, ids: ASCII text) is sized from the
+ * string lengths and written in one pass, with no byte-length call per string; the first character
+ * above 127 abandons it for the general path, which measures each string's UTF-8 length first.
  */
+import { Buffer } from "node:buffer"
 import type { ScriptArg } from "./transport.js"
 
 const crlf = 2
@@ -18,7 +23,70 @@ const bulkOverhead = (len: number): number => 1 + decimalDigits(len) + crlf + cr
 const decimalDigits = (n: number): number => (n < 10 ? 1 : n < 100 ? 2 : n < 1000 ? 3 : n < 10_000 ? 4 : n < 100_000 ? 5 : n < 1_000_000 ? 6 : String(n).length)
 
 /** The RESP bytes of `head` (the command name and its leading parts), then `keys`, then `args`. */
-export const respFrame = (head: ReadonlyArray<string>, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>): Buffer => {
+export const respFrame = (head: ReadonlyArray<string>, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>): Buffer =>
+  asciiFrame(head, keys, args) ?? generalFrame(head, keys, args)
+
+/** Strings longer than this are checked and copied natively; shorter ones by a loop (cheaper than a native call). */
+const shortString = 64
+
+/**
+ * The frame when every string is ASCII (one byte per character): sized from the lengths, written in
+ * one pass. Undefined as soon as a string turns out not to be ASCII.
+ */
+const asciiFrame = (head: ReadonlyArray<string>, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>): Buffer | undefined => {
+  const parts = head.length + keys.length + args.length
+  let size = 1 + decimalDigits(parts) + crlf
+  for (let i = 0; i < head.length; i++) size += bulkOverhead(head[i]!.length) + head[i]!.length
+  for (let i = 0; i < keys.length; i++) size += bulkOverhead(keys[i]!.length) + keys[i]!.length
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!
+    const n = typeof a === "string" ? a.length : typeof a === "number" ? numberText(a).length : a.byteLength
+    size += bulkOverhead(n) + n
+  }
+  const out = Buffer.allocUnsafe(size)
+  out[0] = 42 // *
+  let at = writeDecimal(out, 1, parts)
+  for (let i = 0; i < head.length && at >= 0; i++) at = putAscii(out, at, head[i]!)
+  for (let i = 0; i < keys.length && at >= 0; i++) at = putAscii(out, at, keys[i]!)
+  for (let i = 0; i < args.length && at >= 0; i++) {
+    const a = args[i]!
+    if (typeof a === "string") at = putAscii(out, at, a)
+    else if (typeof a === "number") at = putAscii(out, at, numberText(a))
+    else {
+      out[at] = 36 // $
+      at = writeDecimal(out, at + 1, a.byteLength)
+      out.set(a, at)
+      at += a.byteLength
+      out[at++] = 13
+      out[at++] = 10
+    }
+  }
+  return at < 0 ? undefined : out
+}
+
+/** Writes `s` as a bulk string at `at` if it is ASCII; returns the offset after it, or -1 (nothing usable written). */
+const putAscii = (out: Buffer, at: number, s: string): number => {
+  const n = s.length
+  out[at] = 36 // $
+  at = writeDecimal(out, at + 1, n)
+  if (n > shortString) {
+    if (Buffer.byteLength(s) !== n) return -1
+    out.write(s, at, "latin1")
+  } else {
+    for (let k = 0; k < n; k++) {
+      const c = s.charCodeAt(k)
+      if (c > 127) return -1
+      out[at + k] = c
+    }
+  }
+  at += n
+  out[at] = 13
+  out[at + 1] = 10
+  return at + 2
+}
+
+/** Any frame: each string's UTF-8 length measured first, then the bytes written. */
+const generalFrame = (head: ReadonlyArray<string>, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>): Buffer => {
   const parts = head.length + keys.length + args.length
   // Pass 1: the size, remembering each string's UTF-8 length (numbers become their text).
   const lengths: Array<number> = new Array(parts)
@@ -66,7 +134,7 @@ export const respFrame = (head: ReadonlyArray<string>, keys: ReadonlyArray<strin
       out.set(t, at)
       at += n
     } else if (n !== t.length) at += out.write(t, at, "utf8")
-    else if (n > 64) at += out.write(t, at, "latin1")
+    else if (n > shortString) at += out.write(t, at, "latin1")
     else {
       // Short ASCII (equal lengths: every character is one byte): a loop beats a native write call.
       for (let k = 0; k < n; k++) out[at + k] = t.charCodeAt(k)

@@ -19,7 +19,12 @@ describe("respFrame", () => {
       [["EVALSHA", "a".repeat(40), "2"], ["asynq:{q}:t:", "asynq:{q}:pending"], ["id1", bytes, "1732500000000000000", "q"]],
       [["EVALSHA", "b".repeat(40), "0"], [], []],
       [["EVALSHA", "c".repeat(40), "1"], ["asynq:{é—☃}:t:"], ["", new Uint8Array(0), 0, -1, 1.5, 12345678901, "żółć 🎉", "x".repeat(100_000)]],
-      [["EVALSHA", "d".repeat(40), "3"], ["k1", "k2", "k3"], Array.from({ length: 4000 }, (_, i) => (i % 4 === 1 ? bytes.subarray(i % 50) : i % 4 === 2 ? i : `id-${i}`))]
+      [["EVALSHA", "d".repeat(40), "3"], ["k1", "k2", "k3"], Array.from({ length: 4000 }, (_, i) => (i % 4 === 1 ? bytes.subarray(i % 50) : i % 4 === 2 ? i : `id-${i}`))],
+      // ASCII until the last argument (short, then long): the one-pass ASCII frame is abandoned late.
+      [["EVALSHA", "e".repeat(40), "2"], ["asynq:{q}:t:", "asynq:{q}:pending"], ["id1", bytes, "1732500000000000000", "q", "naïve"]],
+      [["EVALSHA", "f".repeat(40), "1"], ["asynq:{q}:t:"], ["a".repeat(200), 7, "b".repeat(199) + "é"]],
+      // Characters 128-255 are one byte in latin1 but two in UTF-8.
+      [["EVALSHA", "g".repeat(40), "1"], ["k\u00ff"], ["\u0080".repeat(70)]]
     ]
     for (const [head, keys, args] of cases) {
       expect(respFrame(head, keys, args).equals(ioredisBytes([...head, ...keys, ...args]))).toBe(true)
