@@ -28,7 +28,7 @@ import { makeActiveTask, runAttempt, type RunDeps } from "./runAttempt.js"
 import type { Settled } from "./settle.js"
 import { logQueueFailures } from "./periodic.js"
 import type { Signal } from "./Signal.js"
-import type { ParkingState } from "./parking.js"
+import type { ParkingState, PushDecision } from "./parking.js"
 
 /** What starting leased tasks needs: what an attempt runs with, and the set its fiber goes into. */
 export interface StartDeps<R> extends RunDeps<R> {
@@ -190,6 +190,8 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
             land: (reply) =>
               Effect.suspend(() => {
                 reserved -= free
+                // A push waiting for these slots (takePushes) is decided again now that they are known.
+                if (deps.parking?.pending()) deps.slotFreed.raise()
                 if (reply === undefined) return Effect.void
                 // Runs in the fiber that sent the batch: an attempt, forked by this loop, so it has the loop's context (R).
                 return (reply.ok ? fetch.land(reply.value) : fetch.lost(reply.error)).pipe(
@@ -207,11 +209,17 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
     yield* Effect.addFinalizer(() => Effect.sync(() => deps.acker.setRider(undefined)))
     const parking = deps.parking
     if (parking) yield* Effect.addFinalizer(() => Effect.flatMap(Clock.currentTimeMillis, parking.leave))
-    /** Starts the tasks handed over while parked, as many as slots are free (the others go back). */
+    /**
+     * Starts the tasks handed over while parked, as many as slots are free. With none free while a
+     * ride is in flight (it holds the slots it may fill: a push found this worker parked, so that
+     * ride most likely comes back short), the others wait for it to land (`land` wakes the loop);
+     * otherwise they go back to pending. A waiting push is leased to this worker but not yet
+     * registered, so it never waits longer than one round trip (its lease is not extended).
+     */
     const takePushes = (p: ParkingState) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
         let accepted = 0
-        return p.settle(() => freeSlots() - accepted > 0 && ++accepted > 0, now)
+        return p.settle((): PushDecision => (freeSlots() - accepted > 0 ? (accepted++, "start") : reserved > 0 ? "wait" : "giveBack"), now)
       }).pipe(
         Effect.flatMap((got) => (got.tasks.length + got.corrupt.length + got.failedQueues.length === 0 ? Effect.void : startLeased(loopDeps, got))),
         Effect.uninterruptible

@@ -4,7 +4,9 @@
  * worker (lua/dequeueLease.lua); the next task enqueued while that queue has no pending task is
  * written as leased to the worker under the token's score and published on the worker's push
  * channel (lua/includes/pushToParked.lua). The subscriber hands the message here; the fetch loop
- * starts the task (`takePushes`), or, with no slot free, gives it back to the head of pending.
+ * starts the task (`takePushes`); with no slot free it waits while a fetch riding with completions
+ * is in flight (that fetch usually comes back short: the queue was empty), else it goes back to the
+ * head of pending.
  *
  * Nothing is lost when a message is: every token a fetch left is remembered (the last few per
  * queue), and after the push channel's connection came back (messages sent meanwhile are lost) or
@@ -51,6 +53,12 @@ export const parsePush = (m: Buffer): Push | undefined => {
   return { queue, token, id, bytes: m.subarray(idLenEnd + 1 + idLen) }
 }
 
+/**
+ * What the fetch loop does with a push: start it now (a slot is free), let it wait for a fetch in
+ * flight to land (its slots were counted for that fetch), or give it back to pending.
+ */
+export type PushDecision = "start" | "wait" | "giveBack"
+
 /** Tokens remembered per queue: a push for an older one has had ample time to arrive. */
 const tokensKept = 4
 /** Released tokens remembered (a push still on its way under one is dropped: its task went back to pending). */
@@ -66,11 +74,12 @@ export interface ParkingState {
   /** Whether pushes wait, or a reconnect is to be handled (the fetch loop then calls `settle`). */
   readonly pending: () => boolean
   /**
-   * Takes the waiting pushes: the ones `accept` says yes to are returned as leased tasks (the
-   * corrupt ones set aside), the others go back to the head of pending. After a reconnect, leaves
-   * every queue and gives back what was handed to this worker and did not arrive (`leave`).
+   * Takes the pushes received, each as `decide` says: started ones are returned as leased tasks
+   * (the corrupt ones set aside), waiting ones stay for the next call, the others go back to the
+   * head of pending. After a reconnect, leaves every queue and gives back what was handed to this
+   * worker and did not arrive (`leave`).
    */
-  readonly settle: (accept: () => boolean, nowMs: number) => Effect.Effect<DequeueLeaseResult, never, Broker>
+  readonly settle: (decide: () => PushDecision, nowMs: number) => Effect.Effect<DequeueLeaseResult, never, Broker>
   /**
    * Leaves every queue (no more pushes) and gives back to pending whatever was handed to this
    * worker under the tokens it left and did not start here. At shutdown; after a reconnect.
@@ -92,10 +101,17 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
   let inbox: Array<Push> = []
   let reconnected = false
 
-  /** Gives back what was handed over under `token` and did not start here; wakes the workers when something went back. */
-  const release = (queue: string, token: string, received: ReadonlyArray<string>, nowMs: number) =>
-    Effect.flatMap(releaseLeasedToNobody(queue, token, received, nowMs, "a hand-over to this worker"), (n) =>
-      n > 0 ? Effect.asVoid(publishWake([queue]).pipe(Effect.ignore)) : Effect.void
+  /**
+   * Gives back what was handed over under `token` and did not start here; wakes the workers when
+   * something went back. Logged as a warning when the reason is a fault (a lost message, a
+   * reconnect), as debug when it is a hand-over this worker had no free slot for.
+   */
+  const release = (queue: string, token: string, received: ReadonlyArray<string>, nowMs: number, full = false) =>
+    Effect.flatMap(
+      full
+        ? releaseLeasedToNobody(queue, token, received, nowMs, "a hand-over to this worker, which had no free slot,", Effect.logDebug)
+        : releaseLeasedToNobody(queue, token, received, nowMs, "a hand-over to this worker"),
+      (n) => (n > 0 ? Effect.asVoid(publishWake([queue]).pipe(Effect.ignore)) : Effect.void)
     )
 
   const markReleased = (token: string) => {
@@ -140,7 +156,7 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
       raise()
     },
     pending: () => inbox.length > 0 || reconnected,
-    settle: (accept, nowMs) =>
+    settle: (decide, nowMs) =>
       Effect.suspend(() => {
         const pushes = inbox
         inbox = []
@@ -148,7 +164,12 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
         const refused: Array<Push> = []
         for (const push of pushes) {
           if (released.has(push.token)) continue
-          if (!accept()) {
+          const decision = decide()
+          if (decision === "wait") {
+            inbox.push(push)
+            continue
+          }
+          if (decision === "giveBack") {
             refused.push(push)
             markReleased(push.token)
             continue
@@ -168,7 +189,7 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
           (p) => sortLeased(p.queue, [{ id: p.id, bytes: p.bytes }], leaseScoreExpirySec(p.token), nowMs, tasks, corrupt, failures),
           { discard: true }
         )
-        return Effect.forEach(refused, (p) => release(p.queue, p.token, [], nowMs), { discard: true }).pipe(
+        return Effect.forEach(refused, (p) => release(p.queue, p.token, [], nowMs, true), { discard: true }).pipe(
           Effect.andThen(read),
           Effect.andThen(wasReconnected ? leave(nowMs) : Effect.void),
           Effect.map((): DequeueLeaseResult => {

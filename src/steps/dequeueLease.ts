@@ -129,10 +129,12 @@ export const releaseLeasedToNobody = (
   score: string,
   received: ReadonlyArray<string>,
   nowMs: number,
-  what = "a dequeue whose reply was lost"
+  what = "a dequeue whose reply was lost",
+  /** How a give-back is logged: a warning (something went wrong on the way), or debug (a normal event). */
+  log: (message: string) => Effect.Effect<void> = Effect.logWarning
 ): Effect.Effect<number, never, Broker> =>
   runScript(releaseLeasesScript, { queue, leaseScore: score, received, nowMs }).pipe(
-    Effect.tap((n) => (n > 0 ? Effect.logWarning(`queue "${queue}": ${n} task(s) leased by ${what} went back to pending`) : Effect.void)),
+    Effect.tap((n) => (n > 0 ? log(`queue "${queue}": ${n} task(s) leased by ${what} went back to pending`) : Effect.void)),
     Effect.catch((e) =>
       Effect.as(Effect.logWarning(`queue "${queue}": could not check for tasks leased by ${what} (the recoverer takes them back once their lease runs out): ${e.message}`), 0)
     )

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Broker } from "../../src/broker/Broker.js"
 import { leaseScore, leaseScoreExpirySec } from "../../src/broker/releaseLeases.js"
 import { unixSeconds } from "../../src/broker/time.js"
-import { parsePush, type Push } from "../../src/processor/parking.js"
+import { makeParking, parsePush, type Push } from "../../src/processor/parking.js"
 import { leaseFrom } from "../../src/steps/dequeueLease.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import { decodeTaskMessage } from "../../src/wire/TaskMessage.js"
@@ -23,6 +23,8 @@ import { waitFor } from "../support/waitFor.js"
 let admin: IORedis
 let sub: IORedis
 const pushes: Array<Push> = []
+/** The push messages as they arrived (what the worker's subscriber hands to its parking). */
+const raw: Array<Buffer> = []
 const wakes: Array<string> = []
 const server = `push-test-${process.pid}`
 beforeAll(async () => {
@@ -30,7 +32,10 @@ beforeAll(async () => {
   admin = rawClient()
   sub = rawClient()
   sub.on("messageBuffer", (channel: Buffer, message: Buffer) => {
-    if (channel.toString() === pushChannel(server)) pushes.push(parsePush(message)!)
+    if (channel.toString() === pushChannel(server)) {
+      pushes.push(parsePush(message)!)
+      raw.push(message)
+    }
   })
   sub.on("message", (channel: string, message: string) => {
     if (channel === wakeChannel && message.startsWith("push-")) wakes.push(message)
@@ -140,6 +145,55 @@ describe("enqueue hands a task to a parked worker", () => {
       await admin.publish(pushChannel(server), `${leaseScore(unixSeconds(Date.now()))}\n6\nmarker2\nid`)
       await waitFor("the marker", () => pushes.length, (n) => n > before)
       expect(pushes.slice(before).map((x) => x.queue)).toEqual(["marker"])
+    } finally {
+      await sub.unsubscribe(pushChannel(server))
+    }
+  })
+})
+
+describe("the worker's side of a hand-over (makeParking)", () => {
+  it("keeps a push it is told to wait with (still leased to it), starts it later, or gives it back to pending", async () => {
+    await sub.subscribe(pushChannel(server))
+    try {
+      const queue = "push-wait"
+      const k = queueKeys(queue)
+      let raised = 0
+      const parking = makeParking(server, [queue], () => void raised++)
+      const handOver = async (n: number) => {
+        const token = await park(queue)
+        parking.parking.parked(queue, token)
+        const before = raw.length
+        const info = await run(enqueue("t:wait", { n }, { queue }))
+        await waitFor("the push", () => raw.length, (l) => l > before)
+        parking.onPush(raw[before]!)
+        return { id: info.id, token }
+      }
+      const first = await handOver(1)
+      expect(parking.pending()).toBe(true)
+      expect(raised).toBe(1)
+
+      // Waiting: nothing started, nothing given back; the task stays leased to this worker under its token.
+      const waited = await run(parking.settle(() => "wait", Date.now()))
+      expect(waited.tasks).toEqual([])
+      expect(parking.pending()).toBe(true)
+      expect(await admin.lrange(k.pending, 0, -1)).toEqual([])
+      expect(await admin.hget(k.task(first.id), "state")).toBe("active")
+      expect(Number(await admin.zscore(k.lease, first.id))).toBe(Number(first.token))
+
+      // Then started: the same task, once.
+      const started = await run(parking.settle(() => "start", Date.now()))
+      expect(started.tasks.map((t) => t.msg.id)).toEqual([first.id])
+      expect(parking.pending()).toBe(false)
+      expect((await run(parking.settle(() => "start", Date.now()))).tasks).toEqual([])
+
+      // Given back: at the head of pending, as before the hand-over, and no longer leased.
+      const second = await handOver(2)
+      const gaveBack = await run(parking.settle(() => "giveBack", Date.now()))
+      expect(gaveBack.tasks).toEqual([])
+      expect(parking.pending()).toBe(false)
+      expect(await admin.lrange(k.pending, 0, -1)).toEqual([second.id])
+      expect(await admin.hget(k.task(second.id), "state")).toBe("pending")
+      expect(await admin.zscore(k.lease, second.id)).toBeNull()
     } finally {
       await sub.unsubscribe(pushChannel(server))
     }
