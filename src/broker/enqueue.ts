@@ -58,9 +58,25 @@ const pendingSince = (nowMs: number): string => {
   return lastNowNanos
 }
 
+/**
+ * The keys of a pending write without a uniqueness lock, one frozen list per queue: the same list
+ * every time, so a single node's script call reuses the bytes it built for it (ioredisService.ts).
+ */
+const pendingKeys = new Map<string, ReadonlyArray<string>>()
+const pendingKeysOf = (queue: string): ReadonlyArray<string> => {
+  let keys = pendingKeys.get(queue)
+  if (keys === undefined) {
+    const k = queueKeys(queue)
+    keys = Object.freeze([k.taskPrefix, k.pending])
+    if (pendingKeys.size < 10_000) pendingKeys.set(queue, keys)
+  }
+  return keys
+}
+
 const writeKeys = (w: TaskWrite): ReadonlyArray<string> => {
-  const k = queueKeys(w.msg.queue)
   const t = w.target
+  if (t.state === "pending" && w.uniqueLockTtlMs === undefined) return pendingKeysOf(w.msg.queue)
+  const k = queueKeys(w.msg.queue)
   const keys = t.state === "pending" ? [k.taskPrefix, k.pending] : t.state === "scheduled" ? [k.taskPrefix, k.scheduled] : [k.taskPrefix, k.group(t.group), k.allGroups]
   if (w.uniqueLockTtlMs !== undefined) keys.push(w.msg.uniqueKey)
   return keys

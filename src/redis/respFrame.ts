@@ -24,7 +24,27 @@ const decimalDigits = (n: number): number => (n < 10 ? 1 : n < 100 ? 2 : n < 100
 
 /** The RESP bytes of `head` (the command name and its leading parts), then `keys`, then `args`. */
 export const respFrame = (head: ReadonlyArray<string>, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>): Buffer =>
-  asciiFrame(head, keys, args) ?? generalFrame(head, keys, args)
+  asciiFrame(undefined, head, keys, args) ?? generalFrame(undefined, head, keys, args)
+
+/** The leading parts of a command as RESP bulk strings, built once (`respPrefix`) and copied into each frame (`respFrameAfter`). */
+export interface RespPrefix {
+  /** How many parts the bytes hold. */
+  readonly parts: number
+  readonly bytes: Uint8Array
+}
+
+const none: ReadonlyArray<string> = []
+
+/** The bulk strings of `head` then `keys` (no `*<n>` header): a prefix for frames that start with them. */
+export const respPrefix = (head: ReadonlyArray<string>, keys: ReadonlyArray<string>): RespPrefix => {
+  const frame = respFrame(head, keys, [])
+  const parts = head.length + keys.length
+  return { parts, bytes: frame.subarray(1 + decimalDigits(parts) + crlf) }
+}
+
+/** The same bytes as `respFrame(head, keys, args)` for the `head` and `keys` that `prefix` was built from. */
+export const respFrameAfter = (prefix: RespPrefix, args: ReadonlyArray<ScriptArg>): Buffer =>
+  asciiFrame(prefix, none, none, args) ?? generalFrame(prefix, none, none, args)
 
 /** Strings longer than this are checked and copied natively; shorter ones by a loop (cheaper than a native call). */
 const shortString = 64
@@ -33,9 +53,9 @@ const shortString = 64
  * The frame when every string is ASCII (one byte per character): sized from the lengths, written in
  * one pass. Undefined as soon as a string turns out not to be ASCII.
  */
-const asciiFrame = (head: ReadonlyArray<string>, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>): Buffer | undefined => {
-  const parts = head.length + keys.length + args.length
-  let size = 1 + decimalDigits(parts) + crlf
+const asciiFrame = (prefix: RespPrefix | undefined, head: ReadonlyArray<string>, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>): Buffer | undefined => {
+  const parts = (prefix === undefined ? 0 : prefix.parts) + head.length + keys.length + args.length
+  let size = 1 + decimalDigits(parts) + crlf + (prefix === undefined ? 0 : prefix.bytes.length)
   for (let i = 0; i < head.length; i++) size += bulkOverhead(head[i]!.length) + head[i]!.length
   for (let i = 0; i < keys.length; i++) size += bulkOverhead(keys[i]!.length) + keys[i]!.length
   for (let i = 0; i < args.length; i++) {
@@ -46,6 +66,10 @@ const asciiFrame = (head: ReadonlyArray<string>, keys: ReadonlyArray<string>, ar
   const out = Buffer.allocUnsafe(size)
   out[0] = 42 // *
   let at = writeDecimal(out, 1, parts)
+  if (prefix !== undefined) {
+    out.set(prefix.bytes, at)
+    at += prefix.bytes.length
+  }
   for (let i = 0; i < head.length && at >= 0; i++) at = putAscii(out, at, head[i]!)
   for (let i = 0; i < keys.length && at >= 0; i++) at = putAscii(out, at, keys[i]!)
   for (let i = 0; i < args.length && at >= 0; i++) {
@@ -86,12 +110,13 @@ const putAscii = (out: Buffer, at: number, s: string): number => {
 }
 
 /** Any frame: each string's UTF-8 length measured first, then the bytes written. */
-const generalFrame = (head: ReadonlyArray<string>, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>): Buffer => {
+const generalFrame = (prefix: RespPrefix | undefined, head: ReadonlyArray<string>, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>): Buffer => {
   const parts = head.length + keys.length + args.length
+  const total = parts + (prefix === undefined ? 0 : prefix.parts)
   // Pass 1: the size, remembering each string's UTF-8 length (numbers become their text).
   const lengths: Array<number> = new Array(parts)
   const texts: Array<string | Uint8Array> = new Array(parts)
-  let size = 1 + decimalDigits(parts) + crlf
+  let size = 1 + decimalDigits(total) + crlf + (prefix === undefined ? 0 : prefix.bytes.length)
   let i = 0
   for (const s of head) {
     const n = Buffer.byteLength(s)
@@ -124,7 +149,11 @@ const generalFrame = (head: ReadonlyArray<string>, keys: ReadonlyArray<string>, 
   // Pass 2: the bytes.
   const out = Buffer.allocUnsafe(size)
   out[0] = 42 // *
-  let at = writeDecimal(out, 1, parts)
+  let at = writeDecimal(out, 1, total)
+  if (prefix !== undefined) {
+    out.set(prefix.bytes, at)
+    at += prefix.bytes.length
+  }
   for (let j = 0; j < parts; j++) {
     const n = lengths[j]!
     const t = texts[j]!

@@ -4,7 +4,7 @@
  */
 import { Command } from "ioredis"
 import { describe, expect, it } from "vitest"
-import { respFrame } from "../../src/redis/respFrame.js"
+import { respFrame, respFrameAfter, respPrefix } from "../../src/redis/respFrame.js"
 
 const ioredisBytes = (parts: ReadonlyArray<string | number | Uint8Array>): Buffer => {
   const [name, ...rest] = parts
@@ -27,7 +27,10 @@ describe("respFrame", () => {
       [["EVALSHA", "g".repeat(40), "1"], ["k\u00ff"], ["\u0080".repeat(70)]]
     ]
     for (const [head, keys, args] of cases) {
-      expect(respFrame(head, keys, args).equals(ioredisBytes([...head, ...keys, ...args]))).toBe(true)
+      const expected = ioredisBytes([...head, ...keys, ...args])
+      expect(respFrame(head, keys, args).equals(expected)).toBe(true)
+      // The same frame from a prefix of the head and keys built once.
+      expect(respFrameAfter(respPrefix(head, keys), args).equals(expected)).toBe(true)
     }
   })
 })
