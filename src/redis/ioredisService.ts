@@ -73,11 +73,19 @@ const framedEvalsha = (client: RedisClient, Base: CommandClass | undefined): ((s
     const shown = [sha, count]
     for (const k of keys) shown.push(k)
     const frame = frameOf(sha, count, keys, args)
-    const command = new Base("evalsha", shown, { replyEncoding: buffers ? null : "utf8", errorStack: errorStack ? new Error() : undefined }) as CommandLike & { toWritable: () => Buffer }
+    // Constructed without arguments: ioredis copies them with Array.prototype.flat, about 3 µs for
+    // four strings (measured); `args` is then set to the same list it would have held.
+    const command = new Base("evalsha", noArgs, { replyEncoding: buffers ? null : "utf8", errorStack: errorStack ? new Error() : undefined }) as CommandLike & {
+      toWritable: () => Buffer
+      args: Array<string>
+    }
+    command.args = shown
     command.toWritable = () => frame
     return client.sendCommand(command as never) as Promise<unknown>
   }
 }
+
+const noArgs: Array<string> = []
 
 /** Most key lists whose EVALSHA prefix is kept (framedEvalsha); past it the cache starts over. */
 const maxPrefixes = 1000
