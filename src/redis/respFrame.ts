@@ -39,7 +39,7 @@ const none: ReadonlyArray<string> = []
 export const respPrefix = (head: ReadonlyArray<string>, keys: ReadonlyArray<string>): RespPrefix => {
   const frame = respFrame(head, keys, [])
   const parts = head.length + keys.length
-  return { parts, bytes: frame.subarray(1 + decimalDigits(parts) + crlf) }
+  return { parts, bytes: frame.subarray(headerLength(parts, undefined)) }
 }
 
 /** The same bytes as `respFrame(head, keys, args)` for the `head` and `keys` that `prefix` was built from. */
@@ -55,7 +55,8 @@ const shortString = 64
  */
 const asciiFrame = (prefix: RespPrefix | undefined, head: ReadonlyArray<string>, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>): Buffer | undefined => {
   const parts = (prefix === undefined ? 0 : prefix.parts) + head.length + keys.length + args.length
-  let size = 1 + decimalDigits(parts) + crlf + (prefix === undefined ? 0 : prefix.bytes.length)
+  const header = headerLength(parts, prefix)
+  let size = header
   for (let i = 0; i < head.length; i++) size += bulkOverhead(head[i]!.length) + head[i]!.length
   for (let i = 0; i < keys.length; i++) size += bulkOverhead(keys[i]!.length) + keys[i]!.length
   for (let i = 0; i < args.length; i++) {
@@ -63,13 +64,8 @@ const asciiFrame = (prefix: RespPrefix | undefined, head: ReadonlyArray<string>,
     const n = typeof a === "string" ? a.length : typeof a === "number" ? numberText(a).length : a.byteLength
     size += bulkOverhead(n) + n
   }
-  const out = Buffer.allocUnsafe(size)
-  out[0] = 42 // *
-  let at = writeDecimal(out, 1, parts)
-  if (prefix !== undefined) {
-    out.set(prefix.bytes, at)
-    at += prefix.bytes.length
-  }
+  const out = startFrame(size, parts, prefix)
+  let at = header
   for (let i = 0; i < head.length && at >= 0; i++) at = putAscii(out, at, head[i]!)
   for (let i = 0; i < keys.length && at >= 0; i++) at = putAscii(out, at, keys[i]!)
   for (let i = 0; i < args.length && at >= 0; i++) {
@@ -116,7 +112,8 @@ const generalFrame = (prefix: RespPrefix | undefined, head: ReadonlyArray<string
   // Pass 1: the size, remembering each string's UTF-8 length (numbers become their text).
   const lengths: Array<number> = new Array(parts)
   const texts: Array<string | Uint8Array> = new Array(parts)
-  let size = 1 + decimalDigits(total) + crlf + (prefix === undefined ? 0 : prefix.bytes.length)
+  const header = headerLength(total, prefix)
+  let size = header
   let i = 0
   for (const s of head) {
     const n = Buffer.byteLength(s)
@@ -147,13 +144,8 @@ const generalFrame = (prefix: RespPrefix | undefined, head: ReadonlyArray<string
     size += bulkOverhead(n) + n
   }
   // Pass 2: the bytes.
-  const out = Buffer.allocUnsafe(size)
-  out[0] = 42 // *
-  let at = writeDecimal(out, 1, total)
-  if (prefix !== undefined) {
-    out.set(prefix.bytes, at)
-    at += prefix.bytes.length
-  }
+  const out = startFrame(size, total, prefix)
+  let at = header
   for (let j = 0; j < parts; j++) {
     const n = lengths[j]!
     const t = texts[j]!
@@ -172,6 +164,18 @@ const generalFrame = (prefix: RespPrefix | undefined, head: ReadonlyArray<string
     out[at++] = 13
     out[at++] = 10
   }
+  return out
+}
+
+/** Bytes of the `*<parts>\r\n` header and the prefix (if any): where a frame's own parts start. */
+const headerLength = (parts: number, prefix: RespPrefix | undefined): number => 1 + decimalDigits(parts) + crlf + (prefix === undefined ? 0 : prefix.bytes.length)
+
+/** A frame of `size` bytes with its header and prefix written (the rest is written from `headerLength` on). */
+const startFrame = (size: number, parts: number, prefix: RespPrefix | undefined): Buffer => {
+  const out = Buffer.allocUnsafe(size)
+  out[0] = 42 // *
+  const at = writeDecimal(out, 1, parts)
+  if (prefix !== undefined) out.set(prefix.bytes, at)
   return out
 }
 
