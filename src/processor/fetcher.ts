@@ -214,7 +214,7 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
      * ride is in flight (it holds the slots it may fill: a push found this worker parked, so that
      * ride most likely comes back short), the others wait for it to land (`land` wakes the loop);
      * otherwise they go back to pending. A waiting push is leased to this worker but not yet
-     * registered, so it never waits longer than one round trip (its lease is not extended).
+     * registered (its lease is not extended): it waits at most `maxPushWaitMs` (parking.ts).
      */
     const takePushes = (p: ParkingState) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {

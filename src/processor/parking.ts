@@ -59,6 +59,12 @@ export const parsePush = (m: Buffer): Push | undefined => {
  */
 export type PushDecision = "start" | "wait" | "giveBack"
 
+/**
+ * How long a push may keep waiting for fetches in flight (each landing decides it again). Far below
+ * a lease (30 s by default): a waiting push is leased to this worker but its lease is not extended.
+ */
+export const maxPushWaitMs = 1000
+
 /** Tokens remembered per queue: a push for an older one has had ample time to arrive. */
 const tokensKept = 4
 /** Released tokens remembered (a push still on its way under one is dropped: its task went back to pending). */
@@ -99,6 +105,8 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
   const tokens = new Map<string, Array<Token>>()
   const released = new Set<string>()
   let inbox: Array<Push> = []
+  /** When each waiting push (by token) was first told to wait. */
+  const waitingSince = new Map<string, number>()
   let reconnected = false
 
   /**
@@ -163,12 +171,21 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
         const accepted: Array<Push> = []
         const refused: Array<Push> = []
         for (const push of pushes) {
-          if (released.has(push.token)) continue
-          const decision = decide()
-          if (decision === "wait") {
-            inbox.push(push)
+          if (released.has(push.token)) {
+            waitingSince.delete(push.token)
             continue
           }
+          let decision = decide()
+          if (decision === "wait") {
+            const since = waitingSince.get(push.token)
+            if (since === undefined) waitingSince.set(push.token, nowMs)
+            if (since === undefined || nowMs - since < maxPushWaitMs) {
+              inbox.push(push)
+              continue
+            }
+            decision = "giveBack"
+          }
+          waitingSince.delete(push.token)
           if (decision === "giveBack") {
             refused.push(push)
             markReleased(push.token)

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Broker } from "../../src/broker/Broker.js"
 import { leaseScore, leaseScoreExpirySec } from "../../src/broker/releaseLeases.js"
 import { unixSeconds } from "../../src/broker/time.js"
-import { makeParking, parsePush, type Push } from "../../src/processor/parking.js"
+import { makeParking, maxPushWaitMs, parsePush, type Push } from "../../src/processor/parking.js"
 import { leaseFrom } from "../../src/steps/dequeueLease.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import { decodeTaskMessage } from "../../src/wire/TaskMessage.js"
@@ -152,7 +152,7 @@ describe("enqueue hands a task to a parked worker", () => {
 })
 
 describe("the worker's side of a hand-over (makeParking)", () => {
-  it("keeps a push it is told to wait with (still leased to it), starts it later, or gives it back to pending", async () => {
+  it("keeps a push it is told to wait with (still leased to it, for a bounded time), starts it later, or gives it back to pending", async () => {
     await sub.subscribe(pushChannel(server))
     try {
       const queue = "push-wait"
@@ -194,6 +194,20 @@ describe("the worker's side of a hand-over (makeParking)", () => {
       expect(await admin.lrange(k.pending, 0, -1)).toEqual([second.id])
       expect(await admin.hget(k.task(second.id), "state")).toBe("pending")
       expect(await admin.zscore(k.lease, second.id)).toBeNull()
+      await admin.del(k.pending)
+
+      // Waiting is bounded (its lease is not extended meanwhile): still told to wait after
+      // maxPushWaitMs, it is given back instead.
+      const third = await handOver(3)
+      const t0 = Date.now()
+      expect((await run(parking.settle(() => "wait", t0))).tasks).toEqual([])
+      expect((await run(parking.settle(() => "wait", t0 + maxPushWaitMs - 1))).tasks).toEqual([])
+      expect(parking.pending()).toBe(true)
+      expect(await admin.zscore(k.lease, third.id)).not.toBeNull()
+      expect((await run(parking.settle(() => "wait", t0 + maxPushWaitMs))).tasks).toEqual([])
+      expect(parking.pending()).toBe(false)
+      expect(await admin.lrange(k.pending, 0, -1)).toEqual([third.id])
+      expect(await admin.zscore(k.lease, third.id)).toBeNull()
     } finally {
       await sub.unsubscribe(pushChannel(server))
     }
