@@ -8,6 +8,8 @@
  *   npm run bench -- --scenarios=process100,latency   (see `scenarioList`)
  *   npm run bench -- --rounds=3        each measurement 3 times (libraries interleaved), median per figure
  *   npm run bench -- --port=6388       pin the private server's port
+ *   npm run bench -- --warmup=10000    the discarded warm-up of every scenario but latency, in tasks (default
+ *                                      min(1,000, tasks/10)): a longer one measures V8's steady state
  *   npm run bench -- --baseline=DIR    also runs the effect-asynq of another checkout DIR (e.g. `git worktree add
  *                                      /tmp/base <commit>`) as "effect-asynq@base", interleaved with the others,
  *                                      and prints an A/B table (this tree ÷ base)
@@ -72,6 +74,12 @@ const baseline = arg("baseline")
 const scenarioKeys = parseList(arg("scenarios"), scenarioList.map((s) => s.key), "scenario") ?? scenarioList.map((s) => s.key)
 const port = arg("port") === undefined ? undefined : Number(arg("port"))
 const rounds = Math.max(1, Number(arg("rounds") ?? 1))
+const warmupArg = arg("warmup")
+const warmupTasks = warmupArg === undefined ? undefined : Number(warmupArg)
+if (warmupTasks !== undefined && !(Number.isInteger(warmupTasks) && warmupTasks >= 0)) {
+  console.error(`bench: --warmup must be a whole number of tasks ≥ 0, got ${warmupArg}`)
+  process.exit(2)
+}
 const timeoutMs = 180_000
 const profile = arg("profile") !== undefined
 const profileDir = fileURLToPath(new URL("./results/profiles/", import.meta.url))
@@ -192,7 +200,7 @@ const main = async () => {
           // The latency warm-up runs 5 s at 500/s: at that rate V8 is still optimizing every library's hot
           // functions for seconds (its background compiles compete for the 2 cores), and a shorter warm-up
           // measures that rather than the steady state (see README, Benchmarks).
-          const warmup = spec.scenario === "latency" ? Math.min(2_500, Math.ceil(n / 2)) : Math.min(1_000, Math.ceil(n / 10))
+          const warmup = spec.scenario === "latency" ? Math.min(2_500, Math.ceil(n / 2)) : (warmupTasks ?? Math.min(1_000, Math.ceil(n / 10)))
           const t0 = Date.now()
           const load1m = loadavg()[0]!
           const profileFile = profile ? `${profileDir}${spec.key}-${lib}-r${round + 1}.cpuprofile` : undefined
@@ -247,7 +255,7 @@ const main = async () => {
     command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(),
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, totalMemBytes: totalmem(), node: process.version, loadAvgAtEnd: loadavg() },
     redis: { version: redis.version, private: true },
-    parameters: { rounds, tasks, latencyTasks, latencyPerSecond: perSecond, bulkBatch, concurrentCallers, warmup: "min(1000, n/10) per scenario (latency: min(2500, n/2)), discarded" },
+    parameters: { rounds, tasks, latencyTasks, latencyPerSecond: perSecond, bulkBatch, concurrentCallers, warmup: `${warmupTasks === undefined ? "min(1000, n/10)" : warmupTasks} per scenario (latency: min(2500, n/2)), discarded` },
     libraries: libs,
     settings,
     results,
