@@ -190,8 +190,12 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
             land: (reply) =>
               Effect.suspend(() => {
                 reserved -= free
-                // A push waiting for these slots (takePushes) is decided again now that they are known.
-                if (deps.parking?.pending()) deps.slotFreed.raise()
+                // A push waiting for these slots (takePushes) is decided again now that they are known:
+                // wake the loop whether it waits for a slot or, gone idle meanwhile, for work.
+                if (deps.parking?.pending()) {
+                  deps.slotFreed.raise()
+                  deps.wake.raise()
+                }
                 if (reply === undefined) return Effect.void
                 // Runs in the fiber that sent the batch: an attempt, forked by this loop, so it has the loop's context (R).
                 return (reply.ok ? fetch.land(reply.value) : fetch.lost(reply.error)).pipe(
