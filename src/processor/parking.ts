@@ -114,11 +114,13 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
    * something went back. Logged as a warning when the reason is a fault (a lost message, a
    * reconnect), as debug when it is a hand-over this worker had no free slot for.
    */
-  const release = (queue: string, token: string, received: ReadonlyArray<string>, nowMs: number, full = false) =>
+  const release = (queue: string, token: string, received: ReadonlyArray<string>, nowMs: number, why: "unstarted" | "noSlot" | "expired" = "unstarted") =>
     Effect.flatMap(
-      full
+      why === "noSlot"
         ? releaseLeasedToNobody(queue, token, received, nowMs, "a hand-over to this worker, which had no free slot,", Effect.logDebug)
-        : releaseLeasedToNobody(queue, token, received, nowMs, "a hand-over to this worker"),
+        : why === "expired"
+          ? releaseLeasedToNobody(queue, token, received, nowMs, "a hand-over that reached this worker after its lease ran out")
+          : releaseLeasedToNobody(queue, token, received, nowMs, "a hand-over to this worker"),
       (n) => (n > 0 ? Effect.asVoid(publishWake([queue]).pipe(Effect.ignore)) : Effect.void)
     )
 
@@ -169,13 +171,17 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
         const pushes = inbox
         inbox = []
         const accepted: Array<Push> = []
-        const refused: Array<Push> = []
+        const refused: Array<{ readonly push: Push; readonly expired: boolean }> = []
         for (const push of pushes) {
           if (released.has(push.token)) {
             waitingSince.delete(push.token)
             continue
           }
-          let decision = decide()
+          // A push whose lease has already run out by our clock (it waited in the socket or the
+          // inbox for longer than a lease; the token was left a poll interval ago) is not started:
+          // the recoverer may hand it to another worker any moment. It goes back to pending.
+          const expired = leaseScoreExpirySec(push.token) * 1000 <= nowMs
+          let decision: PushDecision = expired ? "giveBack" : decide()
           if (decision === "wait") {
             const since = waitingSince.get(push.token)
             if (since === undefined) waitingSince.set(push.token, nowMs)
@@ -187,7 +193,7 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
           }
           waitingSince.delete(push.token)
           if (decision === "giveBack") {
-            refused.push(push)
+            refused.push({ push, expired })
             markReleased(push.token)
             continue
           }
@@ -206,7 +212,7 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
           (p) => sortLeased(p.queue, [{ id: p.id, bytes: p.bytes }], leaseScoreExpirySec(p.token), nowMs, tasks, corrupt, failures),
           { discard: true }
         )
-        return Effect.forEach(refused, (p) => release(p.queue, p.token, [], nowMs, true), { discard: true }).pipe(
+        return Effect.forEach(refused, (r) => release(r.push.queue, r.push.token, [], nowMs, r.expired ? "expired" : "noSlot"), { discard: true }).pipe(
           Effect.andThen(read),
           Effect.andThen(wasReconnected ? leave(nowMs) : Effect.void),
           Effect.map((): DequeueLeaseResult => {

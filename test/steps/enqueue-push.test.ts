@@ -208,6 +208,45 @@ describe("the worker's side of a hand-over (makeParking)", () => {
       expect(parking.pending()).toBe(false)
       expect(await admin.lrange(k.pending, 0, -1)).toEqual([third.id])
       expect(await admin.zscore(k.lease, third.id)).toBeNull()
+      await admin.del(k.pending)
+    } finally {
+      await sub.unsubscribe(pushChannel(server))
+    }
+  })
+
+  it("does not start a push whose lease ran out before it was read: it goes back to pending", async () => {
+    await sub.subscribe(pushChannel(server))
+    try {
+      const queue = "push-late"
+      const k = queueKeys(queue)
+      const parking = makeParking(server, [queue], () => {})
+      const handOver = async (n: number) => {
+        const token = await park(queue)
+        parking.parking.parked(queue, token)
+        const before = raw.length
+        const info = await run(enqueue("t:late", { n }, { queue }))
+        await waitFor("the push", () => raw.length, (l) => l > before)
+        parking.onPush(raw[before]!)
+        return { id: info.id, expiresAtMs: leaseScoreExpirySec(token) * 1000 }
+      }
+      // Read one millisecond before its lease runs out: started.
+      const inTime = await handOver(1)
+      const started = await run(parking.settle(() => "start", inTime.expiresAtMs - 1))
+      expect(started.tasks.map((t) => t.msg.id)).toEqual([inTime.id])
+      await admin.del(k.active, k.lease)
+
+      // Read when it has run out (the worker was stalled for a lease): not started, even with a free
+      // slot; back at the head of pending and no longer leased, so another fetch takes it once.
+      const late = await handOver(2)
+      let asked = 0
+      const refused = await run(parking.settle(() => (asked++, "start"), late.expiresAtMs))
+      expect(refused.tasks).toEqual([])
+      expect(asked).toBe(0)
+      expect(parking.pending()).toBe(false)
+      expect(await admin.lrange(k.pending, 0, -1)).toEqual([late.id])
+      expect(await admin.hget(k.task(late.id), "state")).toBe("pending")
+      expect(await admin.zscore(k.lease, late.id)).toBeNull()
+      expect(await admin.lrange(k.active, 0, -1)).toEqual([])
     } finally {
       await sub.unsubscribe(pushChannel(server))
     }
