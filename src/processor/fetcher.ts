@@ -130,7 +130,11 @@ const fetchForSlots = <R>(deps: FetcherDeps<R>, want: number, rest: QueueRest | 
 
 export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, R | Broker> =>
   Effect.gen(function* () {
-    const { concurrency, pollIntervalMs } = deps.options
+    const { concurrency, pollIntervalMs, leaseMs } = deps.options
+    // A parked worker's token is the lease of whatever is handed to it (parking.ts): the idle loop
+    // looks again (and leaves a fresh token) at least every half lease, so a hand-over arrives with
+    // half a lease or more left. The default poll interval (1 s) is far below that.
+    const idleWaitMs = deps.parking ? Math.min(pollIntervalMs, Math.floor(leaseMs / 2)) : pollIntervalMs
     // Unless the queues were found empty (the loop then waits for a wake or the poll interval), the
     // next fetch rides along with the completions that free slots (one round trip for both): from
     // the first queue of this round's order, for the slots free once those completions land. Whatever
@@ -258,7 +262,7 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
         idle = true
         // The poll interval is a deadline on the shared timer that raises the wake signal: the wait itself
         // is a plain one, which a wake-up message resumes at once (no race with a sleep set up per wait).
-        const pollAt = (yield* Clock.currentTimeMillis) + pollIntervalMs
+        const pollAt = (yield* Clock.currentTimeMillis) + idleWaitMs
         const unwatch = deps.deadlines.add(pollAt, () => deps.wake.raise())
         yield* deps.wake.wait().pipe(
           Effect.ensuring(

@@ -7,6 +7,7 @@
 import { TestClock } from "effect/testing"
 import { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { leaseScoreExpirySec } from "../../src/broker/releaseLeases.js"
 import type { HandlerInput } from "../../src/processor/Mux.js"
 import type { ServerOptions } from "../../src/processor/options.js"
 import { enqueue } from "../../src/steps/enqueue.js"
@@ -67,6 +68,31 @@ describe("idle server (private redis-server)", () => {
       // ~5 fetches in a second (plus at most a forward and a state write); a busy poll would make thousands.
       expect(dequeues).toBeGreaterThan(0)
       expect(dequeues).toBeLessThan(15)
+    } finally {
+      await s.shutdown()
+    }
+  })
+
+  it("looks again at least every half lease when the poll interval is longer, so a parked worker's token stays valid", async () => {
+    const s = await start(async () => {}, { queues: { longpoll: 1 }, pollIntervalMs: 60_000, leaseMs: 2000 }, true)
+    /** The expiry second of the park token the worker left. */
+    const token = async () => {
+      const parked = await admin.hgetall("asynq:{longpoll}:parked")
+      const values = Object.values(parked)
+      expect(values).toHaveLength(1)
+      return leaseScoreExpirySec(values[0]!)
+    }
+    try {
+      await waitFor("the first fetch's park token", () => admin.hlen("asynq:{longpoll}:parked"), (n) => n === 1)
+      const first = await token()
+      await s.run(TestClock.adjust(999))
+      await letFibersSettle()
+      expect(await token()).toBe(first)
+      // Half a lease (1 s), far short of the 60 s poll interval: the loop fetches again and leaves a
+      // fresh token, whose lease ends one second after the first one's.
+      await s.run(TestClock.adjust(1))
+      await waitFor("a fresh token after half a lease", () => token(), (t) => t !== first)
+      expect(await token()).toBe(first + 1)
     } finally {
       await s.shutdown()
     }
