@@ -1,5 +1,6 @@
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire"
 import { MessageDecodeError } from "./errors.js"
+import { slabBytes } from "./byteSlab.js"
 import {
   decodeWith,
   type Mutable,
@@ -173,7 +174,7 @@ const encodeCommon = (m: TaskMessage): Uint8Array | undefined => {
       size += delimited(delimited(k) + delimited(v))
     }
   }
-  const out = new Uint8Array(size)
+  const out = slabBytes(size)
   let at = 0
   if (type > 0) at = putString(out, putVarint(out, ((out[at] = 0x0a), at + 1), type), m.type, type)
   if (payload > 0) {

@@ -5,6 +5,7 @@
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import { slabUtf8 } from "./byteSlab.js"
 
 /** A payload value that has no byte form (a function, a symbol, a BigInt, a cycle…). */
 export class PayloadEncodeError extends Data.TaggedError("PayloadEncodeError")<{ readonly message: string }> {}
@@ -15,16 +16,8 @@ export class PayloadDecodeError extends Data.TaggedError("PayloadDecodeError")<{
 const utf8Encoder = new TextEncoder()
 const utf8Decoder = new TextDecoder("utf-8", { fatal: true })
 
-// A short text is encoded into this scratch and copied out (cheaper than `encode`, which allocates
-// its result outside the JS heap); 3 bytes per UTF-16 code unit always fit.
-const shortText = 1024
-const scratch = new Uint8Array(3 * shortText)
-
-/** The UTF-8 bytes of a string (lone surrogates as U+FFFD, as TextEncoder writes them). */
-const utf8Bytes = (s: string): Uint8Array => {
-  if (s.length > shortText) return utf8Encoder.encode(s)
-  return scratch.slice(0, utf8Encoder.encodeInto(s, scratch).written)
-}
+/** The UTF-8 bytes of a string (lone surrogates as U+FFFD, as TextEncoder writes them); a short one in a shared slab (byteSlab.ts). */
+const utf8Bytes = (s: string): Uint8Array => slabUtf8(s) ?? utf8Encoder.encode(s)
 
 /**
  * The payload bytes for a value: Uint8Array as is, other typed arrays / ArrayBuffer by their bytes,

@@ -6,6 +6,7 @@
  */
 import { BinaryReader, type BinaryWriter, WireType } from "@bufbuild/protobuf/wire"
 import { MessageDecodeError } from "./errors.js"
+import { slabBytes } from "./byteSlab.js"
 
 /** A decoder's working copy of a readonly message type. */
 export type Mutable<T> = { -readonly [K in keyof T]: T[K] }
@@ -77,10 +78,16 @@ export const readString = (r: BinaryReader): string => r.string(true)
 /** Reads an int64 varint as a JS number (exact within ±2^53). */
 export const readInt64 = (r: BinaryReader): number => Number(r.int64())
 
-/** Reads a `bytes` field; empty is Go's nil after a decode (`undefined`). The bytes are copied. */
+/**
+ * Reads a `bytes` field; empty is Go's nil after a decode (`undefined`). The bytes are copied (the
+ * message may sit in a large socket buffer), into a shared slab when short (byteSlab.ts).
+ */
 export const readBytes = (r: BinaryReader): Uint8Array | undefined => {
   const b = r.bytes()
-  return b.length > 0 ? new Uint8Array(b) : undefined
+  if (b.length === 0) return undefined
+  const out = slabBytes(b.length)
+  out.set(b)
+  return out
 }
 
 /**
