@@ -1,6 +1,7 @@
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire"
 import { MessageDecodeError } from "./errors.js"
 import { slabBytes } from "./byteSlab.js"
+import { decodeTaskMessageDirect } from "./taskMessageDirectDecode.js"
 import {
   decodeWith,
   type Mutable,
@@ -237,9 +238,14 @@ const writeTaskMessage = (w: BinaryWriter, m: TaskMessage): Uint8Array => {
 /**
  * Decodes a TaskMessage as Go's proto.Unmarshal does: any field order, unknown fields (and known
  * numbers with an unexpected wire type) skipped, a repeated scalar's last value wins, duplicate
- * header keys keep the last. Throws MessageDecodeError (wrap with Effect.try).
+ * header keys keep the last. Throws MessageDecodeError (wrap with Effect.try). The usual message
+ * is read by the direct decoder (taskMessageDirectDecode.ts); any other, and every damaged one, by
+ * @bufbuild/protobuf's BinaryReader. Both give the same message.
  */
-export const decodeTaskMessage = (bytes: Uint8Array, key?: string): TaskMessage =>
+export const decodeTaskMessage = (bytes: Uint8Array, key?: string): TaskMessage => decodeTaskMessageDirect(bytes) ?? decodeTaskMessageWithReader(bytes, key)
+
+/** The general path of `decodeTaskMessage` alone (@bufbuild/protobuf's BinaryReader): what the direct decoder must agree with. */
+export const decodeTaskMessageWithReader = (bytes: Uint8Array, key?: string): TaskMessage =>
   decodeWith("TaskMessage", bytes, key, (r) => {
     const m: Mutable<TaskMessage> = { ...emptyTaskMessage }
     const headers: Record<string, string> = {}

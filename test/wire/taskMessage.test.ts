@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { decodeTaskMessage, encodeTaskMessage, encodeTaskMessageWithWriter, MessageDecodeError, type TaskMessage } from "../../src/wire/TaskMessage.js"
+import { decodeTaskMessage, decodeTaskMessageWithReader, encodeTaskMessage, encodeTaskMessageWithWriter, MessageDecodeError, type TaskMessage } from "../../src/wire/TaskMessage.js"
+import { decodeTaskMessageDirect } from "../../src/wire/taskMessageDirectDecode.js"
 import { fromHex, hex } from "../support/fixtures.js"
 import { asDecoded, taskMessage, vectors } from "./fromFixture.js"
 
@@ -137,5 +138,89 @@ describe("TaskMessage direct encoder", () => {
     for (const m of [{ ...base, retry: -1 }, { ...base, timeout: 2 ** 32 }, { ...base, retention: 9_223_372_036 }, { ...base, deadline: -5 }]) {
       expect(hex(encodeTaskMessage(m))).toBe(hex(reference(m)))
     }
+  })
+})
+
+describe("TaskMessage direct decoder", () => {
+  let seed = 4242
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31
+    return seed % n
+  }
+  const pieces = ["", "a", "queue", "é", "☃", "🎉", "\uD800", "\uFEFFbom", "x".repeat(130), "y".repeat(20_000), "żółć", "__proto__"]
+  const str = () => Array.from({ length: rand(4) }, () => pieces[rand(pieces.length)]!).join("")
+  const num = (max: number) => [0, 1, 127, 128, 16_383, 16_384, 2_097_152, 268_435_456, max, -1, 2 ** 40][rand(max < 2 ** 32 ? 10 : 11)]!
+  const randomMessage = (): TaskMessage => {
+    const headers: Record<string, string> = {}
+    for (let h = rand(4); h > 0; h--) headers[str()] = str()
+    return {
+      type: str(),
+      payload: rand(3) === 0 ? undefined : new Uint8Array(rand(3) === 0 ? 0 : [1, 130, 20_000][rand(3)]!).map((_, j) => j % 256),
+      id: str(),
+      queue: str(),
+      retry: num(2 ** 31 - 1),
+      retried: num(2 ** 31 - 1),
+      errorMsg: str(),
+      timeout: num(2 ** 35 - 1),
+      deadline: num(2 ** 35 - 1),
+      uniqueKey: str(),
+      lastFailedAt: num(2 ** 35),
+      retention: num(2 ** 35 - 1),
+      completedAt: num(2 ** 35),
+      groupKey: str(),
+      headers
+    }
+  }
+  /** What the BinaryReader path gives: the message, or the error's message. */
+  const reference = (b: Uint8Array) => {
+    try {
+      return { msg: decodeTaskMessageWithReader(b) }
+    } catch (e) {
+      return { error: (e as Error).message }
+    }
+  }
+
+  it("reads random messages as the BinaryReader path does, and reads the usual ones itself", () => {
+    let direct = 0
+    for (let i = 0; i < 2_000; i++) {
+      const bytes = encodeTaskMessage(randomMessage())
+      const d = decodeTaskMessageDirect(bytes)
+      if (d !== undefined) {
+        direct++
+        expect(d).toEqual(reference(bytes).msg)
+      }
+      expect(decodeTaskMessage(bytes)).toEqual(reference(bytes).msg)
+    }
+    // Most random messages are usual ones (negative and 2^40 numbers are not).
+    expect(direct).toBeGreaterThan(200)
+  })
+
+  it("agrees with the BinaryReader path on damaged bytes: the same message, or the same error", () => {
+    for (let i = 0; i < 3_000; i++) {
+      const bytes = encodeTaskMessage(randomMessage())
+      const damaged = bytes.slice(0, rand(3) === 0 ? rand(bytes.length + 1) : bytes.length)
+      for (let k = rand(4); k > 0 && damaged.length > 0; k--) damaged[rand(damaged.length)] = rand(256)
+      const ref = reference(damaged)
+      let got: { msg?: TaskMessage; error?: string }
+      try {
+        got = { msg: decodeTaskMessage(damaged) }
+      } catch (e) {
+        got = { error: (e as Error).message }
+      }
+      expect(got).toEqual(ref)
+    }
+  })
+
+  it("leaves unknown fields, wrong wire types and invalid UTF-8 to the BinaryReader path", () => {
+    const usual = encodeTaskMessage({ ...randomMessage(), retry: 3, retried: 0, timeout: 0, deadline: 0, lastFailedAt: 0, retention: 0, completedAt: 0 })
+    const withUnknown = new Uint8Array([...usual, 0x80, 0x01, 0x01]) // field 16, varint 1
+    const wrongWireType = new Uint8Array([...usual, 0x2a, 0x01, 0x41]) // field 5 as length-delimited
+    const badUtf8 = new Uint8Array([0x0a, 0x02, 0xc3, 0x28]) // type: an invalid 2-byte sequence
+    expect(decodeTaskMessageDirect(withUnknown)).toBeUndefined()
+    expect(decodeTaskMessage(withUnknown)).toEqual(decodeTaskMessageWithReader(withUnknown))
+    expect(decodeTaskMessageDirect(wrongWireType)).toBeUndefined()
+    expect(decodeTaskMessage(wrongWireType)).toEqual(decodeTaskMessageWithReader(wrongWireType))
+    expect(decodeTaskMessageDirect(badUtf8)).toBeUndefined()
+    expect(() => decodeTaskMessage(badUtf8)).toThrow(MessageDecodeError)
   })
 })
