@@ -46,9 +46,12 @@ const shortAscii = 64
 const text = (b: Uint8Array, start: number, stop: number): string | undefined => {
   if (start === stop) return ""
   if (stop - start > shortAscii) return decodeUtf8(b, start, stop)
-  for (let i = start; i < stop; i++) if (b[i]! > 0x7f) return decodeUtf8(b, start, stop)
   let out = ""
-  for (let i = start; i < stop; i++) out += String.fromCharCode(b[i]!)
+  for (let i = start; i < stop; i++) {
+    const c = b[i]!
+    if (c > 0x7f) return decodeUtf8(b, start, stop)
+    out += String.fromCharCode(c)
+  }
   return out
 }
 
