@@ -152,6 +152,17 @@ describe("enqueue hands a task to a parked worker", () => {
 })
 
 describe("the worker's side of a hand-over (makeParking)", () => {
+  /** Parks `server` on `queue`, enqueues task `n` (handed to it), and gives the push to `parking` as the subscriber would. */
+  const handOverTo = async (parking: ReturnType<typeof makeParking>, queue: string, n: number) => {
+    const token = await park(queue)
+    parking.parking.parked(queue, token)
+    const before = raw.length
+    const info = await run(enqueue("t:handover", { n }, { queue }))
+    await waitFor("the push", () => raw.length, (l) => l > before)
+    parking.onPush(raw[before]!)
+    return { id: info.id, token }
+  }
+
   it("keeps a push it is told to wait with (still leased to it, for a bounded time), starts it later, or gives it back to pending", async () => {
     await sub.subscribe(pushChannel(server))
     try {
@@ -159,15 +170,7 @@ describe("the worker's side of a hand-over (makeParking)", () => {
       const k = queueKeys(queue)
       let raised = 0
       const parking = makeParking(server, [queue], () => void raised++)
-      const handOver = async (n: number) => {
-        const token = await park(queue)
-        parking.parking.parked(queue, token)
-        const before = raw.length
-        const info = await run(enqueue("t:wait", { n }, { queue }))
-        await waitFor("the push", () => raw.length, (l) => l > before)
-        parking.onPush(raw[before]!)
-        return { id: info.id, token }
-      }
+      const handOver = (n: number) => handOverTo(parking, queue, n)
       const first = await handOver(1)
       expect(parking.pending()).toBe(true)
       expect(raised).toBe(1)
@@ -221,13 +224,8 @@ describe("the worker's side of a hand-over (makeParking)", () => {
       const k = queueKeys(queue)
       const parking = makeParking(server, [queue], () => {})
       const handOver = async (n: number) => {
-        const token = await park(queue)
-        parking.parking.parked(queue, token)
-        const before = raw.length
-        const info = await run(enqueue("t:late", { n }, { queue }))
-        await waitFor("the push", () => raw.length, (l) => l > before)
-        parking.onPush(raw[before]!)
-        return { id: info.id, expiresAtMs: leaseScoreExpirySec(token) * 1000 }
+        const { id, token } = await handOverTo(parking, queue, n)
+        return { id, expiresAtMs: leaseScoreExpirySec(token) * 1000 }
       }
       // Read one millisecond before its lease runs out: started.
       const inTime = await handOver(1)

@@ -7,6 +7,44 @@ import { asDecoded, taskMessage, vectors } from "./fromFixture.js"
 const all = vectors().task_message
 const exact = all.filter((v) => v.name !== "large_int64")
 
+/**
+ * Random TaskMessages from a seed: strings from awkward pieces (multi-byte, surrogates, lengths past
+ * 127 and 16383), numbers at the varint boundaries up to each field's `max`. `wide` adds what the
+ * direct codecs leave to the general ones: -1 and 2^40 (int64 fields), a BOM, a "__proto__" key.
+ */
+const randomMessages = (seed: number, wide: boolean) => {
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31
+    return seed % n
+  }
+  const pieces = ["", "a", "queue", "é", "☃", "🎉", "\uD800", "x".repeat(130), "y".repeat(20_000), "żółć", ...(wide ? ["\uFEFFbom", "__proto__"] : [])]
+  const str = () => Array.from({ length: rand(4) }, () => pieces[rand(pieces.length)]!).join("")
+  const num = (max: number) => [0, 1, 127, 128, 16_383, 16_384, 2_097_152, 268_435_456, max, -1, 2 ** 40][rand(!wide ? 9 : max < 2 ** 32 ? 10 : 11)]!
+  const int64Max = wide ? 2 ** 35 : 2 ** 32 - 1
+  const next = (): TaskMessage => {
+    const headers: Record<string, string> = {}
+    for (let h = rand(4); h > 0; h--) headers[str()] = str()
+    return {
+      type: str(),
+      payload: rand(3) === 0 ? undefined : new Uint8Array(rand(3) === 0 ? 0 : [1, 130, 20_000][rand(3)]!).map((_, j) => j % 256),
+      id: str(),
+      queue: str(),
+      retry: num(2 ** 31 - 1),
+      retried: num(2 ** 31 - 1),
+      errorMsg: str(),
+      timeout: num(int64Max),
+      deadline: num(int64Max),
+      uniqueKey: str(),
+      lastFailedAt: num(int64Max),
+      retention: num(int64Max),
+      completedAt: num(int64Max),
+      groupKey: str(),
+      headers
+    }
+  }
+  return { next, rand }
+}
+
 describe("TaskMessage codec against Go asynq's vectors", () => {
   it("covers all 19 task_message vectors", () => {
     expect(all).toHaveLength(19)
@@ -101,34 +139,9 @@ describe("TaskMessage direct encoder", () => {
   const reference = encodeTaskMessageWithWriter
 
   it("writes the same bytes as the BinaryWriter path, for random messages (ASCII, multi-byte, surrogates, lengths past 127 and 16383, numbers up to 2^32)", () => {
-    let seed = 12345
-    const rand = (n: number) => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31
-      return seed % n
-    }
-    const pieces = ["", "a", "queue", "é", "☃", "🎉", "\uD800", "x".repeat(130), "y".repeat(20_000), "żółć"]
-    const str = () => Array.from({ length: rand(4) }, () => pieces[rand(pieces.length)]!).join("")
-    const num = (max: number) => [0, 1, 127, 128, 16_383, 16_384, 2_097_152, 268_435_456, max][rand(9)]!
+    const { next } = randomMessages(12345, false)
     for (let i = 0; i < 2_000; i++) {
-      const headers: Record<string, string> = {}
-      for (let h = rand(4); h > 0; h--) headers[str()] = str()
-      const m: TaskMessage = {
-        type: str(),
-        payload: rand(3) === 0 ? undefined : new Uint8Array(rand(3) === 0 ? 0 : [1, 130, 20_000][rand(3)]!).map((_, j) => j % 256),
-        id: str(),
-        queue: str(),
-        retry: num(2 ** 31 - 1),
-        retried: num(2 ** 31 - 1),
-        errorMsg: str(),
-        timeout: num(2 ** 32 - 1),
-        deadline: num(2 ** 32 - 1),
-        uniqueKey: str(),
-        lastFailedAt: num(2 ** 32 - 1),
-        retention: num(2 ** 32 - 1),
-        completedAt: num(2 ** 32 - 1),
-        groupKey: str(),
-        headers
-      }
+      const m = next()
       expect(hex(encodeTaskMessage(m))).toBe(hex(reference(m)))
     }
   })
@@ -142,35 +155,7 @@ describe("TaskMessage direct encoder", () => {
 })
 
 describe("TaskMessage direct decoder", () => {
-  let seed = 4242
-  const rand = (n: number) => {
-    seed = (seed * 1103515245 + 12345) % 2 ** 31
-    return seed % n
-  }
-  const pieces = ["", "a", "queue", "é", "☃", "🎉", "\uD800", "\uFEFFbom", "x".repeat(130), "y".repeat(20_000), "żółć", "__proto__"]
-  const str = () => Array.from({ length: rand(4) }, () => pieces[rand(pieces.length)]!).join("")
-  const num = (max: number) => [0, 1, 127, 128, 16_383, 16_384, 2_097_152, 268_435_456, max, -1, 2 ** 40][rand(max < 2 ** 32 ? 10 : 11)]!
-  const randomMessage = (): TaskMessage => {
-    const headers: Record<string, string> = {}
-    for (let h = rand(4); h > 0; h--) headers[str()] = str()
-    return {
-      type: str(),
-      payload: rand(3) === 0 ? undefined : new Uint8Array(rand(3) === 0 ? 0 : [1, 130, 20_000][rand(3)]!).map((_, j) => j % 256),
-      id: str(),
-      queue: str(),
-      retry: num(2 ** 31 - 1),
-      retried: num(2 ** 31 - 1),
-      errorMsg: str(),
-      timeout: num(2 ** 35 - 1),
-      deadline: num(2 ** 35 - 1),
-      uniqueKey: str(),
-      lastFailedAt: num(2 ** 35),
-      retention: num(2 ** 35 - 1),
-      completedAt: num(2 ** 35),
-      groupKey: str(),
-      headers
-    }
-  }
+  const { next: randomMessage, rand } = randomMessages(4242, true)
   /** What the BinaryReader path gives: the message, or the error's message. */
   const reference = (b: Uint8Array) => {
     try {
