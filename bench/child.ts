@@ -9,10 +9,10 @@ import { Redis } from "ioredis"
 import { restoreFastStringPrototype } from "../src/redis/fastStringPrototype.js"
 import type { AdapterFactory, LibName } from "./libs/types.js"
 import { NotAvailable } from "./libs/types.js"
-import { enqueueBulk, enqueueConcurrent, enqueueSerial, latency, processThroughput } from "./scenarios.js"
+import { enqueueBulk, enqueueConcurrent, enqueueSerial, latency, processSteady, processThroughput } from "./scenarios.js"
 import { measuredWindow, resetRedis } from "./measure.js"
 
-export type ScenarioName = "enqueueSerial" | "enqueueConcurrent" | "enqueueBulk" | "process" | "latency"
+export type ScenarioName = "enqueueSerial" | "enqueueConcurrent" | "enqueueBulk" | "process" | "processSteady" | "latency"
 
 export interface ChildJob {
   readonly lib: LibName
@@ -58,11 +58,14 @@ const run = async (job: ChildJob): Promise<{ result: unknown; settings: string }
           return enqueueBulk(lib, admin, n)
         case "process":
           return processThroughput(lib, admin, n, job.concurrency, job.timeoutMs)
+        case "processSteady":
+          // The warm-up runs inside the measured worker (scenarios.ts: processSteady).
+          return processSteady(lib, admin, n, job.concurrency, job.timeoutMs, job.warmup)
         case "latency":
           return latency(lib, admin, n, job.perSecond, job.concurrency, job.timeoutMs)
       }
     }
-    if (job.warmup > 0) await once(job.warmup)
+    if (job.warmup > 0 && job.scenario !== "processSteady") await once(job.warmup)
     if (job.profileFile !== undefined) await profileMeasuredWindow(job.profileFile)
     const result = await once(job.tasks)
     await resetRedis(admin)

@@ -142,6 +142,53 @@ export const processThroughput = async (lib: LibAdapter, admin: Redis, n: number
 }
 
 /**
+ * Processing by one long-running worker: `warmup + n` tasks pre-filled, one worker started, the first
+ * `warmup` handler calls discarded (V8 has optimized the worker's code by then), the next `n`
+ * measured — from the warmup-th call to the last. The default scenarios start a fresh worker in the
+ * measured window instead (after a warm-up run by another worker in the same process); this shows a
+ * worker that has been running for a while. Redis figures from snapshots taken at the two points.
+ */
+export const processSteady = async (lib: LibAdapter, admin: Redis, n: number, concurrency: number, timeoutMs: number, warmup: number): Promise<RateResult> => {
+  await resetRedis(admin)
+  await fill(lib, warmup + n)
+  await sleep(100)
+  let seen = 0
+  let t0 = 0
+  let cpu0 = nodeCpu()
+  let lastAt = 0
+  let nodeUs = 0
+  let before: Promise<Awaited<ReturnType<typeof redisSnapshot>>> | undefined
+  let after: Promise<Awaited<ReturnType<typeof redisSnapshot>>> | undefined
+  let resolveAll!: () => void
+  const all = new Promise<void>((r) => (resolveAll = r))
+  const open = () => {
+    t0 = nowMs()
+    cpu0 = nodeCpu()
+    before = redisSnapshot(admin)
+    void measuredWindow.begin()
+  }
+  if (warmup === 0) open()
+  const worker = await lib.startWorker(concurrency, () => {
+    seen++
+    if (seen === warmup) open()
+    else if (seen === warmup + n) {
+      lastAt = nowMs()
+      nodeUs = nodeCpuDeltaUs(cpu0)
+      after = redisSnapshot(admin)
+      resolveAll()
+    }
+  })
+  const timer = setTimeout(() => resolveAll(), timeoutMs)
+  await all
+  clearTimeout(timer)
+  await measuredWindow.end()
+  await worker.stop()
+  if (seen < warmup + n) throw new Error(`${lib.name}: processed ${seen} of ${warmup + n} tasks within ${timeoutMs} ms (concurrency ${concurrency})`)
+  const seconds = (lastAt - t0) / 1000
+  return { tasks: n, seconds: round(seconds, 4), perSecond: Math.round(n / seconds), ...cost(n, nodeUs, redisDelta(await before!, await after!)) }
+}
+
+/**
  * Enqueue→handler latency: a running worker (`concurrency`), a producer in the same process
  * enqueueing one task at a time at `perSecond` (open loop: sends are not awaited before the next,
  * so a slow enqueue does not lower the offered rate), each stamped with the send time.
