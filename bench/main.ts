@@ -92,9 +92,9 @@ const timeoutMs = 180_000
 /**
  * The warm-up inside the worker of the "steady" scenarios: in 5,000-task slices, our worker at c=10
  * reached its steady rate after about 35,000 tasks (V8 optimizes code run once per batch late),
- * bee-queue's after 5,000.
+ * bee-queue's after 5,000. (--quick: 5,000, a sanity run.)
  */
-const steadyWarmup = 50_000
+const steadyWarmup = quick ? 5_000 : 50_000
 const profile = arg("profile") !== undefined
 const profileDir = fileURLToPath(new URL("./results/profiles/", import.meta.url))
 
