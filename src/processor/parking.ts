@@ -65,6 +65,16 @@ export type PushDecision = "start" | "wait" | "giveBack"
  */
 export const maxPushWaitMs = 1000
 
+/**
+ * Why hand-overs go back to pending, as the give-back's log line names them: a fault (logged as a
+ * warning), or a worker that had no free slot (a normal event, logged at debug level).
+ */
+const giveBackReasons = {
+  unstarted: { what: "a hand-over to this worker", log: Effect.logWarning },
+  noSlot: { what: "a hand-over to this worker, which had no free slot,", log: Effect.logDebug },
+  expired: { what: "a hand-over that reached this worker after its lease ran out", log: Effect.logWarning }
+} as const
+
 /** Tokens remembered per queue: a push for an older one has had ample time to arrive. */
 const tokensKept = 4
 /** Released tokens remembered (a push still on its way under one is dropped: its task went back to pending). */
@@ -114,15 +124,12 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
    * something went back. Logged as a warning when the reason is a fault (a lost message, a
    * reconnect), as debug when it is a hand-over this worker had no free slot for.
    */
-  const release = (queue: string, token: string, received: ReadonlyArray<string>, nowMs: number, why: "unstarted" | "noSlot" | "expired" = "unstarted") =>
-    Effect.flatMap(
-      why === "noSlot"
-        ? releaseLeasedToNobody(queue, token, received, nowMs, "a hand-over to this worker, which had no free slot,", Effect.logDebug)
-        : why === "expired"
-          ? releaseLeasedToNobody(queue, token, received, nowMs, "a hand-over that reached this worker after its lease ran out")
-          : releaseLeasedToNobody(queue, token, received, nowMs, "a hand-over to this worker"),
-      (n) => (n > 0 ? Effect.asVoid(publishWake([queue]).pipe(Effect.ignore)) : Effect.void)
+  const release = (queue: string, token: string, received: ReadonlyArray<string>, nowMs: number, why: keyof typeof giveBackReasons = "unstarted") => {
+    const reason = giveBackReasons[why]
+    return Effect.flatMap(releaseLeasedToNobody(queue, token, received, nowMs, reason.what, reason.log), (n) =>
+      n > 0 ? Effect.asVoid(publishWake([queue]).pipe(Effect.ignore)) : Effect.void
     )
+  }
 
   const markReleased = (token: string) => {
     released.add(token)

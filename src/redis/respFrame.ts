@@ -92,17 +92,21 @@ const putAscii = (out: Buffer, at: number, s: string): number => {
   if (n > shortString) {
     if (Buffer.byteLength(s) !== n) return -1
     out.write(s, at, "latin1")
-  } else {
-    for (let k = 0; k < n; k++) {
-      const c = s.charCodeAt(k)
-      if (c > 127) return -1
-      out[at + k] = c
-    }
-  }
+  } else if (!copyShortAscii(out, at, s)) return -1
   at += n
   out[at] = 13
   out[at + 1] = 10
   return at + 2
+}
+
+/** Copies a short string's characters as bytes at `at` (a loop beats a native write call); false, at the first one above 127, when it is not ASCII. */
+const copyShortAscii = (out: Buffer, at: number, s: string): boolean => {
+  for (let k = 0; k < s.length; k++) {
+    const c = s.charCodeAt(k)
+    if (c > 127) return false
+    out[at + k] = c
+  }
+  return true
 }
 
 /** Any frame: each string's UTF-8 length measured first, then the bytes written. */
@@ -157,8 +161,8 @@ const generalFrame = (prefix: RespPrefix | undefined, head: ReadonlyArray<string
     } else if (n !== t.length) at += out.write(t, at, "utf8")
     else if (n > shortString) at += out.write(t, at, "latin1")
     else {
-      // Short ASCII (equal lengths: every character is one byte): a loop beats a native write call.
-      for (let k = 0; k < n; k++) out[at + k] = t.charCodeAt(k)
+      // Short ASCII (equal lengths: every character is one byte).
+      copyShortAscii(out, at, t)
       at += n
     }
     out[at++] = 13

@@ -23,15 +23,28 @@ let used = 0
 /** Where the next array starts after one of `size` bytes (kept 8-byte aligned). */
 const aligned = (size: number): number => (size + 7) & ~7
 
-/** `size` zeroed bytes: a view into the current slab (a new slab when it is full), or their own array past `maxSlabBytes`. */
-export const slabBytes = (size: number): Uint8Array => {
-  if (size > maxSlabBytes) return new Uint8Array(size)
-  if (used + size > slabSize) {
+/** Makes sure `room` bytes are free in the current slab (a new slab when they are not); returns where they start. */
+const reserve = (room: number): number => {
+  if (used + room > slabSize) {
     slab = new ArrayBuffer(slabSize)
     used = 0
   }
-  const out = new Uint8Array(slab, used, size)
+  return used
+}
+
+/** `size` zeroed bytes: a view into the current slab (a new slab when it is full), or their own array past `maxSlabBytes`. */
+export const slabBytes = (size: number): Uint8Array => {
+  if (size > maxSlabBytes) return new Uint8Array(size)
+  const start = reserve(size) // first: it may replace `slab`
+  const out = new Uint8Array(slab, start, size)
   used += aligned(size)
+  return out
+}
+
+/** A copy of `src` (as `slabBytes` places it). */
+export const slabCopy = (src: Uint8Array): Uint8Array => {
+  const out = slabBytes(src.length)
+  out.set(src)
   return out
 }
 
@@ -45,11 +58,7 @@ const utf8 = new TextEncoder()
 export const slabUtf8 = (s: string): Uint8Array | undefined => {
   const room = 3 * s.length
   if (room > maxSlabBytes) return undefined
-  if (used + room > slabSize) {
-    slab = new ArrayBuffer(slabSize)
-    used = 0
-  }
-  const start = used
+  const start = reserve(room)
   const written = utf8.encodeInto(s, new Uint8Array(slab, start, room)).written
   used += aligned(written)
   return new Uint8Array(slab, start, written)

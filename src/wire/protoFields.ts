@@ -6,7 +6,7 @@
  */
 import { BinaryReader, type BinaryWriter, WireType } from "@bufbuild/protobuf/wire"
 import { MessageDecodeError } from "./errors.js"
-import { slabBytes } from "./byteSlab.js"
+import { slabCopy } from "./byteSlab.js"
 
 /** A decoder's working copy of a readonly message type. */
 export type Mutable<T> = { -readonly [K in keyof T]: T[K] }
@@ -84,10 +84,7 @@ export const readInt64 = (r: BinaryReader): number => Number(r.int64())
  */
 export const readBytes = (r: BinaryReader): Uint8Array | undefined => {
   const b = r.bytes()
-  if (b.length === 0) return undefined
-  const out = slabBytes(b.length)
-  out.set(b)
-  return out
+  return b.length === 0 ? undefined : slabCopy(b)
 }
 
 /**
