@@ -24,12 +24,12 @@ export const extendLeasesOnce = Effect.fn("Processor.extendLeases")(function* (r
       observer?.leasesExtended(queue, r.value.extended.length)
       const held = new Set(r.value.extended)
       for (const e of entries) if (held.has(e.msg.id)) e.leaseExpiresAtMs = Math.max(e.leaseExpiresAtMs, r.value.expiresAtMs)
-      for (const id of r.value.lost) if (registry.stop(id, "lease-lost")) stopped.push(id)
+      for (const id of r.value.lost) if (registry.stop(id, "lease-lost", queue)) stopped.push(id)
     }
   }
   const now = yield* Clock.currentTimeMillis
   for (const e of registry.tasks.values()) {
-    if (e.leaseExpiresAtMs <= now && registry.stop(e.msg.id, "lease-lost")) stopped.push(e.msg.id)
+    if (e.leaseExpiresAtMs <= now && registry.stopTask(e, "lease-lost")) stopped.push(e.msg.id)
   }
   return stopped
 })

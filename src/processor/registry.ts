@@ -41,38 +41,66 @@ export interface ActiveTask {
 }
 
 export interface Registry {
-  readonly tasks: Map<string, ActiveTask>
+  /** Every attempt running here (each until its outcome is written): what the slot count is made of. */
+  readonly tasks: ReadonlySet<ActiveTask>
+  /**
+   * Registers an attempt. An attempt of the same task (queue and id) still registered is stale: the
+   * task was leased again, so its lease is gone; that attempt is stopped ("lease-lost").
+   */
   readonly add: (t: ActiveTask) => void
-  readonly remove: (id: string) => void
-  /** Stops a running task (no-op when it is not running or already stopping). */
-  readonly stop: (id: string, reason: StopReason) => boolean
+  readonly remove: (t: ActiveTask) => void
+  /**
+   * Stops the running attempt of task `id` (of `queue` when given: ids are unique per queue only;
+   * asynq's cancel names just the id, and stops it in every queue). False when none was stopped.
+   */
+  readonly stop: (id: string, reason: StopReason, queue?: string) => boolean
+  /** Stops this attempt (no-op when it is already stopping). */
+  readonly stopTask: (t: ActiveTask, reason: StopReason) => boolean
   readonly stopAll: (reason: StopReason) => number
-  /** Running tasks grouped by queue. */
+  /** The current attempt of each task, grouped by queue (what the heartbeat extends). */
   readonly byQueue: () => Map<string, Array<ActiveTask>>
 }
 
+const keyOf = (t: ActiveTask) => `${t.msg.queue}\n${t.msg.id}`
+
 export const makeRegistry = (): Registry => {
-  const tasks = new Map<string, ActiveTask>()
-  const stop = (id: string, reason: StopReason) => {
-    const t = tasks.get(id)
-    if (!t || t.stopReason !== undefined) return false
+  const tasks = new Set<ActiveTask>()
+  /** The current attempt of each task, by queue and id. */
+  const current = new Map<string, ActiveTask>()
+  const stopTask = (t: ActiveTask, reason: StopReason) => {
+    if (t.stopReason !== undefined) return false
     t.stopReason = reason
     t.onStop?.(reason)
     return true
   }
   return {
     tasks,
-    add: (t) => void tasks.set(t.msg.id, t),
-    remove: (id) => void tasks.delete(id),
-    stop,
+    add: (t) => {
+      const k = keyOf(t)
+      const stale = current.get(k)
+      current.set(k, t)
+      tasks.add(t)
+      if (stale !== undefined && stale !== t) stopTask(stale, "lease-lost")
+    },
+    remove: (t) => {
+      tasks.delete(t)
+      const k = keyOf(t)
+      if (current.get(k) === t) current.delete(k)
+    },
+    stop: (id, reason, queue) => {
+      let stopped = false
+      for (const t of current.values()) if (t.msg.id === id && (queue === undefined || t.msg.queue === queue) && stopTask(t, reason)) stopped = true
+      return stopped
+    },
+    stopTask,
     stopAll: (reason) => {
       let n = 0
-      for (const id of [...tasks.keys()]) if (stop(id, reason)) n++
+      for (const t of [...tasks]) if (stopTask(t, reason)) n++
       return n
     },
     byQueue: () => {
       const m = new Map<string, Array<ActiveTask>>()
-      for (const t of tasks.values()) {
+      for (const t of current.values()) {
         const list = m.get(t.msg.queue)
         if (list) list.push(t)
         else m.set(t.msg.queue, [t])

@@ -251,7 +251,7 @@ export const runAttempt = <R>(deps: RunDeps<R>, entry: ActiveTask): Effect.Effec
         return Effect.flatMap(runHandler(deps, entry, task, ctx), (outcome) => conclude(outcome, undefined))
       })
     }),
-    Effect.sync(() => deps.registry.remove(entry.msg.id))
+    Effect.sync(() => deps.registry.remove(entry))
   )
 
 /** Writes the outcome of an attempt that did not succeed: its failure, or what stopped it. */

@@ -27,14 +27,14 @@ export const makeWritesAside = (registry: Registry, max: number, failed: (task: 
   const count = () => {
     if (aside.size === 0) return 0
     // A task leaves the set once its attempt is over (it left the registry).
-    for (const t of aside) if (registry.tasks.get(t.msg.id) !== t) aside.delete(t)
+    for (const t of aside) if (!registry.tasks.has(t)) aside.delete(t)
     return aside.size
   }
   return {
     watch: (task) => {
       task.onWriteFailed = () => {
         failed(task)
-        if (count() >= max || registry.tasks.get(task.msg.id) !== task) return
+        if (count() >= max || !registry.tasks.has(task)) return
         aside.add(task)
         freed()
       }

@@ -127,7 +127,8 @@ describe("server state, leases, corrupt messages, shutdown (real Redis)", () => 
     const msg = makeMsg("hb", "hb-1")
     await putActive(c, msg, baseNowMs / 1000 + 30)
     const registry = makeRegistry()
-    registry.add(makeActiveTask(msg, baseNowMs, baseNowMs + 30_000))
+    const entry = makeActiveTask(msg, baseNowMs, baseNowMs + 30_000)
+    registry.add(entry)
     await runBroker(
       Effect.gen(function* () {
         yield* TestClock.setTime(baseNowMs)
@@ -135,14 +136,14 @@ describe("server state, leases, corrupt messages, shutdown (real Redis)", () => 
         yield* TestClock.adjust("5 seconds")
         yield* Effect.yieldNow
         yield* Effect.promise(() => waitFor("lease extended", () => zsetOf(c, queueKeys("hb").lease), (lease) => lease[0]![1] === baseNowMs / 1000 + 35))
-        yield* Effect.promise(() => waitFor("registry updated", () => registry.tasks.get("hb-1")!.leaseExpiresAtMs, (v) => v === baseNowMs + 35_000))
+        yield* Effect.promise(() => waitFor("registry updated", () => entry.leaseExpiresAtMs, (v) => v === baseNowMs + 35_000))
         // Let the heartbeat fiber reach its next sleep before the clock moves (else that sleep starts
         // after the move). TestClock does not show its pending sleeps, so there is no condition to wait
         // on: a short real pause, far longer than the few synchronous steps from the write to the sleep.
         yield* Effect.promise(() => new Promise((r) => setTimeout(r, 20)))
         yield* TestClock.adjust("5 seconds")
         yield* Effect.promise(() => waitFor("lease extended again", () => zsetOf(c, queueKeys("hb").lease), (lease) => lease[0]![1] === baseNowMs / 1000 + 40))
-        yield* Effect.promise(() => waitFor("registry updated", () => registry.tasks.get("hb-1")!.leaseExpiresAtMs, (v) => v === baseNowMs + 40_000))
+        yield* Effect.promise(() => waitFor("registry updated", () => entry.leaseExpiresAtMs, (v) => v === baseNowMs + 40_000))
         // The lease disappears (recovered elsewhere): the next beat stops the task.
         yield* Effect.promise(() => c.zrem(queueKeys("hb").lease, "hb-1"))
         const stopped = yield* extendLeasesOnce(registry, 30_000)

@@ -39,7 +39,7 @@ describe("writesAside", () => {
     expect(freed()).toBe(1)
     expect(failedQueues).toEqual(["down"])
     // Told once (settle.ts clears the hook); the task leaving the registry takes its place back out of the count.
-    registry.remove("a")
+    registry.remove(a)
     expect(aside.count()).toBe(0)
   })
 
@@ -55,7 +55,7 @@ describe("writesAside", () => {
   it("a task no longer in the registry is not set aside", () => {
     const { registry, aside, freed, start } = setUp(10)
     const a = start("down", "a")
-    registry.remove("a")
+    registry.remove(a)
     a.onWriteFailed!()
     expect(aside.count()).toBe(0)
     expect(freed()).toBe(0)
