@@ -61,12 +61,10 @@ export interface Registry {
   readonly byQueue: () => Map<string, Array<ActiveTask>>
 }
 
-const keyOf = (t: ActiveTask) => `${t.msg.queue}\n${t.msg.id}`
-
 export const makeRegistry = (): Registry => {
   const tasks = new Set<ActiveTask>()
-  /** The current attempt of each task, by queue and id. */
-  const current = new Map<string, ActiveTask>()
+  /** The current attempt of each task: by queue, then id (no key strings built per task). */
+  const current = new Map<string, Map<string, ActiveTask>>()
   const stopTask = (t: ActiveTask, reason: StopReason) => {
     if (t.stopReason !== undefined) return false
     t.stopReason = reason
@@ -76,20 +74,25 @@ export const makeRegistry = (): Registry => {
   return {
     tasks,
     add: (t) => {
-      const k = keyOf(t)
-      const stale = current.get(k)
-      current.set(k, t)
+      let ofQueue = current.get(t.msg.queue)
+      if (ofQueue === undefined) current.set(t.msg.queue, (ofQueue = new Map()))
+      const stale = ofQueue.get(t.msg.id)
+      ofQueue.set(t.msg.id, t)
       tasks.add(t)
       if (stale !== undefined && stale !== t) stopTask(stale, "lease-lost")
     },
     remove: (t) => {
       tasks.delete(t)
-      const k = keyOf(t)
-      if (current.get(k) === t) current.delete(k)
+      const ofQueue = current.get(t.msg.queue)
+      if (ofQueue !== undefined && ofQueue.get(t.msg.id) === t) ofQueue.delete(t.msg.id)
     },
     stop: (id, reason, queue) => {
       let stopped = false
-      for (const t of current.values()) if (t.msg.id === id && (queue === undefined || t.msg.queue === queue) && stopTask(t, reason)) stopped = true
+      for (const [q, ofQueue] of current) {
+        if (queue !== undefined && q !== queue) continue
+        const t = ofQueue.get(id)
+        if (t !== undefined && stopTask(t, reason)) stopped = true
+      }
       return stopped
     },
     stopTask,
@@ -100,11 +103,7 @@ export const makeRegistry = (): Registry => {
     },
     byQueue: () => {
       const m = new Map<string, Array<ActiveTask>>()
-      for (const t of current.values()) {
-        const list = m.get(t.msg.queue)
-        if (list) list.push(t)
-        else m.set(t.msg.queue, [t])
-      }
+      for (const [q, ofQueue] of current) if (ofQueue.size > 0) m.set(q, [...ofQueue.values()])
       return m
     }
   }

@@ -22,8 +22,8 @@ beforeAll(async () => {
 afterAll(() => c.disconnect())
 
 /** An attempt whose stops are recorded in `stops`. */
-const attempt = (queue: string, id: string, stops: Array<string>) => {
-  const t = makeActiveTask(makeMsg(queue, id), baseNowMs, baseNowMs + 30_000)
+const attempt = (queue: string, id: string, stops: Array<string>, leaseExpiresAtMs = baseNowMs + 30_000) => {
+  const t = makeActiveTask(makeMsg(queue, id), baseNowMs, leaseExpiresAtMs)
   t.onStop = (reason: StopReason) => void stops.push(`${queue}/${id}:${reason}`)
   return t
 }
@@ -70,17 +70,18 @@ describe("registry", () => {
   it("the heartbeat extends the leases of same-id tasks in two queues, and stops only the one whose lease is gone", async () => {
     const registry = makeRegistry()
     const stops: Array<string> = []
-    const a = attempt("hq1", "dup", stops)
-    const b = attempt("hq2", "dup", stops)
-    await putActive(c, a.msg, baseNowMs / 1000 + 30)
-    await putActive(c, b.msg, baseNowMs / 1000 + 30)
+    // Leases that end in a second: the beat extends them to 30 s from now.
+    const a = attempt("hq1", "dup", stops, baseNowMs + 1000)
+    const b = attempt("hq2", "dup", stops, baseNowMs + 1000)
+    await putActive(c, a.msg, baseNowMs / 1000 + 1)
+    await putActive(c, b.msg, baseNowMs / 1000 + 1)
     registry.add(a)
     registry.add(b)
     const first = await runBroker(extendLeasesOnce(registry, 30_000))
     expect(first).toEqual([])
-    expect(await c.zscore(queueKeys("hq1").lease, "dup")).not.toBeNull()
-    expect(a.leaseExpiresAtMs).toBeGreaterThan(baseNowMs + 30_000)
-    expect(b.leaseExpiresAtMs).toBeGreaterThan(baseNowMs + 30_000)
+    for (const q of ["hq1", "hq2"]) expect(Number(await c.zscore(queueKeys(q).lease, "dup"))).toBeGreaterThanOrEqual(baseNowMs / 1000 + 30)
+    expect(a.leaseExpiresAtMs).toBeGreaterThanOrEqual(baseNowMs + 30_000)
+    expect(b.leaseExpiresAtMs).toBeGreaterThanOrEqual(baseNowMs + 30_000)
     await c.zrem(queueKeys("hq2").lease, "dup")
     const second = await runBroker(extendLeasesOnce(registry, 30_000))
     expect(second).toEqual(["dup"])
