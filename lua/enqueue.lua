@@ -5,7 +5,7 @@
 -- the lock before the id check, leaving a lock behind on an id conflict; this one does not).
 -- When the queue had no pending task and an effect-asynq worker is parked on it, the task goes
 -- straight to that worker instead, leased as a dequeue would lease it (includes/pushToParked.lua;
--- keys derived from KEYS[2]: asynq:{q}:parked, :paused, :active, :lease).
+-- keys derived from KEYS[2]: asynq:{q}:parked, :paused, :active, :lease, :push:<server id>).
 --
 -- KEYS[1]  task key prefix              asynq:{<q>}:t:   (task key = KEYS[1] .. ARGV[1])
 -- KEYS[2]  pending list                 asynq:{<q>}:pending
@@ -29,8 +29,11 @@ local taskKeyPrefix, pendingKey, lockKey = unpack(KEYS)
 local taskId, msg, pendingSince, queueName, lockTtlMs = unpack(ARGV)
 local taskKey = taskKeyPrefix .. taskId
 return addNewTask(taskKey, taskId, msg, lockKey, lockTtlMs, function()
-  writePendingHash(taskKey, msg, pendingSince, lockKey)
-  if redis.call("LPUSH", pendingKey, taskId) == 1 and not pushToParked(pendingKey, taskKey, taskId, msg, pendingSince, queueName) then
+  if redis.call("LPUSH", pendingKey, taskId) == 1 then
+    if pushToParked(pendingKey, taskKey, taskId, msg, lockKey, queueName) then
+      return
+    end
     redis.call("PUBLISH", "effect-asynq:wake", queueName)
   end
+  writePendingHash(taskKey, msg, pendingSince, lockKey)
 end)

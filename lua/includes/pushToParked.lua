@@ -4,47 +4,57 @@
 -- that park, see lua/dequeueLease.lua). Only when the queue has no pending task (FIFO order is
 -- kept) and is not paused: one token is taken (HDEL, one task per token) and the task is written
 -- as a dequeue would leave it (state "active", in active, leased under the token's score), then
--- published on "effect-asynq:push:<server id>" as
+-- pushed on that worker's hand-over list asynq:{q}:push:<server id> as
 --   <token> "\n" <byte length of queue> "\n" <queue> <byte length of id> "\n" <id> <msg>
--- When no connection hears it (PUBLISH returns 0: that worker is gone), the next token is tried;
--- when none is left the task is put back as it was written (pending). A message lost after
--- PUBLISH counted it is given back by the worker (releaseLeases under the token's score) or,
--- failing that, by the recoverer once the lease runs out.
--- Called right after the task was written as pending and its LPUSH made the pending list non-empty
--- (so a busy queue costs nothing here, and FIFO order holds: nothing was pending before it).
+-- The worker waits on that list with BLPOP on a connection of its own. A list, not a PUBLISH: Redis
+-- answers a client blocked on a list before it writes the reply of the command that pushed (here:
+-- the enqueue's caller), so the worker has the task a reply earlier; and a hand-over waits in the
+-- list while that connection reconnects instead of being lost.
+-- A worker listens on "effect-asynq:park:<server id>" while it can be handed tasks (nothing is
+-- published there): with no subscriber (PUBSUB NUMSUB 0: that worker is gone, or its pub/sub
+-- connection is down) its token is dropped and the next one is tried; when none is left the task
+-- is put back as it was written (pending). The list expires a minute after the token's lease (a
+-- hand-over left in it by a worker that died is the recoverer's once the lease runs out). A
+-- hand-over the worker does not start is given back by the worker (releaseLeases under the token's
+-- score) or, failing that, by the recoverer.
+-- Called after the task's id was LPUSHed on the pending list and made it non-empty (so a busy queue
+-- costs nothing here, and FIFO order holds: nothing was pending before it), before its hash is
+-- written: a task handed over is written once, as leased (msg, state "active", unique_key when it
+-- holds a lock; no pending_since), and its id taken back off the pending list.
 -- All keys are derived from the pending key, inside the queue's {q} slot.
--- Defines pushToParked(pendingKey, taskKey, taskId, msg, pendingSince, queueName)
+-- Defines pushToParked(pendingKey, taskKey, taskId, msg, lockKey, queueName)
 --   pendingKey    asynq:{q}:pending (must end in "pending"; holds only taskId)
---   taskKey       asynq:{q}:t:<id>, written as pending
+--   taskKey       asynq:{q}:t:<id>, not written yet
 --   taskId        the task's id
 --   msg           encoded TaskMessage
---   pendingSince  the task's pending_since (restored when nobody took it)
+--   lockKey       the uniqueness lock the task holds, or nil
 --   queueName     the queue's name
--- Returns true when a worker took the task; false when it is pending, exactly as written before.
-local function pushToParked(pendingKey, taskKey, taskId, msg, pendingSince, queueName)
+-- Returns true when a worker took the task (its hash written); false when nothing was written
+-- (the caller writes it as pending).
+local function pushToParked(pendingKey, taskKey, taskId, msg, lockKey, queueName)
   local base = string.sub(pendingKey, 1, -8)
   local parkedKey = base .. "parked"
   local parked = redis.call("HGETALL", parkedKey)
   if #parked == 0 or redis.call("EXISTS", base .. "paused") == 1 then
     return false
   end
-  local activeKey, leaseKey = base .. "active", base .. "lease"
-  redis.call("LPOP", pendingKey)
-  redis.call("HSET", taskKey, "state", "active")
-  redis.call("HDEL", taskKey, "pending_since")
-  redis.call("LPUSH", activeKey, taskId)
   for i = 1, #parked, 2 do
     local server, token = parked[i], parked[i + 1]
     redis.call("HDEL", parkedKey, server)
-    redis.call("ZADD", leaseKey, token, taskId)
-    local message = token .. "\n" .. #queueName .. "\n" .. queueName .. #taskId .. "\n" .. taskId .. msg
-    if redis.call("PUBLISH", "effect-asynq:push:" .. server, message) > 0 then
+    if redis.call("PUBSUB", "NUMSUB", "effect-asynq:park:" .. server)[2] > 0 then
+      redis.call("LPOP", pendingKey)
+      if lockKey then
+        redis.call("HSET", taskKey, "msg", msg, "state", "active", "unique_key", lockKey)
+      else
+        redis.call("HSET", taskKey, "msg", msg, "state", "active")
+      end
+      redis.call("LPUSH", base .. "active", taskId)
+      redis.call("ZADD", base .. "lease", token, taskId)
+      local listKey = base .. "push:" .. server
+      redis.call("LPUSH", listKey, token .. "\n" .. #queueName .. "\n" .. queueName .. #taskId .. "\n" .. taskId .. msg)
+      redis.call("EXPIREAT", listKey, math.floor(tonumber(token)) + 61)
       return true
     end
   end
-  redis.call("ZREM", leaseKey, taskId)
-  redis.call("LPOP", activeKey)
-  redis.call("LPUSH", pendingKey, taskId)
-  redis.call("HSET", taskKey, "state", "pending", "pending_since", pendingSince)
   return false
 end

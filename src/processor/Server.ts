@@ -37,6 +37,7 @@ import type { Settled } from "./settle.js"
 import { makeSignal } from "./Signal.js"
 import { subscribe } from "./subscriber.js"
 import { makeParking } from "./parking.js"
+import { receivePushes } from "./pushReceiver.js"
 import { makeObserver } from "../observability/workerObserver.js"
 
 export interface ServerHandle {
@@ -75,8 +76,10 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
     let status: "active" | "stopped" = "active"
 
     // Parking (tasks handed to this worker while it is idle) on a single node or Sentinel: on a
-    // Cluster a PUBLISH counts only the subscribers of the node that ran it (parking.ts).
+    // Cluster PUBSUB NUMSUB counts only the subscribers of the node that ran it (parking.ts).
     const parking = broker.redis.isCluster ? undefined : makeParking(identity.serverId, opts.queueNames, () => (wake.raise(), slotFreed.raise()))
+    // The hand-over lists are waited on before the presence channel tells enqueues to use them.
+    if (parking) yield* receivePushes(identity.serverId, opts.queueNames, parking)
     yield* subscribe(opts.queueNames, registry, wake, parking && { server: identity.serverId, state: parking })
     const attempts = yield* FiberSet.make<Settled, never>()
     const deadlines = yield* makeDeadlines

@@ -2,20 +2,20 @@
  * Parking: an idle worker is handed new tasks directly, without a dequeue round trip. When the
  * fetch loop's dequeue of a queue comes back short, the same script leaves a park token for this
  * worker (lua/dequeueLease.lua); the next task enqueued while that queue has no pending task is
- * written as leased to the worker under the token's score and published on the worker's push
- * channel (lua/includes/pushToParked.lua). The subscriber hands the message here; the fetch loop
- * starts the task (`takePushes`); with no slot free it waits while a fetch riding with completions
- * is in flight (that fetch usually comes back short: the queue was empty), else it goes back to the
- * head of pending.
+ * written as leased to the worker under the token's score and pushed on the worker's hand-over list
+ * (lua/includes/pushToParked.lua), where the worker waits with BLPOP (pushReceiver.ts). The
+ * receiver hands the message here; the fetch loop starts the task (`takePushes`); with no slot
+ * free it waits while a fetch riding with completions is in flight (that fetch usually comes back
+ * short: the queue was empty), else it goes back to the head of pending.
  *
  * Nothing is lost when a message is: every token a fetch left is remembered (the last few per
- * queue), and after the push channel's connection came back (messages sent meanwhile are lost) or
- * at shutdown, the tasks leased under those tokens that did not start here go back to pending
- * (releaseLeases, as for a dequeue whose reply was lost). A worker that died while parked is
- * skipped by the enqueue (nobody hears its channel); a message lost with a crashed worker is
- * the recoverer's, once its lease runs out, as any task of a crashed worker.
+ * queue), and after the receiver's connection came back (a hand-over popped for a reply that was
+ * lost) or at shutdown, the tasks leased under those tokens that did not start here go back to
+ * pending (releaseLeases, as for a dequeue whose reply was lost). An enqueue skips a worker that
+ * died while parked (its presence channel has no subscriber); a hand-over lost with a crashed
+ * worker is the recoverer's, once its lease runs out, as any task of a crashed worker.
  *
- * Single node and Sentinel only: on a Cluster, PUBLISH counts only the node's own subscribers.
+ * Single node and Sentinel only: on a Cluster, PUBSUB NUMSUB counts only the node's own subscribers.
  */
 import * as Effect from "effect/Effect"
 import { Broker } from "../broker/Broker.js"
@@ -27,7 +27,7 @@ import { type DequeueLeaseResult, type LeasedTask, type Parking, releaseLeasedTo
 import { queueFailures } from "../steps/queueFailures.js"
 import { queueKeys } from "../wire/keys.js"
 
-/** A task handed over on the push channel. */
+/** A task handed over (popped from the hand-over list, or published by a client of an earlier version). */
 export interface Push {
   readonly queue: string
   readonly token: string
@@ -83,9 +83,9 @@ const releasedKept = 256
 export interface ParkingState {
   /** What the fetch loop's dequeues pass (`leaseFrom`). */
   readonly parking: Parking
-  /** The subscriber's handler for the push channel's messages. */
+  /** Takes one hand-over (from the receiver's BLPOP, or published by a client of an earlier version). */
   readonly onPush: (message: Buffer) => void
-  /** The subscriber's connection came back: pushes sent meanwhile may be lost. */
+  /** A connection hand-overs come on came back: one may have been lost. */
   readonly onReconnect: () => void
   /** Whether pushes wait, or a reconnect is to be handled (the fetch loop then calls `settle`). */
   readonly pending: () => boolean
@@ -144,7 +144,18 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
       for (const t of all) markReleased(t.token)
       return Effect.andThen(
         Effect.flatMap(Broker, ({ redis }) =>
-          Effect.forEach(queues, (q) => Effect.ignore(redis.command("leave parked queue", ["HDEL", queueKeys(q).parked, server])), { discard: true })
+          // No more hand-overs (the token is gone), then none left waiting: they are under the tokens released below.
+          Effect.forEach(
+            queues,
+            (q) =>
+              Effect.ignore(
+                Effect.andThen(
+                  redis.command("leave parked queue", ["HDEL", queueKeys(q).parked, server]),
+                  redis.command("drop hand-over list", ["DEL", queueKeys(q).pushList(server)])
+                )
+              ),
+            { discard: true }
+          )
         ),
         Effect.forEach(all, (t) => release(t.queue, t.token, t.started === undefined ? [] : [t.started], nowMs), { discard: true })
       )

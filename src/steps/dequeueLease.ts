@@ -60,7 +60,7 @@ export const dequeueLease = Effect.fn("Steps.dequeueLease")(function* (options: 
  * of that queue is then handed to it directly (lua/includes/pushToParked.lua, processor/parking.ts).
  */
 export interface Parking {
-  /** The worker's server id (its push channel is `pushChannel(server)`). */
+  /** The worker's server id (its hand-over lists are `queueKeys(q).pushList(server)`). */
   readonly server: string
   /**
    * Called with the token of each dequeue call before it is sent: the call leaves it as a park when

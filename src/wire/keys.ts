@@ -14,14 +14,21 @@ export const cancelChannel = "asynq:cancel"
  */
 export const wakeChannel = "effect-asynq:wake"
 /**
+ * Not asynq's: the pub/sub channel an effect-asynq worker (its server id) listens on while it can be
+ * handed tasks; nothing is published on it. An enqueue hands a task to a parked worker only when
+ * this channel has a subscriber (lua/includes/pushToParked.lua), so a worker that is gone is skipped.
+ */
+export const parkedPresenceChannel = (serverId: string) => `effect-asynq:park:${serverId}`
+/**
+ * Not asynq's: the pub/sub channel on which clients of earlier versions of effect-asynq handed a task to a parked
+ * worker (PUBLISH of the hand-over). Workers still take hand-overs from it, so those clients keep
+ * working with newer workers during an upgrade; today's clients push to the worker's list instead.
+ */
+export const legacyPushChannel = (serverId: string) => `effect-asynq:push:${serverId}`
+/**
  * Not asynq's: marks an HMAC request signature (its hex digest) as used, until the end of its
  * validity window, so the HTTP endpoints refuse a replayed request. One key per signature.
  */
-/**
- * Not asynq's: the pub/sub channel of one effect-asynq worker (its server id) on which enqueue hands
- * it a new task directly when it is parked on the task's queue (lua/includes/pushToParked.lua).
- */
-export const pushChannel = (serverId: string) => `effect-asynq:push:${serverId}`
 export const usedSignatureKey = (signatureHex: string) => `effect-asynq:used-signature:${signatureHex}`
 
 export const serverInfoKey = (host: string, pid: number, serverId: string) => `asynq:servers:{${host}:${pid}:${serverId}}`
@@ -60,6 +67,11 @@ export interface QueueKeys {
    * dequeue that came back short, taken by the enqueue that hands a new task to that worker.
    */
   readonly parked: string
+  /**
+   * Not asynq's: the list on which an enqueue hands a task to the parked worker `serverId` (it waits
+   * on it with BLPOP); short-lived, it expires a minute after the hand-over's lease.
+   */
+  readonly pushList: (serverId: string) => string
   readonly processedTotal: string
   readonly failedTotal: string
   readonly groupPrefix: string
@@ -92,6 +104,7 @@ export const queueKeys = (queue: string): QueueKeys => {
     completed: `${prefix}completed`,
     paused: `${prefix}paused`,
     parked: `${prefix}parked`,
+    pushList: (serverId) => `${prefix}push:${serverId}`,
     processedTotal: `${prefix}processed`,
     failedTotal: `${prefix}failed`,
     groupPrefix: `${prefix}g:`,

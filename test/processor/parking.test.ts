@@ -1,9 +1,11 @@
 /**
- * Parking in a running Server (src/processor/parking.ts), on a private redis-server (the reconnect
- * case kills its pub/sub connections): an idle worker is handed a new task on its push channel and
- * runs it once; one with no free slot gives it back to pending and runs it once a slot is free; a
- * hand-over lost with the push connection goes back to pending when that connection returns, not
- * after the lease; shutdown leaves the queues.
+ * Parking in a running Server (src/processor/parking.ts, pushReceiver.ts), on a private
+ * redis-server (the reconnect cases kill the receiver's connection): an idle worker is handed a new
+ * task on its hand-over list and runs it once; one with no free slot gives it back to pending and
+ * runs it once a slot is free; a hand-over lost with the receiver's connection goes back to pending
+ * when that connection returns, not after the lease; one pushed while that connection is down runs
+ * once; a hand-over published by a client of an earlier version runs; shutdown leaves the queues.
+ * MONITOR shows the hand-overs as the enqueue script pushes them.
  */
 import { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -11,9 +13,8 @@ import { leaseScore } from "../../src/broker/releaseLeases.js"
 import { unixSeconds } from "../../src/broker/time.js"
 import type { HandlerInput } from "../../src/processor/Mux.js"
 import type { ServerOptions } from "../../src/processor/options.js"
-import { parsePush, type Push } from "../../src/processor/parking.js"
 import { encodeTaskMessage } from "../../src/wire/TaskMessage.js"
-import { pushChannel, queueKeys } from "../../src/wire/keys.js"
+import { legacyPushChannel, queueKeys } from "../../src/wire/keys.js"
 import { makeMsg } from "../support/arrange.js"
 import { type RedisServerHandle, startRedisServer } from "../support/redis-server.js"
 import { waitFor } from "../support/waitFor.js"
@@ -22,18 +23,33 @@ import { startServer, type TestServer } from "./support.js"
 let redis: RedisServerHandle
 let admin: IORedis
 let spy: IORedis
-const heard: Array<Push> = []
+/** The hand-overs the enqueue script pushed (from MONITOR): the list's key and the message's token. */
+const heard: Array<{ readonly list: string; readonly token: string; readonly id: string }> = []
 beforeAll(async () => {
   redis = await startRedisServer()
   admin = new IORedis(redis.url, { maxRetriesPerRequest: 1 })
   spy = new IORedis(redis.url, { maxRetriesPerRequest: 1 })
-  spy.on("messageBuffer", (_channel: Buffer, message: Buffer) => void heard.push(parsePush(message)!))
+  const monitor = await spy.monitor()
+  monitor.on("monitor", (_time: string, args: Array<string>) => {
+    if (args[0]?.toLowerCase() !== "lpush" || !args[1]?.includes("}:push:")) return
+    // MONITOR shows the message escaped: <token>\n<queue length>\n<queue><id length>\n<id><msg>
+    const [token, , , rest] = args[2]!.split("\\n")
+    heard.push({ list: args[1], token: token!, id: rest!.slice(0, 13) })
+  })
 })
 afterAll(async () => {
   admin.disconnect()
   spy.disconnect()
   await redis.stop()
 })
+
+/** Kills the connections blocked in BLPOP (the servers' hand-over receivers); how many. */
+const killReceivers = async () => {
+  const list = String(await admin.call("CLIENT", "LIST"))
+  const ids = list.split("\n").filter((l) => / cmd=blpop /.test(l)).map((l) => / id=(\d+) /.exec(` ${l}`)![1]!)
+  for (const id of ids) await admin.call("CLIENT", "KILL", "ID", id)
+  return ids.length
+}
 
 const start = (handlers: HandlerInput, options: ServerOptions) => startServer(handlers, options, { url: redis.url, connectTimeoutMs: 2000 })
 
@@ -42,20 +58,18 @@ const parkedToken = (s: TestServer, queue: string) =>
   waitFor(`${s.handle.identity.serverId} parked on ${queue}`, () => admin.hget(queueKeys(queue).parked, s.handle.identity.serverId), (t) => t !== null) as Promise<string>
 
 describe("a parked Server", () => {
-  it("is handed a new task on its push channel and runs it once", async () => {
+  it("is handed a new task on its hand-over list and runs it once", async () => {
     const ran: Array<string> = []
     const s = await start({ "t:hand": (task) => void ran.push(task.id) }, { queues: { hand: 1 }, concurrency: 2 })
     try {
-      await spy.subscribe(pushChannel(s.handle.identity.serverId))
       const token = await parkedToken(s, "hand")
       const id = await s.enqueue("t:hand", { n: 1 }, { queue: "hand" })
       await waitFor("the task to run", () => ran, (r) => r.length === 1)
-      expect(heard.filter((p) => p.id === id).map((p) => p.token)).toEqual([token])
+      expect(heard.filter((p) => p.id === id)).toEqual([{ list: queueKeys("hand").pushList(s.handle.identity.serverId), token, id }])
       await waitFor("the task to be done", () => admin.exists(queueKeys("hand").task(id)), (n) => n === 0)
       expect(await admin.llen(queueKeys("hand").active)).toBe(0)
       expect(ran).toEqual([id])
     } finally {
-      await spy.unsubscribe()
       await s.shutdown()
     }
   })
@@ -77,7 +91,6 @@ describe("a parked Server", () => {
     try {
       const server = s.handle.identity.serverId
       const k = queueKeys("full")
-      await spy.subscribe(pushChannel(server))
       const first = await s.enqueue("t:block", {}, { queue: "full" })
       await waitFor("the blocking task to run", () => ran, (r) => r.includes(first))
       // A token the worker left earlier, still there while its only slot is taken (a race the worker must survive).
@@ -93,27 +106,72 @@ describe("a parked Server", () => {
       expect(ran).toEqual([first, second])
     } finally {
       release()
-      await spy.unsubscribe()
       await s.shutdown()
     }
   })
 
-  it("gives back a hand-over lost with its push connection once that connection returns (not after the lease)", async () => {
+  it("gives back a hand-over lost with the receiver's connection once that connection returns (not after the lease)", async () => {
     const ran: Array<string> = []
     const s = await start({ "test:job": (task) => void ran.push(task.id) }, { queues: { lost: 1 }, concurrency: 2 })
     try {
       const server = s.handle.identity.serverId
       const k = queueKeys("lost")
       const token = await parkedToken(s, "lost")
-      // What the enqueue script writes for a hand-over whose message never arrives: leased under the token, token taken.
+      // What the enqueue script writes for a hand-over whose reply never arrives (popped, then lost): leased under the token, token taken.
       const msg = makeMsg("lost", "lost-push")
       await admin.hset(k.task(msg.id), "msg", Buffer.from(encodeTaskMessage(msg)), "state", "active")
       await admin.lpush(k.active, msg.id)
       await admin.zadd(k.lease, token, msg.id)
       await admin.hdel(k.parked, server)
-      // The message is lost with the connection: kill the pub/sub connections (ioredis reconnects).
-      expect(await admin.call("CLIENT", "KILL", "TYPE", "pubsub")).toBeGreaterThan(0)
+      // The reply is lost with the connection: kill the receiver's connection (ioredis reconnects).
+      expect(await killReceivers()).toBe(1)
       await waitFor("the task to run", () => ran, (r) => r.length === 1, { timeoutMs: 10_000 })
+      expect(ran).toEqual([msg.id])
+      await waitFor("the task to be done", () => admin.exists(k.task(msg.id)), (n) => n === 0)
+    } finally {
+      await s.shutdown()
+    }
+  })
+
+  it("runs once a task handed over while the receiver's connection is down", async () => {
+    const ran: Array<string> = []
+    const s = await start({ "t:down": (task) => void ran.push(task.id) }, { queues: { down: 1 }, concurrency: 2 })
+    try {
+      const k = queueKeys("down")
+      await parkedToken(s, "down")
+      expect(await killReceivers()).toBe(1)
+      // The presence channel is on the pub/sub connection, still up: the enqueue hands the task over.
+      const id = await s.enqueue("t:down", {}, { queue: "down" })
+      await waitFor("the task to run", () => ran, (r) => r.length >= 1, { timeoutMs: 10_000 })
+      await waitFor("the task to be done", () => admin.exists(k.task(id)), (n) => n === 0)
+      // Popped and run, or given back at the reconnect and fetched: either way once.
+      await waitFor("the worker to park again", () => admin.hexists(k.parked, s.handle.identity.serverId), (n) => n === 1)
+      expect(ran).toEqual([id])
+      expect(heard.filter((p) => p.id === id)).toHaveLength(1)
+      expect(await admin.llen(k.active)).toBe(0)
+      expect(await admin.llen(k.pending)).toBe(0)
+    } finally {
+      await s.shutdown()
+    }
+  })
+
+  it("runs a task handed over on the push channel by a client of an earlier version (PUBLISH)", async () => {
+    const ran: Array<string> = []
+    const s = await start({ "test:job": (task) => void ran.push(task.id) }, { queues: { legacy: 1 }, concurrency: 2 })
+    try {
+      const server = s.handle.identity.serverId
+      const k = queueKeys("legacy")
+      const token = await parkedToken(s, "legacy")
+      // What the earlier enqueue script wrote and published.
+      const msg = makeMsg("legacy", "legacy-push")
+      const bytes = Buffer.from(encodeTaskMessage(msg))
+      await admin.hset(k.task(msg.id), "msg", bytes, "state", "active")
+      await admin.lpush(k.active, msg.id)
+      await admin.zadd(k.lease, token, msg.id)
+      await admin.hdel(k.parked, server)
+      const message = Buffer.concat([Buffer.from(`${token}\n6\nlegacy${msg.id.length}\n${msg.id}`), bytes])
+      expect(await admin.publish(legacyPushChannel(server), message)).toBe(1)
+      await waitFor("the task to run", () => ran, (r) => r.length === 1)
       expect(ran).toEqual([msg.id])
       await waitFor("the task to be done", () => admin.exists(k.task(msg.id)), (n) => n === 0)
     } finally {
@@ -127,5 +185,8 @@ describe("a parked Server", () => {
     await parkedToken(s, "leave")
     await s.shutdown()
     expect(await admin.hexists(queueKeys("leave").parked, server)).toBe(0)
+    expect(await admin.exists(queueKeys("leave").pushList(server))).toBe(0)
+    // The receiver's connection, blocked in BLPOP, is closed with the server.
+    expect(String(await admin.call("CLIENT", "LIST"))).not.toMatch(/ cmd=blpop /)
   })
 })

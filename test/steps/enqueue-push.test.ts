@@ -1,9 +1,9 @@
 /**
  * Parking, in the scripts (lua/dequeueLease.lua, lua/includes/pushToParked.lua): a dequeue that
  * comes back short leaves a park token for its worker; the next task enqueued while the queue has
- * no pending task is written as leased to that worker (as a dequeue leaves it) and published on
- * its push channel. Nobody listening, a paused queue or pending tasks ahead: the task is written
- * as pending, as without parking.
+ * no pending task is written as leased to that worker (as a dequeue leaves it) and pushed on its
+ * hand-over list. Nobody on the worker's presence channel, a paused queue or pending tasks ahead:
+ * the task is written as pending, as without parking.
  */
 import { Effect } from "effect"
 import type { Redis as IORedis } from "ioredis"
@@ -15,33 +15,43 @@ import { makeParking, maxPushWaitMs, parsePush, type Push } from "../../src/proc
 import { leaseFrom } from "../../src/steps/dequeueLease.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import { decodeTaskMessage } from "../../src/wire/TaskMessage.js"
-import { pushChannel, queueKeys, wakeChannel } from "../../src/wire/keys.js"
+import { parkedPresenceChannel, queueKeys, wakeChannel } from "../../src/wire/keys.js"
 import { makeMsg, putPending, testBrokerLayer } from "../support/arrange.js"
 import { flushTestDb, rawClient } from "../support/redis.js"
 import { waitFor } from "../support/waitFor.js"
 
 let admin: IORedis
 let sub: IORedis
-const pushes: Array<Push> = []
-/** The push messages as they arrived (what the worker's subscriber hands to its parking). */
-const raw: Array<Buffer> = []
 const wakes: Array<string> = []
 const server = `push-test-${process.pid}`
 beforeAll(async () => {
   await flushTestDb()
   admin = rawClient()
   sub = rawClient()
-  sub.on("messageBuffer", (channel: Buffer, message: Buffer) => {
-    if (channel.toString() === pushChannel(server)) {
-      pushes.push(parsePush(message)!)
-      raw.push(message)
-    }
-  })
   sub.on("message", (channel: string, message: string) => {
     if (channel === wakeChannel && message.startsWith("push-")) wakes.push(message)
   })
   await sub.subscribe(wakeChannel)
 })
+/** The hand-overs waiting on `server`'s list of `queue`, oldest first, taken off the list (what the worker's receiver pops). */
+const takeRaw = async (queue: string): Promise<Array<Buffer>> => {
+  const out: Array<Buffer> = []
+  for (;;) {
+    const m = await admin.rpopBuffer(queueKeys(queue).pushList(server))
+    if (m === null) return out
+    out.push(m)
+  }
+}
+const takePushes = async (queue: string): Promise<Array<Push>> => (await takeRaw(queue)).map((m) => parsePush(m)!)
+/** Runs `f` while `server` is present (its presence channel has a subscriber, as a live worker's has). */
+const present = async <A>(f: () => Promise<A>): Promise<A> => {
+  await sub.subscribe(parkedPresenceChannel(server))
+  try {
+    return await f()
+  } finally {
+    await sub.unsubscribe(parkedPresenceChannel(server))
+  }
+}
 afterAll(() => {
   admin.disconnect()
   sub.disconnect()
@@ -79,15 +89,14 @@ describe("dequeue parks its worker", () => {
 })
 
 describe("enqueue hands a task to a parked worker", () => {
-  it("writes it as a dequeue would lease it under the token, and publishes it on the worker's channel", async () => {
-    await sub.subscribe(pushChannel(server))
-    try {
+  it("writes it as a dequeue would lease it under the token, and pushes it on the worker's list", () =>
+    present(async () => {
       const k = queueKeys("push-hand")
       const token = await park("push-hand")
-      const before = pushes.length
       const info = await run(enqueue("t:hand", { n: 1 }, { queue: "push-hand", unique: 60_000 }))
-      await waitFor("the push", () => pushes.length, (n) => n > before)
-      const p = pushes[before]!
+      const got = await takePushes("push-hand")
+      expect(got).toHaveLength(1)
+      const p = got[0]!
       expect({ queue: p.queue, token: p.token, id: p.id }).toEqual({ queue: "push-hand", token, id: info.id })
       const msg = decodeTaskMessage(p.bytes)
       expect({ id: msg.id, type: msg.type, queue: msg.queue }).toEqual({ id: info.id, type: "t:hand", queue: "push-hand" })
@@ -105,13 +114,20 @@ describe("enqueue hands a task to a parked worker", () => {
       const next = await run(enqueue("t:hand", { n: 2 }, { queue: "push-hand" }))
       expect(await admin.lrange(k.pending, 0, -1)).toEqual([next.id])
       expect(await admin.hget(k.task(next.id), "state")).toBe("pending")
-      expect(pushes.length).toBe(before + 1)
-    } finally {
-      await sub.unsubscribe(pushChannel(server))
-    }
-  })
+      expect(await takePushes("push-hand")).toEqual([])
+    }))
 
-  it("writes the task as pending when nobody hears the worker's channel (that worker is gone), and drops its token", async () => {
+  it("sets the hand-over list to expire a minute after the hand-over's lease (a dead worker's list does not stay)", () =>
+    present(async () => {
+      const k = queueKeys("push-ttl")
+      const token = await park("push-ttl")
+      await run(enqueue("t", "x", { queue: "push-ttl" }))
+      expect(await admin.llen(k.pushList(server))).toBe(1)
+      expect(await admin.call("EXPIRETIME", k.pushList(server))).toBe(leaseScoreExpirySec(token) + 60)
+      await admin.del(k.pushList(server))
+    }))
+
+  it("writes the task as pending when nobody listens on the worker's presence channel (that worker is gone), and drops its token", async () => {
     const k = queueKeys("push-gone")
     await park("push-gone", "a-worker-that-died")
     const info = await run(enqueue("t", "x", { queue: "push-gone" }))
@@ -121,19 +137,19 @@ describe("enqueue hands a task to a parked worker", () => {
     expect(await admin.llen(k.active)).toBe(0)
     expect(await admin.zcard(k.lease)).toBe(0)
     expect(await admin.hlen(k.parked)).toBe(0)
+    expect(await admin.exists(k.pushList("a-worker-that-died"))).toBe(0)
     await waitFor("the wake-up", () => wakes, (w) => w.includes("push-gone"))
   })
 
-  it("keeps FIFO order and pauses: no hand-over while tasks are pending or the queue is paused", async () => {
-    await sub.subscribe(pushChannel(server))
-    try {
-      const before = pushes.length
+  it("keeps FIFO order and pauses: no hand-over while tasks are pending or the queue is paused", () =>
+    present(async () => {
       const k = queueKeys("push-busy")
       await park("push-busy")
       await admin.lpush(k.pending, "already-waiting")
       const info = await run(enqueue("t", "x", { queue: "push-busy" }))
       expect(await admin.lrange(k.pending, 0, -1)).toEqual([info.id, "already-waiting"])
       expect(await admin.hget(k.parked, server)).not.toBeNull()
+      expect(await takePushes("push-busy")).toEqual([])
 
       const p = queueKeys("push-paused")
       await park("push-paused")
@@ -141,30 +157,24 @@ describe("enqueue hands a task to a parked worker", () => {
       const paused = await run(enqueue("t", "x", { queue: "push-paused" }))
       expect(await admin.hget(p.task(paused.id), "state")).toBe("pending")
       expect(await admin.lrange(p.pending, 0, -1)).toEqual([paused.id])
-      // a marker through the same channel: every push published before it has arrived
-      await admin.publish(pushChannel(server), `${leaseScore(unixSeconds(Date.now()))}\n6\nmarker2\nid`)
-      await waitFor("the marker", () => pushes.length, (n) => n > before)
-      expect(pushes.slice(before).map((x) => x.queue)).toEqual(["marker"])
-    } finally {
-      await sub.unsubscribe(pushChannel(server))
-    }
-  })
+      expect(await takePushes("push-paused")).toEqual([])
+    }))
 })
 
 describe("the worker's side of a hand-over (makeParking)", () => {
-  /** Parks `server` on `queue`, enqueues task `n` (handed to it), and gives the push to `parking` as the subscriber would. */
+  /** Parks `server` on `queue`, enqueues task `n` (handed to it), and gives the hand-over to `parking` as the receiver would. */
   const handOverTo = async (parking: ReturnType<typeof makeParking>, queue: string, n: number) => {
     const token = await park(queue)
     parking.parking.parked(queue, token)
-    const before = raw.length
     const info = await run(enqueue("t:handover", { n }, { queue }))
-    await waitFor("the push", () => raw.length, (l) => l > before)
-    parking.onPush(raw[before]!)
+    const got = await takeRaw(queue)
+    expect(got).toHaveLength(1)
+    parking.onPush(got[0]!)
     return { id: info.id, token }
   }
 
   it("keeps a push it is told to wait with (still leased to it, for a bounded time), starts it later, or gives it back to pending", async () => {
-    await sub.subscribe(pushChannel(server))
+    await sub.subscribe(parkedPresenceChannel(server))
     try {
       const queue = "push-wait"
       const k = queueKeys(queue)
@@ -213,12 +223,12 @@ describe("the worker's side of a hand-over (makeParking)", () => {
       expect(await admin.zscore(k.lease, third.id)).toBeNull()
       await admin.del(k.pending)
     } finally {
-      await sub.unsubscribe(pushChannel(server))
+      await sub.unsubscribe(parkedPresenceChannel(server))
     }
   })
 
   it("does not start a push whose lease ran out before it was read: it goes back to pending", async () => {
-    await sub.subscribe(pushChannel(server))
+    await sub.subscribe(parkedPresenceChannel(server))
     try {
       const queue = "push-late"
       const k = queueKeys(queue)
@@ -246,7 +256,7 @@ describe("the worker's side of a hand-over (makeParking)", () => {
       expect(await admin.zscore(k.lease, late.id)).toBeNull()
       expect(await admin.lrange(k.active, 0, -1)).toEqual([])
     } finally {
-      await sub.unsubscribe(pushChannel(server))
+      await sub.unsubscribe(parkedPresenceChannel(server))
     }
   })
 })
