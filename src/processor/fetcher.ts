@@ -74,7 +74,7 @@ const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult): Effect.Eff
     const slotFreed = deps.slotFreed
     const raiseSlotFreed = slotFreed && Effect.sync(() => slotFreed.raise())
     const onSettled = deps.options.onSettled
-    return Effect.forEach(got.tasks, (leased) => {
+    const startOne = (leased: DequeueLeaseResult["tasks"][number]) => {
       const task = makeActiveTask(leased.msg, now, leased.leaseExpiresAtMs)
       deps.prepare?.(task)
       deps.registry.add(task)
@@ -85,7 +85,9 @@ const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult): Effect.Eff
           )
         : run
       return FiberSet.run(deps.attempts, raiseSlotFreed ? Effect.ensuring(attempt, raiseSlotFreed) : attempt, { startImmediately: true })
-    })
+    }
+    // One task (a hand-over, a fetch at low load) without forEach's machinery.
+    return got.tasks.length === 1 ? Effect.map(startOne(got.tasks[0]!), (f) => [f]) : Effect.forEach(got.tasks, startOne)
   })
   // The common case, nothing corrupt and no queue failed, logs nothing.
   if (got.corrupt.length === 0 && got.failedQueues.length === 0) return start

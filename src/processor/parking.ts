@@ -225,6 +225,13 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
         const tasks: Array<LeasedTask> = []
         const corrupt: Array<CorruptTask> = []
         const failures = queueFailures<RedisError>()
+        const result = (): DequeueLeaseResult => ({ tasks, corrupt, failedQueues: failures.failedQueues })
+        // The usual case, one hand-over started and nothing else to do: no Effect step unless its message is unusable.
+        if (accepted.length === 1 && refused.length === 0 && !wasReconnected) {
+          const p = accepted[0]!
+          const sorted = sortLeased(p.queue, [{ id: p.id, bytes: p.bytes }], leaseScoreExpirySec(p.token), nowMs, tasks, corrupt, failures)
+          return sorted === Effect.void ? Effect.succeed(result()) : Effect.map(sorted, result)
+        }
         const read = Effect.forEach(
           accepted,
           (p) => sortLeased(p.queue, [{ id: p.id, bytes: p.bytes }], leaseScoreExpirySec(p.token), nowMs, tasks, corrupt, failures),
@@ -236,7 +243,7 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
           Effect.map((): DequeueLeaseResult => {
             // Refused tasks went back to pending: look again once a slot is free.
             if (refused.length > 0) raise()
-            return { tasks, corrupt, failedQueues: failures.failedQueues }
+            return result()
           })
         )
       }),
