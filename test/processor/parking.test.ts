@@ -43,6 +43,18 @@ afterAll(async () => {
   await redis.stop()
 })
 
+/** Writes task `id` of `queue` as the enqueue script leaves a hand-over to `server`: leased under `token`, the token taken. */
+const writeHandedOver = async (queue: string, id: string, server: string, token: string) => {
+  const k = queueKeys(queue)
+  const msg = makeMsg(queue, id)
+  const bytes = Buffer.from(encodeTaskMessage(msg))
+  await admin.hset(k.task(msg.id), "msg", bytes, "state", "active")
+  await admin.lpush(k.active, msg.id)
+  await admin.zadd(k.lease, token, msg.id)
+  await admin.hdel(k.parked, server)
+  return { msg, bytes }
+}
+
 /** Kills the connections blocked in BLPOP (the servers' hand-over receivers); how many. */
 const killReceivers = async () => {
   const list = String(await admin.call("CLIENT", "LIST"))
@@ -117,12 +129,8 @@ describe("a parked Server", () => {
       const server = s.handle.identity.serverId
       const k = queueKeys("lost")
       const token = await parkedToken(s, "lost")
-      // What the enqueue script writes for a hand-over whose reply never arrives (popped, then lost): leased under the token, token taken.
-      const msg = makeMsg("lost", "lost-push")
-      await admin.hset(k.task(msg.id), "msg", Buffer.from(encodeTaskMessage(msg)), "state", "active")
-      await admin.lpush(k.active, msg.id)
-      await admin.zadd(k.lease, token, msg.id)
-      await admin.hdel(k.parked, server)
+      // What the enqueue script writes for a hand-over whose reply never arrives (popped, then lost).
+      const { msg } = await writeHandedOver("lost", "lost-push", server, token)
       // The reply is lost with the connection: kill the receiver's connection (ioredis reconnects).
       expect(await killReceivers()).toBe(1)
       await waitFor("the task to run", () => ran, (r) => r.length === 1, { timeoutMs: 10_000 })
@@ -163,12 +171,7 @@ describe("a parked Server", () => {
       const k = queueKeys("legacy")
       const token = await parkedToken(s, "legacy")
       // What the earlier enqueue script wrote and published.
-      const msg = makeMsg("legacy", "legacy-push")
-      const bytes = Buffer.from(encodeTaskMessage(msg))
-      await admin.hset(k.task(msg.id), "msg", bytes, "state", "active")
-      await admin.lpush(k.active, msg.id)
-      await admin.zadd(k.lease, token, msg.id)
-      await admin.hdel(k.parked, server)
+      const { msg, bytes } = await writeHandedOver("legacy", "legacy-push", server, token)
       const message = Buffer.concat([Buffer.from(`${token}\n6\nlegacy${msg.id.length}\n${msg.id}`), bytes])
       expect(await admin.publish(legacyPushChannel(server), message)).toBe(1)
       await waitFor("the task to run", () => ran, (r) => r.length === 1)
