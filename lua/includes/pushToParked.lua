@@ -12,8 +12,8 @@
 -- list while that connection reconnects instead of being lost.
 -- A worker listens on "effect-asynq:park:<server id>" while it can be handed tasks (nothing is
 -- published there): with no subscriber (PUBSUB NUMSUB 0: that worker is gone, or its pub/sub
--- connection is down) its token is dropped and the next one is tried; when none is left the task
--- is put back as it was written (pending). The list expires a minute after the token's lease (a
+-- connection is down) its token is dropped and the next one is tried, as is a token that is not a
+-- number (a damaged hash); when none is left nothing is written here. The list expires a minute after the token's lease (a
 -- hand-over left in it by a worker that died is the recoverer's once the lease runs out). A
 -- hand-over the worker does not start is given back by the worker (releaseLeases under the token's
 -- score) or, failing that, by the recoverer.
@@ -40,8 +40,10 @@ local function pushToParked(pendingKey, taskKey, taskId, msg, lockKey, queueName
   end
   for i = 1, #parked, 2 do
     local server, token = parked[i], parked[i + 1]
+    local score = tonumber(token)
     redis.call("HDEL", parkedKey, server)
-    if redis.call("PUBSUB", "NUMSUB", "effect-asynq:park:" .. server)[2] > 0 then
+    -- A lease score is unix seconds: anything else (not a number, NaN, infinite) is damage, skipped.
+    if score and score > 0 and score < 1e12 and redis.call("PUBSUB", "NUMSUB", "effect-asynq:park:" .. server)[2] > 0 then
       redis.call("LPOP", pendingKey)
       if lockKey then
         redis.call("HSET", taskKey, "msg", msg, "state", "active", "unique_key", lockKey)
@@ -52,7 +54,7 @@ local function pushToParked(pendingKey, taskKey, taskId, msg, lockKey, queueName
       redis.call("ZADD", base .. "lease", token, taskId)
       local listKey = base .. "push:" .. server
       redis.call("LPUSH", listKey, token .. "\n" .. #queueName .. "\n" .. queueName .. #taskId .. "\n" .. taskId .. msg)
-      redis.call("EXPIREAT", listKey, math.floor(tonumber(token)) + 61)
+      redis.call("EXPIREAT", listKey, math.floor(score) + 61)
       return true
     end
   end

@@ -78,7 +78,7 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
     // Parking (tasks handed to this worker while it is idle) on a single node or Sentinel: on a
     // Cluster PUBSUB NUMSUB counts only the subscribers of the node that ran it (parking.ts).
     const parking = broker.redis.isCluster ? undefined : makeParking(identity.serverId, opts.queueNames, () => (wake.raise(), slotFreed.raise()))
-    // The hand-over lists are waited on before the presence channel tells enqueues to use them.
+    // The receiver first: a hand-over pushed before its first BLPOP waits in the list.
     if (parking) yield* receivePushes(identity.serverId, opts.queueNames, parking)
     yield* subscribe(opts.queueNames, registry, wake, parking && { server: identity.serverId, state: parking })
     const attempts = yield* FiberSet.make<Settled, never>()

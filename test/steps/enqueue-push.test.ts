@@ -141,6 +141,20 @@ describe("enqueue hands a task to a parked worker", () => {
     await waitFor("the wake-up", () => wakes, (w) => w.includes("push-gone"))
   })
 
+  it("skips a damaged token (not a lease score): the task is pending, the enqueue succeeds, the token is dropped", () =>
+    present(async () => {
+      const k = queueKeys("push-damaged")
+      for (const bad of ["not-a-number", "inf", "nan", "-5"]) {
+        await admin.hset(k.parked, server, bad)
+        const info = await run(enqueue("t", bad, { queue: "push-damaged" }))
+        expect(await admin.hget(k.task(info.id), "state")).toBe("pending")
+        expect(await admin.lrange(k.pending, 0, -1)).toEqual([info.id])
+        expect(await admin.hlen(k.parked)).toBe(0)
+        expect(await takePushes("push-damaged")).toEqual([])
+        await admin.del(k.pending)
+      }
+    }))
+
   it("keeps FIFO order and pauses: no hand-over while tasks are pending or the queue is paused", () =>
     present(async () => {
       const k = queueKeys("push-busy")
