@@ -13,7 +13,8 @@
 -- ARGV[3] (optional) the calling worker's server id: it parks on this queue. When this call comes
 --         back short and the queue is not paused, KEYS[6] gets field ARGV[3] = ARGV[4] (replacing
 --         an older token of that worker): the next new task of the empty queue is handed to it
---         (lua/includes/pushToParked.lua). Otherwise its field is removed.
+--         (lua/includes/pushToParked.lua). Otherwise its field is removed. A KEYS[6] of the wrong
+--         type (damaged) is left alone: the worker is not parked, and the dequeue works as without it.
 -- ARGV[4] (with ARGV[3]) the park token: a lease score unique to this park, as ARGV[1]
 -- Returns: a flat array id1, msg1, id2, msg2, ... (msg false for a dangling id); empty when
 -- paused or empty. Commands: a fixed few per call plus three per task (includes/leaseTasks.lua).
@@ -25,9 +26,9 @@ local out = {}
 leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix, leaseExpiry, tonumber(maxTasks), out)
 if parker then
   if #out < 2 * tonumber(maxTasks) and redis.call("EXISTS", pausedKey) == 0 then
-    redis.call("HSET", parkedKey, parker, parkToken)
+    redis.pcall("HSET", parkedKey, parker, parkToken)
   else
-    redis.call("HDEL", parkedKey, parker)
+    redis.pcall("HDEL", parkedKey, parker)
   end
 end
 return out

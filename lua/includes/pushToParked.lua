@@ -34,8 +34,9 @@
 local function pushToParked(pendingKey, taskKey, taskId, msg, lockKey, queueName)
   local base = string.sub(pendingKey, 1, -8)
   local parkedKey = base .. "parked"
-  local parked = redis.call("HGETALL", parkedKey)
-  if #parked == 0 or redis.call("EXISTS", base .. "paused") == 1 then
+  -- A parked key of the wrong type (damaged) hands nothing over: the task is written as pending.
+  local parked = redis.pcall("HGETALL", parkedKey)
+  if parked.err or #parked == 0 or redis.call("EXISTS", base .. "paused") == 1 then
     return false
   end
   for i = 1, #parked, 2 do

@@ -155,6 +155,19 @@ describe("enqueue hands a task to a parked worker", () => {
       }
     }))
 
+  it("a parked key of the wrong type (damaged) stops neither enqueue nor dequeue: no hand-over, no park, the task pending and then leased", async () => {
+    const k = queueKeys("push-wrongtype")
+    await admin.set(k.parked, "not a hash")
+    const info = await run(enqueue("t", "x", { queue: "push-wrongtype" }))
+    expect(await admin.lrange(k.pending, 0, -1)).toEqual([info.id])
+    const tokens: Array<string> = []
+    const got = await run(leaseFrom(["push-wrongtype"], 2, 30_000, { server, parked: (_q, t) => tokens.push(t) }))
+    expect(got.failedQueues).toEqual([])
+    expect(got.tasks.map((t) => t.msg.id)).toEqual([info.id])
+    expect(await admin.get(k.parked)).toBe("not a hash")
+    await admin.del(k.parked)
+  })
+
   it("keeps FIFO order and pauses: no hand-over while tasks are pending or the queue is paused", () =>
     present(async () => {
       const k = queueKeys("push-busy")
