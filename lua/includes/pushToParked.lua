@@ -45,18 +45,22 @@ local function pushToParked(pendingKey, taskKey, taskId, msg, lockKey, queueName
     redis.call("HDEL", parkedKey, server)
     -- A lease score is unix seconds: anything else (not a number, NaN, infinite) is damage, skipped.
     if score and score > 0 and score < 1e12 and redis.call("PUBSUB", "NUMSUB", "effect-asynq:park:" .. server)[2] > 0 then
-      redis.call("LPOP", pendingKey)
-      if lockKey then
-        redis.call("HSET", taskKey, "msg", msg, "state", "active", "unique_key", lockKey)
-      else
-        redis.call("HSET", taskKey, "msg", msg, "state", "active")
-      end
-      redis.call("LPUSH", base .. "active", taskId)
-      redis.call("ZADD", base .. "lease", token, taskId)
+      -- The hand-over first: a list key of the wrong type (damaged) fails here, before anything is
+      -- written, and the next token is tried.
       local listKey = base .. "push:" .. server
-      redis.call("LPUSH", listKey, token .. "\n" .. #queueName .. "\n" .. queueName .. #taskId .. "\n" .. taskId .. msg)
-      redis.call("EXPIREAT", listKey, math.floor(score) + 61)
-      return true
+      local pushed = redis.pcall("LPUSH", listKey, token .. "\n" .. #queueName .. "\n" .. queueName .. #taskId .. "\n" .. taskId .. msg)
+      if type(pushed) == "number" then
+        redis.call("EXPIREAT", listKey, math.floor(score) + 61)
+        redis.call("LPOP", pendingKey)
+        if lockKey then
+          redis.call("HSET", taskKey, "msg", msg, "state", "active", "unique_key", lockKey)
+        else
+          redis.call("HSET", taskKey, "msg", msg, "state", "active")
+        end
+        redis.call("LPUSH", base .. "active", taskId)
+        redis.call("ZADD", base .. "lease", token, taskId)
+        return true
+      end
     end
   end
   return false

@@ -141,7 +141,7 @@ describe("enqueue hands a task to a parked worker", () => {
     await waitFor("the wake-up", () => wakes, (w) => w.includes("push-gone"))
   })
 
-  it("skips a damaged token (not a lease score): the task is pending, the enqueue succeeds, the token is dropped", () =>
+  it("skips a damaged token (not a lease score) or hand-over list (wrong type): the task is pending, the enqueue succeeds, the token is dropped", () =>
     present(async () => {
       const k = queueKeys("push-damaged")
       for (const bad of ["not-a-number", "inf", "nan", "-5"]) {
@@ -153,6 +153,16 @@ describe("enqueue hands a task to a parked worker", () => {
         expect(await takePushes("push-damaged")).toEqual([])
         await admin.del(k.pending)
       }
+      // A hand-over list of the wrong type: that worker is skipped before anything is written.
+      await admin.set(k.pushList(server), "not a list")
+      await park("push-damaged")
+      const info = await run(enqueue("t", "list", { queue: "push-damaged" }))
+      expect(await admin.hget(k.task(info.id), "state")).toBe("pending")
+      expect(await admin.lrange(k.pending, 0, -1)).toEqual([info.id])
+      expect(await admin.llen(k.active)).toBe(0)
+      expect(await admin.zcard(k.lease)).toBe(0)
+      expect(await admin.hlen(k.parked)).toBe(0)
+      await admin.del(k.pending, k.pushList(server))
     }))
 
   it("a parked key of the wrong type (damaged) stops neither enqueue nor dequeue: no hand-over, no park, the task pending and then leased", async () => {
