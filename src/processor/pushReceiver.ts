@@ -8,7 +8,8 @@
  * A hand-over waits in its list while the connection is down. One Redis popped for a BLPOP whose
  * reply was lost is not: when the connection comes back, the parking state gives back to pending
  * whatever was handed to this worker and did not start here (`onReconnect`). A failed BLPOP is
- * logged and tried again after a backoff (Effect's Clock), up to 5 s.
+ * logged and tried again after a backoff (Effect's Clock), up to 5 s; one that failed on a damaged
+ * list (not a list) deletes that key first.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -50,6 +51,27 @@ export const receivePushes = Effect.fn("Processor.receivePushes")(function* (ser
     catch: (cause) => new RedisError({ op: "BLPOP hand-over lists", message: errorMessage(cause), cause })
   })
   const timedOut = (e: RedisError) => errorMessage(e.cause).includes("timed out")
+  /**
+   * A hand-over list of the wrong type (damaged) fails every BLPOP, the other queues' too: the
+   * lists are this worker's own (enqueues skip a damaged one), so a key that is not a list is
+   * deleted, with a warning, and the BLPOP goes again.
+   */
+  const repair = Effect.forEach(
+    keys,
+    (key) =>
+      Effect.tryPromise(() => conn.type(key)).pipe(
+        Effect.flatMap((type) =>
+          type === "list" || type === "none"
+            ? Effect.void
+            : Effect.andThen(
+                Effect.logWarning(`hand-over list ${key} held a ${type}, not a list: deleted (hand-overs to this worker in its queue resume)`),
+                Effect.tryPromise(() => conn.del(key))
+              )
+        ),
+        Effect.ignore
+      ),
+    { discard: true }
+  )
   /** Failures in a row: the first is a warning, the rest of an outage are debug lines (the connection's own outage is logged once). */
   let failures = 0
   yield* blpop.pipe(
@@ -61,7 +83,7 @@ export const receivePushes = Effect.fn("Processor.receivePushes")(function* (ser
           Effect.andThen(
             (failures++ === 0 ? Effect.logWarning : Effect.logDebug)(`waiting for tasks handed to this worker failed, trying again: ${e.message}`),
             // No reply within the block time and its grace: the connection is presumed dead.
-            Effect.sync(() => timedOut(e) && conn.disconnect(true))
+            e.message.includes("WRONGTYPE") ? repair : Effect.sync(() => timedOut(e) && conn.disconnect(true))
           ),
           true
         )
