@@ -1,6 +1,7 @@
 /**
  * Worker processes killed: `effect-asynq worker` child processes (the tests' recording handlers:
- * every run of a task adds 1 to its field in `test:runs`; leases of 2 s, no grace) work through
+ * every run of a task adds 1 to its field in `test:runs`, once even when the CLIENT KILL makes
+ * ioredis send that write again; leases of 2 s, no grace) work through
  * 3,000 tasks while one is SIGKILLed three times (a new one started each time) and every
  * connection is killed twice (CLIENT KILL). At the end every task must have completed exactly once
  * as far as Redis is concerned, none lost, and the extra runs at most the tasks that were in flight
