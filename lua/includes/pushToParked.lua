@@ -8,8 +8,7 @@
 --   <token> "\n" <byte length of queue> "\n" <queue> <byte length of id> "\n" <id> <msg>
 -- The worker waits on that list with BLPOP on a connection of its own. A list, not a PUBLISH: Redis
 -- answers a client blocked on a list before it writes the reply of the command that pushed (here:
--- the enqueue's caller), so the worker has the task a reply earlier; and a hand-over waits in the
--- list while that connection reconnects instead of being lost.
+-- the enqueue's caller), so the worker has the task a reply earlier.
 -- A worker listens on "effect-asynq:park:<server id>" while it can be handed tasks (nothing is
 -- published there): with no subscriber (PUBSUB NUMSUB 0: that worker is gone, or its pub/sub
 -- connection is down) its token is dropped and the next one is tried, as is a token that is not a

@@ -5,9 +5,9 @@
  * writes the reply of the command that pushed, so the worker has a task handed to it before the
  * enqueue's caller has its reply (lua/includes/pushToParked.lua).
  *
- * A hand-over waits in its list while the connection is down. One Redis popped for a BLPOP whose
- * reply was lost is not: when the connection comes back, the parking state gives back to pending
- * whatever was handed to this worker and did not start here (`onReconnect`). A failed BLPOP is
+ * When the connection comes back (a hand-over may have been popped for a BLPOP whose reply was
+ * lost), the parking state gives back to pending whatever was handed to this worker and did not
+ * start here (`onReconnect`). A failed BLPOP is
  * logged and tried again after a backoff (Effect's Clock), up to 5 s; one that failed on a damaged
  * list (not a list) deletes that key first.
  */
