@@ -15,7 +15,7 @@ import type * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Schedule from "effect/Schedule"
 import type { Broker } from "../broker/Broker.js"
-import { type DequeueLeaseResult, dequeueLeaseCall, leaseFrom, type Parking } from "../steps/dequeueLease.js"
+import { type DequeueLeaseResult, dequeueLeaseCall, type LeasedTask, leaseFrom, type Parking } from "../steps/dequeueLease.js"
 import type { RedisError } from "../redis/errors.js"
 import type { QueueFailure } from "../steps/queueFailures.js"
 import type { Ride, Rider } from "./acker.js"
@@ -28,7 +28,7 @@ import { makeActiveTask, runAttempt, type RunDeps } from "./runAttempt.js"
 import type { Settled } from "./settle.js"
 import { logQueueFailures } from "./periodic.js"
 import type { Signal } from "./Signal.js"
-import type { ParkingState, PushDecision } from "./parking.js"
+import type { DirectStart, ParkingState, PushDecision } from "./parking.js"
 
 /** What starting leased tasks needs: what an attempt runs with, and the set its fiber goes into. */
 export interface StartDeps<R> extends RunDeps<R> {
@@ -64,28 +64,31 @@ export interface Fetched {
 const errorBackoff = Schedule.min([Schedule.exponential(Duration.millis(100), 2), Schedule.spaced(Duration.seconds(5))]).pipe(Schedule.jittered)
 
 /**
+ * Registers a freshly leased task and returns its attempt, to run in a fiber of `deps.attempts`
+ * (with the observer's span, `onSettled`, and the slot-freed signal when it ends).
+ */
+const registerAttempt = <R>(deps: StartDeps<R>, leased: LeasedTask, now: number): Effect.Effect<Settled, never, R | Broker> => {
+  const task = makeActiveTask(leased.msg, now, leased.leaseExpiresAtMs)
+  deps.prepare?.(task)
+  deps.registry.add(task)
+  const observer = deps.options.observer
+  const run = observer ? observer.attempt(task, runAttempt(deps, task)) : runAttempt(deps, task)
+  const onSettled = deps.options.onSettled
+  const attempt = onSettled
+    ? run.pipe(Effect.tap((outcome) => Effect.try(() => onSettled(task.msg, outcome)).pipe(Effect.catch((e) => Effect.logWarning(`onSettled threw: ${String(e)}`)))))
+    : run
+  const slotFreed = deps.slotFreed
+  return slotFreed ? Effect.ensuring(attempt, Effect.sync(() => slotFreed.raise())) : attempt
+}
+
+/**
  * Registers and starts freshly leased tasks (each attempt in its own fiber, started at once: it runs
  * up to its first wait), and reports the corrupt ones set aside and the queues that failed.
  */
 const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult): Effect.Effect<Array<Fiber.Fiber<Settled>>, never, R | Broker> => {
   const start = Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    const observer = deps.options.observer
-    observer?.fetched(got.tasks.length)
-    const slotFreed = deps.slotFreed
-    const raiseSlotFreed = slotFreed && Effect.sync(() => slotFreed.raise())
-    const onSettled = deps.options.onSettled
-    const startOne = (leased: DequeueLeaseResult["tasks"][number]) => {
-      const task = makeActiveTask(leased.msg, now, leased.leaseExpiresAtMs)
-      deps.prepare?.(task)
-      deps.registry.add(task)
-      const run = observer ? observer.attempt(task, runAttempt(deps, task)) : runAttempt(deps, task)
-      const attempt = onSettled
-        ? run.pipe(
-            Effect.tap((outcome) => Effect.try(() => onSettled(task.msg, outcome)).pipe(Effect.catch((e) => Effect.logWarning(`onSettled threw: ${String(e)}`))))
-          )
-        : run
-      return FiberSet.run(deps.attempts, raiseSlotFreed ? Effect.ensuring(attempt, raiseSlotFreed) : attempt, { startImmediately: true })
-    }
+    deps.options.observer?.fetched(got.tasks.length)
+    const startOne = (leased: LeasedTask) => FiberSet.run(deps.attempts, registerAttempt(deps, leased, now), { startImmediately: true })
     // One task (a hand-over, a fetch at low load) without forEach's machinery.
     return got.tasks.length === 1 ? Effect.map(startOne(got.tasks[0]!), (f) => [f]) : Effect.forEach(got.tasks, startOne)
   })
@@ -218,6 +221,20 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
     deps.acker.setRider(rider as Rider)
     yield* Effect.addFinalizer(() => Effect.sync(() => deps.acker.setRider(undefined)))
     const parking = deps.parking
+    // While the loop waits idle, a hand-over with a free slot starts straight from the receiver's
+    // callback (parking.ts, onPush): no wake-up of this loop and no Effect steps before its attempt's
+    // fiber. The loop is woken afterwards, to park again (a fetch), off that task's path.
+    const clock = yield* Clock.Clock
+    const runFork = yield* FiberSet.runtime(deps.attempts)<R | Broker>()
+    const direct: DirectStart | undefined = parking && {
+      nowMs: () => clock.currentTimeMillisUnsafe(),
+      hasSlot: () => freeSlots() > 0,
+      start: (leased) => {
+        deps.options.observer?.fetched(1)
+        runFork(registerAttempt(loopDeps, leased, clock.currentTimeMillisUnsafe()))
+        deps.wake.raise()
+      }
+    }
     if (parking) yield* Effect.addFinalizer(() => Effect.flatMap(Clock.currentTimeMillis, parking.leave))
     /**
      * Starts the tasks handed over while parked, as many as slots are free. With none free while a
@@ -266,9 +283,11 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
         // is a plain one, which a wake-up message resumes at once (no race with a sleep set up per wait).
         const pollAt = (yield* Clock.currentTimeMillis) + idleWaitMs
         const unwatch = deps.deadlines.add(pollAt, () => deps.wake.raise())
+        parking?.setDirect(direct)
         yield* deps.wake.wait().pipe(
           Effect.ensuring(
             Effect.sync(() => {
+              parking?.setDirect(undefined)
               idle = false
               unwatch()
             })

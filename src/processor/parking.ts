@@ -22,7 +22,7 @@ import { Broker } from "../broker/Broker.js"
 import { leaseScoreExpirySec } from "../broker/releaseLeases.js"
 import { publishWake } from "../broker/wake.js"
 import type { RedisError } from "../redis/errors.js"
-import type { CorruptTask } from "../steps/corrupt.js"
+import { type CorruptTask, decodeStored } from "../steps/corrupt.js"
 import { type DequeueLeaseResult, type LeasedTask, type Parking, releaseLeasedToNobody, sortLeased } from "../steps/dequeueLease.js"
 import { queueFailures } from "../steps/queueFailures.js"
 import { queueKeys } from "../wire/keys.js"
@@ -80,6 +80,18 @@ const tokensKept = 4
 /** Released tokens remembered (a push still on its way under one is dropped: its task went back to pending). */
 const releasedKept = 256
 
+/**
+ * What the fetch loop offers while it waits idle (`setDirect`): a hand-over that finds a free slot
+ * starts at once, from the receiver's callback, instead of waiting for the loop to wake and `settle`.
+ */
+export interface DirectStart {
+  /** Now, on Effect's Clock. */
+  readonly nowMs: () => number
+  readonly hasSlot: () => boolean
+  /** Registers and starts the task's attempt (its fiber runs up to its first wait). */
+  readonly start: (task: LeasedTask) => void
+}
+
 export interface ParkingState {
   /** What the fetch loop's dequeues pass (`leaseFrom`). */
   readonly parking: Parking
@@ -87,6 +99,8 @@ export interface ParkingState {
   readonly onPush: (message: Buffer) => void
   /** A connection hand-overs come on came back: one may have been lost. */
   readonly onReconnect: () => void
+  /** Sets (or clears) the direct start the idle fetch loop offers. */
+  readonly setDirect: (direct: DirectStart | undefined) => void
   /** Whether pushes wait, or a reconnect is to be handled (the fetch loop then calls `settle`). */
   readonly pending: () => boolean
   /**
@@ -118,6 +132,23 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
   /** When each waiting push (by token) was first told to wait. */
   const waitingSince = new Map<string, number>()
   let reconnected = false
+  let direct: DirectStart | undefined
+
+  /**
+   * Starts `push` through the idle loop's direct start when it can, as `settle` would with a
+   * "start" decision: its lease not run out, a slot free, its message readable (an unreadable one,
+   * and anything else, goes the usual way). Returns whether it started.
+   */
+  const startDirect = (d: DirectStart, push: Push): boolean => {
+    const expiresAtMs = leaseScoreExpirySec(push.token) * 1000
+    if (expiresAtMs <= d.nowMs() || !d.hasSlot()) return false
+    const decoded = decodeStored(push.queue, push.id, push.bytes)
+    if (!("msg" in decoded)) return false
+    const t = tokens.get(push.queue)?.find((x) => x.token === push.token)
+    if (t) t.started = push.id
+    d.start({ msg: decoded.msg, leaseExpiresAtMs: expiresAtMs })
+    return true
+  }
 
   /**
    * Gives back what was handed over under `token` and did not start here; wakes the workers when
@@ -176,8 +207,13 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
     onPush: (message) => {
       const push = parsePush(message)
       if (!push || released.has(push.token)) return
+      // In arrival order: only when nothing waits before it (and no reconnect is to be handled).
+      if (direct !== undefined && inbox.length === 0 && !reconnected && startDirect(direct, push)) return
       inbox.push(push)
       raise()
+    },
+    setDirect: (d) => {
+      direct = d
     },
     onReconnect: () => {
       reconnected = true

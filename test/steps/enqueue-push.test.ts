@@ -210,6 +210,66 @@ describe("the worker's side of a hand-over (makeParking)", () => {
     return { id: info.id, token }
   }
 
+  it("starts a push at once through the idle loop's direct start when a slot is free, in time and nothing waits before it; otherwise queues it for settle", async () => {
+    await sub.subscribe(parkedPresenceChannel(server))
+    try {
+      const queue = "push-direct"
+      const k = queueKeys(queue)
+      let raised = 0
+      const parking = makeParking(server, [queue], () => void raised++)
+      const started: Array<{ id: string; leaseExpiresAtMs: number }> = []
+      let slot = true
+      let now = Date.now()
+      parking.setDirect({ nowMs: () => now, hasSlot: () => slot, start: (t) => void started.push({ id: t.msg.id, leaseExpiresAtMs: t.leaseExpiresAtMs }) })
+
+      // Started at once: the loop is not raised, nothing waits for settle.
+      const first = await handOverTo(parking, queue, 1)
+      expect(started).toEqual([{ id: first.id, leaseExpiresAtMs: leaseScoreExpirySec(first.token) * 1000 }])
+      expect(raised).toBe(0)
+      expect(parking.pending()).toBe(false)
+
+      // No free slot: queued for settle (the loop is raised), as without the direct start.
+      slot = false
+      const second = await handOverTo(parking, queue, 2)
+      expect(started).toHaveLength(1)
+      expect(raised).toBe(1)
+      expect(parking.pending()).toBe(true)
+
+      // Something waits before it: queued behind it, in arrival order, even with a slot free.
+      slot = true
+      const third = await handOverTo(parking, queue, 3)
+      expect(started).toHaveLength(1)
+      const both = await run(parking.settle(() => "start", Date.now()))
+      expect(both.tasks.map((t) => t.msg.id)).toEqual([second.id, third.id])
+
+      // Its lease already run out by the loop's clock: not started here; settle gives it back.
+      const late = await handOverTo(parking, queue, 4)
+      expect(started).toHaveLength(2)
+      now = leaseScoreExpirySec(late.token) * 1000 + 10_000
+      const fourth = await handOverTo(parking, queue, 5)
+      expect(started).toHaveLength(2)
+      expect(parking.pending()).toBe(true)
+      now = Date.now()
+
+      // Cleared (the loop is busy again): queued.
+      parking.setDirect(undefined)
+      await run(parking.settle(() => "start", Date.now()))
+      await handOverTo(parking, queue, 6)
+      expect(started).toHaveLength(2)
+      expect(parking.pending()).toBe(true)
+      void fourth
+      await run(parking.settle(() => "giveBack", Date.now()))
+
+      // A task it started is its own at leave: not given back (its attempt is running).
+      await run(parking.leave(Date.now()))
+      expect(await admin.lrange(k.pending, 0, -1)).not.toContain(first.id)
+      expect(await admin.lrange(k.pending, 0, -1)).not.toContain(late.id)
+      await admin.del(k.pending, k.active, k.lease)
+    } finally {
+      await sub.unsubscribe(parkedPresenceChannel(server))
+    }
+  })
+
   it("keeps a push it is told to wait with (still leased to it, for a bounded time), starts it later, or gives it back to pending", async () => {
     await sub.subscribe(parkedPresenceChannel(server))
     try {
