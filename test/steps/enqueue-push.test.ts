@@ -246,7 +246,7 @@ describe("the worker's side of a hand-over (makeParking)", () => {
       const late = await handOverTo(parking, queue, 4)
       expect(started).toHaveLength(2)
       now = leaseScoreExpirySec(late.token) * 1000 + 10_000
-      const fourth = await handOverTo(parking, queue, 5)
+      await handOverTo(parking, queue, 5)
       expect(started).toHaveLength(2)
       expect(parking.pending()).toBe(true)
       now = Date.now()
@@ -257,7 +257,6 @@ describe("the worker's side of a hand-over (makeParking)", () => {
       await handOverTo(parking, queue, 6)
       expect(started).toHaveLength(2)
       expect(parking.pending()).toBe(true)
-      void fourth
       await run(parking.settle(() => "giveBack", Date.now()))
 
       // A task it started is its own at leave: not given back (its attempt is running).
