@@ -4,7 +4,8 @@
  * fetch loop: while fewer than `concurrency` tasks run, take up to the free slots (at most
  * `fetchBatchSize`) in one round trip, in the queue order of this round. When a fetch comes back
  * short (the queues are empty), wait for the wake signal or the poll interval; when all slots are
- * busy, wait for a slot. No fixed sleep between fetches and no busy polling. A queue that fails
+ * busy, wait for a slot. No fixed sleep between fetches and no busy polling. While it waits idle,
+ * a task handed over to this worker (parking.ts) starts straight from the receiver's callback. A queue that fails
  * is logged and skipped for this fetch (the tasks taken from the other queues start); a fetch in
  * which every queue failed (Redis down) backs off with jitter, up to 5 s.
  */

@@ -4,9 +4,11 @@
  * worker (lua/dequeueLease.lua); the next task enqueued while that queue has no pending task is
  * written as leased to the worker under the token's score and pushed on the worker's hand-over list
  * (lua/includes/pushToParked.lua), where the worker waits with BLPOP (pushReceiver.ts). The
- * receiver hands the message here; the fetch loop starts the task (`takePushes`); with no slot
- * free it waits while a fetch riding with completions is in flight (that fetch usually comes back
- * short: the queue was empty), else it goes back to the head of pending.
+ * receiver hands the message here. While the fetch loop waits idle with a slot free, the task
+ * starts at once from that callback (`DirectStart`); otherwise the fetch loop starts it
+ * (`takePushes`), and with no slot free it waits while a fetch riding with completions is in
+ * flight (that fetch usually comes back short: the queue was empty), else it goes back to the
+ * head of pending.
  *
  * Nothing is lost when a message is: every token a fetch left is remembered (the last few per
  * queue), and after the receiver's connection came back (a hand-over popped for a reply that was
