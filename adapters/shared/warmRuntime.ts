@@ -9,7 +9,7 @@ import { makeRedis, type Redis, type RedisClient } from "../../src/redis/Redis.j
 import { RedisService } from "../../src/redis/RedisService.js"
 import { RedisConnectionError } from "../../src/redis/errors.js"
 import { makeRedisService } from "../../src/redis/ioredisService.js"
-import { connectLightRedis } from "../../src/redis/lightRedis.js"
+import { lightRedisLayer } from "../../src/redis/lightRedis.js"
 import { brokerLayer as facadeBrokerLayer, makePromiseRuntime } from "../../src/runtime/promiseRuntime.js"
 
 /**
@@ -158,11 +158,7 @@ export const lightBrokerLayer = (source?: RedisSource): Layer.Layer<Broker | Red
     url: given?.url ?? (process.env.REDIS_URL || "redis://127.0.0.1:6379"),
     commandTimeoutMs: given?.commandTimeoutMs ?? serverlessCommandTimeoutMs
   }
-  const redis = Layer.effect(
-    RedisService,
-    Effect.acquireRelease(connectLightRedis(options), (r) => Effect.promise(() => r.quit()))
-  )
-  return Broker.layer.pipe(Layer.provideMerge(redis)) as Layer.Layer<Broker | Redis, unknown>
+  return Broker.layer.pipe(Layer.provideMerge(lightRedisLayer(options)))
 }
 
 export const makeBrokerRuntime = (source?: RedisSource): WarmRuntime<Broker | Redis> => makeWarmRuntime(brokerLayer(source))

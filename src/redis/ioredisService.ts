@@ -12,7 +12,7 @@ import { RedisError, errorMessage } from "./errors.js"
 import { describeTarget, type RedisOptions } from "./options.js"
 import { restoreFastStringPrototype } from "./fastStringPrototype.js"
 import { keySlot } from "./keySlot.js"
-import { type RespPrefix, respFrame, respFrameAfter, respPrefix } from "./respFrame.js"
+import { evalshaFrames } from "./respFrame.js"
 import { type LuaName, luaScript } from "./scripts.js"
 import { type OutageEvents, watchOutages } from "./reconnect.js"
 import type { RedisClient, RedisShape } from "./Redis.js"
@@ -55,19 +55,7 @@ const framedEvalsha = (client: RedisClient, Base: CommandClass | undefined): ((s
   // An instance of ioredis's own class with `toWritable` set on it: an instance of a subclass costs
   // several µs more per command (measured), for no difference on the wire.
   const errorStack = options.showFriendlyErrorStack === true
-  // A frozen key list is one its caller reuses (the enqueue of one queue: broker/enqueue.ts): the
-  // bytes of EVALSHA, the SHA, the key count and the keys are built once for it, per script.
-  const prefixes = new Map<ReadonlyArray<string>, { readonly sha: string; readonly prefix: RespPrefix }>()
-  const frameOf = (sha: string, count: string, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>): Buffer => {
-    if (!Object.isFrozen(keys)) return respFrame(["EVALSHA", sha, count], keys, args)
-    let p = prefixes.get(keys)
-    if (p === undefined || p.sha !== sha) {
-      if (prefixes.size >= maxPrefixes) prefixes.clear()
-      p = { sha, prefix: respPrefix(["EVALSHA", sha, count], keys) }
-      prefixes.set(keys, p)
-    }
-    return respFrameAfter(p.prefix, args)
-  }
+  const frameOf = evalshaFrames()
   return (sha, keys, args, buffers) => {
     const count = String(keys.length)
     const shown = [sha, count]
@@ -86,9 +74,6 @@ const framedEvalsha = (client: RedisClient, Base: CommandClass | undefined): ((s
 }
 
 const noArgs: Array<string> = []
-
-/** Most key lists whose EVALSHA prefix is kept (framedEvalsha); past it the cache starts over. */
-const maxPrefixes = 1000
 
 const isNoScript = (e: unknown) => errorMessage(e).startsWith("NOSCRIPT")
 

@@ -17,12 +17,15 @@
 import * as net from "node:net"
 import * as tls from "node:tls"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { RedisConnectionError, RedisError, errorMessage } from "./errors.js"
 import { describeTarget, type RedisOptions } from "./options.js"
-import type { RedisShape } from "./Redis.js"
+import type { Redis, RedisShape } from "./Redis.js"
+import { RedisService } from "./RedisService.js"
+import { restoreFastStringPrototype } from "./fastStringPrototype.js"
 import { luaScript, type LuaName } from "./scripts.js"
-import { scriptCalls } from "./scriptCalls.js"
-import { respFrame } from "./respFrame.js"
+import { scriptCalls, scriptError } from "./scriptCalls.js"
+import { evalshaFrames, respFrame } from "./respFrame.js"
 import type { ScriptArg } from "./transport.js"
 
 /** An error answer from Redis (named like ioredis's, see isErrorReply). */
@@ -78,51 +81,80 @@ const addressOf = (o: RedisOptions): Address => {
 
 // ---- RESP2 ----------------------------------------------------------------------------------
 
-const CRLF = Buffer.from("\r\n")
-
-
 /** No complete value yet. */
 const INCOMPLETE = Symbol("incomplete")
-type Parsed = { readonly value: unknown; readonly end: number } | typeof INCOMPLETE
 
-/** Parses one RESP value at `pos` (bulk strings as Buffers, error answers as ReplyError values). */
-const parse = (b: Buffer, pos: number): Parsed => {
+/** Where the value `parse` returned ends (the offset after it): set by each call that returns a value. */
+let parsedEnd = 0
+
+/** The offset of the `\r` ending the line that starts at `pos`, or -1 when the line is not complete. */
+const lineEndAt = (b: Buffer, pos: number): number => {
+  for (let i = pos; i < b.length - 1; i++) if (b[i] === 13 && b[i + 1] === 10) return i
+  return -1
+}
+
+/** The integer written in bytes `from`..`to` (a length or an integer reply: an optional `-`, then digits). */
+const integerAt = (b: Buffer, from: number, to: number): number => {
+  const negative = b[from] === 45
+  let n = 0
+  for (let i = negative ? from + 1 : from; i < to; i++) {
+    const d = b[i]! - 48
+    if (d < 0 || d > 9) return Number(b.toString("latin1", from, to)) // not a plain integer (an `:` reply never is): as JavaScript reads it
+    n = n * 10 + d
+  }
+  return negative ? -n : n
+}
+
+/**
+ * Parses one RESP value at `pos` (bulk strings as Buffers over `b`, error answers as ReplyError
+ * values) and sets `parsedEnd`; INCOMPLETE when `b` does not hold all of it yet.
+ */
+const parse = (b: Buffer, pos: number): unknown => {
   if (pos >= b.length) return INCOMPLETE
-  const lineEnd = b.indexOf(CRLF, pos)
+  const lineEnd = lineEndAt(b, pos + 1)
   if (lineEnd < 0) return INCOMPLETE
-  const type = b[pos]
-  const line = b.toString("utf8", pos + 1, lineEnd)
   const next = lineEnd + 2
-  switch (type) {
+  switch (b[pos]) {
     case 43: // +
-      return { value: line, end: next }
+      parsedEnd = next
+      return b.toString("utf8", pos + 1, lineEnd)
     case 45: // -
-      return { value: new ReplyError(line), end: next }
+      parsedEnd = next
+      return new ReplyError(b.toString("utf8", pos + 1, lineEnd))
     case 58: // :
-      return { value: Number(line), end: next }
+      parsedEnd = next
+      return integerAt(b, pos + 1, lineEnd)
     case 36: {
       // $
-      const n = Number(line)
-      if (n < 0) return { value: null, end: next }
+      const n = integerAt(b, pos + 1, lineEnd)
+      if (n < 0) {
+        parsedEnd = next
+        return null
+      }
       if (next + n + 2 > b.length) return INCOMPLETE
-      return { value: b.subarray(next, next + n), end: next + n + 2 }
+      parsedEnd = next + n + 2
+      return b.subarray(next, next + n)
     }
     case 42: {
       // *
-      const n = Number(line)
-      if (n < 0) return { value: null, end: next }
+      const n = integerAt(b, pos + 1, lineEnd)
+      if (n < 0) {
+        parsedEnd = next
+        return null
+      }
       const items: Array<unknown> = new Array(n)
       let p = next
       for (let i = 0; i < n; i++) {
-        const r = parse(b, p)
-        if (r === INCOMPLETE) return INCOMPLETE
-        items[i] = r.value
-        p = r.end
+        const v = parse(b, p)
+        if (v === INCOMPLETE) return INCOMPLETE
+        items[i] = v
+        p = parsedEnd
       }
-      return { value: items, end: p }
+      parsedEnd = p
+      return items
     }
     default:
-      throw new Error(`unexpected byte ${type} in a reply from Redis`)
+      throw new Error(`unexpected byte ${b[pos]} in a reply from Redis`)
   }
 }
 
@@ -135,14 +167,23 @@ const shape = (v: unknown, buffers: boolean): unknown =>
 interface Waiting {
   readonly resolve: (value: unknown) => void
   readonly reject: (error: Error) => void
-  /** Timed out: its reply, when it comes, is dropped. */
+  /** When it times out (ms since the epoch), or Infinity. */
+  readonly deadline: number
+  /** Answered, failed or timed out: its reply, when it comes, is dropped. */
   settled: boolean
 }
 
-/** One open socket with its queue of commands waiting for replies (in order). */
+const noBytes = Buffer.alloc(0)
+
+/**
+ * One open socket with its queue of commands waiting for replies (in order). Commands sent with a
+ * timeout share one timer per connection, set for the oldest one waiting (and not holding the Node
+ * event loop open by itself): an awaited command costs no timer of its own.
+ */
 class Connection {
   private readonly waiting: Array<Waiting> = []
-  private pending: Buffer = Buffer.alloc(0)
+  private pending: Buffer = noBytes
+  private timer: ReturnType<typeof setTimeout> | undefined
   closed = false
   private closeError: Error | undefined
 
@@ -153,54 +194,77 @@ class Connection {
   }
 
   private read(chunk: Buffer) {
-    this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk])
+    const b = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk])
     let pos = 0
     for (;;) {
-      let r: Parsed
+      let v: unknown
       try {
-        r = parse(this.pending, pos)
+        v = parse(b, pos)
       } catch (e) {
         this.closeError = e as Error
         this.socket.destroy()
         return
       }
-      if (r === INCOMPLETE) break
-      pos = r.end
+      if (v === INCOMPLETE) break
+      pos = parsedEnd
       const w = this.waiting.shift()
-      if (w && !w.settled) {
+      if (w !== undefined && !w.settled) {
         w.settled = true
-        w.resolve(r.value)
+        w.resolve(v)
       }
     }
-    this.pending = pos === this.pending.length ? Buffer.alloc(0) : this.pending.subarray(pos)
+    this.pending = pos === b.length ? noBytes : b.subarray(pos)
   }
 
   private fail(e: Error) {
     this.closed = true
+    if (this.timer !== undefined) clearTimeout(this.timer)
     for (const w of this.waiting.splice(0)) if (!w.settled) ((w.settled = true), w.reject(e))
+  }
+
+  /** Fails the commands whose time is up; sets the timer again for the oldest one still waiting. */
+  private expire = () => {
+    this.timer = undefined
+    const now = Date.now()
+    for (const w of this.waiting) {
+      if (w.settled) continue
+      if (w.deadline > now) {
+        if (w.deadline !== Infinity) this.arm(w.deadline - now)
+        return
+      }
+      w.settled = true
+      w.reject(new Error("Command timed out"))
+    }
+  }
+
+  private arm(ms: number) {
+    this.timer = setTimeout(this.expire, ms)
+    this.timer.unref()
+  }
+
+  private enqueue(timeoutMs: number | undefined): Promise<unknown> {
+    const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs
+    if (timeoutMs !== undefined && this.timer === undefined) this.arm(timeoutMs)
+    return new Promise<unknown>((resolve, reject) => {
+      this.waiting.push({ resolve, reject, deadline, settled: false })
+    })
+  }
+
+  /** Sends one command's RESP bytes; its raw reply (an error answer as a ReplyError value). */
+  sendFrame(frame: Buffer, timeoutMs: number | undefined): Promise<unknown> {
+    if (this.closed) return Promise.reject(new Error("Connection is closed."))
+    const reply = this.enqueue(timeoutMs)
+    this.socket.write(frame)
+    return reply
   }
 
   /** Sends the commands in one write; one promise per command (its raw reply, error answers as ReplyError values). */
   send(commands: ReadonlyArray<ReadonlyArray<ScriptArg>>, timeoutMs: number | undefined): Array<Promise<unknown>> {
     if (this.closed) return commands.map(() => Promise.reject(new Error("Connection is closed.")))
-    const out: Array<Buffer> = []
-    const entries: Array<Waiting> = []
-    const promises = commands.map((c) => {
-      out.push(respFrame([], [], c))
-      return new Promise<unknown>((resolve, reject) => {
-        const w: Waiting = { resolve, reject, settled: false }
-        entries.push(w)
-        this.waiting.push(w)
-      })
-    })
+    const out = commands.map((c) => respFrame([], [], c))
+    const replies = commands.map(() => this.enqueue(timeoutMs))
     this.socket.write(out.length === 1 ? out[0]! : Buffer.concat(out))
-    if (timeoutMs !== undefined) {
-      const timer = setTimeout(() => {
-        for (const w of entries) if (!w.settled) ((w.settled = true), w.reject(new Error("Command timed out")))
-      }, timeoutMs)
-      void Promise.allSettled(promises).then(() => clearTimeout(timer))
-    }
-    return promises
+    return replies
   }
 
   quit(): Promise<void> {
@@ -289,6 +353,9 @@ export const connectLightRedis = (options: RedisOptions): Effect.Effect<LightRed
     })
   return Effect.tryPromise({ try: () => open(address, connectTimeoutMs), catch: connectionError }).pipe(
     Effect.map((first) => {
+      // ioredis may be loaded in this process all the same (the application's, or Cluster support
+      // imported beside this): undo what that did to String.prototype (fastStringPrototype.ts).
+      restoreFastStringPrototype()
       let conn: Connection | undefined = first
       let connecting: Promise<Connection> | undefined
       let held = true
@@ -308,7 +375,7 @@ export const connectLightRedis = (options: RedisOptions): Effect.Effect<LightRed
           },
           (e: unknown) => {
             connecting = undefined
-            throw e
+            throw new Error(`cannot connect to Redis at ${target} again: ${errorMessage(e).replace(/\.+$/, "")}`)
           }
         )
         return connecting
@@ -333,6 +400,32 @@ export const connectLightRedis = (options: RedisOptions): Effect.Effect<LightRed
         decode: shape
       })
 
+      // A call to a script this connection has run: one EVALSHA, framed in one Buffer (with the
+      // bytes of a reused key list built once), no batch bookkeeping. Anything else (the first
+      // call, a NOSCRIPT answer, no connection yet) goes the general way (scriptCalls).
+      const frames = evalshaFrames()
+      const scriptPromise = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean): Promise<unknown> => {
+        const c = conn
+        if (c === undefined || c.closed || !loaded.has(name)) return scripts.scriptPromise(name, keys, args, buffers)
+        let frame: Buffer
+        try {
+          frame = frames(luaScript(name).sha, String(keys.length), keys, args)
+        } catch (e) {
+          return Promise.reject(scriptError(name, e))
+        }
+        return c.sendFrame(frame, commandTimeoutMs).then(
+          (reply) => {
+            if (!(reply instanceof ReplyError)) return shape(reply, buffers)
+            if (!reply.message.startsWith("NOSCRIPT")) throw scriptError(name, reply)
+            loaded.delete(name)
+            return scripts.scriptPromise(name, keys, args, buffers)
+          },
+          (e: unknown) => {
+            throw scriptError(name, e)
+          }
+        )
+      }
+
       const command = (op: string, args: ReadonlyArray<string | number>) =>
         Effect.tryPromise({
           try: async () => {
@@ -347,6 +440,7 @@ export const connectLightRedis = (options: RedisOptions): Effect.Effect<LightRed
         isCluster: false,
         target,
         ...scripts,
+        scriptPromise,
         command,
         use: (op) => Effect.fail(new RedisError({ op, message: notLight(op) })),
         connectionState: () => ({ down: conn === undefined || conn.closed, outages }),
@@ -369,3 +463,10 @@ export const connectLightRedis = (options: RedisOptions): Effect.Effect<LightRed
     })
   )
 }
+
+/** The Redis service over the light transport, connected when the layer is built and closed (QUIT) with its scope. */
+export const lightRedisLayer = (options: RedisOptions): Layer.Layer<Redis, RedisConnectionError> =>
+  Layer.effect(
+    RedisService,
+    Effect.acquireRelease(connectLightRedis(options), (r) => Effect.promise(() => r.quit()))
+  ) as Layer.Layer<Redis, RedisConnectionError>

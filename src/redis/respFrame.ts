@@ -46,6 +46,29 @@ export const respPrefix = (head: ReadonlyArray<string>, keys: ReadonlyArray<stri
 export const respFrameAfter = (prefix: RespPrefix, args: ReadonlyArray<ScriptArg>): Buffer =>
   asciiFrame(prefix, none, none, args) ?? generalFrame(prefix, none, none, args)
 
+/** Most key lists whose EVALSHA prefix `evalshaFrames` keeps; past it the cache starts over. */
+const maxPrefixes = 1000
+
+/**
+ * The bytes of `EVALSHA sha <key count> keys... args...`, for one connection's script calls. A
+ * frozen key list is one its caller reuses (the enqueue of one queue: broker/enqueue.ts): the bytes
+ * of EVALSHA, the SHA, the key count and the keys are built once for it, per script, and copied
+ * into each frame (at most `maxPrefixes` lists are kept); any other list is framed in full.
+ */
+export const evalshaFrames = (): ((sha: string, count: string, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => Buffer) => {
+  const prefixes = new Map<ReadonlyArray<string>, { readonly sha: string; readonly prefix: RespPrefix }>()
+  return (sha, count, keys, args) => {
+    if (!Object.isFrozen(keys)) return respFrame(["EVALSHA", sha, count], keys, args)
+    let p = prefixes.get(keys)
+    if (p === undefined || p.sha !== sha) {
+      if (prefixes.size >= maxPrefixes) prefixes.clear()
+      p = { sha, prefix: respPrefix(["EVALSHA", sha, count], keys) }
+      prefixes.set(keys, p)
+    }
+    return respFrameAfter(p.prefix, args)
+  }
+}
+
 /** Strings longer than this are checked and copied natively; shorter ones by a loop (cheaper than a native call). */
 const shortString = 64
 

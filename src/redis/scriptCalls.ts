@@ -27,7 +27,10 @@ export interface ScriptTransport {
   readonly decode: (value: unknown, buffers: boolean) => unknown
 }
 
-const failure = (call: ScriptCall, err: unknown): BatchReply => ({ ok: false, error: new RedisError({ op: `script ${call.script}`, message: errorMessage(err), cause: err }) })
+/** A script call's failure: the error Redis answered, or why the round trip failed. */
+export const scriptError = (script: LuaName, err: unknown): RedisError => new RedisError({ op: `script ${script}`, message: errorMessage(err), cause: err })
+
+const failure = (call: ScriptCall, err: unknown): BatchReply => ({ ok: false, error: scriptError(call.script, err) })
 
 /** The RedisShape members that run scripts, over `t`. */
 export const scriptCalls = (t: ScriptTransport) => {

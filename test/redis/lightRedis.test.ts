@@ -5,6 +5,7 @@
  * Private servers (SCRIPT FLUSH, CLIENT PAUSE and requirepass touch no other test).
  */
 import "../support/allLua.js"
+import * as net from "node:net"
 import { Effect, Layer } from "effect"
 import { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
@@ -167,6 +168,59 @@ describe("light Redis transport", () => {
     // The timed-out call ran once the pause ended; its reply (1) must not answer the next call.
     expect(await run(r.command("echo", ["ECHO", "after"]))).toBe("after")
     expect(await run(r.script("registerQueue", ["t:paused"], ["a"]))).toBe(0)
+  })
+
+  it("commands waiting under one shared timer each fail at their own deadline, oldest first; late replies are dropped", async () => {
+    const r = await light({ url: server.url, commandTimeoutMs: 400 })
+    expect(await run(r.command("echo", ["ECHO", "warm"]))).toBe("warm")
+    await raw.call("CLIENT", "PAUSE", "1200", "ALL")
+    const settled: Array<string> = []
+    const first = failure(r.command("echo", ["ECHO", "first"])).then((e) => (settled.push("first"), e))
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const second = failure(r.command("echo", ["ECHO", "second"])).then((e) => (settled.push("second"), e))
+    expect((await first).message).toBe("Command timed out")
+    // The second was sent later: still waiting when the first gave up (the timer was set again for it).
+    expect(settled).toEqual(["first"])
+    expect((await second).message).toBe("Command timed out")
+    expect(settled).toEqual(["first", "second"])
+    await raw.call("CLIENT", "UNPAUSE")
+    expect(await run(r.command("echo", ["ECHO", "after"]))).toBe("after")
+  })
+
+  it("reads replies however TCP splits them (one byte per read): nested arrays, negative integers, nulls, empty strings, errors", async () => {
+    // A proxy that forwards Redis's replies one byte at a time, each in its own write.
+    const upstream = new Set<net.Socket>()
+    const proxy = net.createServer((client) => {
+      const redis = net.connect(server.port, "127.0.0.1")
+      upstream.add(redis)
+      client.setNoDelay(true)
+      let chain = Promise.resolve()
+      redis.on("data", (chunk: Buffer) => {
+        for (const byte of chunk) chain = chain.then(() => new Promise<void>((resolve) => client.write(Buffer.of(byte), () => setImmediate(resolve))))
+      })
+      client.on("data", (chunk) => redis.write(chunk))
+      client.on("close", () => redis.destroy())
+      redis.on("close", () => client.destroy())
+    })
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
+    try {
+      const r = await light({ url: `redis://127.0.0.1:${(proxy.address() as net.AddressInfo).port}` })
+      const script = "return {1, -2, 'three', '', {4, {'five', false}}, redis.error_reply('ERR six'), -1234567}"
+      const viaLight = (await run(r.command("eval", ["EVAL", script, 0]))) as Array<unknown>
+      const viaIoredis = (await raw.call("EVAL", script, "0")) as Array<unknown>
+      const plain = (v: unknown): unknown => (Array.isArray(v) ? v.map(plain) : v instanceof Error ? `error: ${v.message}` : v)
+      expect(plain(viaLight)).toEqual(plain(viaIoredis))
+      expect(plain(viaLight)).toEqual([1, -2, "three", "", [4, ["five", null]], "error: ERR six", -1234567])
+      expect(await run(r.command("get", ["GET", "no-such-key"]))).toBe(null)
+      expect(await run(r.command("incrby", ["INCRBY", "counter", "-42"]))).toBe(-42)
+      const text = "ü".repeat(200) // a 400-byte bulk string, split in the middle of its characters too
+      await raw.set("text", text)
+      expect(await run(r.command("get", ["GET", "text"]))).toBe(text)
+      expect(await run(r.command("echo", ["ECHO", "last"]))).toBe("last")
+    } finally {
+      for (const s of upstream) s.destroy()
+      await new Promise((resolve) => proxy.close(resolve))
+    }
   })
 
   it("a dropped connection fails the call in flight with a RedisError (a lost reply); the next call connects again", async () => {
