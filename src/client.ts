@@ -16,7 +16,7 @@ import * as Data from "effect/Data"
 import * as Result from "effect/Result"
 import { Broker, type BrokerShape } from "./broker/Broker.js"
 import type { RedisOptions } from "./redis/options.js"
-import { makeBrokerRuntime } from "./runtime/promiseRuntime.js"
+import { clientBrokerLayer, makePromiseRuntime } from "./runtime/promiseRuntime.js"
 import { type EnqueueError, type EnqueueItem, enqueueManyUntraced, enqueuePromise } from "./steps/enqueue.js"
 import type { EnqueueOptions } from "./steps/options.js"
 import type { TaskInfo } from "./steps/taskInfo.js"
@@ -53,7 +53,7 @@ export interface Client {
  * `process.env.REDIS_URL` is used, then redis://127.0.0.1:6379.
  */
 export const createClient = (options: RedisOptions = {}): Client => {
-  const runtime = makeBrokerRuntime(options, {
+  const runtime = makePromiseRuntime(clientBrokerLayer(options), {
     closedError: () => new ClientClosed({ message: "the effect-asynq client is closed; create a new one with createClient()" })
   })
   // The broker of the built context (looked up once per build).

@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url"
 import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ClientClosed, createClient, DuplicateTask, InvalidArgument, TaskIdConflict } from "../src/client.js"
+import { clientUsesLightTransport } from "../src/runtime/promiseRuntime.js"
 import { queueKeys } from "../src/wire/keys.js"
 import { freePort, redisServerBinary, waitForPing } from "./support/redis-server.js"
 import { flushTestDb, rawClient, testDb, testRedisUrl } from "./support/redis.js"
@@ -121,6 +122,44 @@ describe("createClient (Promise facade)", () => {
     expect(await c.llen(queueKeys("cl-closed").pending)).toBe(1)
   })
 
+  it("speaks its own RESP2 to a single node and connects again on the next call after its connection is killed; ioredis (RESP3) where asked for", async () => {
+    const me = await c.client("ID")
+    const connectionsOfDb = async () =>
+      ((await c.client("LIST")) as string).split("\n").filter((l) => l.includes(` db=${testDb()} `) && !l.startsWith(`id=${me} `))
+    const client = createClient({ url: testRedisUrl() })
+    try {
+      await client.enqueue("t", 1, { queue: "cl-transport" })
+      const [line] = await connectionsOfDb()
+      expect(line).toContain(" resp=2")
+      const id = /^id=(\d+) /.exec(line!)![1]!
+      await c.client("KILL", "ID", id)
+      await waitFor("the killed connection to be gone", connectionsOfDb, (l) => l.length === 0)
+      await client.enqueue("t", 2, { queue: "cl-transport" })
+      const [again] = await connectionsOfDb()
+      expect(again).not.toMatch(new RegExp(`^id=${id} `))
+      expect(await c.llen(queueKeys("cl-transport").pending)).toBe(2)
+    } finally {
+      await client.close()
+    }
+    const viaIoredis = createClient({ url: testRedisUrl(), maxRetriesPerRequest: 3 })
+    try {
+      await viaIoredis.enqueue("t", 3, { queue: "cl-transport" })
+      const [line] = await connectionsOfDb()
+      expect(line).toContain(" resp=3")
+    } finally {
+      await viaIoredis.close()
+    }
+    expect(clientUsesLightTransport({ url: "rediss://user:pw@cache.example:6380/2" })).toBe(true)
+    for (const ioredisOnly of [
+      { url: "127.0.0.1:6379" },
+      { url: "/run/redis.sock" },
+      { url: "redis://127.0.0.1:6379", maxRetriesPerRequest: 5 },
+      { cluster: [{ host: "127.0.0.1", port: 7000 }] },
+      { sentinel: { sentinels: [{ host: "127.0.0.1", port: 26379 }], name: "main" } }
+    ])
+      expect(clientUsesLightTransport(ioredisOnly)).toBe(false)
+  })
+
   it("a failed first connection is not remembered: the next call connects once Redis is up", async () => {
     const port = await freePort()
     const client = createClient({ url: `redis://127.0.0.1:${port}`, connectTimeoutMs: 1000 })
@@ -133,6 +172,16 @@ describe("createClient (Promise facade)", () => {
       await waitForPing(port)
       const info = await client.enqueue("t", undefined, { queue: "late" })
       expect(info.state).toBe("pending")
+      // Redis goes away while the client is connected: the call rejects, naming the address; once
+      // Redis is back the next call connects again.
+      server.kill("SIGKILL")
+      await new Promise((resolve) => server!.once("exit", resolve))
+      const down = await client.enqueue("t", undefined, { queue: "late" }).catch((x: unknown) => x)
+      expect(down).toMatchObject({ _tag: "RedisError" })
+      expect((down as Error).message).toContain(`cannot connect to Redis at redis://127.0.0.1:${port}`)
+      server = spawn(redisServerBinary(), ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" })
+      await waitForPing(port)
+      expect((await client.enqueue("t", undefined, { queue: "late" })).state).toBe("pending")
     } finally {
       await client.close()
       server?.kill("SIGKILL")
