@@ -21,7 +21,7 @@ import { type EnqueueError, type EnqueueItem, enqueueManyUntraced, enqueuePromis
 import type { EnqueueOptions } from "./steps/options.js"
 import type { TaskInfo } from "./steps/taskInfo.js"
 import type { TaskDefinition } from "./tasks/TaskDefinition.js"
-import { otelTraceHeaders } from "./observability/otelContext.js"
+import { loadOtelApi, otelTraceHeaders } from "./observability/otelContext.js"
 import { newTaskId } from "./steps/taskId.js"
 
 export { DuplicateTask, InvalidArgument, TaskIdConflict } from "./broker/errors.js"
@@ -44,6 +44,12 @@ export interface Client {
   enqueue<A>(task: TaskDefinition<A>, payload: A, options?: EnqueueOptions): Promise<TaskInfo>
   /** Enqueues many tasks in one round trip; each item gets its own outcome, in input order. */
   enqueueMany(items: ReadonlyArray<EnqueueItem>): Promise<ReadonlyArray<EnqueueOutcome>>
+  /**
+   * Opens the connection now, instead of on the first call: a wrong address or credentials fail at
+   * startup (RedisConnectionError), and the first enqueue does not wait for the handshake. Resolves
+   * at once when already connected; ClientClosed after `close()`.
+   */
+  connect(): Promise<void>
   /** Closes the connection (QUIT). Safe to call more than once. */
   close(): Promise<void>
 }
@@ -53,6 +59,7 @@ export interface Client {
  * `process.env.REDIS_URL` is used, then redis://127.0.0.1:6379.
  */
 export const createClient = (options: RedisOptions = {}): Client => {
+  loadOtelApi()
   const runtime = makePromiseRuntime(clientBrokerLayer(options), {
     closedError: () => new ClientClosed({ message: "the effect-asynq client is closed; create a new one with createClient()" })
   })
@@ -77,6 +84,7 @@ export const createClient = (options: RedisOptions = {}): Client => {
       runtime.run(enqueueManyUntraced(items, newTaskId, otelTraceHeaders())).then((rs) =>
         rs.map((r): EnqueueOutcome => (Result.isSuccess(r) ? { ok: true, info: r.success } : { ok: false, error: r.failure }))
       ),
+    connect: () => runtime.open().then(() => undefined),
     close: runtime.close
   }
 }

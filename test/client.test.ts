@@ -38,6 +38,42 @@ describe("createClient (Promise facade)", () => {
     expect(await otherConnections()).toBe(before)
   })
 
+  it("connect() opens the connection before any call (once), fails for a wrong address, and rejects after close()", async () => {
+    const before = await otherConnections()
+    const client = createClient({ url: testRedisUrl() })
+    await client.connect()
+    expect(await otherConnections()).toBe(before + 1)
+    await client.connect()
+    await client.enqueue("t", undefined, { queue: "cl-connect" })
+    expect(await otherConnections()).toBe(before + 1)
+    await client.close()
+    expect(await client.connect().catch((e: unknown) => e)).toBeInstanceOf(ClientClosed)
+    const port = await freePort()
+    const nowhere = createClient({ url: `redis://127.0.0.1:${port}`, connectTimeoutMs: 1000 })
+    expect(await nowhere.connect().catch((e: unknown) => e)).toMatchObject({ _tag: "RedisConnectionError" })
+    await nowhere.close()
+  })
+
+  it("the first enqueue to a queue registers it in asynq:queues; a failed registration loses no task and is tried again", async () => {
+    const client = createClient({ url: testRedisUrl() })
+    try {
+      await client.enqueue("t", 1, { queue: "cl-reg-a" })
+      expect(await c.sismember("asynq:queues", "cl-reg-a")).toBe(1)
+      // asynq:queues of the wrong type: SADD fails, the task is written all the same.
+      await c.del("asynq:queues")
+      await c.set("asynq:queues", "not a set")
+      const info = await client.enqueue("t", 2, { queue: "cl-reg-b" })
+      expect(await c.lrange(queueKeys("cl-reg-b").pending, 0, -1)).toEqual([info.id])
+      await c.del("asynq:queues")
+      // Not marked registered: the next enqueue to that queue registers it.
+      await client.enqueue("t", 3, { queue: "cl-reg-b" })
+      expect(await c.smembers("asynq:queues")).toEqual(["cl-reg-b"])
+    } finally {
+      await c.del("asynq:queues")
+      await client.close()
+    }
+  })
+
   it("rejects with the typed error objects (with _tag and message)", async () => {
     const client = createClient({ url: testRedisUrl() })
     try {

@@ -21,7 +21,7 @@ import type { RedisShape, ScriptArg } from "../redis/Redis.js"
 import { allQueues, queueKeys, type TaskState } from "../wire/keys.js"
 import { encodeTaskMessage, type TaskMessage } from "../wire/TaskMessage.js"
 import { bytesArg } from "./args.js"
-import { Broker } from "./Broker.js"
+import { Broker, type BrokerShape } from "./Broker.js"
 import { doneOr, unexpectedReply } from "./decode.js"
 import { isLostReply } from "./lostReply.js"
 import type { DuplicateTask, TaskIdConflict } from "./errors.js"
@@ -208,8 +208,9 @@ const spreadOutcomes = (
 }
 
 /**
- * How many more times a write whose reply was lost is sent (as the same write). ioredis itself
- * waits for the reconnection (up to `maxRetriesPerRequest` attempts) before a send fails.
+ * How many more times a write whose reply was lost is sent (as the same write). Over ioredis,
+ * ioredis itself also waits for the reconnection (up to `maxRetriesPerRequest` attempts) before a
+ * send fails; the light transport opens a new connection for the resend.
  */
 const lostReplyResends = 2
 
@@ -238,6 +239,18 @@ export const registerQueueScript = defineScript<string, void>({
   args: (queue) => [queue],
   decode: () => Result.succeed(undefined)
 })
+
+/**
+ * Adds `queue` to `asynq:queues`, sent now on the broker's connection (ahead of a write sent after
+ * it), without an Effect run: the Promise client's first enqueue to a queue. Marks the queue known
+ * once Redis answered; a failure goes to `onFailure` (the next enqueue to the queue tries again).
+ */
+export const registerQueuePromise = (broker: BrokerShape, queue: string, nowMs: number, onFailure: (e: RedisError) => void): void => {
+  broker.redis.scriptPromise(registerQueueScript.name, registerQueueScript.keys(queue), registerQueueScript.args(queue), false).then(
+    () => broker.knownQueues.add(queue, nowMs),
+    onFailure
+  )
+}
 
 /**
  * Writes new tasks (the pending ones of one queue together in enqueueBatch calls, the others one

@@ -3,7 +3,9 @@
  * `@opentelemetry/api` installed (it is an optional peer dependency, never a requirement), an
  * enqueue stores what the registered propagator writes for the active context — with the
  * OpenTelemetry SDK's W3C propagator, `traceparent` (and `tracestate`). The API is looked up once,
- * synchronously, on the first enqueue; without it (or with no SDK registered) nothing is added.
+ * synchronously, when the client is created (`loadOtelApi`: requiring it takes tens of ms, which
+ * the first enqueue would otherwise wait for), else on the first enqueue; without it (or with no
+ * SDK registered) nothing is added.
  * OpenTelemetry's API keeps its registered SDK on a process-wide global, so this sees the SDK the
  * application set up even when it loaded another copy of the API; when the API cannot be required
  * at all (a bundle that inlined it), the registered SDK is read from that global directly.
@@ -39,7 +41,7 @@ const fromGlobal = (): OtelApi | null => {
 }
 
 const loadApi = (): OtelApi | null => {
-  if (api !== undefined) return api
+  if (api !== undefined) return api ?? fromGlobal()
   try {
     const mod = createRequire(import.meta.url)("@opentelemetry/api") as Partial<OtelApi>
     api = mod && typeof mod.propagation?.inject === "function" && typeof mod.context?.active === "function" ? (mod as OtelApi) : null
@@ -49,6 +51,9 @@ const loadApi = (): OtelApi | null => {
   // Not found: an SDK may still be registered (a bundle with its own copy of the API); read it each time, it may come later.
   return api ?? fromGlobal()
 }
+
+/** Looks the API up now (once per process), so that no enqueue waits for it: createClient calls it. */
+export const loadOtelApi = (): void => void loadApi()
 
 /** `traceparent`/`tracestate` of OpenTelemetry's active context, or undefined (no API, no SDK or no active span). */
 export const otelTraceHeaders = (): Readonly<Record<string, string>> | undefined => {

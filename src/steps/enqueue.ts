@@ -8,10 +8,10 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { Broker, BrokerShape } from "../broker/Broker.js"
 import { InvalidArgument, type DuplicateTask, type TaskIdConflict } from "../broker/errors.js"
-import { sendRegisteredWrite, type TaskWrite, type WriteTarget, writeTask, writeTasks } from "../broker/enqueue.js"
+import { registerQueuePromise, sendRegisteredWrite, type TaskWrite, type WriteTarget, writeTask, writeTasks } from "../broker/enqueue.js"
 import type { RedisError } from "../redis/errors.js"
 import type { TaskDefinition } from "../tasks/TaskDefinition.js"
-import type { TaskState } from "../wire/keys.js"
+import { allQueues, type TaskState } from "../wire/keys.js"
 import { encodePayload } from "../wire/payload.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import { uniqueKey } from "../wire/uniqueKey.js"
@@ -170,12 +170,12 @@ export const enqueueUntraced = (
   })
 
 /**
- * `enqueueUntraced` for the Promise client, with no Effect run per call in the usual case: when
- * `broker` is given (the client's connection is up) and the task's queue is known to be
- * registered, the validated write goes straight to its script call (`sendRegisteredWrite`: the
- * same call, decoding and lost-reply resends the Effect step runs). Otherwise `run` runs the Effect
- * step: all of it without a broker (not connected yet, or closed), else the write of this same
- * message and id (the first call per queue and minute: the registration rides along).
+ * `enqueueUntraced` for the Promise client, with no Effect run per call once connected: when
+ * `broker` is given (the client's connection is up) the validated write goes straight to its
+ * script call (`sendRegisteredWrite`: the same call, decoding and lost-reply resends the Effect
+ * step runs), after the queue's registration when the queue is not known to be registered (the
+ * first call per queue and minute: `registerQueuePromise`). Without a broker (not connected yet, or
+ * closed) `run` runs the Effect step.
  * Time is the system clock (the Promise client runs on Effect's default Clock, which reads it too).
  * @internal
  */
@@ -199,7 +199,13 @@ export const enqueuePromise = (
   if (Result.isFailure(p)) return Promise.reject(p.failure)
   const prepared = p.success
   const w = prepared.write
-  if (!broker.knownQueues.has(w.msg.queue, nowMs)) return run(Effect.map(writeTask(w), (state) => info(prepared, state)))
+  if (!broker.knownQueues.has(w.msg.queue, nowMs)) {
+    // The first call to a queue (per minute): its registration is sent ahead of the write, as the
+    // Effect step does in one batch, and a failed one is logged the same way.
+    registerQueuePromise(broker, w.msg.queue, nowMs, (e) => {
+      run(Effect.logWarning(`could not add queue(s) to ${allQueues}: ${e.message}`)).catch(() => {})
+    })
+  }
   return sendRegisteredWrite(broker.redis, w, (r) => {
     if (Result.isFailure(r)) throw r.failure
     return info(prepared, r.success)

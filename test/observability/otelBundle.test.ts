@@ -1,8 +1,8 @@
 /**
  * A bundled application (esbuild, everything inlined: the client, ioredis and the OpenTelemetry
  * API and SDK) run from a folder with no node_modules: effect-asynq cannot require
- * `@opentelemetry/api` there, and still stores the active span's traceparent, read from the SDK
- * the application registered.
+ * `@opentelemetry/api` there, and still stores the active span's traceparent on every enqueue,
+ * read from the SDK the application registered.
  */
 import { execFile } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -39,11 +39,13 @@ trace.setGlobalTracerProvider(provider)
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
 propagation.setGlobalPropagator(new W3CTraceContextPropagator())
 const client = createClient({ url: process.env.REDIS_URL })
-const out = await provider.getTracer("t").startActiveSpan("op", async (span) => {
+const inSpan = () => provider.getTracer("t").startActiveSpan("op", async (span) => {
   const info = await client.enqueue("bundled", undefined, { queue: "ob" })
   span.end()
   return { headers: info.headers, traceId: span.spanContext().traceId, spanId: span.spanContext().spanId }
 })
+// Twice: the SDK is read from the global on every enqueue, not only on the first.
+const out = [await inSpan(), await inSpan()]
 await client.close()
 console.log(JSON.stringify(out))
 `
@@ -64,7 +66,9 @@ console.log(JSON.stringify(out))
       rmSync(entry, { force: true })
     }
     const { stdout } = await run(process.execPath, [outfile], { cwd: dir, env: { ...process.env, REDIS_URL: testRedisUrl() } })
-    const out = JSON.parse(stdout.trim().split("\n").pop()!) as { headers: Record<string, string>; traceId: string; spanId: string }
-    expect(out.headers).toEqual({ traceparent: `00-${out.traceId}-${out.spanId}-01` })
+    const out = JSON.parse(stdout.trim().split("\n").pop()!) as Array<{ headers: Record<string, string>; traceId: string; spanId: string }>
+    expect(out).toHaveLength(2)
+    for (const o of out) expect(o.headers).toEqual({ traceparent: `00-${o.traceId}-${o.spanId}-01` })
+    expect(out[0]!.traceId).not.toBe(out[1]!.traceId)
   })
 })
