@@ -1,5 +1,6 @@
 /**
- * effect-asynq adapter: the Promise client (src/client.ts, createClient) for enqueue — `enqueue`
+ * effect-asynq adapter: the Promise client (src/client.ts, createClient; connected by `connect()`
+ * before the scenarios, as the other adapters wait for their producer's ready) for enqueue — `enqueue`
  * one by one, `enqueueMany` for bulk (one round trip per batch) — and the processor's Server
  * (src/processor, Server.start) for processing, with a plain async handler for the task type.
  * Tasks are plain asynq tasks: type "bench", JSON payload, queue "bench", library defaults
@@ -15,11 +16,13 @@ import type { AdapterFactory, LibAdapter, Payload } from "./types.js"
 
 export const make: AdapterFactory = async ({ redisUrl, queue }) => {
   const client = createClient({ url: redisUrl })
+  // Connected before the scenarios start, as the other adapters are (bee-queue's ready(), BullMQ's waitUntilReady()).
+  await client.connect()
   const opts = { queue }
   const adapter: LibAdapter = {
     name: "effect-asynq",
     settings:
-      "createClient: enqueue / enqueueMany; Server.start({ bench: handler }, { concurrency, queues: { bench: 1 } }) with all other options at their defaults",
+      "createClient (connect() before the scenarios): enqueue / enqueueMany; Server.start({ bench: handler }, { concurrency, queues: { bench: 1 } }) with all other options at their defaults",
     enqueueOne: async (payload) => {
       await client.enqueue("bench", payload, opts)
     },
