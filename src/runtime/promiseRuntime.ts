@@ -40,7 +40,7 @@ export const brokerLayer = (options?: RedisOptions | string): Layer.Layer<Broker
 
 /**
  * Whether the Promise client (createClient) speaks to these options over the light transport
- * (src/redis/lightRedis.ts: its own RESP over one socket, a third fewer instructions per enqueue
+ * (src/redis/lightRedis.ts: its own RESP over one socket, a quarter fewer instructions per enqueue
  * than ioredis's command path): a single node at a redis:// or rediss:// URL. Cluster, Sentinel, an
  * address ioredis alone reads (host:port, a unix socket path) and `maxRetriesPerRequest` (a retry
  * policy of ioredis's) keep ioredis.
