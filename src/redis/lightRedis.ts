@@ -402,7 +402,8 @@ export const connectLightRedis = (options: RedisOptions): Effect.Effect<LightRed
 
       // A call to a script this connection has run: one EVALSHA, framed in one Buffer (with the
       // bytes of a reused key list built once), no batch bookkeeping. Anything else (the first
-      // call, a NOSCRIPT answer, no connection yet) goes the general way (scriptCalls).
+      // call, a NOSCRIPT answer, no connection yet) goes the general way (scriptCalls). Every single
+      // call goes through here, the Effect ones (`script`, `scriptBuffer`) too; batches do not.
       const frames = evalshaFrames()
       const scriptPromise = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean): Promise<unknown> => {
         const c = conn
@@ -426,6 +427,10 @@ export const connectLightRedis = (options: RedisOptions): Effect.Effect<LightRed
         )
       }
 
+      /** `scriptPromise` as an Effect (it rejects with a RedisError only). */
+      const runScript = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
+        Effect.tryPromise({ try: () => scriptPromise(name, keys, args, buffers), catch: (e) => e as RedisError })
+
       const command = (op: string, args: ReadonlyArray<string | number>) =>
         Effect.tryPromise({
           try: async () => {
@@ -439,7 +444,9 @@ export const connectLightRedis = (options: RedisOptions): Effect.Effect<LightRed
       const shapeOf: Omit<LightRedisShape, "client"> = {
         isCluster: false,
         target,
-        ...scripts,
+        scriptBatch: scripts.scriptBatch,
+        script: (name, keys, args) => runScript(name, keys, args, false),
+        scriptBuffer: (name, keys, args) => runScript(name, keys, args, true),
         scriptPromise,
         command,
         use: (op) => Effect.fail(new RedisError({ op, message: notLight(op) })),
