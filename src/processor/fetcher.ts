@@ -199,13 +199,6 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
             lease: fetch.lease,
             land: (reply) =>
               Effect.suspend(() => {
-                reserved -= free
-                // A push waiting for these slots (takePushes) is decided again now that they are known:
-                // wake the loop whether it waits for a slot or, gone idle meanwhile, for work.
-                if (deps.parking?.pending()) {
-                  deps.slotFreed.raise()
-                  deps.wake.raise()
-                }
                 if (reply === undefined) return Effect.void
                 // Runs in the fiber that sent the batch: an attempt, forked by this loop, so it has the loop's context (R).
                 return (reply.ok ? fetch.land(reply.value) : fetch.lost(reply.error)).pipe(
@@ -215,7 +208,22 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
                   Effect.asVoid,
                   Effect.catch((e) => Effect.logWarning(`fetching tasks along with completions failed: ${e.message}`))
                 )
-              })
+              }).pipe(
+                // The slots stay reserved until the tasks this ride leased are registered (they then
+                // count as running): the runtime may switch fibers between two registrations, and the
+                // loop must not take a slot in between that one of them is about to fill.
+                Effect.ensuring(
+                  Effect.sync(() => {
+                    reserved -= free
+                    // A push waiting for these slots (takePushes) is decided again now that they are known:
+                    // wake the loop whether it waits for a slot or, gone idle meanwhile, for work.
+                    if (deps.parking?.pending()) {
+                      deps.slotFreed.raise()
+                      deps.wake.raise()
+                    }
+                  })
+                )
+              )
           }
         }))
       })

@@ -4,7 +4,7 @@ import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { Broker } from "../../src/broker/Broker.js"
 import * as Server from "../../src/processor/Server.js"
-import { enqueue } from "../../src/steps/enqueue.js"
+import { enqueue, enqueueMany } from "../../src/steps/enqueue.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { testBrokerLayer } from "../support/arrange.js"
 import { flushTestDb, rawClient } from "../support/redis.js"
@@ -66,3 +66,55 @@ it("at full concurrency the next tasks are leased in the round trip that complet
     await Effect.runPromise(Scope.close(scope, Exit.void).pipe(Effect.provideService(References.MinimumLogLevel, "Error")))
   }
 })
+
+it("concurrency holds when the runtime switches fibers at every step (a ride's slots stay taken until the tasks it leased are registered)", async () => {
+  const scope = await Effect.runPromise(Scope.make())
+  try {
+    const context = await Effect.runPromise(Layer.buildWithScope(testBrokerLayer() as Layer.Layer<Broker, never>, scope))
+    // Yield to the scheduler every third operation (the fewest the runtime can make progress with): any window in the fetch loop's slot accounting
+    // between two steps (a ride's reply landing, the tasks it leased being registered) is open to
+    // the other fibers, as it is now and then under load with the default budget.
+    const run = <A, E>(eff: Effect.Effect<A, E, Broker>) =>
+      Effect.runPromise(
+        eff.pipe(
+          Effect.provideContext(context),
+          Effect.provideService(References.MinimumLogLevel, "Error"),
+          Effect.provideService(References.MaxOpsBeforeYield, 3)
+        )
+      )
+    const n = 400
+    const concurrency = 8
+    for (let i = 0; i < n; i += 100) await run(enqueueMany(Array.from({ length: 100 }, (_, j) => ({ type: "tight", payload: i + j, options: { queue: "tight" } }))))
+    let running = 0
+    let most = 0
+    let mostActive = 0
+    let handled = 0
+    await run(
+      Server.start(
+        {
+          tight: async () => {
+            most = Math.max(most, ++running)
+            // Some tasks end at once, some after a timer: completions land at different moments.
+            if (handled++ % 3 === 0) await new Promise((r) => setTimeout(r, 1))
+            running--
+          }
+        },
+        { concurrency, queues: { tight: 1 } }
+      ).pipe(Scope.provide(scope))
+    )
+    await waitFor(
+      "all processed",
+      async () => {
+        mostActive = Math.max(mostActive, await c.llen(queueKeys("tight").active))
+        return c.get(queueKeys("tight").processedTotal)
+      },
+      (total) => total === String(n),
+      { timeoutMs: 20_000 }
+    )
+    expect(most).toBeLessThanOrEqual(concurrency)
+    expect(mostActive).toBeLessThanOrEqual(concurrency)
+    expect(await c.llen(queueKeys("tight").active)).toBe(0)
+  } finally {
+    await Effect.runPromise(Scope.close(scope, Exit.void).pipe(Effect.provideService(References.MinimumLogLevel, "Error")))
+  }
+}, 60_000)
