@@ -5,7 +5,7 @@
 -- the lock before the id check, leaving a lock behind on an id conflict; this one does not).
 -- When the queue had no pending task and an effect-asynq worker is parked on it, the task goes
 -- straight to that worker instead, leased as a dequeue would lease it (includes/pushToParked.lua;
--- keys derived from KEYS[2]: asynq:{q}:parked, :paused, :active, :lease, :push:<server id>).
+-- keys derived from KEYS[2]: asynq:{q}:parked, :parkroom, :paused, :active, :lease, :push:<server id>).
 --
 -- KEYS[1]  task key prefix              asynq:{<q>}:t:   (task key = KEYS[1] .. ARGV[1])
 -- KEYS[2]  pending list                 asynq:{<q>}:pending

@@ -1,18 +1,22 @@
 -- includes/pushToParked.lua: hands a new task straight to an idle effect-asynq worker instead of
 -- the pending list, saving that worker the dequeue round trip. A worker whose dequeue came back
 -- short left a park token in asynq:{q}:parked (field: its server id, value: a lease score unique to
--- that park, see lua/dequeueLease.lua). Only when the queue has no pending task (FIFO order is
--- kept) and is not paused: one token is taken (HDEL, one task per token) and the task is written
--- as a dequeue would leave it (state "active", in active, leased under the token's score), then
--- pushed on that worker's hand-over list asynq:{q}:push:<server id> as
+-- that park, see lua/dequeueLease.lua), and in asynq:{q}:parkroom how many tasks it may be handed
+-- under it (the slots that dequeue left unfilled). Only when the queue has no pending task (FIFO
+-- order is kept) and is not paused: the first token is used and the task is written as a dequeue
+-- would leave it (state "active", in active, leased under the token's score), then pushed on that
+-- worker's hand-over list asynq:{q}:push:<server id> as
 --   <token> "\n" <byte length of queue> "\n" <queue> <byte length of id> "\n" <id> <msg>
--- The worker waits on that list with BLPOP on a connection of its own. A list, not a PUBLISH: Redis
+-- The token's room goes down by one: while some is left, the token stays (moved behind the other
+-- workers' tokens, so parked workers take turns), and the worker needs no new dequeue to be handed
+-- the next task; the last one removes it (a token without a room field, left by an earlier
+-- version, is used once). The worker waits on that list with BLPOP on a connection of its own. A list, not a PUBLISH: Redis
 -- answers a client blocked on a list before it writes the reply of the command that pushed (here:
 -- the enqueue's caller), so the worker has the task a reply earlier.
 -- A worker listens on "effect-asynq:park:<server id>" while it can be handed tasks (nothing is
 -- published there): with no subscriber (PUBSUB NUMSUB 0: that worker is gone, or its pub/sub
 -- connection is down) its token is dropped and the next one is tried, as is a token that is not a
--- number (a damaged hash); when none is left nothing is written here. The list expires a minute after the token's lease (a
+-- number (a damaged hash), each with its room; when none is left nothing is written here. The list expires a minute after the token's lease (a
 -- hand-over left in it by a worker that died is the recoverer's once the lease runs out). A
 -- hand-over the worker does not start is given back by the worker (releaseLeases under the token's
 -- score) or, failing that, by the recoverer.
@@ -32,7 +36,7 @@
 -- (the caller writes it as pending).
 local function pushToParked(pendingKey, taskKey, taskId, msg, lockKey, queueName)
   local base = string.sub(pendingKey, 1, -8)
-  local parkedKey = base .. "parked"
+  local parkedKey, roomKey = base .. "parked", base .. "parkroom"
   -- A parked key of the wrong type (damaged) hands nothing over: the task is written as pending.
   local parked = redis.pcall("HGETALL", parkedKey)
   if parked.err or #parked == 0 or redis.call("EXISTS", base .. "paused") == 1 then
@@ -50,6 +54,14 @@ local function pushToParked(pendingKey, taskKey, taskId, msg, lockKey, queueName
       local pushed = redis.pcall("LPUSH", listKey, token .. "\n" .. #queueName .. "\n" .. queueName .. #taskId .. "\n" .. taskId .. msg)
       if type(pushed) == "number" then
         redis.call("EXPIREAT", listKey, math.floor(score) + 61)
+        -- Its room, one less: the token stays while some is left (a room key of the wrong type,
+        -- damaged, counts as none left).
+        local room = redis.pcall("HINCRBY", roomKey, server, -1)
+        if type(room) == "number" and room > 0 then
+          redis.call("HSET", parkedKey, server, token)
+        else
+          redis.pcall("HDEL", roomKey, server)
+        end
         redis.call("LPOP", pendingKey)
         if lockKey then
           redis.call("HSET", taskKey, "msg", msg, "state", "active", "unique_key", lockKey)
@@ -61,6 +73,8 @@ local function pushToParked(pendingKey, taskKey, taskId, msg, lockKey, queueName
         return true
       end
     end
+    -- A token skipped: its room goes with it.
+    redis.pcall("HDEL", roomKey, server)
   end
   return false
 end

@@ -26,7 +26,7 @@ export const dequeueLeaseScript = defineScript<DequeueLeaseInput, ReadonlyArray<
   buffers: true,
   keys: ({ queue, park }) => {
     const k = queueKeys(queue)
-    return park ? [k.pending, k.paused, k.active, k.lease, k.taskPrefix, k.parked] : [k.pending, k.paused, k.active, k.lease, k.taskPrefix]
+    return park ? [k.pending, k.paused, k.active, k.lease, k.taskPrefix, k.parked, k.parkRoom] : [k.pending, k.paused, k.active, k.lease, k.taskPrefix]
   },
   args: (i) => (i.park ? [i.leaseScore ?? i.leaseExpiresAtSec, i.count, i.park.server, i.park.token] : [i.leaseScore ?? i.leaseExpiresAtSec, i.count]),
   decode: (reply) => idBytesPairsReply("dequeueLease", reply)

@@ -232,7 +232,8 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
     const parking = deps.parking
     // While the loop waits idle, a hand-over with a free slot starts straight from the receiver's
     // callback (parking.ts, onPush): no wake-up of this loop and no Effect steps before its attempt's
-    // fiber. The loop is woken afterwards, to park again (a fetch), off that task's path.
+    // fiber. A park has room for as many tasks as its fetch left slots free: only when that is used
+    // up is the loop woken, to park again (a fetch), off that task's path.
     const clock = yield* Clock.Clock
     const runFork = yield* FiberSet.runtime(deps.attempts)<R | Broker>()
     const direct: DirectStart | undefined = parking && {
@@ -241,8 +242,8 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
       start: (leased) => {
         deps.options.observer?.fetched(1)
         runFork(registerAttempt(loopDeps, leased, clock.currentTimeMillisUnsafe()))
-        deps.wake.raise()
-      }
+      },
+      repark: () => deps.wake.raise()
     }
     if (parking) yield* Effect.addFinalizer(() => Effect.flatMap(Clock.currentTimeMillis, parking.leave))
     /**

@@ -1,11 +1,13 @@
 /**
  * Parking: an idle worker is handed new tasks directly, without a dequeue round trip. When the
  * fetch loop's dequeue of a queue comes back short, the same script leaves a park token for this
- * worker (lua/dequeueLease.lua); the next task enqueued while that queue has no pending task is
- * written as leased to the worker under the token's score and pushed on the worker's hand-over list
+ * worker, with room for as many tasks as that dequeue left slots free (lua/dequeueLease.lua); the
+ * next tasks enqueued while that queue has no pending task, up to that room, are written as leased
+ * to the worker under the token's score and pushed on the worker's hand-over list
  * (lua/includes/pushToParked.lua), where the worker waits with BLPOP (pushReceiver.ts). The
  * receiver hands the message here. While the fetch loop waits idle with a slot free, the task
- * starts at once from that callback (`DirectStart`); otherwise the fetch loop starts it
+ * starts at once from that callback (`DirectStart`; the loop parks again only once the room is
+ * used up, so at low load a task costs no dequeue); otherwise the fetch loop starts it
  * (`takePushes`), and with no slot free it waits while a fetch riding with completions is in
  * flight (that fetch usually comes back short: the queue was empty), else it goes back to the
  * head of pending.
@@ -92,6 +94,8 @@ export interface DirectStart {
   readonly hasSlot: () => boolean
   /** Registers and starts the task's attempt (its fiber runs up to its first wait). */
   readonly start: (task: LeasedTask) => void
+  /** Wakes the idle loop to park again: the token the task came under has no room left. */
+  readonly repark: () => void
 }
 
 export interface ParkingState {
@@ -122,8 +126,10 @@ export interface ParkingState {
 interface Token {
   readonly queue: string
   readonly token: string
-  /** The id of the task handed over under it that started here. */
-  started?: string
+  /** The ids of the tasks handed over under it that started here. */
+  readonly started: Array<string>
+  /** How many tasks may be handed over under it (known once its dequeue's reply came back short). */
+  room?: number
 }
 
 export const makeParking = (server: string, queues: ReadonlyArray<string>, raise: () => void): ParkingState => {
@@ -146,9 +152,14 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
     if (expiresAtMs <= d.nowMs() || !d.hasSlot()) return false
     const decoded = decodeStored(push.queue, push.id, push.bytes)
     if (!("msg" in decoded)) return false
-    const t = tokens.get(push.queue)?.find((x) => x.token === push.token)
-    if (t) t.started = push.id
+    const list = tokens.get(push.queue)
+    const t = list?.find((x) => x.token === push.token)
+    t?.started.push(push.id)
     d.start({ msg: decoded.msg, leaseExpiresAtMs: expiresAtMs })
+    // The queue's latest token used up (or one not known here): the idle loop parks again (a
+    // dequeue). While room is left, the queue's next task comes the same way, without one; a task
+    // under an older token leaves the latest one as it is.
+    if (t === undefined || (t === list![list!.length - 1] && t.started.length >= (t.room ?? 1))) d.repark()
     return true
   }
 
@@ -184,13 +195,16 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
               Effect.ignore(
                 Effect.andThen(
                   redis.command("leave parked queue", ["HDEL", queueKeys(q).parked, server]),
-                  redis.command("drop hand-over list", ["DEL", queueKeys(q).pushList(server)])
+                  Effect.andThen(
+                    redis.command("drop park room", ["HDEL", queueKeys(q).parkRoom, server]),
+                    redis.command("drop hand-over list", ["DEL", queueKeys(q).pushList(server)])
+                  )
                 )
               ),
             { discard: true }
           )
         ),
-        Effect.forEach(all, (t) => release(t.queue, t.token, t.started === undefined ? [] : [t.started], nowMs), { discard: true })
+        Effect.forEach(all, (t) => release(t.queue, t.token, t.started, nowMs), { discard: true })
       )
     })
 
@@ -199,8 +213,12 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
     parked: (queue, token) => {
       let list = tokens.get(queue)
       if (!list) tokens.set(queue, (list = []))
-      list.push({ queue, token })
+      list.push({ queue, token, started: [] })
       if (list.length > tokensKept) list.shift()
+    },
+    room: (queue, token, room) => {
+      const t = tokens.get(queue)?.find((x) => x.token === token)
+      if (t) t.room = room
     }
   }
 
@@ -254,8 +272,7 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
             continue
           }
           accepted.push(push)
-          const t = tokens.get(push.queue)?.find((x) => x.token === push.token)
-          if (t) t.started = push.id
+          tokens.get(push.queue)?.find((x) => x.token === push.token)?.started.push(push.id)
         }
         const wasReconnected = reconnected
         reconnected = false

@@ -67,6 +67,11 @@ export interface Parking {
    * its queue comes back short (otherwise nothing is leased under it).
    */
   readonly parked: (queue: string, token: string) => void
+  /**
+   * Called when that call's reply came back short (the park was left): how many tasks the worker
+   * may be handed under the token (the slots the call left unfilled; lua/dequeueLease.lua).
+   */
+  readonly room?: (queue: string, token: string, room: number) => void
 }
 
 /**
@@ -99,6 +104,7 @@ export const leaseFrom = (queues: ReadonlyArray<string>, count: number, leaseMs:
         )
         return Effect.flatMap(failures.isolate(queue, popped), (pairs) => {
           if (pairs === undefined) return visit(i + 1)
+          if (park && pairs.length < want) parking!.room?.(queue, park.token, want - pairs.length)
           const sorted = Effect.andThen(
             sortLeased(queue, pairs, expiresSec, now, tasks, corrupt, failures),
             Effect.suspend(() => visit(i + 1))

@@ -68,6 +68,11 @@ export interface QueueKeys {
    */
   readonly parked: string
   /**
+   * Not asynq's: how many more tasks each parked worker may be handed under its token (a hash:
+   * server id -> count), written with the token; the enqueue that hands over the last one removes both.
+   */
+  readonly parkRoom: string
+  /**
    * Not asynq's: the list on which an enqueue hands a task to the parked worker `serverId` (it waits
    * on it with BLPOP); short-lived, it expires a minute after the hand-over's lease.
    */
@@ -104,6 +109,7 @@ export const queueKeys = (queue: string): QueueKeys => {
     completed: `${prefix}completed`,
     paused: `${prefix}paused`,
     parked: `${prefix}parked`,
+    parkRoom: `${prefix}parkroom`,
     pushList: (serverId) => `${prefix}push:${serverId}`,
     processedTotal: `${prefix}processed`,
     failedTotal: `${prefix}failed`,

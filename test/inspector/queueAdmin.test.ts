@@ -19,6 +19,9 @@ describe("deleteQueue", () => {
   it("removes an empty queue: its keys and its name in asynq:queues", async () => {
     await c.sadd("asynq:queues", "empty", "other")
     await c.set("asynq:{empty}:paused", "1")
+    // An idle effect-asynq worker's park (token and room) goes with the queue.
+    await c.hset("asynq:{empty}:parked", "some-server", "1795796765.5")
+    await c.hset("asynq:{empty}:parkroom", "some-server", "3")
     await h.run(deleteQueue("empty"))
     expect(await c.smembers("asynq:queues")).toEqual(["other"])
     expect(await queueKeyCount("empty")).toBe(0)

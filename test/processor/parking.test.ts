@@ -88,6 +88,46 @@ describe("a parked Server", () => {
     }
   })
 
+  it("with several slots free, is handed that many tasks under one park (no dequeue between them), then parks again", async () => {
+    const ran: Array<string> = []
+    let release!: () => void
+    const blocked = new Promise<void>((r) => (release = r))
+    const s = await start(
+      {
+        "t:room": async (task) => {
+          ran.push(task.id)
+          await blocked
+        }
+      },
+      { queues: { room: 1 }, concurrency: 3 }
+    )
+    try {
+      const server = s.handle.identity.serverId
+      const k = queueKeys("room")
+      const token = await parkedToken(s, "room")
+      expect(await admin.hget(k.parkRoom, server)).toBe("3")
+      const ids: Array<string> = []
+      for (let i = 0; i < 3; i++) {
+        ids.push(await s.enqueue("t:room", { i }, { queue: "room" }))
+        await waitFor(`task ${i} to run`, () => ran, (r) => r.length === i + 1)
+      }
+      await waitFor("MONITOR to show the hand-overs", () => heard.filter((p) => ids.includes(p.id)), (h) => h.length === 3)
+      expect(heard.filter((p) => ids.includes(p.id)).map((p) => p.token)).toEqual([token, token, token])
+      // Every slot taken: no park until one is free.
+      expect(await admin.hexists(k.parked, server)).toBe(0)
+      const fourth = await s.enqueue("t:room", { i: 3 }, { queue: "room" })
+      expect(await admin.lrange(k.pending, 0, -1)).toEqual([fourth])
+      release()
+      await waitFor("all four run", () => ran, (r) => r.length === 4)
+      // Parked again with a new token (the fetch that took the fourth task left room for two; the
+      // next look, at the poll interval, parks with all three slots).
+      await waitFor("parked again", () => admin.hget(k.parked, server), (t) => t !== null && t !== token)
+      await waitFor("room for every slot", () => admin.hget(k.parkRoom, server), (r) => r === "3")
+    } finally {
+      await s.shutdown()
+    }
+  })
+
   it("with no free slot, gives a handed task back to the head of pending, and runs it once a slot is free", async () => {
     const ran: Array<string> = []
     let release!: () => void

@@ -14,7 +14,7 @@ import { unixSeconds } from "../../src/broker/time.js"
 import { makeParking, maxPushWaitMs, parsePush, type Push } from "../../src/processor/parking.js"
 import { leaseFrom } from "../../src/steps/dequeueLease.js"
 import { enqueue } from "../../src/steps/enqueue.js"
-import { decodeTaskMessage } from "../../src/wire/TaskMessage.js"
+import { decodeTaskMessage, encodeTaskMessage } from "../../src/wire/TaskMessage.js"
 import { parkedPresenceChannel, queueKeys, wakeChannel } from "../../src/wire/keys.js"
 import { makeMsg, putPending, testBrokerLayer } from "../support/arrange.js"
 import { flushTestDb, rawClient } from "../support/redis.js"
@@ -59,10 +59,10 @@ afterAll(() => {
 
 const run = <A, E>(eff: Effect.Effect<A, E, Broker>) => Effect.runPromise(eff.pipe(Effect.provide(testBrokerLayer())) as Effect.Effect<A>)
 
-/** Parks `server` on `queue` with a fresh token (a dequeue of one task from the empty queue); returns the token. */
-const park = async (queue: string, as = server) => {
+/** Parks `server` on `queue` with a fresh token (a dequeue of `slots` tasks, one by default, from the empty queue); returns the token. */
+const park = async (queue: string, as = server, slots = 1) => {
   const tokens: Array<string> = []
-  const got = await run(leaseFrom([queue], 1, 30_000, { server: as, parked: (_q, t) => tokens.push(t) }))
+  const got = await run(leaseFrom([queue], slots, 30_000, { server: as, parked: (_q, t) => tokens.push(t) }))
   expect(got.tasks).toEqual([])
   expect(tokens).toHaveLength(1)
   return tokens[0]!
@@ -109,13 +109,78 @@ describe("enqueue hands a task to a parked worker", () => {
       expect(await admin.lrange(k.pending, 0, -1)).toEqual([])
       expect(Number(await admin.zscore(k.lease, info.id))).toBe(Number(token))
       expect(leaseScoreExpirySec(token) * 1000).toBeGreaterThan(Date.now() + 25_000)
-      // One task per token: the next one is pending (and wakes the workers).
+      // Its park had room for one task (its dequeue asked for one): token and room are gone, the next task is pending (and wakes the workers).
       expect(await admin.hexists(k.parked, server)).toBe(0)
+      expect(await admin.hexists(k.parkRoom, server)).toBe(0)
       const next = await run(enqueue("t:hand", { n: 2 }, { queue: "push-hand" }))
       expect(await admin.lrange(k.pending, 0, -1)).toEqual([next.id])
       expect(await admin.hget(k.task(next.id), "state")).toBe("pending")
       expect(await takePushes("push-hand")).toEqual([])
     }))
+
+  it("a park has room for the slots its dequeue left free: that many tasks are handed over under its one token, then token and room are gone", () =>
+    present(async () => {
+      const k = queueKeys("push-room")
+      // A dequeue for three slots that finds one task: room for two.
+      await putPending(admin, makeMsg("push-room", "r0"), Date.now())
+      const tokens: Array<string> = []
+      const rooms: Array<number> = []
+      const got = await run(
+        leaseFrom(["push-room"], 3, 30_000, { server, parked: (_q, t) => tokens.push(t), room: (_q, _t, room) => rooms.push(room) })
+      )
+      expect(got.tasks.map((t) => t.msg.id)).toEqual(["r0"])
+      expect(rooms).toEqual([2])
+      expect(await admin.hget(k.parked, server)).toBe(tokens[0])
+      expect(await admin.hget(k.parkRoom, server)).toBe("2")
+      const a = await run(enqueue("t", 1, { queue: "push-room" }))
+      // Room left: the token stays.
+      expect(await admin.hget(k.parked, server)).toBe(tokens[0])
+      expect(await admin.hget(k.parkRoom, server)).toBe("1")
+      const b = await run(enqueue("t", 2, { queue: "push-room" }))
+      expect(await admin.hexists(k.parked, server)).toBe(0)
+      expect(await admin.hexists(k.parkRoom, server)).toBe(0)
+      const pushes = await takePushes("push-room")
+      expect(pushes.map((p) => [p.id, p.token])).toEqual([
+        [a.id, tokens[0]],
+        [b.id, tokens[0]]
+      ])
+      for (const id of [a.id, b.id]) expect(Number(await admin.zscore(k.lease, id))).toBe(Number(tokens[0]))
+      // The room used up: the next task is pending.
+      const c = await run(enqueue("t", 3, { queue: "push-room" }))
+      expect(await admin.lrange(k.pending, 0, -1)).toEqual([c.id])
+      expect(await takePushes("push-room")).toEqual([])
+    }))
+
+  it("parked workers take turns; a token without a room (left by an earlier version) is used once", async () => {
+    const k = queueKeys("push-turns")
+    const other = `${server}-other`
+    await sub.subscribe(parkedPresenceChannel(server), parkedPresenceChannel(other))
+    try {
+      await park("push-turns", server, 2)
+      await park("push-turns", other, 2)
+      const ids: Array<string> = []
+      for (let i = 0; i < 4; i++) ids.push((await run(enqueue("t", i, { queue: "push-turns" }))).id)
+      const toMe = (await takePushes("push-turns")).map((p) => p.id)
+      const toOther: Array<string> = []
+      for (;;) {
+        const m = await admin.rpopBuffer(k.pushList(other))
+        if (m === null) break
+        toOther.push(parsePush(m)!.id)
+      }
+      expect({ toMe, toOther }).toEqual({ toMe: [ids[0], ids[2]], toOther: [ids[1], ids[3]] })
+      expect(await admin.hlen(k.parked)).toBe(0)
+      expect(await admin.hlen(k.parkRoom)).toBe(0)
+      // A token with no room field: one task.
+      await admin.hset(k.parked, server, leaseScore(unixSeconds(Date.now() + 30_000)))
+      const first = await run(enqueue("t", "a", { queue: "push-turns" }))
+      const second = await run(enqueue("t", "b", { queue: "push-turns" }))
+      expect((await takePushes("push-turns")).map((p) => p.id)).toEqual([first.id])
+      expect(await admin.lrange(k.pending, 0, -1)).toEqual([second.id])
+      expect(await admin.hlen(k.parked)).toBe(0)
+    } finally {
+      await sub.unsubscribe(parkedPresenceChannel(server), parkedPresenceChannel(other))
+    }
+  })
 
   it("sets the hand-over list to expire a minute after the hand-over's lease (a dead worker's list does not stay)", () =>
     present(async () => {
@@ -137,6 +202,7 @@ describe("enqueue hands a task to a parked worker", () => {
     expect(await admin.llen(k.active)).toBe(0)
     expect(await admin.zcard(k.lease)).toBe(0)
     expect(await admin.hlen(k.parked)).toBe(0)
+    expect(await admin.hlen(k.parkRoom)).toBe(0)
     expect(await admin.exists(k.pushList("a-worker-that-died"))).toBe(0)
     await waitFor("the wake-up", () => wakes, (w) => w.includes("push-gone"))
   })
@@ -220,12 +286,20 @@ describe("the worker's side of a hand-over (makeParking)", () => {
       const started: Array<{ id: string; leaseExpiresAtMs: number }> = []
       let slot = true
       let now = Date.now()
-      parking.setDirect({ nowMs: () => now, hasSlot: () => slot, start: (t) => void started.push({ id: t.msg.id, leaseExpiresAtMs: t.leaseExpiresAtMs }) })
+      let reparked = 0
+      parking.setDirect({
+        nowMs: () => now,
+        hasSlot: () => slot,
+        start: (t) => void started.push({ id: t.msg.id, leaseExpiresAtMs: t.leaseExpiresAtMs }),
+        repark: () => void reparked++
+      })
 
-      // Started at once: the loop is not raised, nothing waits for settle.
+      // Started at once: the loop is not raised, nothing waits for settle. Its park had room for one
+      // task (its dequeue asked for one): the idle loop is asked to park again.
       const first = await handOverTo(parking, queue, 1)
       expect(started).toEqual([{ id: first.id, leaseExpiresAtMs: leaseScoreExpirySec(first.token) * 1000 }])
       expect(raised).toBe(0)
+      expect(reparked).toBe(1)
       expect(parking.pending()).toBe(false)
 
       // No free slot: queued for settle (the loop is raised), as without the direct start.
@@ -268,6 +342,33 @@ describe("the worker's side of a hand-over (makeParking)", () => {
       await sub.unsubscribe(parkedPresenceChannel(server))
     }
   })
+
+  it("asks the idle loop to park again only when the latest token's room is used up (not for a task under an older token)", () =>
+    present(async () => {
+      const queue = "push-repark"
+      const parking = makeParking(server, [queue], () => {})
+      const started: Array<string> = []
+      let reparked = 0
+      parking.setDirect({ nowMs: () => Date.now(), hasSlot: () => true, start: (t) => void started.push(t.msg.id), repark: () => void reparked++ })
+      // An older park with room for one, then the latest with room for two (as the worker's fetches leave them).
+      const older = await park(queue)
+      const latest = await park(queue, server, 2)
+      parking.parking.parked(queue, older)
+      parking.parking.room!(queue, older, 1)
+      parking.parking.parked(queue, latest)
+      parking.parking.room!(queue, latest, 2)
+      const a = await run(enqueue("t", 1, { queue }))
+      parking.onPush((await takeRaw(queue))[0]!)
+      expect({ started, reparked }).toEqual({ started: [a.id], reparked: 0 })
+      // A straggler under the older token (its push was on its way): the latest token is untouched.
+      const straggler = makeMsg(queue, "straggler")
+      parking.onPush(Buffer.concat([Buffer.from(`${older}\n${queue.length}\n${queue}${straggler.id.length}\n${straggler.id}`), Buffer.from(encodeTaskMessage(straggler))]))
+      expect({ started, reparked }).toEqual({ started: [a.id, straggler.id], reparked: 0 })
+      const b = await run(enqueue("t", 3, { queue }))
+      parking.onPush((await takeRaw(queue))[0]!)
+      expect({ started, reparked }).toEqual({ started: [a.id, straggler.id, b.id], reparked: 1 })
+      await run(parking.leave(Date.now()))
+    }))
 
   it("keeps a push it is told to wait with (still leased to it, for a bounded time), starts it later, or gives it back to pending", async () => {
     await sub.subscribe(parkedPresenceChannel(server))
