@@ -69,6 +69,18 @@ const start = (handlers: HandlerInput, options: ServerOptions) => startServer(ha
 const parkedToken = (s: TestServer, queue: string) =>
   waitFor(`${s.handle.identity.serverId} parked on ${queue}`, () => admin.hget(queueKeys(queue).parked, s.handle.identity.serverId), (t) => t !== null) as Promise<string>
 
+/** A handler that records each task's id and then waits until `release()` (so the task holds its slot). */
+const holdingHandler = () => {
+  const ran: Array<string> = []
+  let release!: () => void
+  const blocked = new Promise<void>((r) => (release = r))
+  const handler = async (task: { readonly id: string }) => {
+    ran.push(task.id)
+    await blocked
+  }
+  return { ran, handler, release: () => release() }
+}
+
 describe("a parked Server", () => {
   it("is handed a new task on its hand-over list and runs it once", async () => {
     const ran: Array<string> = []
@@ -89,16 +101,9 @@ describe("a parked Server", () => {
   })
 
   it("with several slots free, is handed that many tasks under one park (no dequeue between them), then parks again", async () => {
-    const ran: Array<string> = []
-    let release!: () => void
-    const blocked = new Promise<void>((r) => (release = r))
+    const { ran, handler, release } = holdingHandler()
     const s = await start(
-      {
-        "t:room": async (task) => {
-          ran.push(task.id)
-          await blocked
-        }
-      },
+      { "t:room": handler },
       { queues: { room: 1 }, concurrency: 3 }
     )
     try {
@@ -129,15 +134,10 @@ describe("a parked Server", () => {
   })
 
   it("with no free slot, gives a handed task back to the head of pending, and runs it once a slot is free", async () => {
-    const ran: Array<string> = []
-    let release!: () => void
-    const blocked = new Promise<void>((r) => (release = r))
+    const { ran, handler, release } = holdingHandler()
     const s = await start(
       {
-        "t:block": async (task) => {
-          ran.push(task.id)
-          await blocked
-        },
+        "t:block": handler,
         "t:after": (task) => void ran.push(task.id)
       },
       { queues: { full: 1 }, concurrency: 1 }
