@@ -32,7 +32,8 @@ export type ChildReply = { ok: true; result: unknown; settings: string } | { ok:
 const factories: Record<LibName, () => Promise<AdapterFactory>> = {
   "effect-asynq": async () => (await import("./libs/effectAsynq.js")).make,
   bullmq: async () => (await import("./libs/bullmq.js")).make,
-  "bee-queue": async () => (await import("./libs/beeQueue.js")).make
+  "bee-queue": async () => (await import("./libs/beeQueue.js")).make,
+  floor: async () => (await import("./libs/roundTripFloor.js")).make
 }
 
 /**

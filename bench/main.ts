@@ -1,6 +1,8 @@
 /**
  * `npm run bench` — effect-asynq, BullMQ and bee-queue side by side, in one run, on one private
- * redis-server (started here on a free loopback port, stopped at the end).
+ * redis-server (started here on a free loopback port, stopped at the end), with "floor" — the round
+ * trip itself on a raw socket, no library (bench/libs/roundTripFloor.ts) — as a reference in the
+ * scenarios that are one round trip per task (enqueue one by one, latency).
  *
  *   npm run bench                      20,000 tasks per scenario, latency over 5,000 tasks at 500/s
  *   npm run bench -- --quick           2,000 tasks (latency: 500), for a sanity run
@@ -34,6 +36,7 @@ import { fileURLToPath } from "node:url"
 import type { ChildJob, ChildReply, ScenarioName } from "./child.js"
 import { libNames, type LibName } from "./libs/types.js"
 import { areas, cpuBreakdown, type Profile } from "./cpuprofTop.js"
+import { floorScenarios } from "./libs/roundTripFloor.js"
 import { startBenchRedis } from "./redisServer.js"
 import { buildRows, renderMarkdown, renderTable, type Results } from "./report.js"
 import { bulkBatch, concurrentCallers } from "./scenarios.js"
@@ -174,6 +177,9 @@ let baseChildPath = ""
 const baseName = "effect-asynq@base"
 type RunName = LibName | typeof baseName
 
+/** The round-trip floor runs only the scenarios that are one round trip per task (bench/libs/roundTripFloor.ts). */
+const runsScenario = (lib: RunName, scenario: ScenarioName): boolean => lib !== "floor" || floorScenarios.has(scenario)
+
 const runChild = (job: ChildJob, path = childPath): Promise<ChildReply> =>
   new Promise((resolve) => {
     const child = fork(path, [JSON.stringify(job)], { execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"] })
@@ -209,7 +215,7 @@ const main = async () => {
       for (let round = 0; round < rounds; round++) {
         const order = names.map((_, i) => names[(i + si + round) % names.length]!)
         for (const lib of order) {
-          if (pendingLibs.has(lib)) continue
+          if (pendingLibs.has(lib) || !runsScenario(lib, spec.scenario)) continue
           const n = spec.scenario === "latency" ? latencyTasks : tasks
           // The latency warm-up runs 5 s at 500/s: at that rate V8 is still optimizing every library's hot
           // functions for seconds (its background compiles compete for the 2 cores), and a shorter warm-up
@@ -245,6 +251,7 @@ const main = async () => {
         }
       }
       for (const lib of names) {
+        if (!runsScenario(lib, spec.scenario)) continue
         const got = runs[lib]
         if (got && got.length > 0) (results[spec.key] as Record<string, unknown>)[lib] = rounds > 1 ? { ...medianOf(got), rounds: got } : got[0]
         else (results[spec.key] as Record<string, unknown>)[lib] = pendingLibs.has(lib) ? "pending" : "failed"

@@ -82,7 +82,7 @@ export interface TableRow {
   readonly digits: number
 }
 
-const shortName: Record<LibName, string> = { "effect-asynq": "effect-asynq", bullmq: "BullMQ", "bee-queue": "bee-queue" }
+const shortName: Record<LibName, string> = { "effect-asynq": "effect-asynq", bullmq: "BullMQ", "bee-queue": "bee-queue", floor: "floor" }
 
 export const buildRows = (results: Results, libs: ReadonlyArray<LibName>): TableRow[] =>
   rows.filter((spec) => !spec.optIn || results[spec.scenario] !== undefined).map((spec) => {

@@ -1,9 +1,12 @@
 /**
+ * "floor" is no library: the round trip itself, on a raw socket (bench/libs/roundTripFloor.ts), a
+ * reference for the scenarios that are one round trip per task; it has no target.
+ *
  * The interface every benchmarked library is driven through. One adapter per library
  * (bench/libs/<lib>.ts) maps it onto that library's recommended API, so the scenarios in
  * bench/scenarios.ts are the same code for all of them.
  */
-export const libNames = ["effect-asynq", "bullmq", "bee-queue"] as const
+export const libNames = ["effect-asynq", "bullmq", "bee-queue", "floor"] as const
 export type LibName = (typeof libNames)[number]
 
 /** The task payload: a sequence number and the producer's clock (ms, performance.now) or 0. */
