@@ -75,11 +75,16 @@ export const runScript = <I, A, E>(def: ScriptDef<I, A, E>, input: I): Effect.Ef
  * `runScripts`, with raw `extra` calls of other steps riding along in the same batch (their replies
  * come back undecoded, in order, for the step that made them).
  */
-export const runScriptsAlong = <A, E>(bound: ReadonlyArray<BoundScript<A, E>>, extra: ReadonlyArray<ScriptCall>) =>
+export const runScriptsAlong = <A, E>(
+  bound: ReadonlyArray<BoundScript<A, E>>,
+  extra: ReadonlyArray<ScriptCall>,
+  /** Called once the calls are handed to the connection (see `ScriptBatchOptions.onSent`). */
+  onSent?: () => void
+) =>
   Effect.flatMap(Broker, ({ redis }) => {
     const calls = bound.map((b) => b.call)
     for (const c of extra) calls.push(c)
-    return Effect.map(redis.scriptBatch(calls), (replies) => ({
+    return Effect.map(redis.scriptBatch(calls, onSent ? { onSent } : undefined), (replies) => ({
       outcomes: bound.map((b, i) => landReply(b, replies[i]!)) as ReadonlyArray<Result.Result<A, E | RedisError>>,
       extra: replies.slice(bound.length) as ReadonlyArray<BatchReply>
     }))

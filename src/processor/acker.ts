@@ -107,10 +107,16 @@ export const makeAcker = (): Acker => {
     if (queue.length > 0) queueMicrotask(designate)
   }
 
-  /** Sends one batch (which holds `self`, the first queued waiter) and any ride, then hands over. */
+  /**
+   * Sends one batch (which holds `self`, the first queued waiter) and any ride, then hands over.
+   * The next batch goes only once this one is handed to the connection (`senderPending` stays set
+   * until then): a ride counts the tasks of every batch in flight as completed before its lease,
+   * which holds because Redis runs one connection's calls in the order they were handed over. (A
+   * batch handed over after the one whose completions its ride counted would let Redis hold more
+   * leases than the concurrency until that batch ran.)
+   */
   const send = (self: Waiter): Effect.Effect<void, never, Broker> =>
     Effect.suspend(() => {
-      senderPending = false
       // Several waiting and room for more batches: share them out over the batches that may go now.
       const split = Math.ceil(queue.length / (maxBatchesInFlight - inFlight))
       const size = Math.min(split, maxAckBatch)
@@ -118,21 +124,32 @@ export const makeAcker = (): Acker => {
       queue = queue.slice(size)
       inFlight++
       inFlightTasks += batch.length
-      designate()
+      let handedOver = false
+      const onSent = () => {
+        if (handedOver) return
+        handedOver = true
+        senderPending = false
+        designate()
+      }
       return (rider ? rider(inFlightTasks) : Effect.succeed(undefined)).pipe(
         Effect.flatMap((ride) =>
           completeMany(
             batch.map((w) => w.msg),
             ride ? [ride.call] : [],
-            ride ? [ride.lease] : []
+            ride ? [ride.lease] : [],
+            onSent
           ).pipe(
             Effect.onExit((exit) => {
+              // Not handed over at all (interrupted before, or a defect): the next batch may go.
+              onSent()
               const ok = Exit.isSuccess(exit) ? exit.value : undefined
               landing++
               return (ride ? ride.land(ok?.extra[0]) : Effect.void).pipe(Effect.ensuring(Effect.sync(() => settle(batch, ok?.results, self))))
             })
           )
-        )
+        ),
+        // Interrupted before the batch was even built (while asking the rider): the next may go.
+        Effect.ensuring(Effect.sync(onSent))
       )
     })
 
@@ -160,8 +177,9 @@ export const makeAcker = (): Acker => {
         queue.push(w)
         let wait: Effect.Effect<void>
         if (queue.length === 1 && !senderPending && inFlight < maxBatchesInFlight && landing === 0) {
-          // Nobody else is waiting (a waiting task always has a sender on its way, two batches in flight,
-          // a batch landing or a hand-over queued): this one sends, and is the first in the queue as a sender must be.
+          // Nobody else is waiting (a waiting task always has a sender on its way, a batch being handed to
+          // the connection, two batches in flight, a batch landing or a hand-over queued): this one sends,
+          // and is the first in the queue as a sender must be.
           senderPending = true
           w.sends = true
           wait = Effect.yieldNow

@@ -16,7 +16,7 @@ import { evalshaFrames } from "./respFrame.js"
 import { type LuaName, luaScript } from "./scripts.js"
 import { type OutageEvents, watchOutages } from "./reconnect.js"
 import type { RedisClient, RedisShape } from "./Redis.js"
-import type { BatchReply, ScriptArg, ScriptCall } from "./transport.js"
+import type { BatchReply, ScriptArg, ScriptBatchOptions, ScriptCall } from "./transport.js"
 
 /** Whether the client is a Redis Cluster (read from the client: no ioredis class is imported). */
 export const isClusterClient = (c: RedisClient): c is Cluster => c.isCluster === true
@@ -298,24 +298,43 @@ export const makeRedisService = (
     return [...groups.values()]
   }
 
-  const scriptBatch = (calls: ReadonlyArray<ScriptCall>, opts?: { readonly buffers?: boolean }): Effect.Effect<ReadonlyArray<BatchReply>> =>
+  const scriptBatch = (calls: ReadonlyArray<ScriptCall>, opts?: ScriptBatchOptions): Effect.Effect<ReadonlyArray<BatchReply>> =>
     calls.length === 0
-      ? Effect.succeed([])
+      ? Effect.sync(() => {
+          opts?.onSent?.()
+          return []
+        })
       : Effect.promise(async () => {
           const buffers = opts?.buffers === true
           const replies: Array<BatchReply> = new Array(calls.length)
+          // `pipelined` hands its calls to ioredis (written, or queued in order while reconnecting)
+          // before its first await: `onSent` right after that call, before waiting for the replies.
+          let sent = opts?.onSent
+          const handedOver = () => {
+            sent?.()
+            sent = undefined
+          }
           try {
-            if (!isCluster) await pipelined(client, calls, buffers, replies, undefined)
-            else {
+            if (!isCluster) {
+              const done = pipelined(client, calls, buffers, replies, undefined)
+              handedOver()
+              await done
+            } else {
               await loadMissing(client, calls)
               const groups = bySlot(calls)
-              if (groups.length === 1) await pipelined(client, calls, buffers, replies, undefined)
-              else await Promise.all(groups.map((idx) => pipelined(client, idx.map((i) => calls[i]!), buffers, replies, idx)))
+              const done =
+                groups.length === 1
+                  ? pipelined(client, calls, buffers, replies, undefined)
+                  : Promise.all(groups.map((idx) => pipelined(client, idx.map((i) => calls[i]!), buffers, replies, idx)))
+              handedOver()
+              await done
             }
           } catch (err) {
             // Defensive: any call left without a reply gets the error.
             for (let i = 0; i < calls.length; i++)
               if (replies[i] === undefined) replies[i] = { ok: false, error: new RedisError({ op: `script ${calls[i]!.script}`, message: errorMessage(err), cause: err }) }
+          } finally {
+            handedOver()
           }
           return replies as ReadonlyArray<BatchReply>
         })

@@ -11,7 +11,7 @@
 import * as Effect from "effect/Effect"
 import { RedisError, errorMessage } from "./errors.js"
 import type { LuaName } from "./lua.generated.js"
-import type { BatchReply, ScriptArg, ScriptCall } from "./transport.js"
+import type { BatchReply, ScriptArg, ScriptBatchOptions, ScriptCall } from "./transport.js"
 
 /** One command's answer: its value, or the error Redis answered (a ReplyError). */
 export type CommandAnswer = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: Error }
@@ -85,7 +85,12 @@ export const scriptCalls = (t: ScriptTransport) => {
     script: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => run(name, keys, args, false),
     scriptBuffer: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => run(name, keys, args, true),
     scriptPromise: runPromise,
-    scriptBatch: (calls: ReadonlyArray<ScriptCall>, opts?: { readonly buffers?: boolean }): Effect.Effect<ReadonlyArray<BatchReply>> =>
-      calls.length === 0 ? Effect.succeed([]) : Effect.promise(() => runCalls(calls, opts?.buffers === true))
+    scriptBatch: (calls: ReadonlyArray<ScriptCall>, opts?: ScriptBatchOptions): Effect.Effect<ReadonlyArray<BatchReply>> =>
+      Effect.promise(() => {
+        // runCalls writes its request (or queues it, in order) before its first await.
+        const done = calls.length === 0 ? Promise.resolve([]) : runCalls(calls, opts?.buffers === true)
+        opts?.onSent?.()
+        return done
+      })
   }
 }

@@ -20,6 +20,19 @@ export interface ScriptCall {
   readonly buffers?: boolean
 }
 
+/** Options of `scriptBatch`. */
+export interface ScriptBatchOptions {
+  /** Read bulk replies as bytes (a call's own `buffers` wins). */
+  readonly buffers?: boolean
+  /**
+   * Called once the calls have been handed to the connection, before their replies (also when
+   * sending failed). Calls handed to one connection reach Redis in that order, so a batch handed
+   * over after this call runs after this one: the acknowledgement batcher relies on it
+   * (processor/acker.ts).
+   */
+  readonly onSent?: () => void
+}
+
 /** A script call's outcome inside a batch: its reply, or the error Redis gave for that call alone. */
 export type BatchReply = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: RedisError }
 
@@ -41,7 +54,7 @@ export interface RedisTransport {
    * Sends many script calls in as few round trips as the transport allows, each call with its own
    * outcome (never fails as a whole); calls keep their order.
    */
-  readonly scriptBatch: (calls: ReadonlyArray<ScriptCall>, opts?: { readonly buffers?: boolean }) => Effect.Effect<ReadonlyArray<BatchReply>>
+  readonly scriptBatch: (calls: ReadonlyArray<ScriptCall>, opts?: ScriptBatchOptions) => Effect.Effect<ReadonlyArray<BatchReply>>
   /** One plain command (e.g. `["SMEMBERS", key]`), bulk replies as strings; `op` names it in errors. */
   readonly command: (op: string, args: ReadonlyArray<string | number>) => Effect.Effect<unknown, RedisError>
 }

@@ -40,7 +40,9 @@ const completedResult: CompleteResult = { outcome: "completed" }
 export const completeMany = (
   msgs: ReadonlyArray<TaskMessage>,
   extra: ReadonlyArray<ScriptCall> = [],
-  leases: ReadonlyArray<RidingLease | undefined> = []
+  leases: ReadonlyArray<RidingLease | undefined> = [],
+  /** Called once the batch is handed to the connection, before its replies (see `ScriptBatchOptions.onSent`). */
+  onSent?: () => void
 ) =>
   Effect.flatMap(Clock.currentTimeMillis, (now) => {
     // Tasks grouped by queue, keeping each task's index (one group in the common case).
@@ -71,7 +73,8 @@ export const completeMany = (
             : // A queue with one task uses `complete` itself (the batch script's bookkeeping costs Redis more for one).
               bindScript(completeBatchScript, { msgs: g.msgs, nowMs: now })
       ),
-      merged ? extra.filter((_, e) => e !== merged!.extraAt) : extra
+      merged ? extra.filter((_, e) => e !== merged!.extraAt) : extra,
+      onSent
     )
     return Effect.map(sent, (r) => {
       const toResult = (o: CompleteOutcome) => (o === "deleted" ? deletedResult : completedResult)

@@ -7,7 +7,8 @@ import * as Server from "../../src/processor/Server.js"
 import { enqueue, enqueueMany } from "../../src/steps/enqueue.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { testBrokerLayer } from "../support/arrange.js"
-import { flushTestDb, rawClient } from "../support/redis.js"
+import { luaScript } from "../../src/redis/scripts.js"
+import { flushTestDb, rawClient, testDb } from "../support/redis.js"
 import { waitFor } from "../support/waitFor.js"
 
 let c: IORedis
@@ -115,6 +116,72 @@ it("concurrency holds when the runtime switches fibers at every step (a ride's s
     expect(mostActive).toBeLessThanOrEqual(concurrency)
     expect(await c.llen(queueKeys("tight").active)).toBe(0)
   } finally {
+    await Effect.runPromise(Scope.close(scope, Exit.void).pipe(Effect.provideService(References.MinimumLogLevel, "Error")))
+  }
+}, 60_000)
+
+it("Redis never holds more leases than the concurrency, in the order it runs the batches (two acknowledgement batches in flight, rides counting both)", async () => {
+  // Two acknowledgement batches may be in flight, and a ride counts the tasks the other batch in
+  // flight completes as freed: that holds only when Redis runs that batch first. Every handler
+  // waits on a timer, so completions come in bursts and both batches go out together. Seen by
+  // MONITOR, in the order Redis ran them: every lease (dequeueLease, completeAndLease) and every
+  // completion. (Before the batcher waited for one batch to be handed to the connection before
+  // sending the next, the ride's batch could reach Redis first: 15 leases held at concurrency 10.)
+  const scope = await Effect.runPromise(Scope.make())
+  const monitor = await c.monitor()
+  try {
+    const context = await Effect.runPromise(Layer.buildWithScope(testBrokerLayer() as Layer.Layer<Broker, never>, scope))
+    const run = <A, E>(eff: Effect.Effect<A, E, Broker>) =>
+      Effect.runPromise(
+        eff.pipe(Effect.provideContext(context), Effect.provideService(References.MinimumLogLevel, "Error"))
+      )
+    const n = 1000
+    const concurrency = 10
+    for (let i = 0; i < n; i += 100) await run(enqueueMany(Array.from({ length: 100 }, (_, j) => ({ type: "order", payload: i + j, options: { queue: "order" } }))))
+    // A script goes as EVALSHA, or as EVAL with its source (a first call on a connection; its
+    // first line names it).
+    const scripts = ["dequeueLease", "completeAndLease", "complete", "completeBatch"] as const
+    const byName = new Map<string, string>(scripts.map((name) => [luaScript(name).sha, name]))
+    let pending = n
+    let active = 0
+    let most = 0
+    monitor.on("monitor", (_time: string, args: Array<string>, source: string, database: string) => {
+      const command = args[0]?.toLowerCase()
+      if (Number(database) !== testDb() || source === "lua" || (command !== "evalsha" && command !== "eval")) return
+      const name = command === "eval" ? /^-- (\w+):/.exec(args[1]!)?.[1] : byName.get(args[1]!)
+      if (name === undefined || !(scripts as ReadonlyArray<string>).includes(name)) return
+      const argv = args.slice(3 + Number(args[2]))
+      const lease = (count: string) => {
+        const took = Math.min(Number(count), pending)
+        pending -= took
+        active += took
+      }
+      if (name === "dequeueLease") lease(argv[1]!)
+      else if (name === "complete") active -= 1
+      else if (name === "completeBatch") active -= (argv.length - 1) / 5
+      else {
+        active -= (argv.length - 3) / 5
+        lease(argv[2]!)
+      }
+      most = Math.max(most, active)
+    })
+    await run(
+      Server.start(
+        {
+          order: async () => {
+            await new Promise((r) => setTimeout(r, 1))
+          }
+        },
+        { concurrency, queues: { order: 1 } }
+      ).pipe(Scope.provide(scope))
+    )
+    await waitFor("all processed", () => c.get(queueKeys("order").processedTotal), (total) => total === String(n), { timeoutMs: 30_000 })
+    await waitFor("every batch seen", () => active, (a) => a === 0)
+    expect(pending).toBe(0)
+    console.log("MOST", most)
+    expect(most).toBeLessThanOrEqual(concurrency)
+  } finally {
+    monitor.disconnect()
     await Effect.runPromise(Scope.close(scope, Exit.void).pipe(Effect.provideService(References.MinimumLogLevel, "Error")))
   }
 }, 60_000)
