@@ -87,7 +87,8 @@ export const scriptCalls = (t: ScriptTransport) => {
     scriptPromise: runPromise,
     scriptBatch: (calls: ReadonlyArray<ScriptCall>, opts?: ScriptBatchOptions): Effect.Effect<ReadonlyArray<BatchReply>> =>
       Effect.promise(() => {
-        // runCalls writes its request (or queues it, in order) before its first await.
+        // runCalls builds its request before its first await; the light client writes it once its
+        // connection is there, in the order requests came (continuations of one awaited connection).
         const done = calls.length === 0 ? Promise.resolve([]) : runCalls(calls, opts?.buffers === true)
         opts?.onSent?.()
         return done

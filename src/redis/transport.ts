@@ -28,7 +28,7 @@ export interface ScriptBatchOptions {
    * Called once the calls have been handed to the connection, before their replies (also when
    * sending failed). Calls handed to one connection reach Redis in that order, so a batch handed
    * over after this call runs after this one: the acknowledgement batcher relies on it
-   * (processor/acker.ts).
+   * (processor/acker.ts). Over HTTP, where no worker runs, concurrent requests are not ordered.
    */
   readonly onSent?: () => void
 }
