@@ -140,15 +140,13 @@ export const makeAcker = (): Acker => {
             onSent
           ).pipe(
             Effect.onExit((exit) => {
-              // Not handed over at all (interrupted before, or a defect): the next batch may go.
-              onSent()
               const ok = Exit.isSuccess(exit) ? exit.value : undefined
               landing++
               return (ride ? ride.land(ok?.extra[0]) : Effect.void).pipe(Effect.ensuring(Effect.sync(() => settle(batch, ok?.results, self))))
             })
           )
         ),
-        // Interrupted before the batch was even built (while asking the rider): the next may go.
+        // Never handed over (interrupted before the write, or a defect): the next batch may go now.
         Effect.ensuring(Effect.sync(onSent))
       )
     })

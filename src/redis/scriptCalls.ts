@@ -86,12 +86,17 @@ export const scriptCalls = (t: ScriptTransport) => {
     scriptBuffer: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => run(name, keys, args, true),
     scriptPromise: runPromise,
     scriptBatch: (calls: ReadonlyArray<ScriptCall>, opts?: ScriptBatchOptions): Effect.Effect<ReadonlyArray<BatchReply>> =>
-      Effect.promise(() => {
-        // runCalls builds its request before its first await; the light client writes it once its
-        // connection is there, in the order requests came (continuations of one awaited connection).
-        const done = calls.length === 0 ? Promise.resolve([]) : runCalls(calls, opts?.buffers === true)
-        opts?.onSent?.()
-        return done
-      })
+      calls.length === 0
+        ? Effect.sync(() => {
+            opts?.onSent?.()
+            return []
+          })
+        : Effect.promise(() => {
+            // runCalls builds its request before its first await; the light client writes it once its
+            // connection is there, in the order requests came (continuations of one awaited connection).
+            const done = runCalls(calls, opts?.buffers === true)
+            opts?.onSent?.()
+            return done
+          })
   }
 }
