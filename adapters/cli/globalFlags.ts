@@ -9,11 +9,12 @@ import type { InvalidArgument } from "../../src/broker/errors.js"
 import type { RedisOptions } from "../../src/redis/options.js"
 import { resolveRedisOptions } from "../../src/runtime/promiseRuntime.js"
 import { redisTargetFromFlags } from "./redisTarget.js"
+import { parseRedisUrl } from "./redisUrl.js"
 
 export const RedisUrl = GlobalFlag.Setting("redis-url")({
   flag: Flag.String("redis-url").pipe(
     Flag.withDescription(
-      "Redis to connect to, redis://[user:pass@]host:port[/db] or rediss://… (default: $REDIS_URL, else redis://127.0.0.1:6379); with --redis-cluster or --redis-sentinel it only gives the credentials and TLS"
+      "Redis to connect to, redis://[user:pass@]host:port[/db], rediss://… or host:port[/db] (default: $REDIS_URL, else redis://127.0.0.1:6379); with --redis-cluster or --redis-sentinel it only gives the credentials and TLS"
     ),
     Flag.optional
   )
@@ -61,7 +62,10 @@ export const explicitRedisTarget: Effect.Effect<Option.Option<RedisOptions>, Inv
   })
 })
 
-/** The Redis a command connects to: the flags, else REDIS_URL, else the local default. */
-export const redisTarget: Effect.Effect<RedisOptions, InvalidArgument, ConnectionFlagIds> = Effect.map(explicitRedisTarget, (o) =>
-  resolveRedisOptions(Option.getOrUndefined(o))
-)
+/** The Redis a command connects to: the flags, else REDIS_URL (checked as the flag is), else the local default. */
+export const redisTarget: Effect.Effect<RedisOptions, InvalidArgument, ConnectionFlagIds> = Effect.gen(function* () {
+  const explicit = yield* explicitRedisTarget
+  if (Option.isSome(explicit)) return explicit.value
+  const env = process.env.REDIS_URL
+  return env !== undefined && env !== "" ? { url: yield* parseRedisUrl("REDIS_URL", env) } : resolveRedisOptions(undefined)
+})

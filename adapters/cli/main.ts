@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
-import { Command } from "effect/cli"
+import { CliConfig, Command, GlobalFlag } from "effect/cli"
 import { cron } from "./commands/cron.js"
 import { dash } from "./commands/dash.js"
 import { group } from "./commands/group.js"
@@ -31,18 +31,15 @@ export const app = Command.make("effect-asynq").pipe(
   Command.withGlobalFlags([...connectionFlags, Json])
 )
 
-// effect/cli lists --wizard among its built-in flags, but it needs an interactive terminal reader,
-// which this CLI does not have (see nodeEnvironment.ts): refuse it as a usage error, before anything runs.
 const args = process.argv.slice(2)
-const beforeDashDash = args.indexOf("--") === -1 ? args : args.slice(0, args.indexOf("--"))
-if (beforeDashDash.includes("--wizard")) {
-  process.stderr.write("effect-asynq: --wizard (interactive mode) is not supported; see effect-asynq <command> --help\n")
-  process.exit(2)
-}
+
+// effect/cli's built-in flags, less --wizard: it needs an interactive terminal reader, which this CLI
+// does not have (see nodeEnvironment.ts), so it is neither listed in --help nor accepted.
+const cliConfig = CliConfig.layer({ builtIns: GlobalFlag.BuiltIns.filter((flag) => flag !== GlobalFlag.Wizard) })
 
 // stdout carries the command's output (tables, --json); library log lines (warnings) go to stderr.
 const program = Command.runWith(app, { version })(args).pipe(
-  Effect.provide(Layer.mergeAll(nodeEnvironment, presenterLayer)),
+  Effect.provide(Layer.mergeAll(nodeEnvironment, presenterLayer, cliConfig)),
   Effect.provideService(Logger.LogToStderr, true)
 )
 

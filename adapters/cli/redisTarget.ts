@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { InvalidArgument } from "../../src/broker/errors.js"
 import type { RedisNode, RedisOptions } from "../../src/redis/options.js"
+import { parseRedisUrl } from "./redisUrl.js"
 
 export interface ConnectionFlagValues {
   readonly url: string | undefined
@@ -32,11 +33,12 @@ export const parseNodeList = (flag: string, text: string): Effect.Effect<Readonl
 /**
  * The connection the flags name, or None when none was given. --redis-cluster and --redis-sentinel
  * exclude each other; --redis-sentinel needs --redis-sentinel-name (and the name needs the nodes).
- * With either, --redis-url only supplies the credentials and TLS (see RedisOptions).
+ * With either, --redis-url only supplies the credentials and TLS (see RedisOptions). The URL is
+ * checked first (redisUrl.ts): `host:port[/db]` becomes `redis://host:port[/db]`.
  */
 export const redisTargetFromFlags = (f: ConnectionFlagValues): Effect.Effect<Option.Option<RedisOptions>, InvalidArgument> =>
   Effect.gen(function* () {
-    const url = f.url !== undefined ? { url: f.url } : {}
+    const url = f.url !== undefined ? { url: yield* parseRedisUrl("redis-url", f.url) } : {}
     if (f.cluster !== undefined && f.sentinel !== undefined) {
       return yield* new InvalidArgument({ field: "redis-cluster", message: "--redis-cluster and --redis-sentinel cannot be used together" })
     }
@@ -50,5 +52,5 @@ export const redisTargetFromFlags = (f: ConnectionFlagValues): Effect.Effect<Opt
       }
       return Option.some({ ...url, sentinel: { sentinels: yield* parseNodeList("redis-sentinel", f.sentinel), name: f.sentinelName } })
     }
-    return f.url !== undefined ? Option.some({ url: f.url }) : Option.none()
+    return f.url !== undefined ? Option.some(url) : Option.none()
   })

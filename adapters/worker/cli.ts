@@ -7,7 +7,7 @@
  * this runs it from the parsed arguments.
  */
 import { resolve } from "node:path"
-import { pathToFileURL } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import * as Effect from "effect/Effect"
 import { ServeMux } from "../../src/processor/Mux.js"
 import type { HandlerInput } from "../../src/processor/Mux.js"
@@ -39,6 +39,16 @@ export const loadHandlersModule = async (path: string): Promise<{ handlers: Hand
 }
 
 /**
+ * Why the handlers module did not load, as one line for a shell user: the module path and the
+ * error's message (its first line; "imported from" this loader's own file left out: the user did not
+ * write that import).
+ */
+export const loadFailure = (path: string, error: unknown): string => {
+  const message = (error instanceof Error ? error.message : String(error)).split("\n")[0]!
+  return `effect-asynq: cannot load the handlers module ${path}: ${message.replace(` imported from ${fileURLToPath(import.meta.url)}`, "")}`
+}
+
+/**
  * Runs the worker command; resolves with the process exit code (0 after a graceful shutdown).
  * SIGTERM/SIGINT are handled from the start: one that arrives while the handlers module loads or
  * the worker connects is kept, and the worker is shut down (or not started) as soon as it can be.
@@ -66,7 +76,7 @@ export const workerCommand = async (a: WorkerArgs): Promise<number> => {
     loaded = await loadHandlersModule(a.handlersModule)
   } catch (e) {
     release()
-    await log("Error", `cannot load handlers module ${a.handlersModule}: ${e instanceof Error ? e.message : String(e)}`)
+    process.stderr.write(`${loadFailure(a.handlersModule, e)}\n`)
     return 1
   }
   if (stopSignal !== undefined) {

@@ -31,6 +31,7 @@ export const options = { shutdownTimeoutMs: 2000 }
 `
   )
   writeFileSync(join(dir, "bad.mjs"), "export const nothing = 1\n")
+  writeFileSync(join(dir, "throws.mjs"), 'throw new Error("config file missing")\n')
   // A module that takes a while to load (its top level waits until a marker file appears).
   writeFileSync(
     join(dir, "slow.mjs"),
@@ -94,15 +95,31 @@ describe("CLI worker", { timeout: 120_000 }, () => {
     expect(await c.zcard("asynq:servers")).toBe(0)
   })
 
-  it("a module without handlers: exit 1 with the reason", async () => {
-    const r = await runCli(["worker", join(dir, "bad.mjs")], { REDIS_URL: testRedisUrl() })
+  it("a module without handlers: exit 1, one line naming the module and the reason", async () => {
+    const path = join(dir, "bad.mjs")
+    const r = await runCli(["worker", path], { REDIS_URL: testRedisUrl() })
     expect(r.code).toBe(1)
-    expect(r.stdout + r.stderr).toContain("must export its handlers as")
+    expect(r.stdout).toBe("")
+    expect(r.stderr).toBe(
+      `effect-asynq: cannot load the handlers module ${path}: ${path} must export its handlers as "handlers" or "default": a ServeMux, a record of pattern -> function, or a function\n`
+    )
+  })
+
+  it("a module that throws while loading, or does not exist: exit 1, one line with the path and the error (no log line)", async () => {
+    const throws = join(dir, "throws.mjs")
+    const r = await runCli(["worker", throws], { REDIS_URL: testRedisUrl() })
+    expect(r.code).toBe(1)
+    expect(r.stdout).toBe("")
+    expect(r.stderr).toBe(`effect-asynq: cannot load the handlers module ${throws}: config file missing\n`)
+    const missing = join(dir, "no-such-module.mjs")
+    const m = await runCli(["worker", missing], { REDIS_URL: testRedisUrl() })
+    expect(m.code).toBe(1)
+    expect(m.stderr).toBe(`effect-asynq: cannot load the handlers module ${missing}: Cannot find module '${missing}'\n`)
   })
 
   it("a missing module argument is a usage error: exit 2", async () => {
     const r = await runCli(["worker"])
     expect(r.code).toBe(2)
-    expect(r.stderr).toContain("Missing required argument: handlers-module")
+    expect(r.stderr).toBe("effect-asynq: Missing required argument: handlers-module (see effect-asynq worker --help)\n")
   })
 })
