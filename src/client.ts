@@ -37,6 +37,7 @@ export class ClientClosed extends Data.TaggedError("ClientClosed")<{ readonly me
 /** One item's outcome in `enqueueMany`. */
 export type EnqueueOutcome = { readonly ok: true; readonly info: TaskInfo } | { readonly ok: false; readonly error: EnqueueError }
 
+/** The Promise client (`createClient`): enqueue one task or many, with a connection opened on the first call. */
 export interface Client {
   /** Enqueues one task. Rejects with InvalidArgument, DuplicateTask, TaskIdConflict, RedisError, RedisConnectionError or ClientClosed. */
   enqueue(type: string, payload?: unknown, options?: EnqueueOptions): Promise<TaskInfo>

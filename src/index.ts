@@ -11,6 +11,7 @@
  * and `effect-asynq/scheduler`.
  */
 export * as Steps from "./steps/index.js"
+/** The long-lived worker (asynq's Server): `Server.start` (scoped), `Server.serve` (until interrupted) and `Server.layer`. */
 export * as Server from "./processor/Server.js"
 export * as Inspector from "./inspector/index.js"
 export * as Scheduler from "./scheduler/index.js"

@@ -18,7 +18,9 @@ export interface DashboardUrlResult extends HttpApiResult {
   readonly cookies?: ReadonlyArray<string>
 }
 
+/** The Lambda handler serving the dashboard behind a function URL (made by `createDashboardUrlHandler`). */
 export interface DashboardUrlHandler {
+  /** Answers one function-URL request with the dashboard's page, API answer or `/metrics` text. */
   (event: DashboardUrlEvent): Promise<DashboardUrlResult>
   /** Closes the Redis connection (tests; a Lambda container just ends). */
   readonly close: () => Promise<void>

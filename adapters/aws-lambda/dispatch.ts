@@ -19,6 +19,7 @@ export interface SpilloverThreshold {
   readonly oldestPendingAgeMs?: number
 }
 
+/** What the dispatcher looks at and how many processor invocations it may start. */
 export interface DispatchConfig {
   /** Queues to look at (their pending depth is summed). */
   readonly queues: ReadonlyArray<string>

@@ -13,6 +13,7 @@ import type { LambdaClient, LambdaClientConfig } from "@aws-sdk/client-lambda"
 import { InvalidArgument } from "../../src/broker/errors.js"
 import { importLambdaSdk } from "./lambdaSdk.js"
 
+/** Which dispatcher `invokeOnQueueStarted` invokes, and how long one Invoke call may take. */
 export interface QueueStartedTriggerConfig {
   /** The function to invoke: the dispatcher (name, ARN or name:alias). */
   readonly functionName: string

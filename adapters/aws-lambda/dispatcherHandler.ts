@@ -16,6 +16,7 @@ import type { LambdaContext } from "./types.js"
 
 export { DispatchFailed } from "./dispatch.js"
 
+/** Settings of `createDispatcherHandler`: the dispatch settings, plus whether a failed Invoke fails the invocation. */
 export interface DispatcherHandlerConfig extends DispatchConfig {
   /** Redis options (command timeout 2000 ms unless set), an open ioredis client, or a Layer providing Redis. */
   readonly redis?: RedisSource
@@ -30,7 +31,9 @@ export interface DispatcherHandlerConfig extends DispatchConfig {
   readonly log?: (line: string) => void
 }
 
+/** The scheduled Lambda handler that reads queue depths and invokes processors (made by `createDispatcherHandler`). */
 export interface DispatcherHandler {
+  /** One dispatch: reads the depths, invokes the processors it wants, and returns (and logs) the summary; throws `DispatchFailed` when an Invoke call failed, unless `failOnError` is false. */
   (event?: unknown, context?: LambdaContext): Promise<DispatchSummary>
   readonly runtime: WarmRuntime<Broker | Redis>
 }

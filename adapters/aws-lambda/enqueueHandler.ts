@@ -24,12 +24,15 @@ export interface EnqueueHandlerConfig extends EnqueueEndpointConfig {
   readonly redis?: RedisSource
 }
 
+/** The HTTP enqueue endpoint as a Lambda handler (function URL or API Gateway HTTP API, payload v2), made by `createEnqueueHandler`. */
 export interface EnqueueHandler {
+  /** Checks the request (method, size, credentials, body, allow-lists) before touching Redis, enqueues the task and answers with its TaskInfo as JSON, or with `{ error: { code, message } }`. */
   (event: HttpApiEvent, context?: LambdaContext): Promise<HttpApiResult>
   /** The container's services (one Redis connection reused by warm invocations). */
   readonly runtime: WarmRuntime<Broker | Redis>
 }
 
+/** Makes the enqueue endpoint's Lambda handler. Throws `InvalidArgument` at once (at cold start) when the settings are unusable, e.g. an empty secret. Create it at module scope: warm invocations reuse its Redis connection. */
 export const createEnqueueHandler = (config: EnqueueHandlerConfig): EnqueueHandler => {
   checkAuthConfig(config.auth, "enqueue handler")
   const runtime = makeWarmRuntime(lightBrokerLayer(config.redis))

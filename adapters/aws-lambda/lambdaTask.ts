@@ -35,6 +35,7 @@ const parseJson = (text: string): unknown => {
   }
 }
 
+/** The event `invokeLambdaTask` sends to the function that runs a task: its id, type, queue, payload (parsed JSON, or null, and base64), retry counts and headers. */
 export const lambdaTaskEvent = (msg: TaskMessage): LambdaTaskEvent => {
   const bytes = msg.payload === undefined ? undefined : Buffer.from(msg.payload.buffer, msg.payload.byteOffset, msg.payload.byteLength)
   return {
@@ -49,6 +50,7 @@ export const lambdaTaskEvent = (msg: TaskMessage): LambdaTaskEvent => {
   }
 }
 
+/** Which Lambda function runs the tasks, and how the synchronous Invoke call is made. */
 export interface LambdaTaskConfig {
   /** Function name, ARN or name:alias. */
   readonly functionName: string

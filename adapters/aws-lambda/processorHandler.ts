@@ -12,6 +12,7 @@ import { brokerLayer, invocationBudget, makeWarmRuntime, type RedisSource, type 
 import { withTelemetryFlush } from "../shared/telemetry.js"
 import type { LambdaContext } from "./types.js"
 
+/** Settings of `createProcessorHandler`: the drain's settings (queues, handlers, concurrency, safety margin, …) and where Redis is. */
 export interface ProcessorHandlerConfig extends DrainConfig {
   /** Redis options (command timeout 2000 ms unless set), an open ioredis client, or a Layer providing Redis. */
   readonly redis?: RedisSource
@@ -23,11 +24,14 @@ export interface ProcessorHandlerConfig extends DrainConfig {
   readonly telemetry?: Layer.Layer<any>
 }
 
+/** The Lambda handler that drains queues within the invocation's time (made by `createProcessorHandler`). */
 export interface ProcessorHandler {
+  /** Runs tasks until the queues are empty or the remaining time falls under the safety margin, and returns the drain's summary. */
   (event: unknown, context: LambdaContext): Promise<DrainSummary>
   readonly runtime: WarmRuntime<Broker | Redis>
 }
 
+/** Makes the processor's Lambda handler. Create it at module scope: warm invocations reuse its Redis connection. */
 export const createProcessorHandler = (config: ProcessorHandlerConfig): ProcessorHandler => {
   const telemetry = config.telemetry
   const runtime = makeWarmRuntime(telemetry ? brokerLayer(config.redis).pipe(Layer.provideMerge(telemetry)) : brokerLayer(config.redis))

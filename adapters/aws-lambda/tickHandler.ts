@@ -8,6 +8,7 @@ import { type MaintenanceConfig, maintenanceTick, type TickSummary } from "../..
 import { invocationBudget, makeBrokerRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
 import type { LambdaContext } from "./types.js"
 
+/** Settings of `createTickHandler`: the maintenance tick's settings and where Redis is. */
 export interface TickHandlerConfig extends MaintenanceConfig {
   /** Redis options (command timeout 2000 ms unless set), an open ioredis client, or a Layer providing Redis. */
   readonly redis?: RedisSource
@@ -17,7 +18,9 @@ export interface TickHandlerConfig extends MaintenanceConfig {
   readonly log?: (line: string) => void
 }
 
+/** The scheduled Lambda handler that runs one maintenance tick (made by `createTickHandler`). */
 export interface TickHandler {
+  /** Runs one bounded pass of forward, recover, aggregate and janitor (and `extra`), returns and logs the summary, and throws when a step failed. */
   (event?: unknown, context?: LambdaContext): Promise<TickSummary>
   readonly runtime: WarmRuntime<Broker | Redis>
 }
@@ -30,6 +33,7 @@ export class TickFailed extends Error {
   }
 }
 
+/** Makes the maintenance tick's Lambda handler (for an EventBridge schedule). Create it at module scope: warm invocations reuse its Redis connection. */
 export const createTickHandler = (config: TickHandlerConfig): TickHandler => {
   const runtime = makeBrokerRuntime(config.redis)
   const log = config.log ?? ((line: string) => console.log(line))

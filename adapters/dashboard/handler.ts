@@ -33,6 +33,7 @@ export interface DashboardOptions {
 /** A configured dashboard: the request handler, and `close()` for its Redis connection. */
 export interface DashboardHandler {
   (request: Request): Promise<Response>
+  /** Closes the Redis connection the handler opened (if any); the handler must not be used afterwards. */
   readonly close: () => Promise<void>
 }
 

@@ -70,6 +70,7 @@ export interface ServeDashboardOptions extends DashboardOptions {
   readonly host?: string
 }
 
+/** A dashboard served by a Node HTTP server of its own (`serveDashboard`). */
 export interface DashboardServer {
   /** The address it listens on, e.g. http://127.0.0.1:8080/ (with the base path). */
   readonly url: string

@@ -18,6 +18,7 @@ import { brokerLayer, invocationBudget, makeWarmRuntime, type RedisSource, type 
 import { withTelemetryFlush } from "../shared/telemetry.js"
 import { authenticate, type GcfRequest, type GcfResponse, requirePost, sendJson, sendResponse } from "./types.js"
 
+/** Settings of `createDrainFunction`: the drain's settings, the function's timeout (Cloud Functions pass no remaining time), the request check and where Redis is. */
 export interface DrainFunctionConfig extends DrainConfig {
   readonly auth: AuthConfig
   /** The function's configured timeout (Cloud Functions default 60 000 ms). */
@@ -32,13 +33,16 @@ export interface DrainFunctionConfig extends DrainConfig {
   readonly telemetry?: Layer.Layer<any>
 }
 
+/** The drain as a Cloud Functions HTTP function (made by `createDrainFunction`). */
 export interface DrainFunction {
+  /** Checks the request, runs tasks until the queues are empty or the time is nearly up, and answers with the drain's summary as JSON. */
   (req: GcfRequest, res: GcfResponse): Promise<void>
   readonly runtime: WarmRuntime<Broker | Redis>
 }
 
 const json = { "content-type": "application/json" }
 
+/** Makes the drain's HTTP function. Register it with the Functions Framework (`functions.http(name, fn)`). */
 export const createDrainFunction = (config: DrainFunctionConfig): DrainFunction => {
   checkAuthConfig(config.auth, "drain function")
   const telemetry = config.telemetry

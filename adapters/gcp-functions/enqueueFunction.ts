@@ -16,11 +16,14 @@ export interface EnqueueFunctionConfig extends EnqueueEndpointConfig {
   readonly redis?: RedisSource
 }
 
+/** The HTTP enqueue endpoint as a Cloud Functions HTTP function (made by `createEnqueueFunction`). */
 export interface EnqueueFunction {
+  /** Checks the request before touching Redis, enqueues the task and answers with its TaskInfo as JSON, or with `{ error: { code, message } }`. */
   (req: GcfRequest, res: GcfResponse): Promise<void>
   readonly runtime: WarmRuntime<Broker | Redis>
 }
 
+/** Makes the enqueue endpoint's HTTP function. Throws `InvalidArgument` at once when the settings are unusable, e.g. an empty secret. */
 export const createEnqueueFunction = (config: EnqueueFunctionConfig): EnqueueFunction => {
   checkAuthConfig(config.auth, "enqueue function")
   const runtime = makeBrokerRuntime(config.redis)

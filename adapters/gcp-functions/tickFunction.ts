@@ -15,6 +15,7 @@ import { type MaintenanceConfig, maintenanceTick, type TickSummary } from "../..
 import { makeBrokerRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
 import { authenticate, type GcfCloudEvent, type GcfRequest, type GcfResponse, requirePost, sendJson, sendResponse } from "./types.js"
 
+/** Settings of the tick functions: the maintenance tick's settings and where Redis is (and, for the HTTP form, the request check). */
 export interface TickFunctionConfig extends MaintenanceConfig {
   /** Redis options (command timeout 2000 ms unless set), an open ioredis client, or a Layer providing Redis. */
   readonly redis?: RedisSource
@@ -26,7 +27,9 @@ const json = { "content-type": "application/json" }
 const logLine = (config: TickFunctionConfig, summary: TickSummary) =>
   (config.log ?? ((l: string) => console.log(l)))(JSON.stringify({ msg: "effect-asynq maintenance tick", ...summary }))
 
+/** The maintenance tick as a Cloud Functions HTTP function (Cloud Scheduler calling it over HTTP). */
 export interface TickHttpFunction {
+  /** Checks the request, runs one maintenance tick and answers with its summary as JSON (500 when a step failed). */
   (req: GcfRequest, res: GcfResponse): Promise<void>
   readonly runtime: WarmRuntime<Broker | Redis>
 }
@@ -57,7 +60,9 @@ export const createTickHttpFunction = (config: TickFunctionConfig & { readonly a
   return Object.assign(fn, { runtime })
 }
 
+/** The maintenance tick as a CloudEvent function (Cloud Scheduler publishing to Pub/Sub). */
 export interface TickEventFunction {
+  /** Runs one maintenance tick and resolves with its summary; rejects when a step failed. */
   (event: GcfCloudEvent): Promise<TickSummary>
   readonly runtime: WarmRuntime<Broker | Redis>
 }

@@ -18,9 +18,13 @@ export interface GcfRequest {
   readonly body?: unknown
 }
 
+/** The part of the Functions Framework's (Express) response the functions use. */
 export interface GcfResponse {
+  /** Sets the status code. */
   status(code: number): GcfResponse
+  /** Sets a response header. */
   set(field: string, value: string): GcfResponse
+  /** Sends the body and ends the response. */
   send(body: string): unknown
 }
 
@@ -32,6 +36,7 @@ export interface GcfCloudEvent {
   readonly data?: unknown
 }
 
+/** The request's headers with repeated ones joined by commas. */
 export const flatHeaders = (h: GcfRequest["headers"]): Record<string, string | undefined> => {
   const out: Record<string, string | undefined> = {}
   for (const [k, v] of Object.entries(h)) out[k] = v === undefined ? undefined : typeof v === "string" ? v : v.join(",")
@@ -73,6 +78,7 @@ export const requirePost = (req: GcfRequest, res: GcfResponse): boolean => {
   return false
 }
 
+/** Sends a JSON answer with this status and these headers. */
 export const sendJson = (res: GcfResponse, status: number, headers: Readonly<Record<string, string>>, body: string) => {
   let r = res.status(status)
   for (const [k, v] of Object.entries(headers)) r = r.set(k, v)

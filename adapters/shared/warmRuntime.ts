@@ -161,6 +161,7 @@ export const lightBrokerLayer = (source?: RedisSource): Layer.Layer<Broker | Red
   return Broker.layer.pipe(Layer.provideMerge(lightRedisLayer(options)))
 }
 
+/** A warm runtime providing the Broker over one Redis connection per container (`redis`: options, default `REDIS_URL`, an open ioredis client, or a Layer). */
 export const makeBrokerRuntime = (source?: RedisSource): WarmRuntime<Broker | Redis> => makeWarmRuntime(brokerLayer(source))
 
 /**

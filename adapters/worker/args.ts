@@ -3,6 +3,7 @@ import type { LogLevel } from "effect/LogLevel"
 import type { RedisOptions } from "../../src/redis/options.js"
 import type { LogFormat } from "./logging.js"
 
+/** What the `effect-asynq worker` command was given: the handlers module and the flags. */
 export interface WorkerArgs {
   readonly handlersModule: string
   /**

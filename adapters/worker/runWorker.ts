@@ -48,6 +48,7 @@ export interface WorkerHandle {
   readonly shutdown: () => Promise<number>
   /** Resolves when the worker has shut down. */
   readonly done: Promise<void>
+  /** How many tasks are running now. */
   readonly activeCount: () => number
   /** Where the worker serves its metrics (option `metrics: { port }`). */
   readonly metricsUrl: string | undefined

@@ -18,6 +18,7 @@ export interface BrokerShape {
   readonly knownQueues: KnownQueues
 }
 
+/** The service every step runs over: one typed operation per Lua script or Redis read. `Broker.layer` builds it over the `Redis` service. */
 export class Broker extends Context.Service<Broker, BrokerShape>()("effect-asynq/Broker") {
   /** The broker over the Redis service in context. */
   static readonly layer: Layer.Layer<Broker, never, RedisService> = Layer.effect(

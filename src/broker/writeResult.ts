@@ -8,6 +8,7 @@ import { codeError } from "./replyCodes.js"
 import { defineScript, runScript } from "./script.js"
 import { writeResultLua } from "../redis/lua.generated.js"
 
+/** Which task's result to write, and the bytes. */
 export interface WriteResultOptions {
   readonly queue: string
   readonly id: string

@@ -11,6 +11,7 @@ import { edgeContext } from "./context.js"
 import type { HttpRedisOptions, ScriptSources } from "../redis/httpRedis.js"
 import { maintenanceScripts } from "./scripts.js"
 
+/** Options of `httpRedisLayer`: the REST endpoint and token, and the Lua scripts the steps may run. */
 export interface HttpRedisLayerOptions extends HttpRedisOptions {
   /** The Lua scripts the steps may run (default: `maintenanceScripts`, which covers enqueue and the tick's steps). */
   readonly scripts?: ScriptSources

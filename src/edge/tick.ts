@@ -16,6 +16,7 @@ import { maintenanceScripts } from "./scripts.js"
 
 export type { TickSummary }
 
+/** Options of the edge `createTick`: the maintenance tick's settings, the REST Redis and the scripts it may run. */
 export interface EdgeTickConfig extends MaintenanceConfig {
   /** The REST endpoint (as for createClient). */
   readonly redis: HttpRedisOptions

@@ -9,6 +9,7 @@ import { InvalidArgument } from "./errors.js"
 import { requireQueue } from "../broker/queues.js"
 import type { BulkOptions } from "./types.js"
 
+/** How many tasks one Lua call of a bulk action changes at most, unless `batchSize` says otherwise. */
 export const defaultBatchSize = 1000
 
 export type BulkVerb = "run" | "archive" | "delete"

@@ -6,10 +6,12 @@ import { defaultBatchSize } from "./bulkActions.js"
 import { requireQueue } from "../broker/queues.js"
 import type { BulkProgress } from "./types.js"
 
+/** Options of `deleteQueue`: whether to delete a queue that still holds tasks, and in which batches. */
 export interface DeleteQueueOptions {
   /** Delete the tasks too (never active ones: the queue must have none). */
   readonly force?: boolean
   readonly batchSize?: number
+  /** Called after each batch with how many tasks are done of how many. */
   readonly onProgress?: (progress: BulkProgress) => void
 }
 

@@ -25,29 +25,52 @@ import { servers } from "./servers.js"
 import { archiveTask, deleteTask, runTask, type TaskActionResult } from "./taskActions.js"
 import type { BulkOptions, ClusterNode, DailyStats, GroupInfo, ListOptions, QueueInfo } from "./types.js"
 
+/** Where the Promise inspector connects: Redis connection options (default `REDIS_URL`, then `redis://127.0.0.1:6379`). */
 export type InspectorOptions = RedisOptions
 
+/** The inspector as Promises (`createInspector`): each call is the Effect operation of the same name, rejecting with its tagged error. */
 export interface Inspector {
+  /** The queue names in `asynq:queues`, sorted. */
   readonly queues: () => Promise<ReadonlyArray<string>>
+  /** A queue's sizes per state, memory, latency and today's counters. */
   readonly getQueueInfo: (queue: string) => Promise<QueueInfo>
+  /** Processed and failed counts per UTC day, today first (1 to 90 days). */
   readonly history: (queue: string, days: number) => Promise<ReadonlyArray<DailyStats>>
+  /** The queue's aggregation groups and their sizes. */
   readonly groups: (queue: string) => Promise<ReadonlyArray<GroupInfo>>
+  /** One page of a queue's tasks in a state, in asynq's order. */
   readonly listTasks: (queue: string, state: TaskState, options?: ListOptions) => Promise<ReadonlyArray<TaskInfo>>
+  /** One task. */
   readonly getTaskInfo: (queue: string, id: string) => Promise<TaskInfo>
+  /** Moves one task to pending. */
   readonly runTask: (queue: string, id: string) => Promise<TaskActionResult>
+  /** Moves one task to the archive. */
   readonly archiveTask: (queue: string, id: string) => Promise<TaskActionResult>
+  /** Deletes one task (not while it is active), releasing its uniqueness lock. */
   readonly deleteTask: (queue: string, id: string) => Promise<TaskActionResult>
+  /** Moves every task of a state (or group) to pending, in bounded batches; resolves with the count. */
   readonly runAll: (queue: string, state: TaskState, options?: BulkOptions) => Promise<number>
+  /** Archives every task of a state (or group), in bounded batches; resolves with the count. */
   readonly archiveAll: (queue: string, state: TaskState, options?: BulkOptions) => Promise<number>
+  /** Deletes every task of a state (or group), in bounded batches; resolves with the count. */
   readonly deleteAll: (queue: string, state: TaskState, options?: BulkOptions) => Promise<number>
+  /** Pauses a queue: workers stop taking its tasks. */
   readonly pauseQueue: (queue: string) => Promise<void>
+  /** Resumes a paused queue. */
   readonly unpauseQueue: (queue: string) => Promise<void>
+  /** Deletes a queue (with `force`, its tasks too; never while one is active). */
   readonly deleteQueue: (queue: string, options?: DeleteQueueOptions) => Promise<{ readonly deletedTasks: number }>
+  /** Asks the server running a task to cancel it (best effort); resolves with how many servers heard it. */
   readonly cancelProcessing: (taskId: string) => Promise<{ readonly receivers: number }>
+  /** The live servers and their active workers. */
   readonly servers: () => Promise<ReadonlyArray<ServerDetails>>
+  /** The periodic-task entries of running schedulers. */
   readonly schedulerEntries: () => Promise<ReadonlyArray<SchedulerEntryDetails>>
+  /** What a periodic-task entry enqueued, newest first. */
   readonly schedulerHistory: (entryId: string, options?: { readonly page?: number; readonly pageSize?: number }) => Promise<ReadonlyArray<EnqueueEventDetails>>
+  /** The Redis Cluster hash slot of a queue's keys. */
   readonly clusterKeySlot: (queue: string) => Promise<number>
+  /** The Redis Cluster nodes serving a queue. */
   readonly clusterNodes: (queue: string) => Promise<ReadonlyArray<ClusterNode>>
   /** Redis INFO (each master of a cluster), raw and parsed. */
   readonly redisInfo: () => Promise<ReadonlyArray<RedisNodeInfo>>

@@ -50,6 +50,7 @@ export interface BulkOptions {
   readonly onProgress?: (progress: BulkProgress) => void
 }
 
+/** Progress of a bulk action: tasks done so far, of how many. */
 export interface BulkProgress {
   /** Tasks handled so far. */
   readonly done: number

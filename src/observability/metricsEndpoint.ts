@@ -26,6 +26,7 @@ export const metricsText = <R = never>(extra?: Effect.Effect<string, unknown, R>
     )
   })
 
+/** Where `serveMetrics` listens, and Prometheus text to append to each scrape. */
 export interface MetricsEndpointOptions<R = never> {
   /** The port (0: any free port). */
   readonly port: number
@@ -35,6 +36,7 @@ export interface MetricsEndpointOptions<R = never> {
   readonly extra?: Effect.Effect<string, unknown, R> | undefined
 }
 
+/** A running `/metrics` endpoint: its URL and port. */
 export interface MetricsEndpoint {
   /** e.g. http://127.0.0.1:9464/metrics */
   readonly url: string

@@ -13,6 +13,7 @@ import * as Tracer from "effect/Tracer"
 
 /** The header names (W3C Trace Context, lower case as OpenTelemetry's propagator writes them). */
 export const traceparentHeader = "traceparent"
+/** The W3C trace-context header carrying vendor state, stored in the task's headers next to `traceparent`. */
 export const tracestateHeader = "tracestate"
 
 const hex32 = /^[0-9a-f]{32}$/

@@ -7,30 +7,36 @@
 import type * as Context from "effect/Context"
 import * as Metric from "effect/Metric"
 
+/** `asynq_worker_attempts_total`: finished attempts by queue, type and outcome. */
 export const attemptsTotal = Metric.counter("asynq_worker_attempts_total", {
   description: "Task attempts finished, by queue, task type and outcome (completed, retried, archived, revoked, requeued, skipped, lease-lost, gave-up, interrupted)",
   incremental: true
 })
 
+/** `asynq_worker_attempt_duration_seconds`: from an attempt's start to its outcome written. */
 export const attemptDurationSeconds = Metric.histogram("asynq_worker_attempt_duration_seconds", {
   description: "Time from an attempt's start to its outcome written, in seconds, by queue and task type",
   boundaries: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800]
 })
 
+/** `asynq_worker_tasks_in_flight`: tasks running now, by queue. */
 export const tasksInFlight = Metric.gauge("asynq_worker_tasks_in_flight", {
   description: "Tasks running now, by queue (every worker sharing the registry: usually the process)"
 })
 
+/** `asynq_worker_lease_extensions_total`: leases the heartbeat extended, by queue. */
 export const leaseExtensionsTotal = Metric.counter("asynq_worker_lease_extensions_total", {
   description: "Task leases extended by the heartbeat, by queue",
   incremental: true
 })
 
+/** `asynq_worker_leases_lost_total`: attempts whose lease was lost (the task was recovered elsewhere), by queue. */
 export const leasesLostTotal = Metric.counter("asynq_worker_leases_lost_total", {
   description: "Attempts that lost their task's lease (recovered by another worker, or deleted), by queue",
   incremental: true
 })
 
+/** `asynq_worker_fetch_batch_size`: tasks leased per fetch round trip (0 when the queues were empty). */
 export const fetchBatchSize = Metric.histogram("asynq_worker_fetch_batch_size", {
   description: "Tasks leased per fetch round trip (0: the queues were empty)",
   boundaries: [0, 1, 2, 5, 10, 20, 50, 100]

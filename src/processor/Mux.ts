@@ -12,6 +12,7 @@ import type { TaskDefinition } from "../tasks/TaskDefinition.js"
 import type { Task } from "./Task.js"
 import type { TaskContextShape } from "./TaskContext.js"
 
+/** Routes tasks to handlers by the longest matching type prefix, with middleware around every handler (asynq's ServeMux). */
 export class ServeMux<R = never> {
   private readonly entries = new Map<string, Handler<R>>()
   private sorted: Array<string> = []

@@ -40,6 +40,7 @@ import { makeParking } from "./parking.js"
 import { receivePushes } from "./pushReceiver.js"
 import { makeObserver } from "../observability/workerObserver.js"
 
+/** A running server (`Server.start`): its identity, resolved options, and how to stop it. */
 export interface ServerHandle {
   readonly identity: ServerIdentity
   readonly options: ResolvedOptions

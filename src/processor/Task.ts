@@ -9,6 +9,7 @@ export interface ResultWriter {
   readonly write: (data: unknown) => Promise<number>
 }
 
+/** The task a handler gets: its id, type, payload, headers, queue, retry counts, deadline and result writer. */
 export interface Task {
   readonly id: string
   readonly type: string
@@ -31,6 +32,7 @@ export interface Task {
   readonly message: TaskMessage
 }
 
+/** Builds the handler's view of a leased task message. */
 export const makeTask = (msg: TaskMessage, deadline: Date, resultWriter: ResultWriter): Task => ({
   id: msg.id,
   type: msg.type,

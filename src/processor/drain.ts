@@ -32,6 +32,7 @@ import type { Settled } from "./settle.js"
 import type { QueueFailure } from "../steps/queueFailures.js"
 import type { Observer } from "./observer.js"
 
+/** Settings of a drain: the queues (highest priority first), handlers, concurrency, safety margin, what to do with tasks longer than the invocation, and the Server's failure rules. */
 export interface DrainConfig<R = never>
   extends Pick<ServerOptions, "retryDelay" | "isFailure" | "errorHandler" | "leaseMs" | "heartbeatIntervalMs"> {
   /** Queues to take tasks from, highest priority first (strict order). */

@@ -52,7 +52,9 @@ export const hasTagInChain = (e: unknown, tag: string): boolean => {
   return false
 }
 
+/** Whether an error (or one in its `cause` chain) is a `SkipRetry`: the task is archived at once. */
 export const isSkipRetry = (e: unknown): boolean => hasTagInChain(e, "SkipRetry")
+/** Whether an error (or one in its `cause` chain) is a `RevokeTask`: the task is dropped. */
 export const isRevokeTask = (e: unknown): boolean => hasTagInChain(e, "RevokeTask")
 
 /** The text recorded as a task's `error_msg` for whatever a handler failed with. */

@@ -15,6 +15,7 @@ import { forwardPass, type ForwardSummary } from "./forwarder.js"
 import { janitorPass, type JanitorSummary } from "./janitor.js"
 import { recoverPass, type RecoverSummary } from "./recoverer.js"
 
+/** Settings of a maintenance tick: the queues, the batch per step, aggregation and an `extra` Effect run after the steps. */
 export interface MaintenanceConfig {
   readonly queues: ReadonlyArray<string>
   /** Most tasks each step moves per queue in one tick (default 100): a tick's work is bounded. */

@@ -14,6 +14,7 @@ export type { AggregatedTask, GroupAggregator } from "../steps/aggregate.js"
 /** Delay before retry number `retried + 1` (ms). */
 export type RetryDelayFn = (retried: number, error: unknown, task: Task) => number
 
+/** The Server's options, with asynq's defaults (see the worker guide's table). */
 export interface ServerOptions {
   /** Tasks processed at the same time (default: the number of CPUs, as asynq). */
   readonly concurrency?: number

@@ -14,6 +14,7 @@ import type { BatchReply, RedisTransport, ScriptArg, ScriptCall } from "./transp
 export type RedisClient = IORedis | Cluster
 export type { BatchReply, RedisTransport, ScriptArg, ScriptCall }
 
+/** The `Redis` service: the ioredis client, script calls (EVALSHA with NOSCRIPT reload) and batches grouped by cluster slot. */
 export interface RedisShape extends RedisTransport {
   /** The ioredis client (single node, Sentinel-managed or Cluster). */
   readonly client: RedisClient

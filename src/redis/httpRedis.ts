@@ -23,6 +23,7 @@ import { scriptCalls } from "./scriptCalls.js"
 import { sha1Hex } from "./sha1.js"
 import { decodeResult, encodeScriptArgs, withPrelude } from "./restProtocol.js"
 
+/** Where an HTTP Redis (Upstash's REST protocol) is: its URL and token, and how long one request may take. */
 export interface HttpRedisOptions {
   /** The REST URL (e.g. Upstash's `UPSTASH_REDIS_REST_URL`), http: or https:. */
   readonly url: string

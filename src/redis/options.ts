@@ -4,6 +4,7 @@ export interface RedisNode {
   readonly port: number
 }
 
+/** How to reach Redis: a URL, a Redis Cluster, or a Sentinel-managed master, with credentials, TLS and timeouts. */
 export interface RedisOptions {
   /** `redis://[user:password@]host:port[/db]` or `rediss://…` for TLS. Default `redis://127.0.0.1:6379`. */
   readonly url?: string

@@ -21,9 +21,11 @@ export type PeriodicTaskConfig = EntryConfig
 
 /** Where the configs come from (a database, a file, a remote service…). */
 export interface PeriodicTaskConfigProvider {
+  /** Reads the current periodic-task configs (from a database, a config service, …); called on every sync. */
   readonly getConfigs: () => Effect.Effect<ReadonlyArray<PeriodicTaskConfig>, unknown> | Promise<ReadonlyArray<PeriodicTaskConfig>>
 }
 
+/** Settings of the periodic-task manager: the scheduler's settings, the config provider and the sync interval. */
 export interface PeriodicTaskManagerOptions extends SchedulerOptions {
   readonly provider: PeriodicTaskConfigProvider
   /** How often configs are synced (default 3 min). */
@@ -37,12 +39,14 @@ export interface SyncResult {
   readonly unchanged: number
 }
 
+/** A running periodic-task manager: its scheduler and an on-demand sync. */
 export interface PeriodicTaskManagerHandle {
   readonly scheduler: SchedulerHandle
   /** Syncs now (the interval keeps running). Fails without changing anything when the provider fails or a config is invalid. */
   readonly sync: Effect.Effect<SyncResult, ConfigProviderError | EntryError>
 }
 
+/** How often the manager syncs the configs by default (3 minutes, as asynq). */
 export const defaultSyncIntervalMs = 3 * 60_000
 
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e))

@@ -22,6 +22,7 @@ import { newSchedulerId } from "./schedulerId.js"
 import { readRecords } from "./records.js"
 import { schedulerTick, type SchedulerTickSummary } from "./tick.js"
 
+/** Settings of a long-lived scheduler: time zone, catch-up, hooks and what it publishes for asynq's tools. */
 export interface SchedulerOptions {
   /** Instance id, published as `asynq:schedulers:{<id>}` (default `host:pid:uuid`, as asynq). */
   readonly id?: string | undefined
@@ -36,6 +37,7 @@ export interface SchedulerOptions {
   readonly hooks?: SchedulerHooks | undefined
 }
 
+/** A running scheduler (`makeScheduler`): register and unregister entries, list them, and see the last tick. */
 export interface SchedulerHandle {
   readonly id: string
   /**

@@ -17,6 +17,7 @@ import * as Result from "effect/Result"
 import { parseGoDurationNs } from "../wire/goDuration.js"
 import { InvalidCronSpec, InvalidTimeZone } from "./errors.js"
 
+/** A parsed spec: `@every <duration>` (aligned to the unix epoch) or a cron expression in a time zone. */
 export type Schedule =
   | { readonly kind: "every"; readonly spec: string; readonly everyMs: number }
   | { readonly kind: "cron"; readonly spec: string; readonly expression: string; readonly timeZone: string }

@@ -42,6 +42,7 @@ export interface Entry {
   readonly queue: string
 }
 
+/** Why an entry was refused at registration: its spec, its time zone, or an option or payload. */
 export type EntryError = InvalidCronSpec | InvalidTimeZone | InvalidArgument
 
 const fail = (field: string, message: string) => Result.fail(new InvalidArgument({ field, message }))

@@ -24,6 +24,7 @@ export type EnqueueResult = EnqueueAttempt &
     | { readonly outcome: "failed"; readonly error: RedisError | InvalidArgument }
   )
 
+/** asynq's PreEnqueueFunc and PostEnqueueFunc, as Effects. */
 export interface SchedulerHooks {
   /**
    * Called before this instance tries to enqueue an occurrence (on every instance that tries, as

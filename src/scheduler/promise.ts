@@ -26,6 +26,7 @@ import type { SchedulerTickSummary } from "./tick.js"
 /** The scheduler is not running (not started yet, or shut down). */
 export class SchedulerNotRunning extends Data.TaggedError("SchedulerNotRunning")<{ readonly message: string }> {}
 
+/** The scheduler's hooks as plain or async functions (for `createScheduler`). */
 export interface PromiseHooks {
   /** Before this instance tries an occurrence; throwing (or rejecting) skips it on this instance. */
   readonly preEnqueue?: (attempt: EnqueueAttempt) => void | Promise<void>
@@ -33,12 +34,14 @@ export interface PromiseHooks {
   readonly postEnqueue?: (result: EnqueueResult) => void | Promise<void>
 }
 
+/** Options of `createScheduler`: where Redis is, the scheduler's settings and its hooks. */
 export interface CreateSchedulerOptions extends Omit<SchedulerOptions, "hooks"> {
   /** Redis connection (default: REDIS_URL, then redis://127.0.0.1:6379). */
   readonly redis?: RedisOptions | undefined
   readonly hooks?: PromiseHooks | undefined
 }
 
+/** The long-lived scheduler as Promises (`createScheduler`). */
 export interface PromiseScheduler {
   /** Registers an entry; returns its id. Before `start()` it is kept until then. */
   register(config: EntryConfig): Promise<string>
@@ -132,6 +135,7 @@ export const createScheduler = (options: CreateSchedulerOptions = {}): PromiseSc
   }
 }
 
+/** Options of `createPeriodicTaskManager`: the scheduler's, plus the config provider and the sync interval. */
 export interface CreatePeriodicTaskManagerOptions extends CreateSchedulerOptions {
   /** `getConfigs()` returns the configs (a Promise or an Effect). */
   readonly provider: PeriodicTaskConfigProvider
@@ -139,6 +143,7 @@ export interface CreatePeriodicTaskManagerOptions extends CreateSchedulerOptions
   readonly syncIntervalMs?: number | undefined
 }
 
+/** The periodic-task manager as Promises (`createPeriodicTaskManager`). */
 export interface PromisePeriodicTaskManager {
   /** Connects, syncs once (rejects if the provider fails or a config is invalid), then syncs on the interval. */
   start(): Promise<void>
@@ -146,6 +151,7 @@ export interface PromisePeriodicTaskManager {
   sync(): Promise<SyncResult>
   /** The entries the manager runs now. */
   entries(): Promise<ReadonlyArray<Entry>>
+  /** Stops syncing and the scheduler, withdraws its published entries and closes the connection. */
   shutdown(): Promise<void>
 }
 

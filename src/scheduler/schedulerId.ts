@@ -2,4 +2,5 @@
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
 
+/** A scheduler id as asynq makes one: `<hostname>:<pid>:<uuid>`. */
 export const newSchedulerId = (): string => `${hostname()}:${process.pid}:${randomUUID()}`

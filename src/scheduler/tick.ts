@@ -34,6 +34,7 @@ import { sha256Hex } from "./sha256.js"
 export const derivedSchedulerId = (entries: ReadonlyArray<Entry>): string =>
   `cron-${sha256Hex(entries.map((e) => e.id).sort().join(",")).slice(0, 12)}`
 
+/** Settings of `schedulerTick`: the entries, catch-up, look-back and how the entries are published. */
 export interface SchedulerTickOptions {
   /** The entries (checked `Entry` values, or configs checked here; an invalid config fails the tick). */
   readonly entries: ReadonlyArray<Entry | EntryConfig>
@@ -61,6 +62,7 @@ export interface SchedulerTickOptions {
   readonly publishTtlMs?: number | undefined
 }
 
+/** An occurrence a scheduler tick enqueued: the entry, the occurrence's time and the task. */
 export interface TickEnqueued {
   readonly entryId: string
   readonly scheduledAt: Date
@@ -68,6 +70,7 @@ export interface TickEnqueued {
   readonly queue: string
 }
 
+/** An occurrence a scheduler tick could not enqueue, and why (it is tried again on a later tick). */
 export interface TickError {
   readonly entryId: string
   readonly scheduledAt: Date | undefined

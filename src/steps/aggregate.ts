@@ -27,6 +27,7 @@ export interface AggregatedTask {
 /** asynq's GroupAggregator: combines the tasks of a ready group into one task. */
 export type GroupAggregator = (group: string, tasks: ReadonlyArray<TaskMessage>) => AggregatedTask | Promise<AggregatedTask>
 
+/** Settings of one aggregation pass over a queue: the aggregator and when a group is ready. */
 export interface AggregateOptions {
   readonly queue: string
   readonly aggregator: GroupAggregator
@@ -40,11 +41,13 @@ export interface AggregateOptions {
   readonly maxGroups?: number
 }
 
+/** A group whose aggregator failed; its tasks return to the group after the set's deadline. */
 export interface AggregateFailure {
   readonly group: string
   readonly error: string
 }
 
+/** What one aggregation pass did: sets reclaimed, aggregated tasks enqueued, groups that failed. */
 export interface AggregateResult {
   /** Stale sets (their aggregating process died or failed) put back into their groups. */
   readonly reclaimed: number
@@ -58,6 +61,7 @@ export interface AggregateResult {
 
 const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e))
 
+/** One whole aggregation pass over a queue: reclaim stale sets, check the groups, call the aggregator per ready group, enqueue its task and delete the set. */
 export const aggregate = Effect.fn("Steps.aggregate")(function* (options: AggregateOptions) {
   const { queue, aggregator } = options
   const { reclaimed } = yield* reclaimStaleAggregationSets({ queue })

@@ -6,12 +6,14 @@ import { InvalidState } from "../broker/errors.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import { type CorruptTask, decodeStored, setAsideCorrupt } from "./corrupt.js"
 
+/** Names one aggregation set: its queue, group and set id. */
 export interface AggregationSetId {
   readonly queue: string
   readonly group: string
   readonly setId: string
 }
 
+/** An aggregation set's messages (oldest first), its deadline and any members that could not be decoded. */
 export interface AggregationSetContent {
   /** The tasks to aggregate, oldest first. */
   readonly msgs: ReadonlyArray<TaskMessage>

@@ -7,6 +7,7 @@ import type { TaskMessage } from "../wire/TaskMessage.js"
 
 export { archiveMaxAgeMs, archiveMaxSize } from "../broker/archive.js"
 
+/** The error to store with an archived task, and the archive's limits (age and size). */
 export interface ArchiveOptions {
   readonly errorMsg: string
   /** Archived tasks older than this are deleted (default 90 days). */

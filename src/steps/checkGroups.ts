@@ -5,6 +5,7 @@ import { bindScript, runScripts } from "../broker/script.js"
 import { unixSeconds } from "../broker/time.js"
 import { durationAtLeast, wholeAtLeast } from "./validate.js"
 
+/** Settings of a group check: when a group is ready (grace period, max delay, max size) and how many groups to look at. */
 export interface CheckGroupsOptions {
   readonly queue: string
   /** A group is ready when its newest task is at least this old. */
@@ -22,6 +23,7 @@ export interface CheckGroupsOptions {
   readonly aggregationTimeoutMs?: number
 }
 
+/** An aggregation set a group check created: its group, id and size. */
 export interface AggregationSetRef {
   readonly group: string
   readonly setId: string

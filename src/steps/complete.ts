@@ -10,6 +10,7 @@ import type { RedisError } from "../redis/errors.js"
 import type { BatchReply, ScriptCall } from "../redis/Redis.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 
+/** Whether a completed task was deleted or kept (with `retention`). */
 export interface CompleteResult {
   /** "deleted": the task is gone; "completed": kept for `msg.retention` seconds in the completed set. */
   readonly outcome: "deleted" | "completed"

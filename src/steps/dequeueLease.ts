@@ -22,6 +22,7 @@ export interface LeasedTask {
   readonly leaseExpiresAtMs: number
 }
 
+/** Settings of a dequeue: the queues in order, how many tasks at most, and the lease. */
 export interface DequeueLeaseOptions {
   /** Queues in the order to take from (first non-empty, non-paused queue first). */
   readonly queues: ReadonlyArray<string>
@@ -31,6 +32,7 @@ export interface DequeueLeaseOptions {
   readonly leaseMs?: number
 }
 
+/** What a dequeue took: the leased tasks, the corrupt ones set aside, and the queues that failed. */
 export interface DequeueLeaseResult {
   readonly tasks: ReadonlyArray<LeasedTask>
   /** Tasks whose message was unusable: archived (or dropped), never returned as tasks. */

@@ -20,6 +20,7 @@ import { checkDurationMs, checkQueueName, checkWellFormed, type EnqueueOptions, 
 import { newTaskId } from "./taskId.js"
 import { type TaskInfo, taskInfoFromMessage } from "./taskInfo.js"
 
+/** Why an enqueue was refused: bad input, a held unique lock, a taken task id, or Redis. */
 export type EnqueueError = InvalidArgument | DuplicateTask | TaskIdConflict | RedisError
 
 /** One task for `enqueueMany`: a type name, or a definition (its payload validated, its default options applied). */

@@ -5,6 +5,7 @@ import { runScript } from "../broker/script.js"
 import { unixSeconds } from "../broker/time.js"
 import { durationAtLeast } from "./validate.js"
 
+/** Which held tasks' leases to extend, and by how much. */
 export interface ExtendLeaseOptions {
   readonly queue: string
   readonly ids: ReadonlyArray<string>
@@ -12,6 +13,7 @@ export interface ExtendLeaseOptions {
   readonly leaseMs?: number
 }
 
+/** What a lease extension did: the leases extended, the ones lost, and the new expiry. */
 export interface ExtendLeaseResult {
   /** The ids still held: their lease now runs until `expiresAtMs` (or later). */
   readonly extended: ReadonlyArray<string>

@@ -6,12 +6,14 @@ import type { RedisError } from "../redis/errors.js"
 import { type QueueFailure, queueFailures } from "./queueFailures.js"
 import { wholeAtLeast } from "./validate.js"
 
+/** Settings of a forward: the queues, and the most tasks moved per queue. */
 export interface ForwardOptions {
   readonly queues: ReadonlyArray<string>
   /** At most this many tasks per queue per call (default 100). */
   readonly batch?: number
 }
 
+/** What a forward moved, per queue, and which queues have more due tasks or failed. */
 export interface ForwardResult {
   /** Tasks moved to pending (or back into their group), all queues. */
   readonly moved: number

@@ -6,12 +6,14 @@ import type { RedisError } from "../redis/errors.js"
 import { type QueueFailure, queueFailures } from "./queueFailures.js"
 import { wholeAtLeast } from "./validate.js"
 
+/** Settings of a janitor pass: the queues, and the most tasks deleted per queue. */
 export interface JanitorOptions {
   readonly queues: ReadonlyArray<string>
   /** At most this many tasks per queue per call (default 100). */
   readonly batch?: number
 }
 
+/** What a janitor pass deleted, per queue, and which queues failed. */
 export interface JanitorResult {
   /** Task hashes deleted, all queues. */
   readonly deleted: number

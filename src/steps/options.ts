@@ -5,6 +5,7 @@
 import * as Result from "effect/Result"
 import { InvalidArgument } from "../broker/errors.js"
 
+/** Options of an enqueue (durations in milliseconds; times as a Date or unix milliseconds). The enqueueing guide lists defaults and limits. */
 export interface EnqueueOptions {
   /** Queue name. Default "default". No lone UTF-16 surrogate (true of every string option, header names and values, and the task type). */
   readonly queue?: string | undefined
@@ -46,8 +47,11 @@ export interface ResolvedEnqueueOptions {
   readonly headers: Readonly<Record<string, string>>
 }
 
+/** The queue a task goes to when no `queue` is given. */
 export const defaultQueue = "default"
+/** How many times a failed task is retried when no `maxRetry` is given (asynq's default). */
 export const defaultMaxRetry = 25
+/** A task's timeout in seconds when neither `timeout` nor `deadline` is given (30 minutes, asynq's default). */
 export const defaultTimeoutSec = 30 * 60
 export const maxQueueNameLength = 255
 const int32Max = 2 ** 31 - 1

@@ -4,6 +4,7 @@ import { reclaimStaleAggregationSetsScript } from "../broker/aggregate.js"
 import { runScript } from "../broker/script.js"
 import { wholeAtLeast } from "./validate.js"
 
+/** Which queue's stale aggregation sets to put back, and how many at most. */
 export interface ReclaimOptions {
   readonly queue: string
   /** At most this many sets per call (default 100). */

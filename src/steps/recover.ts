@@ -17,6 +17,7 @@ import { durationAtLeast, wholeAtLeast } from "./validate.js"
 /** The error recorded on a task whose lease ran out (asynq's ErrLeaseExpired). */
 export const leaseExpiredError = "asynq: task lease expired"
 
+/** Settings of a recover pass: the queues, the batch, the retry delay and the grace after a lease's expiry. */
 export interface RecoverOptions {
   readonly queues: ReadonlyArray<string>
   /** At most this many expired tasks per queue per call (default 100). */
@@ -27,6 +28,7 @@ export interface RecoverOptions {
   readonly graceMs?: number
 }
 
+/** What a recover pass did: tasks retried, archived, set aside as corrupt, and queues that failed. */
 export interface RecoverResult {
   /** Tasks moved to retry (counted as failures: retried + 1). */
   readonly retried: number

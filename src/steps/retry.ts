@@ -5,6 +5,7 @@ import { runScript } from "../broker/script.js"
 import { unixSeconds } from "../broker/time.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 
+/** When to retry a failed task, the error to store, and whether it counts as a failure. */
 export interface RetryOptions {
   /** When the task becomes due again (ms). */
   readonly retryAtMs: number

@@ -5,6 +5,7 @@
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import type { TaskState } from "../wire/keys.js"
 
+/** A task as the client and the inspector report it: id, queue, type, payload, state, options, retries, errors and times. */
 export interface TaskInfo {
   readonly id: string
   readonly queue: string

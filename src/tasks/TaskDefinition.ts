@@ -7,6 +7,7 @@ import type * as Result from "effect/Result"
 import type { InvalidArgument } from "../broker/errors.js"
 import type { EnqueueOptions } from "../steps/options.js"
 
+/** A task type with a payload schema and default options (made by `defineTask`). */
 export interface TaskDefinition<A> {
   readonly _tag: "TaskDefinition"
   /** The task type written to Redis (asynq's `type`). */

@@ -3,11 +3,13 @@ import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire"
 import { decodeWith, type Mutable, readString, writeString } from "./protoFields.js"
 import { epoch, readTimestamp, type Timestamp, writeTimestamp } from "./Timestamp.js"
 
+/** asynq's SchedulerEnqueueEvent protobuf message: a task a scheduler entry enqueued, and when. */
 export interface SchedulerEnqueueEvent {
   /** 1: id of the task the scheduler enqueued */ readonly taskId: string
   /** 2 */ readonly enqueueTime: Timestamp
 }
 
+/** Encodes a SchedulerEnqueueEvent as asynq's protobuf bytes. */
 export const encodeSchedulerEnqueueEvent = (m: SchedulerEnqueueEvent): Uint8Array => {
   const w = new BinaryWriter()
   writeString(w, 1, m.taskId)

@@ -3,6 +3,7 @@ import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire"
 import { decodeWith, type Mutable, readBytes, readString, writeBytes, writeRepeatedString, writeString } from "./protoFields.js"
 import { epoch, readTimestamp, type Timestamp, writeTimestamp } from "./Timestamp.js"
 
+/** asynq's SchedulerEntry protobuf message: a periodic task a scheduler publishes (spec, task, options, next and previous run). */
 export interface SchedulerEntry {
   /** 1: entry id (uuid) */ readonly id: string
   /** 2: cron spec, e.g. "*\/5 * * * *" or "@every 30s" */ readonly spec: string
@@ -13,6 +14,7 @@ export interface SchedulerEntry {
   /** 7: Go's zero time (goZeroTime) when the entry has not run yet */ readonly prevEnqueueTime: Timestamp
 }
 
+/** Encodes a SchedulerEntry as asynq's protobuf bytes. */
 export const encodeSchedulerEntry = (m: SchedulerEntry): Uint8Array => {
   const w = new BinaryWriter()
   writeString(w, 1, m.id)

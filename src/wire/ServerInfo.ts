@@ -3,6 +3,7 @@ import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire"
 import { decodeWith, type Mutable, readMapEntry, readString, setEntry, writeBool, writeInt32, writeInt32Map, writeString } from "./protoFields.js"
 import { epoch, readTimestamp, type Timestamp, writeTimestamp } from "./Timestamp.js"
 
+/** asynq's ServerInfo protobuf message: a running server's identity, concurrency, queues and status. */
 export interface ServerInfo {
   /** 1 */ readonly host: string
   /** 2 */ readonly pid: number
@@ -15,6 +16,7 @@ export interface ServerInfo {
   /** 9: tasks being processed right now */ readonly activeWorkerCount: number
 }
 
+/** Encodes a ServerInfo as asynq's protobuf bytes. */
 export const encodeServerInfo = (m: ServerInfo): Uint8Array => {
   const w = new BinaryWriter()
   writeString(w, 1, m.host)

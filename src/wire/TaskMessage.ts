@@ -42,6 +42,7 @@ export interface TaskMessage {
   /** 15 */ readonly headers: Readonly<Record<string, string>>
 }
 
+/** A TaskMessage with every field at its zero value (as Go's zero struct). */
 export const emptyTaskMessage: TaskMessage = {
   type: "",
   payload: undefined,
@@ -68,6 +69,7 @@ export const emptyTaskMessage: TaskMessage = {
  * synchronous; `finish()` copies the bytes out and resets it). Both write the same bytes.
  */
 const writer = new BinaryWriter()
+/** Encodes a TaskMessage as asynq's protobuf bytes. */
 export const encodeTaskMessage = (m: TaskMessage): Uint8Array => {
   const fast = encodeCommon(m)
   if (fast !== undefined) return fast

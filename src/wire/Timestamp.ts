@@ -6,6 +6,7 @@
 import { BinaryReader, type BinaryWriter, WireType } from "@bufbuild/protobuf/wire"
 import { readInt64, writeInt32, writeInt64 } from "./protoFields.js"
 
+/** A protobuf Timestamp: whole seconds since the unix epoch and nanoseconds. */
 export interface Timestamp {
   readonly seconds: number
   readonly nanos: number
@@ -14,6 +15,7 @@ export interface Timestamp {
 /** Go's zero time.Time (0001-01-01T00:00:00Z): what a scheduler entry that never ran has as its previous run. */
 export const goZeroTime: Timestamp = { seconds: -62135596800, nanos: 0 }
 
+/** Whether a Timestamp is Go's zero `time.Time` (January 1, year 1, UTC). */
 export const isGoZeroTime = (t: Timestamp): boolean => t.seconds === goZeroTime.seconds && t.nanos === 0
 
 /** A unix-ms time (fractions of a ms kept as nanos). */
@@ -22,11 +24,13 @@ export const timestampFromMillis = (ms: number): Timestamp => {
   return { seconds, nanos: Math.round((ms - seconds * 1000) * 1e6) }
 }
 
+/** A Date as a protobuf Timestamp. */
 export const timestampFromDate = (d: Date): Timestamp => timestampFromMillis(d.getTime())
 
 /** Unix ms (sub-ms nanos dropped). */
 export const timestampToMillis = (t: Timestamp): number => t.seconds * 1000 + Math.floor(t.nanos / 1e6)
 
+/** A protobuf Timestamp as a Date. */
 export const timestampToDate = (t: Timestamp): Date => new Date(timestampToMillis(t))
 
 /** Writes the Timestamp as an embedded message; it is always present, as asynq always sets it. */
@@ -54,4 +58,5 @@ export const readTimestamp = (r: BinaryReader, prev: Timestamp = epoch): Timesta
   return { seconds, nanos }
 }
 
+/** The unix epoch as a Timestamp. */
 export const epoch: Timestamp = { seconds: 0, nanos: 0 }

@@ -3,6 +3,7 @@ import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire"
 import { decodeWith, type Mutable, readBytes, readString, writeBytes, writeInt32, writeString } from "./protoFields.js"
 import { epoch, readTimestamp, type Timestamp, writeTimestamp } from "./Timestamp.js"
 
+/** asynq's WorkerInfo protobuf message: a task a server is running, with its start and deadline. */
 export interface WorkerInfo {
   /** 1 */ readonly host: string
   /** 2 */ readonly pid: number
@@ -15,6 +16,7 @@ export interface WorkerInfo {
   /** 9: when the handler's context expires */ readonly deadline: Timestamp
 }
 
+/** Encodes a WorkerInfo as asynq's protobuf bytes. */
 export const encodeWorkerInfo = (m: WorkerInfo): Uint8Array => {
   const w = new BinaryWriter()
   writeString(w, 1, m.host)

@@ -4,9 +4,13 @@
  */
 
 export const allServers = "asynq:servers"
+/** The key of the set of every server's workers hash (`asynq:workers`). */
 export const allWorkers = "asynq:workers"
+/** The key of the set of running schedulers (`asynq:schedulers`). */
 export const allSchedulers = "asynq:schedulers"
+/** The key of the set of every queue's name (`asynq:queues`). */
 export const allQueues = "asynq:queues"
+/** The pub/sub channel of cancel requests (`asynq:cancel`; the message is a task id). */
 export const cancelChannel = "asynq:cancel"
 /**
  * Not asynq's: the pub/sub channel on which enqueue publishes a queue's name when its pending list
@@ -31,9 +35,13 @@ export const legacyPushChannel = (serverId: string) => `effect-asynq:push:${serv
  */
 export const usedSignatureKey = (signatureHex: string) => `effect-asynq:used-signature:${signatureHex}`
 
+/** The key of a server's ServerInfo (`asynq:servers:{host:pid:id}`). */
 export const serverInfoKey = (host: string, pid: number, serverId: string) => `asynq:servers:{${host}:${pid}:${serverId}}`
+/** The key of a server's active workers hash (`asynq:workers:{host:pid:id}`). */
 export const workersKey = (host: string, pid: number, serverId: string) => `asynq:workers:{${host}:${pid}:${serverId}}`
+/** The key of a scheduler's published entries (`asynq:schedulers:{id}`). */
 export const schedulerEntriesKey = (schedulerId: string) => `asynq:schedulers:{${schedulerId}}`
+/** The key of an entry's enqueue history (`asynq:scheduler_history:<entry id>`). */
 export const schedulerHistoryKey = (entryId: string) => `asynq:scheduler_history:${entryId}`
 
 /** `YYYY-MM-DD` of a unix-ms time, in UTC (asynq names daily stat keys by the UTC date). */
@@ -82,16 +90,22 @@ export interface QueueKeys {
   readonly groupPrefix: string
   readonly allGroups: string
   readonly allAggregationSets: string
+  /** The hash of one task (`asynq:{q}:t:<id>`). */
   readonly task: (id: string) => string
+  /** The processed counter of the UTC day of this time. */
   readonly processed: (unixMs: number) => string
+  /** The failed counter of the UTC day of this time. */
   readonly failed: (unixMs: number) => string
+  /** The zset of an aggregation group's tasks. */
   readonly group: (group: string) => string
+  /** The zset of one aggregation set of a group. */
   readonly aggregationSet: (group: string, setId: string) => string
   readonly uniquePrefix: string
 }
 
 const cache = new Map<string, QueueKeys>()
 
+/** Every key name of one queue, as asynq names them (all in the queue's `{q}` cluster slot). */
 export const queueKeys = (queue: string): QueueKeys => {
   let k = cache.get(queue)
   if (k) return k
@@ -129,4 +143,5 @@ export const queueKeys = (queue: string): QueueKeys => {
 
 /** asynq's TaskState names, as stored in the task hash's `state` field. */
 export type TaskState = "pending" | "active" | "scheduled" | "retry" | "archived" | "completed" | "aggregating"
+/** Every task state, in asynq's order. */
 export const taskStates: ReadonlyArray<TaskState> = ["active", "pending", "aggregating", "scheduled", "retry", "archived", "completed"]

@@ -11,15 +11,25 @@ import { type GoZone, goUnixDate, parseGoUnixDate } from "./goTime.js"
 export const optionString = {
   /** asynq clamps a negative count to 0. */
   maxRetry: (n: number): string => `MaxRetry(${Math.max(0, Math.trunc(n))})`,
+  /** `Queue("name")`. */
   queue: (name: string): string => `Queue(${goQuote(name)})`,
+  /** `TaskID("id")`. */
   taskId: (id: string): string => `TaskID(${goQuote(id)})`,
+  /** `Timeout(<Go duration>)`. */
   timeout: (ms: number): string => `Timeout(${goDuration(ms)})`,
+  /** `Deadline(<Go UnixDate>)`, in UTC unless a zone is given. */
   deadline: (t: Date | number, zone?: GoZone): string => `Deadline(${goUnixDate(t, zone)})`,
+  /** `Unique(<Go duration>)`. */
   unique: (ttlMs: number): string => `Unique(${goDuration(ttlMs)})`,
+  /** `ProcessAt(<Go UnixDate>)`, in UTC unless a zone is given. */
   processAt: (t: Date | number, zone?: GoZone): string => `ProcessAt(${goUnixDate(t, zone)})`,
+  /** `ProcessIn(<Go duration>)`. */
   processIn: (ms: number): string => `ProcessIn(${goDuration(ms)})`,
+  /** `Retention(<Go duration>)`. */
   retention: (ms: number): string => `Retention(${goDuration(ms)})`,
+  /** `Group("name")`. */
   group: (name: string): string => `Group(${goQuote(name)})`,
+  /** `Header(["key","value"])`. */
   header: (key: string, value: string): string => `Header(${goJson([key, value])})`
 } as const
 

@@ -5,5 +5,6 @@
  */
 import { md5Hex } from "./md5.js"
 
+/** asynq's uniqueness-lock key: `asynq:{q}:unique:<type>:<md5 of the payload>` (no payload part when there is none). */
 export const uniqueKey = (queue: string, type: string, payload: Uint8Array | undefined): string =>
   `asynq:{${queue}}:unique:${type}:${payload === undefined ? "" : md5Hex(payload)}`
