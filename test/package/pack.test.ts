@@ -5,7 +5,8 @@
  * database over ONE shared copy of `effect`, without the optional AWS SDK installed. No registry is
  * asked: the app's other packages are tarballs of this repository's installed ones (npm 11 wants full
  * registry metadata to resolve a name, which `npm install` of the project does not cache).
- * dist/ is built fresh first, so the tarball never holds stale output.
+ * dist/ is deleted first and built by `npm pack` itself (the prepack script), so the tarball never
+ * holds stale output.
  */
 import { execFile, execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs"
@@ -66,11 +67,12 @@ const localTarballs = (dependencies: ReadonlyArray<string>, into: string): Recor
 
 beforeAll(async () => {
   await flushTestDb()
-  await npm(["run", "build"], root)
+  // No dist/ to start from: `npm pack` must build it itself (the prepack script).
+  rmSync(join(root, "dist"), { recursive: true, force: true })
   work = mkdtempSync(join(tmpdir(), "effect-asynq-pack-"))
-  // --ignore-scripts: dist/ is built above (prepare would build it again)
-  const { stdout } = await npm(["pack", "--json", "--ignore-scripts", "--pack-destination", work], root)
-  const report = (JSON.parse(stdout) as Array<{ filename: string; files: Array<PackedFile> }>)[0]!
+  const { stdout } = await npm(["pack", "--json", "--pack-destination", work], root)
+  // The build's own output (if any) comes before npm's JSON report.
+  const report = (JSON.parse(stdout.slice(stdout.indexOf("[\n"))) as Array<{ filename: string; files: Array<PackedFile> }>)[0]!
   packed = report.files.map((f) => f.path).sort()
   tarball = join(work, report.filename)
 
@@ -145,6 +147,12 @@ describe("npm pack", () => {
 })
 
 describe("an app installing the tarball", () => {
+  it("runs no script of the package on install (it builds on prepack, not prepare: npm warns about install scripts)", () => {
+    const installed = JSON.parse(readFileSync(join(app, "node_modules", "effect-asynq", "package.json"), "utf8")) as { scripts?: Record<string, string> }
+    const onInstall = ["preinstall", "install", "postinstall", "prepare"].filter((name) => installed.scripts?.[name] !== undefined)
+    expect(onInstall).toEqual([])
+  })
+
   it("gets a manifest declaring effect as a peer (a caret range the tested version satisfies), the AWS SDK and @opentelemetry/api as optional peers", () => {
     const installed = JSON.parse(readFileSync(join(app, "node_modules", "effect-asynq", "package.json"), "utf8")) as {
       dependencies: Record<string, string>
