@@ -92,7 +92,7 @@ beforeAll(async () => {
   const dependencies = { "effect-asynq": `file:${tarball}`, ...localTarballs(["effect", ...Object.keys(manifest.dependencies)], join(work, "deps")) }
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "packed-app", private: true, type: "module", dependencies }))
   await npm(["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts"], app)
-}, 300_000) // build + pack + install took ~65 s alone and ~190 s inside the full suite on a loaded 2-core machine
+}, 480_000) // pack (with its build) + install took ~65 s alone, ~190 s inside the full suite and up to ~300 s with other suites running beside it on a loaded 2-core machine
 
 afterAll(() => {
   redis.disconnect()
