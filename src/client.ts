@@ -25,7 +25,7 @@ import { loadOtelApi, otelTraceHeaders } from "./observability/otelContext.js"
 import { newTaskId } from "./steps/taskId.js"
 
 export { DuplicateTask, InvalidArgument, TaskIdConflict } from "./broker/errors.js"
-export { RedisConnectionError, RedisError } from "./redis/errors.js"
+export { CommandTimeout, isCommandTimeout, RedisConnectionError, RedisError } from "./redis/errors.js"
 export { payloadJson, payloadText } from "./wire/payload.js"
 // Loads effect's Schema only where a definition is made: a bundle that never calls defineTask drops it.
 export { defineTask, type SchemaTaskDefinition } from "./tasks/defineTask.js"

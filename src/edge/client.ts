@@ -14,7 +14,7 @@ import { type EnqueueError, type EnqueueItem, enqueueManyUntraced, enqueueUntrac
 import type { EnqueueOptions } from "../steps/options.js"
 import type { TaskInfo } from "../steps/taskInfo.js"
 import type { TaskDefinition } from "../tasks/TaskDefinition.js"
-import { edgeRunner } from "./context.js"
+import { boundedEdgeRunner } from "./context.js"
 import type { HttpRedisOptions } from "../redis/httpRedis.js"
 import { enqueueScripts } from "./scripts.js"
 
@@ -22,7 +22,10 @@ import { enqueueScripts } from "./scripts.js"
 export type EnqueueOutcome = { readonly ok: true; readonly info: TaskInfo } | { readonly ok: false; readonly error: EnqueueError }
 
 export interface EdgeClient {
-  /** Enqueues one task. Rejects with InvalidArgument, DuplicateTask, TaskIdConflict, RedisError or RedisConnectionError (unusable url/token). */
+  /**
+   * Enqueues one task. Rejects with InvalidArgument, DuplicateTask, TaskIdConflict, RedisError or
+   * RedisConnectionError (unusable url/token); within `timeoutMs` (default 10000 ms), resends included.
+   */
   enqueue(type: string, payload?: unknown, options?: EnqueueOptions): Promise<TaskInfo>
   /** Enqueues one task of a definition (defineTask): the payload is type-checked and validated (InvalidArgument `payload`, nothing written); the definition's options are the defaults. */
   enqueue<A>(task: TaskDefinition<A>, payload: A, options?: EnqueueOptions): Promise<TaskInfo>
@@ -32,10 +35,10 @@ export interface EdgeClient {
 
 /** A client over the REST endpoint `url` with `token` (e.g. Upstash's UPSTASH_REDIS_REST_URL / _TOKEN). */
 export const createClient = (options: HttpRedisOptions): EdgeClient => {
-  const run = edgeRunner(options, enqueueScripts)
+  const run = boundedEdgeRunner(options, enqueueScripts)
   return {
-    enqueue: (type: string | TaskDefinition<any>, payload?: unknown, opts?: EnqueueOptions) => run(enqueueUntraced(type, payload, opts)),
+    enqueue: (type: string | TaskDefinition<any>, payload?: unknown, opts?: EnqueueOptions) => run("enqueue", enqueueUntraced(type, payload, opts)),
     enqueueMany: (items) =>
-      run(enqueueManyUntraced(items)).then((rs) => rs.map((r): EnqueueOutcome => (Result.isSuccess(r) ? { ok: true, info: r.success } : { ok: false, error: r.failure })))
+      run("enqueueMany", enqueueManyUntraced(items)).then((rs) => rs.map((r): EnqueueOutcome => (Result.isSuccess(r) ? { ok: true, info: r.success } : { ok: false, error: r.failure })))
   }
 }

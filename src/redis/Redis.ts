@@ -4,7 +4,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as ConfigProvider from "effect/ConfigProvider"
 import { RedisConnectionError, RedisError, errorMessage } from "./errors.js"
-import { describeTarget, type RedisOptions } from "./options.js"
+import { defaultCommandTimeoutMs, describeTarget, invalidTimeouts, type RedisOptions } from "./options.js"
 import { preventSubscriberListenerLeak } from "./clusterSubscriberLeak.js"
 import { type ConnectionState, type OutageEvents, reconnectDelayMs, reconnectMaxDelayMs } from "./reconnect.js"
 import { RedisService } from "./RedisService.js"
@@ -54,7 +54,8 @@ const toIORedisOptions = (o: RedisOptions): { url: string | undefined; opts: IOR
   if (o.password !== undefined) opts.password = o.password
   if (o.db !== undefined) opts.db = o.db
   if (o.tls) opts.tls = o.tls === true ? {} : o.tls
-  if (o.commandTimeoutMs !== undefined) opts.commandTimeout = o.commandTimeoutMs
+  // Every command is bounded by default; blocking reads set their own bound (pushReceiver.ts).
+  opts.commandTimeout = o.commandTimeoutMs ?? defaultCommandTimeoutMs
   return { url: o.url, opts }
 }
 
@@ -78,10 +79,8 @@ const databaseInPath = (u: URL): string => u.pathname.replace(/^\//, "")
  */
 const invalidRedisOptions = (o: RedisOptions): string | undefined => {
   if (o.db !== undefined && !(Number.isInteger(o.db) && o.db >= 0)) return `db must be a whole number ≥ 0, got ${o.db}`
-  for (const field of ["connectTimeoutMs", "commandTimeoutMs"] as const) {
-    const v = o[field]
-    if (v !== undefined && !(Number.isInteger(v) && v >= 1)) return `${field} must be a whole number of milliseconds ≥ 1, got ${v}`
-  }
+  const timeouts = invalidTimeouts(o)
+  if (timeouts !== undefined) return timeouts
   // Without a scheme ioredis reads "host:port" or a unix socket path: no database to check there.
   if (o.url === undefined || !o.url.includes("://")) return undefined
   let u: URL

@@ -16,7 +16,7 @@
  * given in `scripts` can run: a bundle carries the Lua sources it names and no others.
  */
 import * as Effect from "effect/Effect"
-import { RedisConnectionError, RedisError, errorMessage } from "./errors.js"
+import { CommandTimeout, RedisConnectionError, RedisError, errorMessage, redisError } from "./errors.js"
 import type { LuaName } from "./lua.generated.js"
 import type { RedisShape } from "./Redis.js"
 import { scriptCalls } from "./scriptCalls.js"
@@ -32,11 +32,17 @@ export interface HttpRedisOptions {
   /** The fetch to use (default: the global one). */
   readonly fetch?: typeof fetch
   /**
-   * Give up on a request after this long, ms (default 10000): it fails as a lost reply (a write is
-   * then sent again as the same write, which cannot make a second task).
+   * How long one call may take, ms (default 10000, under Vercel Edge's 25 s). The edge client's
+   * `enqueue` and `enqueueMany` fail within it, resends included: each request is given a third of
+   * it, and a request without an answer by then is a lost reply (a write is then sent again as the
+   * same write, which cannot make a second task). For the Layer and the tick, it bounds each request.
+   * Either way the failure is a RedisError whose cause is a CommandTimeout naming the endpoint.
    */
   readonly timeoutMs?: number
 }
+
+/** `timeoutMs` when not given. */
+export const defaultHttpTimeoutMs = 10_000
 
 /** Lua sources by script name: the scripts a transport may run. */
 export type ScriptSources = Partial<Record<LuaName, string>>
@@ -82,17 +88,21 @@ const notOverHttp = (what: string) => `${what} needs a TCP connection (ioredis);
  * The service over HTTP. `use`, `client` and `duplicate` (ioredis, pub/sub) do not exist over HTTP:
  * they fail with a RedisError saying so. The queue steps of `effect-asynq/edge` need none of them.
  */
-export const makeHttpRedis = (options: HttpRedisOptions, scripts: ScriptSources): RedisShape => {
+export const makeHttpRedis = (options: HttpRedisOptions, scripts: ScriptSources, requestTimeoutMs?: number): RedisShape => {
   const target = describeHttpTarget(options.url)
   const base = options.url.replace(/\/+$/, "")
   const doFetch = options.fetch ?? ((...args: Parameters<typeof fetch>) => fetch(...args))
-  const timeoutMs = options.timeoutMs ?? 10_000
+  const timeoutMs = requestTimeoutMs ?? options.timeoutMs ?? defaultHttpTimeoutMs
+  const timeoutOption = requestTimeoutMs === undefined ? "timeoutMs" : "a third of timeoutMs, per request"
   const headers = { authorization: `Bearer ${options.token}`, "content-type": "application/json", "upstash-encoding": "base64" }
 
   /** One POST; the parsed JSON answer, or a thrown error (an HTTP error with a JSON `error` is a ReplyError). */
   const post = async (path: string, body: unknown): Promise<unknown> => {
     const res = await doFetch(base + path, { method: "POST", headers, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) }).catch((e: unknown) => {
-      throw e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError") ? new Error(`no answer from ${target} within ${timeoutMs} ms`) : e
+      if (e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError")) throw new CommandTimeout(target, timeoutMs, timeoutOption)
+      // e.g. "fetch failed" (refused, DNS, TLS): say where, and why when the runtime tells.
+      const why = e instanceof Error && e.cause !== undefined ? ` (${errorMessage(e.cause)})` : ""
+      throw new Error(`cannot reach ${target}: ${errorMessage(e)}${why}`, { cause: e })
     })
     const text = await res.text()
     let json: unknown
@@ -147,7 +157,7 @@ export const makeHttpRedis = (options: HttpRedisOptions, scripts: ScriptSources)
   const command = (op: string, args: ReadonlyArray<string | number>) =>
     Effect.tryPromise({
       try: async () => decodeResult(((await post("", args)) as Answer).result, false),
-      catch: (cause) => new RedisError({ op, message: errorMessage(cause), cause })
+      catch: (cause) => redisError(op, cause)
     })
 
   const shape: Omit<RedisShape, "client"> = {

@@ -8,8 +8,9 @@ import type { Cluster, Redis as IORedis } from "ioredis"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { RedisConnectionError } from "./errors.js"
-import { RedisError, errorMessage } from "./errors.js"
-import { describeTarget, type RedisOptions } from "./options.js"
+import { CommandTimeout, RedisError, errorMessage, redisError } from "./errors.js"
+import { isLoadingReply, type LoadingWait, loadingWaiter, whileLoading } from "./loading.js"
+import { defaultCommandTimeoutMs, defaultLoadingTimeoutMs, describeTarget, type RedisOptions } from "./options.js"
 import { restoreFastStringPrototype } from "./fastStringPrototype.js"
 import { keySlot } from "./keySlot.js"
 import { evalshaFrames } from "./respFrame.js"
@@ -77,6 +78,12 @@ const noArgs: Array<string> = []
 
 const isNoScript = (e: unknown) => errorMessage(e).startsWith("NOSCRIPT")
 
+/** The command timeout an ioredis client was opened with (a Cluster's is in its nodes' options), if any. */
+const configuredTimeout = (c: RedisClient): number | undefined => {
+  const o = (isClusterClient(c) ? c.options.redisOptions : c.options) as { readonly commandTimeout?: unknown } | undefined
+  return typeof o?.commandTimeout === "number" ? o.commandTimeout : undefined
+}
+
 /** A cluster node's address as `Cluster.slots` names it. */
 const nodeAddress = (n: IORedis): string => `${n.options.host}:${n.options.port}`
 
@@ -118,10 +125,33 @@ export const makeRedisService = (
   restoreFastStringPrototype()
   const target = describeTarget(options)
   const watcher = watchOutages(client, outages ?? { onLost: () => {}, onRestored: () => {} })
-  const use = <A>(op: string, f: (c: RedisClient) => Promise<A>) =>
-    Effect.tryPromise({ try: () => f(client), catch: (cause) => new RedisError({ op, message: errorMessage(cause), cause }) })
-
   const isCluster = isClusterClient(client)
+  const commandTimeoutMs = options.commandTimeoutMs ?? configuredTimeout(client) ?? defaultCommandTimeoutMs
+  const loadingWait = loadingWaiter(target, options.loadingTimeoutMs ?? defaultLoadingTimeoutMs)
+
+  /** No reply within the command timeout, saying so when the connection was not ready. */
+  const timedOut = () => new CommandTimeout(target, commandTimeoutMs, "commandTimeoutMs", client.status === "ready" ? undefined : `the connection is ${client.status}`)
+  /** A failure as the RedisError of `op`: ioredis's "Command timed out" becomes a CommandTimeout naming the server. */
+  const failure = (op: string, cause: unknown): RedisError => redisError(op, errorMessage(cause) === "Command timed out" ? timedOut() : cause)
+
+  /**
+   * On a Cluster, `p` bounded by the command timeout: while no node is reachable ioredis's Cluster
+   * holds calls in a queue of its own that no timeout covers (a node's connection times out only
+   * what it was handed). Single node and Sentinel: ioredis's commandTimeout covers its queue too.
+   */
+  const bounded = <A>(p: Promise<A>): Promise<A> =>
+    !isCluster
+      ? p
+      : new Promise<A>((resolve, reject) => {
+          const timer = setTimeout(() => reject(timedOut()), commandTimeoutMs)
+          p.then(
+            (v) => (clearTimeout(timer), resolve(v)),
+            (e: unknown) => (clearTimeout(timer), reject(e))
+          )
+        })
+
+  const use = <A>(op: string, f: (c: RedisClient) => Promise<A>) =>
+    Effect.tryPromise({ try: () => whileLoading(() => bounded(f(client)), loadingWait), catch: (cause) => failure(op, cause) })
 
   // Scripts known to be cached on the server(s) of this connection. On a single node (or
   // Sentinel's master) a script's first call on a connection is sent as EVAL with its source,
@@ -135,7 +165,7 @@ export const makeRedisService = (
   /** Whether this call goes as EVAL with the source (its script's first call on a single-node connection). */
   const sendSource = (name: LuaName) => !isCluster && !loaded.has(name)
 
-  const scriptError = (name: LuaName, cause: unknown) => new RedisError({ op: `script ${name}`, message: errorMessage(cause), cause })
+  const scriptError = (name: LuaName, cause: unknown) => failure(`script ${name}`, cause)
 
   /** After a NOSCRIPT answer: the same call again as EVAL with the source (which caches it). */
   const evalAgain = (c: RedisClient, name: LuaName, argv: Array<string | number | Buffer>, buffers: boolean): Promise<unknown> => {
@@ -154,11 +184,21 @@ export const makeRedisService = (
 
   /**
    * One script call as a Promise that rejects with a RedisError. The usual case (the script is
-   * cached on this connection) is one EVALSHA and one handler on its Promise.
+   * cached on this connection) is one EVALSHA and one handler on its Promise. On a Cluster the
+   * whole call is bounded by the command timeout (`bounded`).
    */
-  const runPromise = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean): Promise<unknown> => {
-    const failed = (e: unknown) => {
-      throw scriptError(name, e)
+  const runPromise = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean): Promise<unknown> =>
+    isCluster ? bounded(runAttempt(name, keys, args, buffers, undefined)).catch((e: unknown) => Promise.reject(e instanceof RedisError ? e : scriptError(name, e))) : runAttempt(name, keys, args, buffers, undefined)
+
+  /** One try of a script call; a LOADING answer waits (`wait`, started at the first) and tries again. */
+  const runAttempt = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean, wait: LoadingWait | undefined): Promise<unknown> => {
+    const failed = (e: unknown): Promise<unknown> => {
+      if (!isLoadingReply(e)) throw scriptError(name, e)
+      const w = wait ?? loadingWait()
+      return w(e as Error).then(
+        () => runAttempt(name, keys, args, buffers, w),
+        (final: unknown) => Promise.reject(scriptError(name, final))
+      )
     }
     try {
       const s = luaScript(name)
@@ -181,29 +221,27 @@ export const makeRedisService = (
   const run = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
     Effect.tryPromise({ try: () => runPromise(name, keys, args, buffers), catch: (e) => e as RedisError })
 
-  const single = async (c: RedisClient, call: ScriptCall, buffers: boolean): Promise<BatchReply> => {
+  /** One call of a batch, alone: EVAL with the source or EVALSHA (loading the script on NOSCRIPT); LOADING is waited out. */
+  const single = (c: RedisClient, call: ScriptCall, buffers: boolean): Promise<BatchReply> =>
+    whileLoading(() => singleAttempt(c, call, buffers), loadingWait).then(
+      (value): BatchReply => ({ ok: true, value }),
+      (err: unknown): BatchReply => ({ ok: false, error: scriptError(call.script, err) })
+    )
+
+  const singleAttempt = async (c: RedisClient, call: ScriptCall, buffers: boolean): Promise<unknown> => {
     const s = luaScript(call.script)
     if (sendSource(call.script)) {
       const argv = evalshaArgs(s.source, call.keys, call.args)
-      try {
-        const value = buffers ? await c.callBuffer("EVAL", ...argv) : await c.call("EVAL", ...argv)
-        loaded.add(call.script)
-        return { ok: true, value }
-      } catch (err) {
-        return { ok: false, error: new RedisError({ op: `script ${call.script}`, message: errorMessage(err), cause: err }) }
-      }
+      const value = buffers ? await c.callBuffer("EVAL", ...argv) : await c.call("EVAL", ...argv)
+      loaded.add(call.script)
+      return value
     }
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const value = await evalsha(c, s.sha, call.keys, call.args, buffers)
-        return { ok: true, value }
-      } catch (err) {
-        if (attempt === 0 && isNoScript(err)) {
-          await loadFor(c, s.source, [call])
-          continue
-        }
-        return { ok: false, error: new RedisError({ op: `script ${call.script}`, message: errorMessage(err), cause: err }) }
-      }
+    try {
+      return await evalsha(c, s.sha, call.keys, call.args, buffers)
+    } catch (err) {
+      if (!isNoScript(err)) throw err
+      await loadFor(c, s.source, [call])
+      return await evalsha(c, s.sha, call.keys, call.args, buffers)
     }
   }
 
@@ -231,15 +269,17 @@ export const makeRedisService = (
 
   /** One pipeline of calls (of one slot on a cluster), each call its own reply; NOSCRIPT calls are sent again once. */
   const pipelined = async (c: RedisClient, calls: ReadonlyArray<ScriptCall>, buffers: boolean, replies: Array<BatchReply>, at: ReadonlyArray<number> | undefined) => {
-    const fail = (i: number, err: unknown) =>
-      (replies[at ? at[i]! : i] = { ok: false, error: new RedisError({ op: `script ${calls[i]!.script}`, message: errorMessage(err), cause: err }) })
+    const fail = (i: number, err: unknown) => (replies[at ? at[i]! : i] = { ok: false, error: scriptError(calls[i]!.script, err) })
     // One call: a plain EVALSHA (a pipeline costs more CPU for no gain).
     if (calls.length === 1) {
       replies[at ? at[0]! : 0] = await single(c, calls[0]!, calls[0]!.buffers ?? buffers)
       return
     }
     let pending = calls.map((_, i) => i)
-    for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
+    // NOSCRIPT calls go again once (after loading the script); LOADING ones (nothing ran) while the server loads.
+    let reloaded = false
+    let wait: LoadingWait | undefined
+    for (let attempt = 0; pending.length > 0; attempt++) {
       const p = c.pipeline()
       // A script's first call in the pipeline goes as EVAL when the connection has not run it yet
       // (it caches it for the EVALSHAs after it: one connection runs them in order).
@@ -267,14 +307,27 @@ export const makeRedisService = (
       }
       for (const name of sourced) loaded.add(name)
       const again: Array<number> = []
+      const loading: Array<number> = []
+      let loadingAnswer: Error | undefined
       pending.forEach((i, j) => {
         const [err, value] = res[j] ?? [new Error("no reply in the pipeline's answer"), undefined]
-        if (err && isNoScript(err) && attempt === 0) again.push(i)
+        if (err && isNoScript(err) && !reloaded) again.push(i)
+        else if (err && isLoadingReply(err)) (loading.push(i), (loadingAnswer = err))
         else if (err) fail(i, err)
         else replies[at ? at[i]! : i] = { ok: true, value }
       })
-      // A NOSCRIPT reply means that call did nothing, so only those calls are sent again.
-      if (again.length > 0) {
+      if (loadingAnswer !== undefined) {
+        try {
+          await (wait ??= loadingWait())(loadingAnswer)
+          again.push(...loading)
+          again.sort((a, b) => a - b)
+        } catch (err) {
+          for (const i of loading) fail(i, err)
+        }
+      }
+      // A NOSCRIPT or LOADING reply means that call did nothing, so only those calls are sent again.
+      if (again.length > 0 && !reloaded && again.some((i) => !loading.includes(i))) {
+        reloaded = true
         try {
           for (const name of new Set(again.map((i) => calls[i]!.script))) await loadFor(c, luaScript(name).source, calls)
         } catch (err) {
@@ -320,19 +373,26 @@ export const makeRedisService = (
               handedOver()
               await done
             } else {
-              await loadMissing(client, calls)
-              const groups = bySlot(calls)
-              const done =
-                groups.length === 1
-                  ? pipelined(client, calls, buffers, replies, undefined)
-                  : Promise.all(groups.map((idx) => pipelined(client, idx.map((i) => calls[i]!), buffers, replies, idx)))
-              handedOver()
-              await done
+              // Bounded as a whole: calls (and script loads) held while no node is reachable time out.
+              await bounded(
+                (async () => {
+                  await loadMissing(client, calls)
+                  const groups = bySlot(calls)
+                  const done =
+                    groups.length === 1
+                      ? pipelined(client, calls, buffers, replies, undefined)
+                      : Promise.all(groups.map((idx) => pipelined(client, idx.map((i) => calls[i]!), buffers, replies, idx)))
+                  handedOver()
+                  await done
+                })()
+              )
             }
           } catch (err) {
-            // Defensive: any call left without a reply gets the error.
-            for (let i = 0; i < calls.length; i++)
-              if (replies[i] === undefined) replies[i] = { ok: false, error: new RedisError({ op: `script ${calls[i]!.script}`, message: errorMessage(err), cause: err }) }
+            // A Cluster batch that timed out (or, defensively, any failure): each call left without
+            // a reply gets the error; a copy is returned, as the calls still running may fill theirs.
+            const out = replies.slice()
+            for (let i = 0; i < calls.length; i++) if (out[i] === undefined) out[i] = { ok: false, error: scriptError(calls[i]!.script, err) }
+            return out as ReadonlyArray<BatchReply>
           } finally {
             handedOver()
           }

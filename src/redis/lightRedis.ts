@@ -9,8 +9,10 @@
  *   AUTH instead. `connectTimeoutMs` bounds it all.
  * - Scripts: a script's first call on a connection goes as EVAL with its source (which caches it),
  *   later calls as EVALSHA; a NOSCRIPT answer (SCRIPT FLUSH) sends that call again as EVAL.
- * - Timeout: a command (or a batch) without a reply after `commandTimeoutMs` fails with a RedisError
- *   "Command timed out"; its late reply, if any, is read and dropped.
+ * - Timeout: a command (or a batch) without a reply after `commandTimeoutMs` (default 5000 ms)
+ *   fails with a RedisError whose cause is a CommandTimeout; its late reply, if any, is read and dropped.
+ * - LOADING (the server is still loading its dataset): the call is sent again after a short backoff
+ *   for up to `loadingTimeoutMs` (loading.ts).
  * - A dropped connection fails what was waiting with a RedisError (a lost reply: the command may
  *   have run); the next call connects again. Nothing is resent here: enqueue resends its own writes.
  */
@@ -18,8 +20,9 @@ import * as net from "node:net"
 import * as tls from "node:tls"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { RedisConnectionError, RedisError, errorMessage } from "./errors.js"
-import { describeTarget, type RedisOptions } from "./options.js"
+import { CommandTimeout, RedisConnectionError, RedisError, errorMessage, redisError } from "./errors.js"
+import { defaultCommandTimeoutMs, defaultLoadingTimeoutMs, describeTarget, invalidTimeouts, type RedisOptions } from "./options.js"
+import { isLoadingReply, loadingWaiter, whileLoading } from "./loading.js"
 import type { Redis, RedisShape } from "./Redis.js"
 import { RedisService } from "./RedisService.js"
 import { restoreFastStringPrototype } from "./fastStringPrototype.js"
@@ -38,10 +41,8 @@ export const lightRedisUnsupported = (o: RedisOptions): string | undefined => {
   if (o.cluster !== undefined) return "Redis Cluster needs ioredis: pass `redis: Redis.layer({ cluster: … })`"
   if (o.sentinel !== undefined) return "Redis Sentinel needs ioredis: pass `redis: Redis.layer({ sentinel: … })`"
   if (o.db !== undefined && !(Number.isInteger(o.db) && o.db >= 0)) return `db must be a whole number ≥ 0, got ${o.db}`
-  for (const field of ["connectTimeoutMs", "commandTimeoutMs"] as const) {
-    const v = o[field]
-    if (v !== undefined && !(Number.isInteger(v) && v >= 1)) return `${field} must be a whole number of milliseconds ≥ 1, got ${v}`
-  }
+  const timeouts = invalidTimeouts(o)
+  if (timeouts !== undefined) return timeouts
   const url = o.url ?? "redis://127.0.0.1:6379"
   let u: URL
   try {
@@ -169,6 +170,8 @@ interface Waiting {
   readonly reject: (error: Error) => void
   /** When it times out (ms since the epoch), or Infinity. */
   readonly deadline: number
+  /** Its time limit (for the timeout's message). */
+  readonly timeoutMs: number | undefined
   /** Answered, failed or timed out: its reply, when it comes, is dropped. */
   settled: boolean
 }
@@ -187,7 +190,11 @@ class Connection {
   closed = false
   private closeError: Error | undefined
 
-  constructor(readonly socket: net.Socket) {
+  constructor(
+    readonly socket: net.Socket,
+    /** The server, secrets removed (for a timeout's message). */
+    private readonly target: string
+  ) {
     socket.on("data", (chunk: Buffer) => this.read(chunk))
     socket.on("error", (e) => (this.closeError ??= e))
     socket.on("close", () => this.fail(this.closeError ? new Error(`connection lost: ${errorMessage(this.closeError)}`) : new Error("Connection is closed.")))
@@ -233,7 +240,7 @@ class Connection {
         return
       }
       w.settled = true
-      w.reject(new Error("Command timed out"))
+      w.reject(new CommandTimeout(this.target, w.timeoutMs ?? 0))
     }
   }
 
@@ -246,7 +253,7 @@ class Connection {
     const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs
     if (timeoutMs !== undefined && this.timer === undefined) this.arm(timeoutMs)
     return new Promise<unknown>((resolve, reject) => {
-      this.waiting.push({ resolve, reject, deadline, settled: false })
+      this.waiting.push({ resolve, reject, deadline, timeoutMs, settled: false })
     })
   }
 
@@ -278,7 +285,7 @@ class Connection {
 }
 
 /** Opens a connection and runs the handshake; rejects with the reason (connect error, AUTH refused, no answer). */
-const open = async (a: Address, connectTimeoutMs: number): Promise<Connection> => {
+const open = async (a: Address, target: string, connectTimeoutMs: number): Promise<Connection> => {
   let timer: ReturnType<typeof setTimeout> | undefined
   let socket: net.Socket | undefined
   const opening = (async () => {
@@ -288,7 +295,7 @@ const open = async (a: Address, connectTimeoutMs: number): Promise<Connection> =
     })
     socket.setNoDelay(true)
     socket.setKeepAlive(true)
-    const conn = new Connection(socket)
+    const conn = new Connection(socket, target)
     const hello: Array<ScriptArg> = ["HELLO", "2"]
     if (a.password !== undefined) hello.push("AUTH", a.username ?? "default", a.password)
     const commands: Array<ReadonlyArray<ScriptArg>> = [hello]
@@ -344,14 +351,15 @@ export const connectLightRedis = (options: RedisOptions): Effect.Effect<LightRed
   if (unsupported !== undefined) return Effect.fail(new RedisConnectionError({ target, message: `invalid Redis address ${target}: ${unsupported}` }))
   const address = addressOf(options)
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000
-  const commandTimeoutMs = options.commandTimeoutMs
+  const commandTimeoutMs = options.commandTimeoutMs ?? defaultCommandTimeoutMs
+  const loadingWait = loadingWaiter(target, options.loadingTimeoutMs ?? defaultLoadingTimeoutMs)
   const connectionError = (cause: unknown) =>
     new RedisConnectionError({
       target,
       message: `cannot connect to Redis at ${target}: ${errorMessage(cause).replace(/\.+$/, "")}. Is redis-server running, and are REDIS_URL and the credentials right?`,
       cause
     })
-  return Effect.tryPromise({ try: () => open(address, connectTimeoutMs), catch: connectionError }).pipe(
+  return Effect.tryPromise({ try: () => open(address, target, connectTimeoutMs), catch: connectionError }).pipe(
     Effect.map((first) => {
       // ioredis may be loaded in this process all the same (the application's, or Cluster support
       // imported beside this): undo what that did to String.prototype (fastStringPrototype.ts).
@@ -366,7 +374,7 @@ export const connectLightRedis = (options: RedisOptions): Effect.Effect<LightRed
       const current = (): Promise<Connection> => {
         if (conn !== undefined && !conn.closed) return Promise.resolve(conn)
         if (conn !== undefined) ((conn = undefined), outages++, loaded.clear())
-        connecting ??= open(address, connectTimeoutMs).then(
+        connecting ??= open(address, target, connectTimeoutMs).then(
           (c) => {
             conn = c
             connecting = undefined
@@ -397,7 +405,8 @@ export const connectLightRedis = (options: RedisOptions): Effect.Effect<LightRed
           return out
         },
         roundTrip: async (commands) => (await roundTrip(commands)).map((a) => (a instanceof ReplyError ? { ok: false, error: a } : { ok: true, value: a })),
-        decode: shape
+        decode: shape,
+        loadingWait
       })
 
       // A call to a script this connection has run: one EVALSHA, framed in one Buffer (with the
@@ -417,6 +426,8 @@ export const connectLightRedis = (options: RedisOptions): Effect.Effect<LightRed
         return c.sendFrame(frame, commandTimeoutMs).then(
           (reply) => {
             if (!(reply instanceof ReplyError)) return shape(reply, buffers)
+            // LOADING: nothing ran; the general way waits it out.
+            if (isLoadingReply(reply)) return scripts.scriptPromise(name, keys, args, buffers)
             if (!reply.message.startsWith("NOSCRIPT")) throw scriptError(name, reply)
             loaded.delete(name)
             return scripts.scriptPromise(name, keys, args, buffers)
@@ -433,12 +444,13 @@ export const connectLightRedis = (options: RedisOptions): Effect.Effect<LightRed
 
       const command = (op: string, args: ReadonlyArray<string | number>) =>
         Effect.tryPromise({
-          try: async () => {
-            const [reply] = await roundTrip([args])
-            if (reply instanceof ReplyError) throw reply
-            return shape(reply, false)
-          },
-          catch: (cause) => new RedisError({ op, message: errorMessage(cause), cause })
+          try: () =>
+            whileLoading(async () => {
+              const [reply] = await roundTrip([args])
+              if (reply instanceof ReplyError) throw reply
+              return shape(reply, false)
+            }, loadingWait),
+          catch: (cause) => redisError(op, cause)
         })
 
       const shapeOf: Omit<LightRedisShape, "client"> = {

@@ -23,12 +23,41 @@ export interface RedisOptions {
   readonly maxRetriesPerRequest?: number
   /**
    * How long one command (or one pipeline) may wait for its reply before it fails with a RedisError
-   * "Command timed out" (a stalled server, e.g. under CLIENT PAUSE, or a lost connection). Default:
-   * none for the library (a long-lived worker waits); the serverless handlers default to 2000 ms so
-   * that a stalled Redis ends an invocation with a clear error before the function's own timeout.
-   * The command may still run on the server later; a lease it took expires and is recovered.
+   * whose cause is a `CommandTimeout` (a lost reply: the command may still run on the server), and
+   * whose message names the server and the command (never its arguments). Default 5000 ms
+   * (`defaultCommandTimeoutMs`, Redis's own busy-script threshold); the serverless handlers default
+   * to 2000 ms. Covers every topology: on a Redis Cluster a call made while no node is reachable
+   * fails after it too. A write whose reply timed out is sent again as the same write (an enqueue
+   * makes no duplicate); a lease it took expires and is recovered. Blocking reads (the worker's
+   * BLPOP) have their own bound: their block time plus a grace. A whole number of ms, 1 to 2147483647.
    */
   readonly commandTimeoutMs?: number
+  /**
+   * How long a call keeps trying while the server answers `LOADING` (it is still loading its dataset
+   * after a restart), before it fails with a RedisError saying so. The command did not run; it is
+   * sent again after 50 ms, doubling to 500 ms. Default 5000 ms (`defaultLoadingTimeoutMs`);
+   * 0 fails at the first `LOADING` answer.
+   */
+  readonly loadingTimeoutMs?: number
+}
+
+/** The command timeout when `commandTimeoutMs` is not given (ms): Redis's own busy-script threshold (`busy-reply-threshold`). */
+export const defaultCommandTimeoutMs = 5000
+
+/** How long a call waits out `LOADING` answers when `loadingTimeoutMs` is not given (ms). */
+export const defaultLoadingTimeoutMs = 5000
+
+/** The longest delay Node's timers take (ms); a longer one fires at once. */
+const maxTimerMs = 2_147_483_647
+
+/** Why the time options are invalid (`connectTimeoutMs`, `commandTimeoutMs`, `loadingTimeoutMs`), or undefined. */
+export const invalidTimeouts = (o: RedisOptions): string | undefined => {
+  for (const [field, min] of [["connectTimeoutMs", 1], ["commandTimeoutMs", 1], ["loadingTimeoutMs", 0]] as const) {
+    const v = o[field]
+    if (v !== undefined && !(Number.isInteger(v) && v >= min && v <= maxTimerMs))
+      return `${field} must be a whole number of milliseconds from ${min} to ${maxTimerMs}, got ${v}`
+  }
+  return undefined
 }
 
 /** The address to show in errors and logs: never the password. */

@@ -9,8 +9,9 @@
  * pipelines, with a Cluster's per-master loading besides.)
  */
 import * as Effect from "effect/Effect"
-import { RedisError, errorMessage } from "./errors.js"
+import { type RedisError, redisError } from "./errors.js"
 import type { LuaName } from "./lua.generated.js"
+import { isLoadingReply, type LoadingWait } from "./loading.js"
 import type { BatchReply, ScriptArg, ScriptBatchOptions, ScriptCall } from "./transport.js"
 
 /** One command's answer: its value, or the error Redis answered (a ReplyError). */
@@ -25,10 +26,12 @@ export interface ScriptTransport {
   readonly roundTrip: (commands: ReadonlyArray<ReadonlyArray<ScriptArg>>) => Promise<ReadonlyArray<CommandAnswer>>
   /** A reply as the callers read it (strings, or bytes when `buffers`). */
   readonly decode: (value: unknown, buffers: boolean) => unknown
+  /** Starts a call's wait while the server answers LOADING (loading.ts); without it a LOADING answer fails the call. */
+  readonly loadingWait?: () => LoadingWait
 }
 
 /** A script call's failure: the error Redis answered, or why the round trip failed. */
-export const scriptError = (script: LuaName, err: unknown): RedisError => new RedisError({ op: `script ${script}`, message: errorMessage(err), cause: err })
+export const scriptError = (script: LuaName, err: unknown): RedisError => redisError(`script ${script}`, err)
 
 const failure = (call: ScriptCall, err: unknown): BatchReply => ({ ok: false, error: scriptError(call.script, err) })
 
@@ -37,7 +40,9 @@ export const scriptCalls = (t: ScriptTransport) => {
   const runCalls = async (calls: ReadonlyArray<ScriptCall>, buffers: boolean): Promise<Array<BatchReply>> => {
     const replies: Array<BatchReply> = new Array(calls.length)
     let pending = calls.map((_, i) => i)
-    for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
+    let wait: LoadingWait | undefined
+    // NOSCRIPT calls go again once (as EVAL); LOADING ones (nothing ran) while the server loads.
+    for (let attempt = 0; pending.length > 0; attempt++) {
       const sourced = new Set<LuaName>()
       let answers: ReadonlyArray<CommandAnswer>
       try {
@@ -53,17 +58,29 @@ export const scriptCalls = (t: ScriptTransport) => {
         return replies
       }
       const again: Array<number> = []
+      const loading: Array<number> = []
+      let loadingAnswer: Error | undefined
       pending.forEach((i, j) => {
         const call = calls[i]!
         const a = answers[j] ?? { ok: false, error: new Error("no answer for this command in the round trip") }
         if (!a.ok) {
           if (attempt === 0 && a.error.message.startsWith("NOSCRIPT")) again.push(i)
+          else if (t.loadingWait !== undefined && isLoadingReply(a.error)) (loading.push(i), (loadingAnswer = a.error))
           else replies[i] = failure(call, a.error)
         } else {
           t.loaded.add(call.script)
           replies[i] = { ok: true, value: t.decode(a.value, call.buffers ?? buffers) }
         }
       })
+      if (loadingAnswer !== undefined) {
+        try {
+          await (wait ??= t.loadingWait!())(loadingAnswer)
+          again.push(...loading)
+          again.sort((a, b) => a - b)
+        } catch (err) {
+          for (const i of loading) replies[i] = failure(calls[i]!, err)
+        }
+      }
       pending = again
     }
     return replies

@@ -15,6 +15,8 @@ import { makeMsg, putActive, putGrouped, putInZset, zsetOf } from "../support/ar
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
 import { type RestGateway, startRestGateway } from "../support/restGateway.js"
 import { parityCases, taskSnapshot } from "./parity.js"
+import { isCommandTimeout } from "../../src/redis/errors.js"
+import { freePort } from "../support/redis-server.js"
 
 let gateway: RestGateway
 let raw: IORedis
@@ -103,14 +105,41 @@ describe("createClient over HTTP", () => {
     expect(await raw.hget(queueKeys("default").task(info.id), "state")).toBe("pending")
   })
 
-  it("a request that gets no answer within timeoutMs is a lost reply: sent again as the same write, one task", async () => {
-    const client = createClient({ url: gateway.url, token: gateway.token, timeoutMs: 300 })
+  it("a request that gets no answer within its share of timeoutMs is a lost reply: sent again as the same write within the call's time, one task", async () => {
+    const client = createClient({ url: gateway.url, token: gateway.token, timeoutMs: 1500 })
     await client.enqueue("warm", 0)
     gateway.stallAnswers(1)
     const info = await client.enqueue("stalled:reply", { n: 1 })
     expect(await raw.lrange(queueKeys("default").pending, 0, -1)).toEqual([info.id, expect.any(String)])
     const error = await createClient({ url: gateway.url, token: gateway.token, timeoutMs: 0 }).enqueue("t").catch((e: unknown) => e)
     expect(error).toMatchObject({ _tag: "RedisConnectionError", message: expect.stringMatching(/timeoutMs must be/) })
+  })
+
+  it("a gateway that accepts and never answers: the whole enqueue fails within timeoutMs (resends included), a RedisError naming the endpoint; the writes that ran made one task", async () => {
+    const timeoutMs = 1500
+    const client = createClient({ url: gateway.url, token: gateway.token, timeoutMs })
+    await client.enqueue("warm", 0)
+    gateway.stallAnswers(1000)
+    const before = gateway.requests.length
+    const started = performance.now()
+    const error = await client.enqueue("never:answered", { secret: "payload-never-in-messages" }, { taskId: "never-answered" }).catch((e: unknown) => e)
+    const elapsed = performance.now() - started
+    gateway.stallAnswers(0)
+    expect(error).toMatchObject({ _tag: "RedisError" })
+    expect(isCommandTimeout(error)).toBe(true)
+    expect((error as Error).message).toMatch(new RegExp(`^Command timed out: .* got no reply from ${gateway.url} within \\d+ ms`))
+    expect((error as Error).message).not.toContain("payload-never")
+    // Generous: the call's bound is timeoutMs; it used to take 3 × timeoutMs.
+    expect(elapsed).toBeLessThan(timeoutMs + 1000)
+    expect(gateway.requests.length - before).toBeLessThanOrEqual(3)
+    // The gateway ran each request it never answered: the same write, so one task.
+    expect((await raw.lrange(queueKeys("default").pending, 0, -1)).filter((id) => id === "never-answered")).toHaveLength(1)
+  })
+
+  it("an endpoint that cannot be reached: the RedisError names it", async () => {
+    const closed = await freePort()
+    const error = await createClient({ url: `http://127.0.0.1:${closed}`, token: "t" }).enqueue("t").catch((e: unknown) => e)
+    expect(error).toMatchObject({ _tag: "RedisError", message: expect.stringContaining(`cannot reach http://127.0.0.1:${closed}: fetch failed`) })
   })
 
   it("invalid options: InvalidArgument before any request", async () => {

@@ -157,12 +157,12 @@ describe("light Redis transport", () => {
     }
   })
 
-  it("a command without a reply within commandTimeoutMs fails with 'Command timed out' (a lost reply); its late reply is dropped, later calls get their own", async () => {
+  it("a command without a reply within commandTimeoutMs fails with 'Command timed out: <op> got no reply from <server> within <ms>' (a lost reply); its late reply is dropped, later calls get their own", async () => {
     const r = await light({ url: server.url, commandTimeoutMs: 300 })
     expect(await run(r.command("echo", ["ECHO", "warm"]))).toBe("warm")
     await raw.call("CLIENT", "PAUSE", "1500", "ALL")
     const err = await failure(r.script("registerQueue", ["t:paused"], ["a"]))
-    expect(err.message).toBe("Command timed out")
+    expect(err.message).toBe(`Command timed out: script registerQueue got no reply from ${server.url} within 300 ms (commandTimeoutMs); it may still run on the server`)
     expect(isLostReply(err)).toBe(true)
     await raw.call("CLIENT", "UNPAUSE") // answered once the pause is over
     // The timed-out call ran once the pause ended; its reply (1) must not answer the next call.
@@ -178,10 +178,10 @@ describe("light Redis transport", () => {
     const first = failure(r.command("echo", ["ECHO", "first"])).then((e) => (settled.push("first"), e))
     await new Promise((resolve) => setTimeout(resolve, 200))
     const second = failure(r.command("echo", ["ECHO", "second"])).then((e) => (settled.push("second"), e))
-    expect((await first).message).toBe("Command timed out")
+    expect((await first).message).toMatch(/^Command timed out: echo got no reply from .* within 400 ms/)
     // The second was sent later: still waiting when the first gave up (the timer was set again for it).
     expect(settled).toEqual(["first"])
-    expect((await second).message).toBe("Command timed out")
+    expect((await second).message).toMatch(/^Command timed out: echo got no reply from .* within 400 ms/)
     expect(settled).toEqual(["first", "second"])
     await raw.call("CLIENT", "UNPAUSE")
     expect(await run(r.command("echo", ["ECHO", "after"]))).toBe("after")
