@@ -229,6 +229,9 @@ export const latency = async (lib: LibAdapter, admin: Redis, n: number, perSecon
   }
 }
 
+/** The burst of the "scheduled lateness" scenario is due this long after its first write (the writes must end before). */
+const burstLeadMs = 15_000
+
 /** The retry delay of the "scheduled lateness" scenario's retries (issue 35: a 200 ms backoff). */
 export const latenessRetryDelayMs = 200
 
@@ -266,7 +269,7 @@ const waitUntil = async (what: string, done: () => boolean, timeoutMs: number) =
  * libraries schedule by): (1) `n` delayed tasks sent one by one, each due 100 ms to 5 s after its
  * send (spread evenly), lateness = start − due; (2) `n` tasks whose first attempt fails, retried
  * after a 200 ms delay, lateness = second start − (failure + 200 ms); (3) `burst` tasks written in
- * bulk to be due at one moment (5 s after the first write), time from that moment until every task
+ * bulk to be due at one moment (15 s after the first write), time from that moment until every task
  * is ready (the library's waiting count) or started, within `concurrency` (taken but not started).
  */
 export const scheduledLateness = async (lib: LibAdapter, admin: Redis, n: number, burst: number, concurrency: number, timeoutMs: number): Promise<LatenessResult> => {
@@ -307,11 +310,11 @@ export const scheduledLateness = async (lib: LibAdapter, admin: Redis, n: number
     }
     await waitUntil(`${n} retried tasks`, () => retried.length >= n, timeoutMs)
     phase = "burst"
-    const dueAt = Date.now() + 5000
+    const dueAt = Date.now() + burstLeadMs
     for (let i = 0; i < burst; i += bulkBatch) {
       await enqueueDelayedBulk(payloads(Math.min(bulkBatch, burst - i), i), dueAt - Date.now())
     }
-    if (Date.now() >= dueAt) throw new Error(`${lib.name}: writing the burst of ${burst} took more than 5 s`)
+    if (Date.now() >= dueAt) throw new Error(`${lib.name}: writing the burst of ${burst} took more than ${burstLeadMs} ms`)
     let readyAt = 0
     const deadline = dueAt + timeoutMs
     while (readyAt === 0) {

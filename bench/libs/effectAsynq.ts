@@ -66,7 +66,8 @@ export const make: AdapterFactory = async ({ redisUrl, queue }) => {
     },
     enqueueDelayedBulk: async (payloads, delayMs) => {
       const out = await client.enqueueMany(payloads.map((payload) => ({ type: "bench", payload, options: { queue, processIn: delayMs } })))
-      if (out.some((o) => !o.ok)) throw new Error("effect-asynq enqueueMany (delayed): some tasks failed")
+      const failed = out.filter((o) => !o.ok)
+      if (failed.length > 0) throw new Error(`effect-asynq enqueueMany (delayed): ${failed.length} tasks failed, e.g. ${JSON.stringify(failed[0])}`)
     },
     enqueueRetried: async (payload) => {
       await client.enqueue("bench", payload, { queue, maxRetry: 1 })
