@@ -30,10 +30,20 @@ nowMs = tonumber(nowMs)
 local nowSeconds = math.floor(nowMs / 1000)
 local counts = {0, 0, 0}
 local dropped = 3
+-- Ids to remove from each zset and to push on pending, sent in chunks at the end (fewer commands
+-- per task: a burst due at once moves in few, short calls).
+local removals = {[scheduledKey] = {}, [retryKey] = {}, [dueKey] = {}}
+local toPending = {}
+
+local function inChunks(command, key, ids)
+  for from = 1, #ids, 500 do
+    redis.call(command, key, unpack(ids, from, math.min(from + 499, #ids)))
+  end
+end
 
 local function moveToPending(src, sourceKey, id)
   local taskKey = taskKeyPrefix .. id
-  redis.call("ZREM", sourceKey, id)
+  table.insert(removals[sourceKey], id)
   if redis.call("EXISTS", taskKey) == 0 then
     counts[dropped] = counts[dropped] + 1
     return
@@ -44,7 +54,7 @@ local function moveToPending(src, sourceKey, id)
     redis.call("SADD", groupsKey, group)
     redis.call("HSET", taskKey, "state", "aggregating")
   else
-    redis.call("LPUSH", pendingKey, id)
+    table.insert(toPending, id)
     redis.call("HSET", taskKey, "state", "pending", "pending_since", nowNanos)
   end
   counts[src] = counts[src] + 1
@@ -55,7 +65,7 @@ local exact = redis.call("ZRANGEBYSCORE", dueKey, "-inf", string.format("%.17g",
 for i = 1, #exact, 2 do
   local id = exact[i]
   local second = math.ceil(tonumber(exact[i + 1]) / 1000)
-  redis.call("ZREM", dueKey, id)
+  table.insert(removals[dueKey], id)
   if tonumber(redis.call("ZSCORE", scheduledKey, id)) == second then
     moveToPending(1, scheduledKey, id)
   elseif tonumber(redis.call("ZSCORE", retryKey, id)) == second then
@@ -65,6 +75,10 @@ for i = 1, #exact, 2 do
   end
   left = left - 1
 end
+-- Out of the zsets before the whole-second ranges are read (an id is taken once).
+inChunks("ZREM", scheduledKey, removals[scheduledKey])
+inChunks("ZREM", retryKey, removals[retryKey])
+removals[scheduledKey], removals[retryKey] = {}, {}
 
 -- 2. whole seconds (asynq's)
 for src, sourceKey in ipairs({scheduledKey, retryKey}) do
@@ -73,11 +87,14 @@ for src, sourceKey in ipairs({scheduledKey, retryKey}) do
   end
   local ids = redis.call("ZRANGEBYSCORE", sourceKey, "-inf", nowSeconds, "LIMIT", 0, left)
   for _, id in ipairs(ids) do
-    redis.call("ZREM", dueKey, id)
+    table.insert(removals[dueKey], id)
     moveToPending(src, sourceKey, id)
     left = left - 1
   end
+  inChunks("ZREM", sourceKey, removals[sourceKey])
 end
+inChunks("ZREM", dueKey, removals[dueKey])
+inChunks("LPUSH", pendingKey, toPending)
 
 local nextDue = earliestDueMs(string.sub(scheduledKey, 1, -10))
 return {counts[1], counts[2], counts[3], nextDue and string.format("%.17g", nextDue) or false}
