@@ -9,9 +9,6 @@ export const unixSeconds = (ms: number): number => Math.floor(ms / 1000)
  */
 export const unixMsString = (ms: number): string => String(ms)
 
-/** Whole unix seconds rounded up: the asynq zset score of a task due at `ms` (never early for a Go server). */
-export const unixSecondsUp = (ms: number): number => Math.ceil(ms / 1000)
-
 /** Unix nanoseconds as a decimal string (asynq's `pending_since`). */
 export const unixNanosString = (ms: number): string => (BigInt(Math.floor(ms)) * 1_000_000n).toString()
 
