@@ -9,10 +9,10 @@ import { Redis } from "ioredis"
 import { restoreFastStringPrototype } from "../src/redis/fastStringPrototype.js"
 import type { AdapterFactory, LibName } from "./libs/types.js"
 import { NotAvailable } from "./libs/types.js"
-import { enqueueBulk, enqueueConcurrent, enqueueSerial, latency, processSteady, processThroughput } from "./scenarios.js"
+import { enqueueBulk, enqueueConcurrent, enqueueSerial, latency, processSteady, processThroughput, scheduledLateness } from "./scenarios.js"
 import { measuredWindow, resetRedis } from "./measure.js"
 
-export type ScenarioName = "enqueueSerial" | "enqueueConcurrent" | "enqueueBulk" | "process" | "processSteady" | "latency"
+export type ScenarioName = "enqueueSerial" | "enqueueConcurrent" | "enqueueBulk" | "process" | "processSteady" | "latency" | "scheduledLateness"
 
 export interface ChildJob {
   readonly lib: LibName
@@ -43,6 +43,9 @@ const factories: Record<LibName, () => Promise<AdapterFactory>> = {
  */
 const loadsIoredis: ReadonlySet<LibName> = new Set<LibName>(["effect-asynq", "bullmq"])
 
+/** Delayed and retried tasks of the lateness scenario for a burst of `burst` (200 in a full run). */
+const latenessTasks = (burst: number) => Math.max(20, Math.min(200, Math.round(burst / 100)))
+
 const run = async (job: ChildJob): Promise<{ result: unknown; settings: string }> => {
   if (!loadsIoredis.has(job.lib)) restoreFastStringPrototype()
   const admin = new Redis(job.redisUrl, { maxRetriesPerRequest: 1, connectionName: "bench-admin" })
@@ -64,9 +67,12 @@ const run = async (job: ChildJob): Promise<{ result: unknown; settings: string }
           return processSteady(lib, admin, n, job.concurrency, job.timeoutMs, job.warmup)
         case "latency":
           return latency(lib, admin, n, job.perSecond, job.concurrency, job.timeoutMs)
+        case "scheduledLateness":
+          // n: the burst; the delayed and retried tasks: latenessTasks (runs on the wall clock, no warm-up).
+          return scheduledLateness(lib, admin, latenessTasks(n), n, job.concurrency, job.timeoutMs)
       }
     }
-    if (job.warmup > 0 && job.scenario !== "processSteady") await once(job.warmup)
+    if (job.warmup > 0 && job.scenario !== "processSteady" && job.scenario !== "scheduledLateness") await once(job.warmup)
     if (job.profileFile !== undefined) await profileMeasuredWindow(job.profileFile)
     const result = await once(job.tasks)
     await resetRedis(admin)

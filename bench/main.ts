@@ -12,6 +12,10 @@
  *                                      opt-in: one long-running worker, measured after its first 50,000
  *                                      tasks (--warmup sets that number); the default scenarios start a
  *                                      fresh worker in the measured window
+ *   npm run bench -- --scenarios=scheduledLateness
+ *                                      scheduled/delayed tasks on an idle worker (issue 35): lateness p50/p99 of
+ *                                      200 tasks due 100 ms–5 s ahead and of 200 retries after a 200 ms delay, and
+ *                                      how long after its due time a burst of --tasks tasks due at once is all ready
  *   npm run bench -- --rounds=3        each measurement 3 times (libraries interleaved), median per figure
  *   npm run bench -- --port=6388       pin the private server's port
  *   npm run bench -- --warmup=10000    the discarded warm-up of every scenario but latency, in tasks (default
@@ -58,6 +62,7 @@ const scenarioList: ReadonlyArray<ScenarioSpec> = [
   { key: "process10", scenario: "process", concurrency: 10, title: "no-op processing, concurrency 10" },
   { key: "process100", scenario: "process", concurrency: 100, title: "no-op processing, concurrency 100" },
   { key: "latency", scenario: "latency", concurrency: 10, title: "enqueue→handler latency at 500 tasks/s, concurrency 10" },
+  { key: "scheduledLateness", scenario: "scheduledLateness", concurrency: 10, title: "scheduled lateness: delayed, 200 ms retries, a burst due at once" },
   { key: "process10steady", scenario: "processSteady", concurrency: 10, title: "no-op processing, concurrency 10, one long-running worker", optIn: true },
   { key: "process100steady", scenario: "processSteady", concurrency: 100, title: "no-op processing, concurrency 100, one long-running worker", optIn: true }
 ]

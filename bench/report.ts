@@ -3,7 +3,7 @@
  * target of issue 12, "Engine speed", where there is one) and prints them. Targets are reported, never asserted.
  */
 import type { LibName } from "./libs/types.js"
-import type { BulkResult, LatencyResult, RateResult } from "./scenarios.js"
+import type { BulkResult, LatencyResult, LatenessResult, RateResult } from "./scenarios.js"
 
 /** results[scenarioKey][lib] = result object, or an error string when the scenario failed/was pending. */
 export type Results = Record<string, Partial<Record<LibName, unknown>>>
@@ -69,7 +69,12 @@ const rows: ReadonlyArray<RowSpec> = [
   { label: "c=100, one long-running worker: Node CPU", unit: "µs", better: "lower", scenario: "process100steady", pick: (r: RateResult) => r.nodeCpuUs, digits: 1, optIn: true },
   { label: "latency p50 (500/s, concurrency 10)", unit: "ms", better: "lower", scenario: "latency", pick: (r: LatencyResult) => r.p50Ms, targets: [{ peer: "bee-queue", factor: 1 }], digits: 2 },
   { label: "latency p95", unit: "ms", better: "lower", scenario: "latency", pick: (r: LatencyResult) => r.p95Ms, digits: 2 },
-  { label: "latency p99", unit: "ms", better: "lower", scenario: "latency", pick: (r: LatencyResult) => r.p99Ms, targets: [{ peer: "bee-queue", factor: 1.5 }], digits: 2 }
+  { label: "latency p99", unit: "ms", better: "lower", scenario: "latency", pick: (r: LatencyResult) => r.p99Ms, targets: [{ peer: "bee-queue", factor: 1.5 }], digits: 2 },
+  { label: "scheduled 0.1–5 s ahead: lateness p50", unit: "ms", better: "lower", scenario: "scheduledLateness", pick: (r: LatenessResult) => r.delayedP50Ms, digits: 1 },
+  { label: "scheduled 0.1–5 s ahead: lateness p99", unit: "ms", better: "lower", scenario: "scheduledLateness", pick: (r: LatenessResult) => r.delayedP99Ms, digits: 1 },
+  { label: "retry after 200 ms: lateness p50", unit: "ms", better: "lower", scenario: "scheduledLateness", pick: (r: LatenessResult) => r.retryP50Ms, digits: 1 },
+  { label: "retry after 200 ms: lateness p99", unit: "ms", better: "lower", scenario: "scheduledLateness", pick: (r: LatenessResult) => r.retryP99Ms, digits: 1 },
+  { label: "burst due at once: all ready after", unit: "ms", better: "lower", scenario: "scheduledLateness", pick: (r: LatenessResult) => r.burstAllReadyMs }
 ]
 
 export interface TableRow {

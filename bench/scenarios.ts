@@ -5,7 +5,7 @@
  */
 import type { Redis } from "ioredis"
 import { measuredWindow, nodeCpu, nodeCpuDeltaUs, nowMs, percentile, redisDelta, redisSnapshot, resetRedis, sleep, type RedisDelta } from "./measure.js"
-import type { LibAdapter, Payload } from "./libs/types.js"
+import { type LibAdapter, NotAvailable, type Payload } from "./libs/types.js"
 
 export const bulkBatch = 1_000
 export const concurrentCallers = 50
@@ -226,5 +226,111 @@ export const latency = async (lib: LibAdapter, admin: Redis, n: number, perSecon
     p99Ms: round(percentile(sorted, 99), 3),
     maxMs: round(sorted[sorted.length - 1]!, 3),
     meanMs: round(sorted.reduce((a, b) => a + b, 0) / sorted.length, 3)
+  }
+}
+
+/** The burst of the "scheduled lateness" scenario is due this long after its first write (the writes must end before). */
+const burstLeadMs = 15_000
+
+/** The retry delay of the "scheduled lateness" scenario's retries (issue 35: a 200 ms backoff). */
+export const latenessRetryDelayMs = 200
+
+export interface LatenessResult {
+  /** Delayed tasks (due 100 ms to 5 s after they were sent): how late each started, ms. */
+  readonly delayedTasks: number
+  readonly delayedP50Ms: number
+  readonly delayedP99Ms: number
+  readonly delayedMaxMs: number
+  /** Tasks whose first attempt failed: how late the second attempt started after failure + the retry delay, ms. */
+  readonly retryTasks: number
+  readonly retryP50Ms: number
+  readonly retryP99Ms: number
+  readonly retryMaxMs: number
+  /** A burst written to be due at the same moment: ms from that moment until all were ready or started. */
+  readonly burstTasks: number
+  readonly burstAllReadyMs: number
+}
+
+const lateness = (samples: ReadonlyArray<number>) => {
+  const sorted = [...samples].sort((a, b) => a - b)
+  return { p50: round(percentile(sorted, 50), 1), p99: round(percentile(sorted, 99), 1), max: round(sorted[sorted.length - 1]!, 1) }
+}
+
+const waitUntil = async (what: string, done: () => boolean, timeoutMs: number) => {
+  const deadline = Date.now() + timeoutMs
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await sleep(5)
+  }
+}
+
+/**
+ * Scheduled lateness on an idle worker (issue 35), on the wall clock (Date.now, which is what the
+ * libraries schedule by): (1) `n` delayed tasks sent one by one, each due 100 ms to 5 s after its
+ * send (spread evenly), lateness = start − due; (2) `n` tasks whose first attempt fails, retried
+ * after a 200 ms delay, lateness = second start − (failure + 200 ms); (3) `burst` tasks written in
+ * bulk to be due at one moment (15 s after the first write), time from that moment until every task
+ * is ready (the library's waiting count) or started, within `concurrency` (taken but not started).
+ */
+export const scheduledLateness = async (lib: LibAdapter, admin: Redis, n: number, burst: number, concurrency: number, timeoutMs: number): Promise<LatenessResult> => {
+  const { enqueueDelayed, enqueueDelayedBulk, enqueueRetried, startDelayedWorker, readyCount } = lib
+  if (!enqueueDelayed || !enqueueDelayedBulk || !enqueueRetried || !startDelayedWorker || !readyCount) throw new NotAvailable(`${lib.name} has no delayed tasks`)
+  await resetRedis(admin)
+  const delayed: number[] = []
+  const retried: number[] = []
+  const failedAt = new Map<number, number>()
+  let phase: "delayed" | "retry" | "burst" = "delayed"
+  let started = 0
+  const worker = await startDelayedWorker(
+    concurrency,
+    (p, attempt) => {
+      const now = Date.now()
+      if (phase === "delayed") delayed.push(now - p.t)
+      else if (phase === "retry") {
+        if (attempt === 0) {
+          failedAt.set(p.n, now)
+          throw new Error("the first attempt fails")
+        }
+        retried.push(now - (failedAt.get(p.n)! + latenessRetryDelayMs))
+      } else started++
+    },
+    { retryDelayMs: latenessRetryDelayMs }
+  )
+  try {
+    await sleep(500) // the worker reaches its idle wait
+    for (let i = 0; i < n; i++) {
+      const delayMs = 100 + Math.round((4900 * i) / Math.max(1, n - 1))
+      await enqueueDelayed({ n: i, t: Date.now() + delayMs }, delayMs)
+    }
+    await waitUntil(`${n} delayed tasks`, () => delayed.length >= n, 5000 + timeoutMs)
+    phase = "retry"
+    for (let i = 0; i < n; i++) {
+      await enqueueRetried({ n: i, t: 0 }, latenessRetryDelayMs)
+      await sleep(5)
+    }
+    await waitUntil(`${n} retried tasks`, () => retried.length >= n, timeoutMs)
+    phase = "burst"
+    const dueAt = Date.now() + burstLeadMs
+    for (let i = 0; i < burst; i += bulkBatch) {
+      await enqueueDelayedBulk(payloads(Math.min(bulkBatch, burst - i), i), dueAt - Date.now())
+    }
+    if (Date.now() >= dueAt) throw new Error(`${lib.name}: writing the burst of ${burst} took more than ${burstLeadMs} ms`)
+    let readyAt = 0
+    const deadline = dueAt + timeoutMs
+    while (readyAt === 0) {
+      if (Date.now() > deadline) throw new Error(`${lib.name}: the burst was not all ready within ${timeoutMs} ms of its due time`)
+      const ready = started + (Date.now() >= dueAt - 50 ? await readyCount() : 0)
+      if (ready >= burst - concurrency && Date.now() >= dueAt) readyAt = Date.now()
+      else await sleep(2)
+    }
+    const d = lateness(delayed)
+    const r = lateness(retried)
+    return {
+      delayedTasks: delayed.length, delayedP50Ms: d.p50, delayedP99Ms: d.p99, delayedMaxMs: d.max,
+      retryTasks: retried.length, retryP50Ms: r.p50, retryP99Ms: r.p99, retryMaxMs: r.max,
+      burstTasks: burst, burstAllReadyMs: readyAt - dueAt
+    }
+  } finally {
+    await worker.stop()
   }
 }

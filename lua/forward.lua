@@ -1,46 +1,100 @@
--- forward: scheduled/retry tasks that are due (score <= now) -> pending (LPUSH, state "pending",
--- pending_since = now), or back into their group (hash field "group" set: g:<group> zset scored
--- now, state "aggregating", group listed in the groups set). Scheduled first, then retry; at most
--- ARGV[3] tasks per call. A due id with no task hash is only removed from its zset.
+-- forward: scheduled/retry tasks that are due -> pending (LPUSH, state "pending", pending_since =
+-- now), or back into their group (hash field "group" set: g:<group> zset scored now in unix
+-- seconds, state "aggregating", group listed in the groups set). At most ARGV[3] ids per call.
+-- Due means:
+--   1. an entry of asynq:{q}:due_ms (exact due times, unix ms, that effect-asynq writes for a due
+--      time with a sub-second part) with score <= now (ms), whose task is still in scheduled (then
+--      retry) under the whole second its exact time rounds up to; an entry that does not match
+--      (the task was moved, deleted or rewritten by something else, e.g. a Go asynq server) is only
+--      removed;
+--   2. then, as asynq's forward: scheduled first, then retry, score (whole unix seconds) <= now
+--      (its due_ms entry, if any, is removed).
+-- A due id with no task hash is only removed from its zset.
 -- KEYS[1] asynq:{q}:scheduled
 -- KEYS[2] asynq:{q}:retry
 -- KEYS[3] asynq:{q}:pending
 -- KEYS[4] asynq:{q}:t:        (task key prefix)
 -- KEYS[5] asynq:{q}:g:        (group key prefix; group key = KEYS[5] .. group)
 -- KEYS[6] asynq:{q}:groups
--- ARGV[1] now, unix seconds
+-- KEYS[7] asynq:{q}:due_ms    (not asynq's)
+-- ARGV[1] now, unix ms (decimal string)
 -- ARGV[2] now, unix nanoseconds (string)
--- ARGV[3] maximum number of tasks to move (>= 1)
--- Returns: {moved from scheduled, moved from retry, dangling ids dropped}
-local scheduledKey, retryKey, pendingKey, taskKeyPrefix, groupKeyPrefix, groupsKey = unpack(KEYS)
-local nowSeconds, nowNanos, left = unpack(ARGV)
+-- ARGV[3] maximum number of ids to take (>= 1)
+-- Returns: {moved from scheduled, moved from retry, ids dropped (dangling, or due_ms entries that
+-- did not match), the earliest due time left (unix ms, decimal string) or false when none is left}
+--- @include "includes/delayTask.lua"
+local scheduledKey, retryKey, pendingKey, taskKeyPrefix, groupKeyPrefix, groupsKey, dueKey = unpack(KEYS)
+local nowMs, nowNanos, left = unpack(ARGV)
 left = tonumber(left)
-local sources = {scheduledKey, retryKey}
+nowMs = tonumber(nowMs)
+local nowSeconds = math.floor(nowMs / 1000)
 local counts = {0, 0, 0}
-local dangling = 3
-for src, sourceKey in ipairs(sources) do
+local dropped = 3
+-- Ids to remove from each zset and to push on pending, sent in chunks at the end (fewer commands
+-- per task: a burst due at once moves in few, short calls).
+local removals = {[scheduledKey] = {}, [retryKey] = {}, [dueKey] = {}}
+local toPending = {}
+
+local function inChunks(command, key, ids)
+  for from = 1, #ids, 500 do
+    redis.call(command, key, unpack(ids, from, math.min(from + 499, #ids)))
+  end
+end
+
+local function moveToPending(src, sourceKey, id)
+  local taskKey = taskKeyPrefix .. id
+  table.insert(removals[sourceKey], id)
+  if redis.call("EXISTS", taskKey) == 0 then
+    counts[dropped] = counts[dropped] + 1
+    return
+  end
+  local group = redis.call("HGET", taskKey, "group")
+  if group and group ~= "" then
+    redis.call("ZADD", groupKeyPrefix .. group, nowSeconds, id)
+    redis.call("SADD", groupsKey, group)
+    redis.call("HSET", taskKey, "state", "aggregating")
+  else
+    table.insert(toPending, id)
+    redis.call("HSET", taskKey, "state", "pending", "pending_since", nowNanos)
+  end
+  counts[src] = counts[src] + 1
+end
+
+-- 1. exact due times
+local exact = redis.call("ZRANGEBYSCORE", dueKey, "-inf", string.format("%.17g", nowMs), "WITHSCORES", "LIMIT", 0, left)
+for i = 1, #exact, 2 do
+  local id = exact[i]
+  local second = math.ceil(tonumber(exact[i + 1]) / 1000)
+  table.insert(removals[dueKey], id)
+  if tonumber(redis.call("ZSCORE", scheduledKey, id)) == second then
+    moveToPending(1, scheduledKey, id)
+  elseif tonumber(redis.call("ZSCORE", retryKey, id)) == second then
+    moveToPending(2, retryKey, id)
+  else
+    counts[dropped] = counts[dropped] + 1
+  end
+  left = left - 1
+end
+-- Out of the zsets before the whole-second ranges are read (an id is taken once).
+inChunks("ZREM", scheduledKey, removals[scheduledKey])
+inChunks("ZREM", retryKey, removals[retryKey])
+removals[scheduledKey], removals[retryKey] = {}, {}
+
+-- 2. whole seconds (asynq's)
+for src, sourceKey in ipairs({scheduledKey, retryKey}) do
   if left <= 0 then
     break
   end
   local ids = redis.call("ZRANGEBYSCORE", sourceKey, "-inf", nowSeconds, "LIMIT", 0, left)
   for _, id in ipairs(ids) do
-    local taskKey = taskKeyPrefix .. id
-    redis.call("ZREM", sourceKey, id)
-    if redis.call("EXISTS", taskKey) == 0 then
-      counts[dangling] = counts[dangling] + 1
-    else
-      local group = redis.call("HGET", taskKey, "group")
-      if group and group ~= "" then
-        redis.call("ZADD", groupKeyPrefix .. group, nowSeconds, id)
-        redis.call("SADD", groupsKey, group)
-        redis.call("HSET", taskKey, "state", "aggregating")
-      else
-        redis.call("LPUSH", pendingKey, id)
-        redis.call("HSET", taskKey, "state", "pending", "pending_since", nowNanos)
-      end
-      counts[src] = counts[src] + 1
-    end
+    table.insert(removals[dueKey], id)
+    moveToPending(src, sourceKey, id)
     left = left - 1
   end
+  inChunks("ZREM", sourceKey, removals[sourceKey])
 end
-return counts
+inChunks("ZREM", dueKey, removals[dueKey])
+inChunks("LPUSH", pendingKey, toPending)
+
+local nextDue = earliestDueMs(string.sub(scheduledKey, 1, -10))
+return {counts[1], counts[2], counts[3], nextDue and string.format("%.17g", nextDue) or false}

@@ -21,11 +21,12 @@
 -- ARGV[3]  task id
 -- ARGV[4]  encoded TaskMessage (protobuf bytes)
 -- ARGV[5]  mode: "pending" | "scheduled" | "aggregating"
--- ARGV[6]  pending: pending_since, unix ns (string); scheduled: process-at, unix s;
+-- ARGV[6]  pending: pending_since, unix ns (string); scheduled: process-at, unix ms;
 --          aggregating: now, unix s (the group zset score)
 -- ARGV[7]  group name (mode "aggregating"), else ""
 -- ARGV[8]  queue name, published on the channel "effect-asynq:wake" when a pending task makes the
---          pending list non-empty (as lua/enqueue.lua does), so idle workers wake at once
+--          pending list non-empty (as lua/enqueue.lua does), so idle workers wake at once, and on
+--          "effect-asynq:forward" when a scheduled task is its queue's earliest (delayTask.lua)
 -- ARGV[9]  lock TTL in milliseconds (>= 1) with KEYS[5]; "0" without
 -- ARGV[10] "1" when the task id was generated (taken → code 2, nothing written), "0" for a custom id
 --
@@ -61,7 +62,7 @@ takeUniqueLock(lockKey, taskId, lockTtlMs)
 if mode == "pending" then
   writePendingTask(taskKey, taskId, msg, score, lockKey, targetKey, queueName)
 elseif mode == "scheduled" then
-  writeScheduledTask(taskKey, taskId, msg, score, lockKey, targetKey)
+  writeScheduledTask(taskKey, taskId, msg, score, lockKey, targetKey, queueName)
 elseif mode == "aggregating" then
   writeAggregatingTask(taskKey, taskId, msg, score, targetKey, groupsKey, groupName)
 else

@@ -3,7 +3,8 @@
  * (`isWorker: false`, no events, no job map), `createJob().save()` one by one, `saveAll` for bulk
  * (one pipelined request), and a worker Queue with `process(concurrency, handler)` that removes
  * succeeded jobs (`removeOnSuccess`, as asynq deletes processed tasks) and sends no events
- * (asynq publishes none either).
+ * (asynq publishes none either). Delayed jobs: `delayUntil`, run by a worker Queue with
+ * `activateDelayedJobs: true` (bee-queue runs none otherwise); a retry: `retries(1).backoff("fixed", delay)`.
  */
 import BeeQueue from "bee-queue"
 import type { AdapterFactory, LibAdapter, Payload } from "./types.js"
@@ -47,6 +48,39 @@ export const make: AdapterFactory = async ({ redisUrl, queue }) => {
       })
       return { stop: () => worker.close(10_000) }
     },
+    enqueueDelayed: async (payload, delayMs) => {
+      await producer.createJob(payload).delayUntil(Date.now() + delayMs).save()
+    },
+    enqueueDelayedBulk: async (payloads, delayMs) => {
+      const at = Date.now() + delayMs
+      const errors = await producer.saveAll(payloads.map((p) => producer.createJob(p).delayUntil(at)))
+      if (errors.size > 0) throw new Error(`bee-queue saveAll (delayed): ${errors.size} jobs failed`)
+    },
+    enqueueRetried: async (payload, retryDelayMs) => {
+      await producer.createJob(payload).retries(1).backoff("fixed", retryDelayMs).save()
+    },
+    startDelayedWorker: async (concurrency, handler) => {
+      const worker = new BeeQueue<Payload>(queue, {
+        redis: { url: redisUrl },
+        isWorker: true,
+        getEvents: false,
+        sendEvents: false,
+        storeJobs: false,
+        removeOnSuccess: true,
+        removeOnFailure: true,
+        // Delayed jobs and backoff retries run only where this is on (bee-queue's README); the
+        // other delay settings (delayedDebounce 1000 ms, nearTermWindow 20 min) keep their defaults.
+        activateDelayedJobs: true
+      })
+      worker.on("error", (e) => console.error("bench bee-queue worker error:", e))
+      await worker.ready()
+      worker.process(concurrency, async (job) => {
+        // bee-queue counts retries down: options.retries is what is left.
+        handler(job.data, 1 - (job.options.retries ?? 0))
+      })
+      return { stop: () => worker.close(10_000) }
+    },
+    readyCount: async () => (await producer.checkHealth()).waiting,
     close: () => producer.close(10_000)
   }
   return adapter

@@ -2,6 +2,7 @@
  * BullMQ adapter, configured as its docs recommend for throughput: `Queue.add` / `Queue.addBulk`,
  * one `Worker` with `concurrency`, and completed jobs removed (`removeOnComplete: { count: 0 }`),
  * which is what asynq does by default (a processed task is deleted unless it has a retention).
+ * Delayed jobs: `add(…, { delay })`; a retry: `{ attempts: 2, backoff: { type: "fixed", delay } }`.
  */
 import { Queue, Worker } from "bullmq"
 import type { AdapterFactory, LibAdapter, Payload } from "./types.js"
@@ -37,6 +38,28 @@ export const make: AdapterFactory = async ({ redisUrl, queue }) => {
       await worker.waitUntilReady()
       return { stop: () => worker.close() }
     },
+    enqueueDelayed: async (payload, delayMs) => {
+      await producer.add("bench", payload, { delay: delayMs })
+    },
+    enqueueDelayedBulk: async (payloads, delayMs) => {
+      await producer.addBulk(payloads.map((data) => ({ name: "bench", data, opts: { delay: delayMs } })))
+    },
+    enqueueRetried: async (payload, retryDelayMs) => {
+      await producer.add("bench", payload, { attempts: 2, backoff: { type: "fixed", delay: retryDelayMs } })
+    },
+    startDelayedWorker: async (concurrency, handler) => {
+      const worker = new Worker<Payload>(
+        queue,
+        async (job) => {
+          handler(job.data, job.attemptsMade)
+        },
+        { connection, concurrency, removeOnComplete: { count: 0 }, removeOnFail: { count: 0 } }
+      )
+      worker.on("error", (e) => console.error("bench bullmq worker error:", e))
+      await worker.waitUntilReady()
+      return { stop: () => worker.close() }
+    },
+    readyCount: () => producer.getWaitingCount(),
     close: () => producer.close()
   }
   return adapter

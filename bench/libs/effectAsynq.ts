@@ -5,6 +5,7 @@
  * (src/processor, Server.start) for processing, with a plain async handler for the task type.
  * Tasks are plain asynq tasks: type "bench", JSON payload, queue "bench", library defaults
  * (13-character ids, maxRetry 25, no retention: a processed task is deleted).
+ * Delayed tasks: `processIn`; a retry: `maxRetry: 1` and the Server's `retryDelay`.
  * Logs below Warning are dropped so the server's start/stop lines do not mix into the output.
  */
 import { Effect, Exit, Layer, References, Scope } from "effect"
@@ -12,13 +13,40 @@ import { Broker } from "../../src/broker/Broker.js"
 import { createClient } from "../../src/client.js"
 import { Server } from "../../src/processor/index.js"
 import { Redis } from "../../src/redis/Redis.js"
-import type { AdapterFactory, LibAdapter, Payload } from "./types.js"
+import { Redis as IORedis } from "ioredis"
+import type { HandlerInput } from "../../src/processor/Mux.js"
+import type { ServerOptions } from "../../src/processor/options.js"
+import { queueKeys } from "../../src/wire/keys.js"
+import type { AdapterFactory, LibAdapter, Payload, WorkerHandle } from "./types.js"
+
+/** A Server on its own connection, started in a scope that `stop` closes (graceful shutdown, then the connections). */
+const startServer = async (redisUrl: string, handlers: HandlerInput, options: ServerOptions): Promise<WorkerHandle> => {
+  const scope = await Effect.runPromise(Scope.make())
+  const layer = Broker.layer.pipe(Layer.provide(Redis.layer({ url: redisUrl })))
+  try {
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const context = yield* Layer.buildWithScope(layer, scope)
+        yield* Server.start(handlers, options).pipe(Scope.provide(scope), Effect.provideContext(context))
+      }).pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))
+    )
+  } catch (e) {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    throw e
+  }
+  return {
+    // Closing the scope runs the server's graceful shutdown, then quits its connections.
+    stop: () => Effect.runPromise(Scope.close(scope, Exit.void).pipe(Effect.provideService(References.MinimumLogLevel, "Warn")))
+  }
+}
 
 export const make: AdapterFactory = async ({ redisUrl, queue }) => {
   const client = createClient({ url: redisUrl })
   // Connected before the scenarios start, as the other adapters are (bee-queue's ready(), BullMQ's waitUntilReady()).
   await client.connect()
   const opts = { queue }
+  const admin = new IORedis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true })
+  admin.on("error", () => {})
   const adapter: LibAdapter = {
     name: "effect-asynq",
     settings:
@@ -31,33 +59,26 @@ export const make: AdapterFactory = async ({ redisUrl, queue }) => {
       const failed = out.filter((o) => !o.ok).length
       if (failed > 0) throw new Error(`effect-asynq enqueueMany: ${failed} tasks failed`)
     },
-    startWorker: async (concurrency, handler) => {
-      const scope = await Effect.runPromise(Scope.make())
-      const layer = Broker.layer.pipe(Layer.provide(Redis.layer({ url: redisUrl })))
-      try {
-        await Effect.runPromise(
-          Effect.gen(function* () {
-            const context = yield* Layer.buildWithScope(layer, scope)
-            yield* Server.start(
-              {
-                bench: (task) => {
-                  handler(task.json<Payload>())
-                }
-              },
-              { concurrency, queues: { [queue]: 1 } }
-            ).pipe(Scope.provide(scope), Effect.provideContext(context))
-          }).pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))
-        )
-      } catch (e) {
-        await Effect.runPromise(Scope.close(scope, Exit.void))
-        throw e
-      }
-      return {
-        // Closing the scope runs the server's graceful shutdown, then quits its connections.
-        stop: () => Effect.runPromise(Scope.close(scope, Exit.void).pipe(Effect.provideService(References.MinimumLogLevel, "Warn")))
-      }
+    startWorker: (concurrency, handler) =>
+      startServer(redisUrl, { bench: (task) => void handler(task.json<Payload>()) }, { concurrency, queues: { [queue]: 1 } }),
+    enqueueDelayed: async (payload, delayMs) => {
+      await client.enqueue("bench", payload, { queue, processIn: delayMs })
     },
-    close: () => client.close()
+    enqueueDelayedBulk: async (payloads, delayMs) => {
+      const out = await client.enqueueMany(payloads.map((payload) => ({ type: "bench", payload, options: { queue, processIn: delayMs } })))
+      const failed = out.filter((o) => !o.ok)
+      if (failed.length > 0) throw new Error(`effect-asynq enqueueMany (delayed): ${failed.length} tasks failed, e.g. ${JSON.stringify(failed[0])}`)
+    },
+    enqueueRetried: async (payload) => {
+      await client.enqueue("bench", payload, { queue, maxRetry: 1 })
+    },
+    startDelayedWorker: (concurrency, handler, { retryDelayMs }) =>
+      startServer(redisUrl, { bench: (task) => void handler(task.json<Payload>(), task.retryCount) }, { concurrency, queues: { [queue]: 1 }, retryDelay: () => retryDelayMs }),
+    readyCount: () => admin.llen(queueKeys(queue).pending),
+    close: async () => {
+      admin.disconnect()
+      await client.close()
+    }
   }
   return adapter
 }

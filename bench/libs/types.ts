@@ -23,6 +23,18 @@ export interface WorkerHandle {
   readonly stop: () => Promise<void>
 }
 
+/** What the "scheduled lateness" scenario asks of a worker besides `startWorker`'s. */
+export interface DelayedWorkerOptions {
+  /**
+   * The retry delay of a failed attempt (ms). The handler throws on a task's first attempt when
+   * the scenario wants a retry; the library runs it again after this delay.
+   */
+  readonly retryDelayMs: number
+}
+
+/** A handler that may throw (the attempt fails and the library retries it). */
+export type FailingHandler = (payload: Payload, attempt: number) => void
+
 export interface LibAdapter {
   readonly name: LibName
   /** How the library is configured here, for the report (fairness is checked by reading this). */
@@ -33,6 +45,16 @@ export interface LibAdapter {
   readonly enqueueBulk: (payloads: ReadonlyArray<Payload>) => Promise<void>
   /** Starts processing the queue with `concurrency` handlers in flight; resolves once started. */
   readonly startWorker: (concurrency: number, handler: Handler) => Promise<WorkerHandle>
+  /** Enqueues one task due `delayMs` from now (the library's delayed/scheduled task). */
+  readonly enqueueDelayed?: (payload: Payload, delayMs: number) => Promise<void>
+  /** Enqueues delayed tasks through the library's bulk API. */
+  readonly enqueueDelayedBulk?: (payloads: ReadonlyArray<Payload>, delayMs: number) => Promise<void>
+  /** Enqueues one task that is retried once after a failed attempt, `retryDelayMs` later (job options where the library takes them there). */
+  readonly enqueueRetried?: (payload: Payload, retryDelayMs: number) => Promise<void>
+  /** Starts a worker that also runs delayed tasks and retries, with `options.retryDelayMs`; attempts count from 0. */
+  readonly startDelayedWorker?: (concurrency: number, handler: FailingHandler, options: DelayedWorkerOptions) => Promise<WorkerHandle>
+  /** Tasks ready to run and not taken by a worker yet (the library's waiting/pending count). */
+  readonly readyCount?: () => Promise<number>
   /** Closes the producer side. */
   readonly close: () => Promise<void>
 }

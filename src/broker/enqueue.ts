@@ -26,7 +26,7 @@ import { doneOr, unexpectedReply } from "./decode.js"
 import { isLostReply } from "./lostReply.js"
 import type { DuplicateTask, TaskIdConflict } from "./errors.js"
 import { type BoundScript, bindScript, defineScript, runScripts } from "./script.js"
-import { unixNanosString, unixSeconds } from "./time.js"
+import { unixMsString, unixNanosString, unixSeconds } from "./time.js"
 import { addToGroupLua, enqueueBatchLua, enqueueLua, registerQueueLua, scheduleLua } from "../redis/lua.generated.js"
 
 /** Where a new task goes. */
@@ -90,7 +90,7 @@ const writeArgs = (w: TaskWrite): ReadonlyArray<ScriptArg> => {
     t.state === "pending"
       ? [w.msg.id, bytes, pendingSince(w.nowMs), w.msg.queue]
       : t.state === "scheduled"
-        ? [w.msg.id, bytes, unixSeconds(t.processAtMs)]
+        ? [w.msg.id, bytes, unixMsString(t.processAtMs), w.msg.queue]
         : [w.msg.id, bytes, unixSeconds(w.nowMs), t.group]
   if (w.uniqueLockTtlMs !== undefined) args.push(Math.max(1, Math.ceil(w.uniqueLockTtlMs)))
   return args

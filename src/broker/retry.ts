@@ -4,7 +4,7 @@ import { bytesArg } from "./args.js"
 import { doneOr, doneOrAlreadyDone } from "./decode.js"
 import type { LeaseLost } from "./errors.js"
 import { defineScript } from "./script.js"
-import { statsExpireAt, unixSeconds } from "./time.js"
+import { statsExpireAt, unixMsString } from "./time.js"
 import { retryLua } from "../redis/lua.generated.js"
 
 export interface RetryInput {
@@ -25,6 +25,6 @@ export const retryScript = defineScript<RetryInput, void, LeaseLost>({
     const k = queueKeys(updated.queue)
     return [k.taskPrefix, k.active, k.lease, k.retry, k.processed(nowMs), k.failed(nowMs), k.processedTotal, k.failedTotal]
   },
-  args: (a) => [a.updated.id, bytesArg(encodeTaskMessage(a.updated)), unixSeconds(a.retryAtMs), statsExpireAt(a.nowMs), a.isFailure ? "1" : "0", a.leaseCutoffSec ?? ""],
+  args: (a) => [a.updated.id, bytesArg(encodeTaskMessage(a.updated)), unixMsString(a.retryAtMs), statsExpireAt(a.nowMs), a.isFailure ? "1" : "0", a.leaseCutoffSec ?? "", a.updated.queue],
   decode: (reply, { updated }) => doneOr("retry", reply, updated, undefined, doneOrAlreadyDone)
 })

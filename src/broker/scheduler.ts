@@ -16,7 +16,7 @@ import { integerReply, unexpectedReply } from "./decode.js"
 import type { DuplicateTask, TaskIdConflict } from "./errors.js"
 import { codeError } from "./replyCodes.js"
 import { defineScript } from "./script.js"
-import { unixNanosString, unixSeconds } from "./time.js"
+import { unixMsString, unixNanosString, unixSeconds } from "./time.js"
 import { scheduler_announceLua, scheduler_claimLua, scheduler_historyLua, scheduler_publishLua, scheduler_recordLua } from "../redis/lua.generated.js"
 
 
@@ -65,7 +65,7 @@ export const claimScript = defineScript<ClaimInput, ClaimReply>({
     i.msg.id,
     bytesArg(encodeTaskMessage(i.msg)),
     i.state,
-    i.state === "scheduled" ? unixSeconds(i.processAtMs!) : i.state === "aggregating" ? unixSeconds(i.nowMs) : unixNanosString(i.nowMs),
+    i.state === "scheduled" ? unixMsString(i.processAtMs!) : i.state === "aggregating" ? unixSeconds(i.nowMs) : unixNanosString(i.nowMs),
     i.msg.groupKey,
     i.msg.queue,
     i.lockTtlMs === undefined ? 0 : Math.max(1, Math.ceil(i.lockTtlMs)),

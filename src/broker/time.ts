@@ -3,6 +3,12 @@
 /** Unix seconds (asynq's zset scores and TaskMessage times), rounded down. */
 export const unixSeconds = (ms: number): number => Math.floor(ms / 1000)
 
+/**
+ * A due time in unix ms as the decimal string the delaying scripts take (lua/includes/delayTask.lua
+ * keeps whole seconds, rounded up, in asynq's zsets and this exact value in `due_ms`).
+ */
+export const unixMsString = (ms: number): string => String(ms)
+
 /** Unix nanoseconds as a decimal string (asynq's `pending_since`). */
 export const unixNanosString = (ms: number): string => (BigInt(Math.floor(ms)) * 1_000_000n).toString()
 

@@ -24,7 +24,7 @@ import { makeAckerFor } from "./ackerLanes.js"
 import { makeDeadlines } from "./deadlines.js"
 import { aggregatorLoop } from "./aggregator.js"
 import { fetchLoop, type FetcherDeps } from "./fetcher.js"
-import { forwarderLoop } from "./forwarder.js"
+import { forwarderLoop, makeForwardWake } from "./forwarder.js"
 import { healthCheckLoop } from "./healthCheck.js"
 import { heartbeatLoop } from "./heartbeat.js"
 import { janitorLoop } from "./janitor.js"
@@ -81,7 +81,8 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
     const parking = broker.redis.isCluster ? undefined : makeParking(identity.serverId, opts.queueNames, () => (wake.raise(), slotFreed.raise()))
     // The receiver first: a hand-over pushed before its first BLPOP waits in the list.
     if (parking) yield* receivePushes(identity.serverId, opts.queueNames, parking)
-    yield* subscribe(opts.queueNames, registry, wake, parking && { server: identity.serverId, state: parking })
+    const forwardWake = makeForwardWake()
+    yield* subscribe(opts.queueNames, registry, wake, parking && { server: identity.serverId, state: parking }, forwardWake)
     const attempts = yield* FiberSet.make<Settled, never>()
     const deadlines = yield* makeDeadlines
     const deps: FetcherDeps<R> = { options: opts, handler: h, registry, broker, acker: makeAckerFor(broker), deadlines, wake, slotFreed, attempts, ...(parking ? { parking } : {}) }
@@ -91,7 +92,7 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
     const heartbeat = yield* fork(heartbeatLoop(registry, opts.leaseMs, opts.heartbeatIntervalMs, observer))
     const state = yield* fork(serverStateLoop(identity, opts, registry, () => status))
     const others = [
-      yield* fork(forwarderLoop(opts.queueNames, wake, opts.delayedTaskCheckIntervalMs)),
+      yield* fork(forwarderLoop(opts.queueNames, wake, opts.delayedTaskCheckIntervalMs, forwardWake)),
       yield* fork(recovererLoop(opts)),
       yield* fork(janitorLoop(opts.queueNames, opts.janitorIntervalMs))
     ]

@@ -1,14 +1,18 @@
 /**
  * Forwarding due scheduled and retry tasks to pending: the forward pass (what the Server's
- * forwarder and the maintenance tick run) and the Server's forwarder loop (asynq's, every
- * DelayedTaskCheckInterval, default 5 s), which forwards until none is left, then wakes the local
- * fetcher and publishes a wake-up for the queues that got tasks.
+ * forwarder and the maintenance tick run) and the Server's forwarder loop, which forwards until
+ * none is left, wakes the local fetcher and publishes a wake-up for the queues that got tasks, then
+ * sleeps until the earliest due time of its queues (read by the pass), at most
+ * `delayedTaskCheckIntervalMs` (asynq's fixed period, 5 s by default): a task is moved on its
+ * millisecond. A task written meanwhile that is due earlier than that wakes it up (its write
+ * publishes on `forwardChannel`, see {@link makeForwardWake}).
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { forward } from "../steps/forward.js"
 import type { QueueFailure } from "../steps/queueFailures.js"
-import { logQueueFailures, periodic } from "./periodic.js"
-import type { Signal } from "./Signal.js"
+import { logQueueFailures, paced, sleepUntilDueMs } from "./periodic.js"
+import { makeSignal, type Signal } from "./Signal.js"
 import { publishWake } from "./wake.js"
 
 export interface ForwardPassOptions {
@@ -29,18 +33,27 @@ export interface ForwardSummary {
   readonly more: ReadonlyArray<string>
   /** Queues that failed (in any round): the others were forwarded. */
   readonly failedQueues: ReadonlyArray<QueueFailure>
+  /**
+   * The earliest due time (unix ms) of a task still scheduled or in retry in the queues forwarded,
+   * read after the moves; undefined when there is none. A scheduled function can use it to run the
+   * next tick when it comes (exact for tasks effect-asynq wrote; a whole second for Go's).
+   */
+  readonly nextDueAtMs: number | undefined
 }
 
 export const forwardPass = Effect.fn("Processor.forwardPass")(function* (options: ForwardPassOptions) {
   let pending = options.queues
   let moved = 0
   const byQueue: Record<string, number> = {}
+  const nextDue: Record<string, number | undefined> = {}
   const failedQueues: Array<QueueFailure> = []
   for (;;) {
     const r = yield* forward({ queues: pending, ...(options.batch !== undefined ? { batch: options.batch } : {}) })
     moved += r.moved
     failedQueues.push(...r.failedQueues)
     for (const [q, n] of Object.entries(r.byQueue)) byQueue[q] = (byQueue[q] ?? 0) + n
+    // The last read of each queue forwarded in this round.
+    for (const q of Object.keys(r.byQueue)) nextDue[q] = r.nextDueMs[q]
     pending = r.more
     if (options.rounds === "one" || pending.length === 0) break
   }
@@ -49,8 +62,63 @@ export const forwardPass = Effect.fn("Processor.forwardPass")(function* (options
     options.wake.raise()
     yield* publishWake(touched)
   }
-  return { moved, byQueue, more: pending, failedQueues } satisfies ForwardSummary as ForwardSummary
+  const dues = Object.values(nextDue).filter((t): t is number => t !== undefined)
+  const nextDueAtMs = dues.length === 0 ? undefined : Math.min(...dues)
+  return { moved, byQueue, more: pending, failedQueues, nextDueAtMs } satisfies ForwardSummary as ForwardSummary
 })
 
-export const forwarderLoop = (queues: ReadonlyArray<string>, wake: Signal, intervalMs: number) =>
-  periodic("forwarder", intervalMs, forwardPass({ queues, rounds: "all", wake }).pipe(Effect.tap((r) => logQueueFailures("forwarding", r.failedQueues))))
+/**
+ * The forwarder's wake-ups from other processes: `announce(dueMs)` (a task due then was written to
+ * one of its queues, heard on `forwardChannel`) raises `signal` when that is earlier than the time
+ * the forwarder plans to look next, or while a pass runs (the pass may have read that queue before
+ * the write). A task behind the plan costs nothing.
+ */
+export interface ForwardWake {
+  readonly signal: Signal
+  readonly announce: (dueMs: number) => void
+  /** The loop says when it will look next (unix ms), or `Infinity` while a pass runs. */
+  readonly plan: (atMs: number) => void
+}
+
+export const makeForwardWake = (): ForwardWake => {
+  const signal = makeSignal()
+  let plannedAtMs = Number.POSITIVE_INFINITY
+  return {
+    signal,
+    announce: (dueMs) => {
+      if (dueMs < plannedAtMs) signal.raise()
+    },
+    plan: (atMs) => {
+      plannedAtMs = atMs
+    }
+  }
+}
+
+/** The forwarder never sleeps less than this between passes (a due time that another process keeps from moving does not make it spin). */
+export const forwarderFloorMs = 1
+
+/** Most ids one script call of the Server's forwarder takes per queue (a burst due at once moves in few round trips). */
+export const forwarderBatch = 1000
+
+/**
+ * The Server's forwarder: a pass (forwarding each queue until nothing due is left), then a sleep
+ * until the earliest due time the pass read, at most `intervalMs`, cut short by `forwardWake`
+ * (after a failed pass: `intervalMs`, cut short by any announcement).
+ */
+export const forwarderLoop = (queues: ReadonlyArray<string>, wake: Signal, intervalMs: number, forwardWake: ForwardWake = makeForwardWake()) =>
+  paced(
+    "forwarder",
+    intervalMs,
+    Effect.sync(() => forwardWake.plan(Number.POSITIVE_INFINITY)).pipe(
+      Effect.andThen(forwardPass({ queues, rounds: "all", wake, batch: forwarderBatch })),
+      Effect.tap((r) => logQueueFailures("forwarding", r.failedQueues)),
+      Effect.flatMap((r) =>
+        Effect.map(Clock.currentTimeMillis, (nowMs) => {
+          const sleepMs = sleepUntilDueMs({ dueAtMs: r.nextDueAtMs, nowMs, intervalMs, floorMs: forwarderFloorMs })
+          forwardWake.plan(nowMs + sleepMs)
+          return sleepMs
+        })
+      )
+    ),
+    forwardWake.signal
+  )

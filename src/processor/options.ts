@@ -33,7 +33,12 @@ export interface ServerOptions {
   readonly healthCheckIntervalMs?: number
   /** How long shutdown waits for running tasks before requeueing them (default 8000). */
   readonly shutdownTimeoutMs?: number
-  /** Forwarding of due scheduled/retry tasks (default 5000). */
+  /**
+   * The longest the forwarder sleeps between two looks at the scheduled and retry tasks (default
+   * 5000). It sleeps until the earliest due time of its queues, and a task written by effect-asynq
+   * that is due earlier wakes it, so tasks are moved on their millisecond; this bounds how late a
+   * task written by Go asynq (which announces nothing) or a missed announcement is seen.
+   */
   readonly delayedTaskCheckIntervalMs?: number
   /** Group aggregation (off without an aggregator). Grace period default 60 s, at least 1 s. */
   readonly groupAggregator?: GroupAggregator

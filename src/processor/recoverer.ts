@@ -14,7 +14,7 @@ import { defaultRetryDelayMs } from "../steps/retryDelay.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import type { ResolvedOptions } from "./options.js"
 import type { QueueFailure } from "../steps/queueFailures.js"
-import { logQueueFailures, paced } from "./periodic.js"
+import { logQueueFailures, paced, sleepUntilDueMs } from "./periodic.js"
 import { makeTask } from "./Task.js"
 
 export interface RecoverPassOptions {
@@ -69,9 +69,8 @@ export const recovererFloorMs = 1000
  */
 export const recovererSleepMs = (args: { readonly earliestLeaseSec: number | undefined; readonly graceMs: number; readonly nowMs: number; readonly intervalMs: number }): number => {
   const { earliestLeaseSec, graceMs, nowMs, intervalMs } = args
-  if (earliestLeaseSec === undefined) return intervalMs
-  const dueInMs = earliestLeaseSec * 1000 + graceMs - nowMs
-  return Math.min(intervalMs, Math.max(recovererFloorMs, dueInMs))
+  const dueAtMs = earliestLeaseSec === undefined ? undefined : earliestLeaseSec * 1000 + graceMs
+  return sleepUntilDueMs({ dueAtMs, nowMs, intervalMs, floorMs: recovererFloorMs })
 }
 
 /**

@@ -22,10 +22,17 @@ export interface ForwardResult {
   readonly more: ReadonlyArray<string>
   /** Queues that could not be forwarded in this call (the others were); not in `byQueue` or `more`. */
   readonly failedQueues: ReadonlyArray<QueueFailure>
+  /**
+   * The earliest due time (unix ms) of a task still scheduled or in retry in each queue forwarded,
+   * as read after its moves (a queue with none is absent). For tasks written by effect-asynq it is
+   * exact to the millisecond; for tasks written by Go asynq it is their whole second.
+   */
+  readonly nextDueMs: Readonly<Record<string, number>>
 }
 
 /**
- * Moves scheduled and retry tasks that are due to pending (grouped tasks back into their group).
+ * Moves scheduled and retry tasks that are due to pending (grouped tasks back into their group),
+ * to the millisecond for tasks effect-asynq wrote (lua/forward.lua), and reads each queue's next due time.
  * One script call per queue; a queue that fails is reported in `failedQueues` and the others are
  * still forwarded (the call fails only when every queue failed).
  */
@@ -34,6 +41,7 @@ export const forward = Effect.fn("Steps.forward")(function* (options: ForwardOpt
   const now = yield* Clock.currentTimeMillis
   const byQueue: Record<string, number> = {}
   const more: Array<string> = []
+  const nextDueMs: Record<string, number> = {}
   let moved = 0
   const failures = queueFailures<RedisError>()
   for (const queue of options.queues) {
@@ -43,7 +51,8 @@ export const forward = Effect.fn("Steps.forward")(function* (options: ForwardOpt
     byQueue[queue] = (byQueue[queue] ?? 0) + n
     moved += n
     if (n + r.dropped >= batch) more.push(queue)
+    if (r.nextDueMs !== undefined) nextDueMs[queue] = r.nextDueMs
   }
   yield* failures.unlessAllFailed(options.queues)
-  return { moved, byQueue, more, failedQueues: failures.failedQueues } satisfies ForwardResult as ForwardResult
+  return { moved, byQueue, more, failedQueues: failures.failedQueues, nextDueMs } satisfies ForwardResult as ForwardResult
 })

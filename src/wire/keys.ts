@@ -18,6 +18,12 @@ export const cancelChannel = "asynq:cancel"
  */
 export const wakeChannel = "effect-asynq:wake"
 /**
+ * Not asynq's: the pub/sub channel on which a write of a scheduled or retry task that became the
+ * earliest due task of its queue publishes `<due unix ms> <queue>`, so effect-asynq forwarders that
+ * planned to look later wake up for it (lua/includes/delayTask.lua).
+ */
+export const forwardChannel = "effect-asynq:forward"
+/**
  * Not asynq's: the pub/sub channel an effect-asynq worker (its server id) listens on while it can be
  * handed tasks; nothing is published on it. An enqueue hands a task to a parked worker only when
  * this channel has a subscriber (lua/includes/pushToParked.lua), so a worker that is gone is skipped.
@@ -85,6 +91,13 @@ export interface QueueKeys {
    * on it with BLPOP); short-lived, it expires a minute after the hand-over's lease.
    */
   readonly pushList: (serverId: string) => string
+  /**
+   * Not asynq's: the exact due time (unix ms) of scheduled and retry tasks that effect-asynq wrote
+   * with a sub-second part (a zset: task id -> unix ms). asynq's zsets hold whole seconds (its
+   * Inspector reads a score as an integer), rounded up; the forwarder reads this one to move such a
+   * task on the millisecond (lua/includes/delayTask.lua, lua/forward.lua).
+   */
+  readonly dueMs: string
   readonly processedTotal: string
   readonly failedTotal: string
   readonly groupPrefix: string
@@ -125,6 +138,7 @@ export const queueKeys = (queue: string): QueueKeys => {
     parked: `${prefix}parked`,
     parkRoom: `${prefix}parkroom`,
     pushList: (serverId) => `${prefix}push:${serverId}`,
+    dueMs: `${prefix}due_ms`,
     processedTotal: `${prefix}processed`,
     failedTotal: `${prefix}failed`,
     groupPrefix: `${prefix}g:`,

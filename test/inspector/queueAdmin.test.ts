@@ -22,6 +22,8 @@ describe("deleteQueue", () => {
     // An idle effect-asynq worker's park (token and room) goes with the queue.
     await c.hset("asynq:{empty}:parked", "some-server", "1795796765.5")
     await c.hset("asynq:{empty}:parkroom", "some-server", "3")
+    // An exact due time left behind by a task something else removed (effect-asynq's due_ms) goes too.
+    await c.zadd("asynq:{empty}:due_ms", now + 400, "gone")
     await h.run(deleteQueue("empty"))
     expect(await c.smembers("asynq:queues")).toEqual(["other"])
     expect(await queueKeyCount("empty")).toBe(0)

@@ -90,9 +90,11 @@ describe("processor drain (TestClock)", () => {
     // The third task was never leased: it is the one left in pending, untouched.
     expect(await redis.llen(k.pending)).toBe(1)
     expect(await redis.llen(k.active)).toBe(0)
-    // The two stopped ones: retry set, due after the backoff from the hard stop (2500 + 60 000 ms), retried + 1.
+    // The two stopped ones: retry set, due after the backoff from the hard stop (2500 + 60 000 ms), retried + 1
+    // (asynq's zset in whole seconds rounded up, the exact time in due_ms).
     const retrying = await redis.zrange(k.retry, "0", "-1", "WITHSCORES")
-    expect(retrying.filter((_, i) => i % 2 === 1)).toEqual(["62", "62"])
+    expect(retrying.filter((_, i) => i % 2 === 1)).toEqual(["63", "63"])
+    expect((await redis.zrange(k.dueMs, "0", "-1", "WITHSCORES")).filter((_, i) => i % 2 === 1)).toEqual(["62500", "62500"])
     for (const id of retrying.filter((_, i) => i % 2 === 0)) {
       const msg = decodeTaskMessage((await redis.hgetBuffer(k.task(id), "msg"))!)
       expect(msg).toMatchObject({ retried: 1, errorMsg: functionDeadlineMessage })

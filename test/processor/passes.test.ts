@@ -26,10 +26,11 @@ describe("forwardPass", () => {
   it("one round moves at most `batch` per queue and names the queue as having more; all rounds move the rest and raise the wake signal", async () => {
     await runAt(t0, Effect.forEach([1, 2, 3, 4, 5], (i) => enqueue("later", { i }, { queue: "passes", processIn: 60_000 }), { discard: true }))
     const one = await runAt(t0 + 120_000, forwardPass({ queues: ["passes"], batch: 2, rounds: "one" }))
-    expect(one).toEqual({ moved: 2, byQueue: { passes: 2 }, more: ["passes"], failedQueues: [] })
+    // The three left are due at t0 + 60 s, to the millisecond.
+    expect(one).toEqual({ moved: 2, byQueue: { passes: 2 }, more: ["passes"], failedQueues: [], nextDueAtMs: t0 + 60_000 })
     const wake = makeSignal()
     const all = await runAt(t0 + 120_000, forwardPass({ queues: ["passes"], batch: 2, rounds: "all", wake }))
-    expect(all).toEqual({ moved: 3, byQueue: { passes: 3 }, more: [], failedQueues: [] })
+    expect(all).toEqual({ moved: 3, byQueue: { passes: 3 }, more: [], failedQueues: [], nextDueAtMs: undefined })
     expect(await Effect.runPromise(wake.wait(0))).toBe(true)
     expect(await redis.llen(k.pending)).toBe(5)
     expect(await redis.zcard(k.scheduled)).toBe(0)

@@ -72,7 +72,7 @@ layer(testBrokerLayer())("enqueue (real Redis)", (it) => {
     })
   )
 
-  it.effect("processIn / processAt: scheduled zset scored in unix seconds from the Clock; no pending_since", () =>
+  it.effect("processIn / processAt: scheduled zset scored in whole unix seconds rounded up (never early for Go), the exact ms in due_ms; no pending_since", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(baseNowMs + 250)
       const a = yield* enqueue("reminder", { u: 1 }, { queue: "sched", processIn: 600_000, taskId: "in-10m" })
@@ -82,9 +82,11 @@ layer(testBrokerLayer())("enqueue (real Redis)", (it) => {
       const b = yield* enqueue("report", { m: 12 }, { queue: "sched", processAt: at, taskId: "at-2030" })
       expect(b.nextProcessAt).toEqual(at)
       expect(yield* io(() => zsetOf(c, queueKeys("sched").scheduled))).toEqual([
-        ["in-10m", nowSec + 600],
+        ["in-10m", nowSec + 601],
         ["at-2030", 1893456000]
       ])
+      // Only the due time with a sub-second part has an exact entry.
+      expect(yield* io(() => zsetOf(c, queueKeys("sched").dueMs))).toEqual([["in-10m", baseNowMs + 250 + 600_000]])
       expect((yield* io(() => readTask(c, "sched", "in-10m"))).fields).toEqual({ state: "scheduled" })
       expect(yield* io(() => c.exists(queueKeys("sched").pending))).toBe(0)
       expect(yield* io(() => c.smembers("asynq:queues"))).toContain("sched")
