@@ -23,6 +23,9 @@
  *   npm run bench -- --baseline=DIR    also runs the effect-asynq of another checkout DIR (e.g. `git worktree add
  *                                      /tmp/base <commit>`) as "effect-asynq@base", interleaved with the others,
  *                                      and prints an A/B table (this tree ÷ base)
+ *   npm run bench -- coldstart         the cold-start benchmark instead: fresh processes that import the library,
+ *                                      enqueue one task and exit, beside bee-queue and BullMQ, bundled and
+ *                                      unbundled (bench/coldstart/main.ts; --runs=N, --modes=bundled,unbundled)
  *   npm run bench -- --profile         also a CPU profile of each measured window (bench/results/profiles/),
  *                                      and a per-task CPU breakdown by area (Effect, ioredis, protobuf, …);
  *                                      the profiler costs CPU itself, so compare breakdowns with each other only
@@ -303,7 +306,9 @@ const main = async () => {
   console.log(`\nresults: ${file}`)
 }
 
-main().catch((e: unknown) => {
+// `npm run bench -- coldstart [--runs=N] [--modes=bundled,unbundled]`: the cold-start benchmark instead (bench/coldstart/main.ts).
+const run = process.argv[2] === "coldstart" ? () => import("./coldstart/main.js").then((m) => m.runColdstart(process.argv.slice(3))) : main
+run().catch((e: unknown) => {
   console.error(e)
   process.exitCode = 1
 })

@@ -3,7 +3,7 @@
 -- list together at the end (the same list order as one push per task; the queue name is published
 -- on "effect-asynq:wake" when the push makes the list non-empty). A later task with the id or the
 -- uniqueness lock of an earlier one in the same call is refused as it would be in a later call
--- (unless it is exactly the same message: the same write, no second task). Commands: EXISTS and
+-- (unless it is the same message, includes/sameTaskMessage.lua: the same write, no second task). Commands: EXISTS and
 -- HSET per task (and what a lock needs), one LPUSH for the call.
 -- KEYS[1]  task key prefix              asynq:{<q>}:t:   (task key = KEYS[1] .. id)
 -- KEYS[2]  pending list                 asynq:{<q>}:pending

@@ -17,8 +17,9 @@
 -- ARGV[5]  (with KEYS[3]) lock TTL in milliseconds (>= 1); asynq counts it from the process-at
 --          time, so the caller passes (processAt - now) + unique TTL
 --
--- Returns  1  scheduled; also when the task hash already holds exactly this message (same id, same
---             bytes): the same write sent again after its reply was lost, nothing written twice
+-- Returns  1  scheduled; also when the task hash already holds this same message (same id; same
+--             bytes, or the same fields and headers in other bytes, includes/sameTaskMessage.lua): the
+--             same write sent again after its reply was lost, or the same task again; nothing written twice
 --          0  a different task with this id already exists in the queue (nothing written)
 --         -1  the uniqueness lock is held by another task (nothing written)
 --- @include "includes/newTask.lua"

@@ -16,6 +16,7 @@ import * as Data from "effect/Data"
 import * as Result from "effect/Result"
 import { Broker, type BrokerShape } from "./broker/Broker.js"
 import type { RedisOptions } from "./redis/options.js"
+import type { IoredisModule } from "./redis/loadIoredis.js"
 import { clientBrokerLayer, makePromiseRuntime } from "./runtime/promiseRuntime.js"
 import { type EnqueueError, type EnqueueItem, enqueueManyUntraced, enqueuePromise } from "./steps/enqueue.js"
 import type { EnqueueOptions } from "./steps/options.js"
@@ -29,7 +30,19 @@ export { CommandTimeout, isCommandTimeout, RedisConnectionError, RedisError } fr
 export { payloadJson, payloadText } from "./wire/payload.js"
 // Loads effect's Schema only where a definition is made: a bundle that never calls defineTask drops it.
 export { defineTask, type SchemaTaskDefinition } from "./tasks/defineTask.js"
-export type { EnqueueError, EnqueueItem, EnqueueOptions, RedisOptions, TaskDefinition, TaskInfo }
+export type { EnqueueError, EnqueueItem, EnqueueOptions, IoredisModule, RedisOptions, TaskDefinition, TaskInfo }
+
+/** Options of `createClient`: where Redis is (RedisOptions), and the ioredis module to use when the options need ioredis. */
+export interface ClientOptions extends RedisOptions {
+  /**
+   * The ioredis module (`import * as ioredis from "ioredis"`) for the options that need ioredis:
+   * Redis Cluster, Sentinel, a `host:port` or unix socket address, `maxRetriesPerRequest`. Without
+   * it, ioredis is imported at run time from node_modules when (and only when) such options are
+   * given; pass it from a single-file bundle deployed without node_modules. A single node at a
+   * redis:// or rediss:// URL never uses ioredis, given or not.
+   */
+  readonly ioredis?: IoredisModule | undefined
+}
 
 /** `close()` was called: the client does not reconnect. */
 export class ClientClosed extends Data.TaggedError("ClientClosed")<{ readonly message: string }> {}
@@ -57,11 +70,15 @@ export interface Client {
 
 /**
  * A client. Options are the Redis connection options; without `url`, `cluster` and `sentinel`,
- * `process.env.REDIS_URL` is used, then redis://127.0.0.1:6379.
+ * `process.env.REDIS_URL` is used, then redis://127.0.0.1:6379. A single node at a redis:// or
+ * rediss:// URL is spoken to directly (RESP over one socket, no ioredis loaded); Redis Cluster,
+ * Sentinel, a `host:port` or socket address and `maxRetriesPerRequest` use ioredis, imported when
+ * the client connects (see ClientOptions.ioredis).
  */
-export const createClient = (options: RedisOptions = {}): Client => {
+export const createClient = (options: ClientOptions = {}): Client => {
   loadOtelApi()
-  const runtime = makePromiseRuntime(clientBrokerLayer(options), {
+  const { ioredis, ...redis } = options
+  const runtime = makePromiseRuntime(clientBrokerLayer(redis, ioredis), {
     closedError: () => new ClientClosed({ message: "the effect-asynq client is closed; create a new one with createClient()" })
   })
   // The broker of the built context (looked up once per build).

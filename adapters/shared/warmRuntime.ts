@@ -10,6 +10,7 @@ import { RedisService } from "../../src/redis/RedisService.js"
 import { RedisConnectionError } from "../../src/redis/errors.js"
 import { makeRedisService } from "../../src/redis/ioredisService.js"
 import { lightRedisLayer } from "../../src/redis/lightRedis.js"
+import { bundledIoredis } from "../../src/redis/loadIoredis.js"
 import { brokerLayer as facadeBrokerLayer, makePromiseRuntime } from "../../src/runtime/promiseRuntime.js"
 
 /**
@@ -115,7 +116,8 @@ const isClient = (source: RedisSource): source is RedisClient =>
 export const brokerLayerOfLayerOrClient = (source: RedisSource | string | undefined): Layer.Layer<Broker | Redis, unknown> | undefined => {
   if (source === undefined || typeof source === "string") return undefined
   if (Layer.isLayer(source)) return Broker.layer.pipe(Layer.provideMerge(source as Layer.Layer<Redis, unknown>))
-  if (isClient(source)) return Broker.layer.pipe(Layer.provideMerge(Layer.sync(RedisService, () => makeRedis(source, {})))) as Layer.Layer<Broker | Redis, unknown>
+  if (isClient(source))
+    return Broker.layer.pipe(Layer.provideMerge(Layer.effect(RedisService, Effect.map(bundledIoredis(), (io) => makeRedis(io, source, {}))))) as Layer.Layer<Broker | Redis, unknown>
   return undefined
 }
 

@@ -12,7 +12,9 @@
  * dropped; ioredis aborts the rest of a pipeline that was partly answered) may or may not have
  * run. It is sent again as the very same write (same id, same message bytes); the scripts answer a
  * write whose task hash already holds that message as written (see lua/includes/newTask.lua), so
- * the resend never writes a second task nor reports a false TaskIdConflict/DuplicateTask.
+ * the resend never writes a second task nor reports a false TaskIdConflict/DuplicateTask. The
+ * scripts compare messages, not bytes (lua/includes/sameTaskMessage.lua): the same task enqueued
+ * again over one that Go asynq wrote (its headers in Go's random map order) is a success too.
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"

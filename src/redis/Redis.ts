@@ -1,4 +1,4 @@
-import { Cluster, Command, Redis as IORedis } from "ioredis"
+import type { Cluster, Redis as IORedis } from "ioredis"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
@@ -9,6 +9,7 @@ import { preventSubscriberListenerLeak } from "./clusterSubscriberLeak.js"
 import { type ConnectionState, type OutageEvents, reconnectDelayMs, reconnectMaxDelayMs } from "./reconnect.js"
 import { RedisService } from "./RedisService.js"
 import { type CommandClass, makeRedisService } from "./ioredisService.js"
+import { bundledIoredis, type IoredisModule } from "./loadIoredis.js"
 import type { BatchReply, RedisTransport, ScriptArg, ScriptCall } from "./transport.js"
 
 export type RedisClient = IORedis | Cluster
@@ -113,8 +114,8 @@ export const reconnectOptions = (o: RedisOptions): IORedisOptions => {
   return {}
 }
 
-/** Opens a connection and waits until it answers; on failure the reconnect loop is stopped. */
-const connect = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionError> => {
+/** Opens a connection with ioredis (`io`) and waits until it answers; on failure the reconnect loop is stopped. */
+const connect = (io: IoredisModule, o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionError> => {
   const target = describeTarget(o)
   const invalid = invalidRedisOptions(o)
   if (invalid !== undefined)
@@ -124,7 +125,7 @@ const connect = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionErr
       const { url, opts } = toIORedisOptions(o)
       let c: RedisClient
       if (o.cluster) {
-        c = new Cluster(o.cluster.map((n) => ({ host: n.host, port: n.port })), {
+        c = new io.Cluster(o.cluster.map((n) => ({ host: n.host, port: n.port })), {
           lazyConnect: true,
           enableOfflineQueue: true,
           redisOptions: { ...credentialsFromUrl(url), ...opts } as never,
@@ -132,7 +133,7 @@ const connect = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionErr
         })
         preventSubscriberListenerLeak(c)
       } else if (o.sentinel) {
-        c = new IORedis({
+        c = new io.Redis({
           ...credentialsFromUrl(url),
           ...opts,
           sentinels: o.sentinel.sentinels.map((n) => ({ host: n.host, port: n.port })),
@@ -140,7 +141,7 @@ const connect = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionErr
           ...reconnectOptions(o)
         } as never)
       } else {
-        c = url ? new IORedis(url, opts as never) : new IORedis({ host: "127.0.0.1", port: 6379, ...opts } as never)
+        c = url ? new io.Redis(url, opts as never) : new io.Redis({ host: "127.0.0.1", port: 6379, ...opts } as never)
       }
       // Errors surface through the commands that fail; keep Node from printing them. The last one
       // seen while connecting says why (e.g. WRONGPASS), where connect() itself only says "closed".
@@ -160,7 +161,7 @@ const connect = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionErr
       try {
         await Promise.race([
           // A cluster's nodes answer once it has read the slots; a single node once HELLO answered.
-          c.connect().then(() => (c instanceof Cluster ? c.ping() : undefined)),
+          c.connect().then(() => (c instanceof io.Cluster ? c.ping() : undefined)),
           new Promise((_, reject) => {
             timer = setTimeout(() => reject(new Error(`no answer within ${timeout} ms`)), timeout)
           })
@@ -203,49 +204,59 @@ const close = (c: RedisClient) =>
     Effect.asVoid
   )
 
-/** Opens a scoped connection: it is closed when the scope closes. */
-export const acquireClient = (o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionError, Scope.Scope> =>
-  Effect.acquireRelease(connect(o), close)
+/** Opens a scoped connection with ioredis (`io`): it is closed when the scope closes. */
+export const acquireClient = (io: IoredisModule, o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionError, Scope.Scope> =>
+  Effect.acquireRelease(connect(io, o), close)
 
 /**
- * Builds the service around an already-open client (the caller owns its lifetime). `outages` is
- * told once when the connection is lost and once when it is back (see watchOutages).
+ * Builds the service around an already-open client (the caller owns its lifetime); `io` is the
+ * ioredis module the client comes from. `outages` is told once when the connection is lost and
+ * once when it is back (see watchOutages).
  */
-export const makeRedis = (client: RedisClient, options: RedisOptions, outages?: OutageEvents): RedisShape =>
-  makeRedisService(client, options, acquireClient(options), outages, Command as unknown as CommandClass)
+export const makeRedis = (io: IoredisModule, client: RedisClient, options: RedisOptions, outages?: OutageEvents): RedisShape =>
+  makeRedisService(client, options, acquireClient(io, options), outages, io.Command as unknown as CommandClass)
 
 /**
- * Opens the service's connection; its outages are logged with the building fiber's logger, a
- * warning when one starts and an info line when it is over (not one line per attempt).
+ * Opens the service's connection with ioredis (`io`); its outages are logged with the building
+ * fiber's logger, a warning when one starts and an info line when it is over (not one line per
+ * attempt).
  */
-const openRedis = (options: RedisOptions): Effect.Effect<RedisShape, RedisConnectionError, Scope.Scope> =>
+export const openRedis = (io: IoredisModule, options: RedisOptions): Effect.Effect<RedisShape, RedisConnectionError, Scope.Scope> =>
   Effect.gen(function* () {
-    const client = yield* acquireClient(options)
+    const client = yield* acquireClient(io, options)
     const log = Effect.runForkWith(yield* Effect.context<never>())
     const target = describeTarget(options)
-    return makeRedis(client, options, {
+    return makeRedis(io, client, options, {
       onLost: () => void log(Effect.logWarning(`Redis connection lost (${target}): reconnecting until it answers, at most ${reconnectMaxDelayMs} ms apart`)),
       onRestored: () => void log(Effect.logInfo(`Redis connection restored (${target})`))
     })
   })
 
-/** The Redis service: one shared connection plus the script runner (the key is RedisService's, so code that needs only the key does not import ioredis). */
+/**
+ * The Redis service over ioredis: one shared connection plus the script runner (the key is
+ * RedisService's, so code that needs only the key does not import ioredis). ioredis is imported
+ * when a layer is built (loadIoredis.ts `bundledIoredis`: a bundle that uses these layers carries
+ * it; code that imports this module without building one, e.g. the Promise client on a single
+ * node, does not load it).
+ */
 export class Redis extends RedisService {
   /** A Layer that connects with the given options and quits when its scope closes. */
-  static readonly layer = (options: RedisOptions = {}): Layer.Layer<Redis, RedisConnectionError> => Layer.effect(Redis, openRedis(options))
+  static readonly layer = (options: RedisOptions = {}): Layer.Layer<Redis, RedisConnectionError> =>
+    Layer.effect(Redis, Effect.flatMap(bundledIoredis(), (io) => openRedis(io, options)))
 
   /**
    * A Layer configured from the environment: `REDIS_URL` (default redis://127.0.0.1:6379), read
    * through the current ConfigProvider (Effect's `Config` module is not needed, so a bundle that
    * does not use Config does not carry it, nor Schema).
    */
-  static readonly layerConfig: Layer.Layer<Redis, RedisConnectionError | ConfigProvider.SourceError> = Layer.effect(
+  // Pure (no side effect at class definition), so a bundle that never uses the class drops it, and ioredis with it.
+  static readonly layerConfig: Layer.Layer<Redis, RedisConnectionError | ConfigProvider.SourceError> = /* @__PURE__ */ Layer.effect(
     Redis,
-    Effect.gen(function* () {
+    /* @__PURE__ */ Effect.gen(function* () {
       const provider = yield* ConfigProvider.ConfigProvider
       const node = yield* provider.load(["REDIS_URL"])
       const url = node?._tag === "Value" && node.value !== "" ? node.value : "redis://127.0.0.1:6379"
-      return yield* openRedis({ url })
+      return yield* openRedis(yield* bundledIoredis(), { url })
     })
   )
 }

@@ -16,9 +16,11 @@ import * as Scope from "effect/Scope"
 import type * as Context from "effect/Context"
 import { Broker } from "../broker/Broker.js"
 import type { RedisConnectionError } from "../redis/errors.js"
-import type { RedisOptions } from "../redis/options.js"
-import { Redis } from "../redis/Redis.js"
+import { describeTarget, type RedisOptions } from "../redis/options.js"
+import { openRedis, Redis } from "../redis/Redis.js"
+import { RedisService } from "../redis/RedisService.js"
 import { lightRedisLayer, lightRedisUnsupported } from "../redis/lightRedis.js"
+import { type IoredisModule, runtimeIoredis } from "../redis/loadIoredis.js"
 
 /** Where Redis is when no address is given and REDIS_URL is not set. */
 export const defaultRedisUrl = "redis://127.0.0.1:6379"
@@ -48,11 +50,17 @@ export const brokerLayer = (options?: RedisOptions | string): Layer.Layer<Broker
 export const clientUsesLightTransport = (options: RedisOptions): boolean =>
   options.maxRetriesPerRequest === undefined && lightRedisUnsupported(options) === undefined
 
-/** The Promise client's services: Broker over the light transport when the options allow it (clientUsesLightTransport), else over ioredis. */
-export const clientBrokerLayer = (options?: RedisOptions | string): Layer.Layer<Broker | Redis, RedisConnectionError> => {
+/**
+ * The Promise client's services: Broker over the light transport when the options allow it
+ * (clientUsesLightTransport), else over ioredis, imported only then and at run time
+ * (loadIoredis.ts `runtimeIoredis`; `ioredis`, when given, is used instead), so that neither a
+ * bundle of the client nor a process on a single node loads ioredis.
+ */
+export const clientBrokerLayer = (options?: RedisOptions | string, ioredis?: IoredisModule): Layer.Layer<Broker | Redis, RedisConnectionError> => {
   const resolved = resolveRedisOptions(options)
-  if (!clientUsesLightTransport(resolved)) return brokerLayer(resolved)
-  return Broker.layer.pipe(Layer.provideMerge(lightRedisLayer(resolved)))
+  if (clientUsesLightTransport(resolved)) return Broker.layer.pipe(Layer.provideMerge(lightRedisLayer(resolved)))
+  const overIoredis = Layer.effect(RedisService, Effect.flatMap(runtimeIoredis(describeTarget(resolved), ioredis), (io) => openRedis(io, resolved)))
+  return Broker.layer.pipe(Layer.provideMerge(overIoredis as Layer.Layer<Redis, RedisConnectionError>))
 }
 
 /** A call on a runtime after its `close()` (the facades pass their own error, e.g. ClientClosed). */

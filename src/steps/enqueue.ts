@@ -218,8 +218,9 @@ export const enqueuePromise = (
  * Every item gets its own result, in input order: a rejected item (invalid options, duplicate,
  * id conflict) does not stop the others. Items of one call are written in input order, so a
  * second item with the same unique key or id as an earlier one gets DuplicateTask/TaskIdConflict
- * — unless it is exactly the same message (same id, same bytes): that is the same write, a success
- * with no second task.
+ * — unless it is the same message (same id, same fields and headers, whatever the order of its
+ * headers' bytes: lua/includes/sameTaskMessage.lua): that is the same write, a success with no
+ * second task.
  */
 export const enqueueMany = Effect.fn("Steps.enqueueMany")(function* (
   items: ReadonlyArray<EnqueueItem>
