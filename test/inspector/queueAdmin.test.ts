@@ -22,6 +22,7 @@ describe("deleteQueue", () => {
     // An idle effect-asynq worker's park (token and room) goes with the queue.
     await c.hset("asynq:{empty}:parked", "some-server", "1795796765.5")
     await c.hset("asynq:{empty}:parkroom", "some-server", "3")
+    await c.zadd("asynq:{empty}:handover", "1795796765000", "1795796765.5\n11\nsome-serverid")
     await h.run(deleteQueue("empty"))
     expect(await c.smembers("asynq:queues")).toEqual(["other"])
     expect(await queueKeyCount("empty")).toBe(0)
