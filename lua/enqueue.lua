@@ -3,16 +3,18 @@
 -- the list is FIFO). With a uniqueness lock key (KEYS[3]) the lock is taken in the same step.
 -- Checks come first and nothing is written unless every check passes (asynq's unique script took
 -- the lock before the id check, leaving a lock behind on an id conflict; this one does not).
--- When the queue had no pending task and an effect-asynq worker is parked on it, the task goes
--- straight to that worker instead, leased as a dequeue would lease it (includes/pushToParked.lua;
--- keys derived from KEYS[2]: asynq:{q}:parked, :parkroom, :paused, :active, :lease, :push:<server id>).
+-- When the queue had no pending task and an effect-asynq worker is parked on it (alive now, its
+-- token's lease safely ahead of pending_since), the task goes straight to that worker instead,
+-- leased as a dequeue would lease it (includes/pushToParked.lua; keys derived from KEYS[2]:
+-- asynq:{q}:parked, :parkroom, :paused, :active, :lease, :handover, :alive:<server id>,
+-- :push:<server id>).
 --
 -- KEYS[1]  task key prefix              asynq:{<q>}:t:   (task key = KEYS[1] .. ARGV[1])
 -- KEYS[2]  pending list                 asynq:{<q>}:pending
 -- KEYS[3]  (optional) uniqueness lock   asynq:{<q>}:unique:<type>:<md5(payload)>
 -- ARGV[1]  task id
 -- ARGV[2]  encoded TaskMessage (protobuf bytes)
--- ARGV[3]  pending_since: unix time in nanoseconds (decimal string)
+-- ARGV[3]  pending_since: unix time in nanoseconds (decimal string); also the enqueue's now for a hand-over
 -- ARGV[4]  queue name, published on the channel "effect-asynq:wake" when this push makes the
 --          pending list non-empty, so idle workers wake at once (edge-triggered: a busy queue
 --          costs no messages; PUBLISH touches no key, so it is cluster-safe)
@@ -31,7 +33,7 @@ local taskId, msg, pendingSince, queueName, lockTtlMs = unpack(ARGV)
 local taskKey = taskKeyPrefix .. taskId
 return addNewTask(taskKey, taskId, msg, lockKey, lockTtlMs, function()
   if redis.call("LPUSH", pendingKey, taskId) == 1 then
-    if pushToParked(pendingKey, taskKey, taskId, msg, lockKey, queueName) then
+    if pushToParked(pendingKey, taskKey, taskId, msg, lockKey, queueName, math.floor(tonumber(pendingSince) / 1000000)) then
       return
     end
     redis.call("PUBLISH", "effect-asynq:wake", queueName)

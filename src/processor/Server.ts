@@ -36,6 +36,7 @@ import { clearServerState, type ServerIdentity, serverStateLoop } from "./server
 import type { Settled } from "./settle.js"
 import { makeSignal } from "./Signal.js"
 import { subscribe } from "./subscriber.js"
+import { handoverTickLoop } from "./handoverTick.js"
 import { makeParking } from "./parking.js"
 import { receivePushes } from "./pushReceiver.js"
 import { makeObserver } from "../observability/workerObserver.js"
@@ -78,7 +79,10 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
 
     // Parking (tasks handed to this worker while it is idle) on a single node or Sentinel: on a
     // Cluster PUBSUB NUMSUB counts only the subscribers of the node that ran it (parking.ts).
-    const parking = broker.redis.isCluster ? undefined : makeParking(identity.serverId, opts.queueNames, () => (wake.raise(), slotFreed.raise()))
+    const clock = yield* Clock.Clock
+    const parking = broker.redis.isCluster
+      ? undefined
+      : makeParking(identity.serverId, opts.queueNames, () => (wake.raise(), slotFreed.raise()), () => clock.currentTimeMillisUnsafe())
     // The receiver first: a hand-over pushed before its first BLPOP waits in the list.
     if (parking) yield* receivePushes(identity.serverId, opts.queueNames, parking)
     const forwardWake = makeForwardWake()
@@ -96,6 +100,8 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
       yield* fork(recovererLoop(opts)),
       yield* fork(janitorLoop(opts.queueNames, opts.janitorIntervalMs))
     ]
+    // Its liveness mark and confirmations while it runs tasks, and the reclaim of stalled workers' hand-overs.
+    if (parking) others.push(yield* fork(handoverTickLoop({ server: identity.serverId, queues: opts.queueNames, parking, registry, leaseMs: opts.leaseMs })))
     if (opts.groupAggregator) others.push(yield* fork(aggregatorLoop(opts, opts.groupAggregator)))
     if (opts.healthCheck) others.push(yield* fork(healthCheckLoop(opts.healthCheck, opts.healthCheckIntervalMs)))
     const fetcher = yield* fork(fetchLoop(deps))

@@ -12,17 +12,29 @@
  * flight (that fetch usually comes back short: the queue was empty), else it goes back to the
  * head of pending.
  *
+ * Only a worker that is alive now is handed tasks: the enqueue checks the worker's liveness mark,
+ * which its hand-over tick (handoverTick.ts) renews every `handoverTickMs` with a lifetime of
+ * `livenessMarkTtlMs`, from this process's event loop (a frozen process or a blocked event loop
+ * keeps its connections, and so its presence on pub/sub, but not its mark), and uses a token only
+ * while its lease has 7 s or more left. The same tick confirms the hand-overs received here
+ * (`takeReceived`): until then each is recorded as unconfirmed, and one still unconfirmed 5 s after
+ * the hand-over goes back to pending, by any live worker's tick, without counting as an attempt
+ * (lua/reclaimHandovers.lua). So a task handed to a worker that stalls right after waits a few
+ * seconds, not the stall. A worker that notices it was stalled itself (`alive`, or a push arriving
+ * while its tick is overdue) treats it as a reconnect: what it was handed and did not start may
+ * have been reclaimed meanwhile, so it starts none of it and gives back what is still leased to it.
+ *
  * Nothing is lost when a message is: every token a fetch left is remembered (the last few per
  * queue), and after the receiver's connection came back (a hand-over popped for a reply that was
- * lost) or at shutdown, the tasks leased under those tokens that did not start here go back to
- * pending (releaseLeases, as for a dequeue whose reply was lost). An enqueue skips a worker that
- * died while parked (its presence channel has no subscriber); a hand-over lost with a crashed
- * worker is the recoverer's, once its lease runs out, as any task of a crashed worker.
+ * lost), after a stall, or at shutdown, the tasks leased under those tokens that did not start
+ * here go back to pending (releaseLeases, as for a dequeue whose reply was lost). An enqueue skips
+ * a worker that died while parked (its presence channel has no subscriber) or stalled (no mark).
  *
  * Single node and Sentinel only: on a Cluster, PUBSUB NUMSUB counts only the node's own subscribers.
  */
 import * as Effect from "effect/Effect"
 import { Broker } from "../broker/Broker.js"
+import type { ReceivedHandover } from "../broker/handovers.js"
 import { leaseScoreExpirySec } from "../broker/releaseLeases.js"
 import { publishWake } from "../broker/wake.js"
 import type { RedisError } from "../redis/errors.js"
@@ -31,7 +43,17 @@ import { type DequeueLeaseResult, type LeasedTask, type Parking, releaseLeasedTo
 import { queueFailures } from "../steps/queueFailures.js"
 import { queueKeys } from "../wire/keys.js"
 
-/** A task handed over (popped from the hand-over list, or published by a client of an earlier version). */
+/** How often a worker that parks renews its liveness mark and confirms what it was handed (ms). */
+export const handoverTickMs = 1000
+/**
+ * How long a liveness mark lives (ms): a worker whose event loop has not run its tick for this long
+ * is handed nothing more, and counts itself as stalled. Less than the 5 s a hand-over has to be
+ * confirmed (lua/includes/pushToParked.lua), so a worker that does not count itself as stalled
+ * has not been reclaimed from either.
+ */
+export const livenessMarkTtlMs = 3000
+
+/** A task handed over (popped from the hand-over list). */
 export interface Push {
   readonly queue: string
   readonly token: string
@@ -101,8 +123,17 @@ export interface DirectStart {
 export interface ParkingState {
   /** What the fetch loop's dequeues pass (`leaseFrom`). */
   readonly parking: Parking
-  /** Takes one hand-over (from the receiver's BLPOP, or published by a client of an earlier version). */
+  /** Takes one hand-over (from the receiver's BLPOP). */
   readonly onPush: (message: Buffer) => void
+  /**
+   * The hand-over tick ran at `nowMs`: when the one before was more than `livenessMarkTtlMs`
+   * earlier, this worker was stalled (see `ParkingState`'s file notes) and handles it as a reconnect.
+   */
+  readonly alive: (nowMs: number) => void
+  /** The hand-overs received since the last call, by queue (to confirm; taken off here). */
+  readonly takeReceived: () => Map<string, Array<ReceivedHandover>>
+  /** Gives back hand-overs `takeReceived` returned whose confirmation failed (confirmed at the next tick). */
+  readonly keepReceived: (queue: string, received: ReadonlyArray<ReceivedHandover>) => void
   /** A connection hand-overs come on came back: one may have been lost. */
   readonly onReconnect: () => void
   /** Sets (or clears) the direct start the idle fetch loop offers. */
@@ -132,7 +163,11 @@ interface Token {
   room?: number
 }
 
-export const makeParking = (server: string, queues: ReadonlyArray<string>, raise: () => void): ParkingState => {
+/**
+ * The parking state of worker `server` serving `queues`; `raise` wakes its fetch loop. With `clockMs`
+ * (the worker's Clock), a push that arrives while the hand-over tick is overdue counts as a stall.
+ */
+export const makeParking = (server: string, queues: ReadonlyArray<string>, raise: () => void, clockMs?: () => number): ParkingState => {
   /** Per queue, the last tokens left. */
   const tokens = new Map<string, Array<Token>>()
   const released = new Set<string>()
@@ -141,6 +176,27 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
   const waitingSince = new Map<string, number>()
   let reconnected = false
   let direct: DirectStart | undefined
+  /** Per queue, the hand-overs received since the tick last took them. */
+  let received = new Map<string, Array<ReceivedHandover>>()
+  /** When the hand-over tick last ran (undefined before its first run), and how long a stall it last noticed lasted. */
+  let aliveAtMs: number | undefined
+  let stallMs: number | undefined
+
+  /**
+   * This worker was stalled (its event loop did not run its tick for longer than its liveness mark
+   * lives): what was handed to it and did not start may have been reclaimed and given to another
+   * worker, so none of it starts here. Every token left so far is released now (a push under one is
+   * dropped from here on), and the fetch loop handles it as a reconnect (`settle` → `leave`: what
+   * is still leased under those tokens goes back to pending).
+   */
+  const stalled = (now: number) => {
+    stallMs = aliveAtMs === undefined ? 0 : now - aliveAtMs
+    aliveAtMs = now
+    for (const list of tokens.values()) for (const t of list) markReleased(t.token)
+    reconnected = true
+    raise()
+  }
+  const overdue = (now: number) => aliveAtMs !== undefined && now - aliveAtMs > livenessMarkTtlMs
 
   /**
    * Starts `push` through the idle loop's direct start when it can, as `settle` would with a
@@ -226,11 +282,32 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
     parking,
     onPush: (message) => {
       const push = parsePush(message)
-      if (!push || released.has(push.token)) return
+      if (!push) return
+      let list = received.get(push.queue)
+      if (list === undefined) received.set(push.queue, (list = []))
+      list.push({ token: push.token, id: push.id })
+      if (clockMs !== undefined) {
+        const now = clockMs()
+        if (overdue(now)) stalled(now)
+      }
+      if (released.has(push.token)) return
       // In arrival order: only when nothing waits before it (and no reconnect is to be handled).
       if (direct !== undefined && inbox.length === 0 && !reconnected && startDirect(direct, push)) return
       inbox.push(push)
       raise()
+    },
+    alive: (now) => {
+      if (overdue(now)) stalled(now)
+      else aliveAtMs = now
+    },
+    takeReceived: () => {
+      const taken = received
+      received = new Map()
+      return taken
+    },
+    keepReceived: (queue, kept) => {
+      const list = received.get(queue)
+      received.set(queue, list === undefined ? [...kept] : [...kept, ...list])
     },
     setDirect: (d) => {
       direct = d
@@ -276,6 +353,8 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
         }
         const wasReconnected = reconnected
         reconnected = false
+        const stall = stallMs
+        stallMs = undefined
         // Read as a dequeue's reply is (the corrupt ones set aside, a failure to do so its queue's).
         const tasks: Array<LeasedTask> = []
         const corrupt: Array<CorruptTask> = []
@@ -292,7 +371,12 @@ export const makeParking = (server: string, queues: ReadonlyArray<string>, raise
           (p) => sortLeased(p.queue, [{ id: p.id, bytes: p.bytes }], leaseScoreExpirySec(p.token), nowMs, tasks, corrupt, failures),
           { discard: true }
         )
+        const noteStall =
+          stall === undefined
+            ? Effect.void
+            : Effect.logWarning(`this worker was stalled (its event loop did not run for ${stall} ms): hand-overs to it that did not start are given back, not started`)
         return Effect.forEach(refused, (r) => release(r.push.queue, r.push.token, [], nowMs, r.expired ? "expired" : "noSlot"), { discard: true }).pipe(
+          Effect.andThen(noteStall),
           Effect.andThen(read),
           Effect.andThen(wasReconnected ? leave(nowMs) : Effect.void),
           Effect.map((): DequeueLeaseResult => {

@@ -4,13 +4,13 @@
  * forward channel (a scheduled or retry task due earlier than the forwarder planned to look). ioredis resubscribes
  * after a reconnect; messages sent while disconnected are lost, so a reconnect raises the wake
  * signal (a fetch looks at the queues at once) — a lost cancel is lost, as in asynq. With parking
- * (parking.ts), also this worker's presence channel (while it has a subscriber, enqueues hand this
- * worker tasks: pushReceiver.ts takes them) and the push channel on which clients of earlier
- * versions published hand-overs (those, and this connection's reconnects, go to the parking state).
+ * (parking.ts), also this worker's presence channel (while it has a subscriber, and the worker's
+ * liveness mark is fresh, enqueues hand this worker tasks: pushReceiver.ts takes them); this
+ * connection's reconnects go to the parking state.
  */
 import * as Effect from "effect/Effect"
 import { subscribeChannels } from "../broker/subscribe.js"
-import { cancelChannel, forwardChannel, legacyPushChannel, parkedPresenceChannel } from "../wire/keys.js"
+import { cancelChannel, forwardChannel, parkedPresenceChannel } from "../wire/keys.js"
 import type { Registry } from "./registry.js"
 import type { Signal } from "./Signal.js"
 import { wakeChannel } from "./wake.js"
@@ -41,8 +41,7 @@ export const subscribe = Effect.fn("Processor.subscribe")(function* (
       wake.raise()
       // Announcements sent while disconnected are lost: the forwarder looks now.
       forwardWake?.signal.raise()
-    },
-    ...(parking ? { buffers: { channels: [legacyPushChannel(parking.server)], onBuffer: (_channel: string, message: Buffer) => parking.state.onPush(message) } } : {})
+    }
   })
 })
 

@@ -26,15 +26,13 @@ export const forwardChannel = "effect-asynq:forward"
 /**
  * Not asynq's: the pub/sub channel an effect-asynq worker (its server id) listens on while it can be
  * handed tasks; nothing is published on it. An enqueue hands a task to a parked worker only when
- * this channel has a subscriber (lua/includes/pushToParked.lua), so a worker that is gone is skipped.
+ * this channel has a subscriber (lua/includes/pushToParked.lua), so a worker that died (its
+ * connections closed) is skipped at once. Workers of earlier versions listened on
+ * `effect-asynq:park:<server id>`, and took hand-overs published on `effect-asynq:push:<server id>`;
+ * today's workers listen on neither, so a client of an earlier version, which cannot tell a stalled
+ * worker from a live one, never hands them a task (it writes it as pending).
  */
-export const parkedPresenceChannel = (serverId: string) => `effect-asynq:park:${serverId}`
-/**
- * Not asynq's: the pub/sub channel on which clients of earlier versions of effect-asynq handed a task to a parked
- * worker (PUBLISH of the hand-over). Workers still take hand-overs from it, so those clients keep
- * working with newer workers during an upgrade; today's clients push to the worker's list instead.
- */
-export const legacyPushChannel = (serverId: string) => `effect-asynq:push:${serverId}`
+export const parkedPresenceChannel = (serverId: string) => `effect-asynq:parked:${serverId}`
 /**
  * Not asynq's: marks an HMAC request signature (its hex digest) as used, until the end of its
  * validity window, so the HTTP endpoints refuse a replayed request. One key per signature.
@@ -98,6 +96,18 @@ export interface QueueKeys {
    * task on the millisecond (lua/includes/delayTask.lua, lua/forward.lua).
    */
   readonly dueMs: string
+  /**
+   * Not asynq's: the hand-overs not yet confirmed by their worker (a zset: member
+   * `<token>\n<byte length of server id>\n<server id><task id>`, score: when it goes back to
+   * pending unless confirmed, unix ms). See lua/confirmHandovers.lua and lua/reclaimHandovers.lua.
+   */
+  readonly handover: string
+  /**
+   * Not asynq's: the liveness mark of the effect-asynq worker `serverId` (a string key with a
+   * 3 s expiry the worker renews every second from its own event loop): enqueues hand it tasks only
+   * while the mark exists.
+   */
+  readonly alive: (serverId: string) => string
   readonly processedTotal: string
   readonly failedTotal: string
   readonly groupPrefix: string
@@ -139,6 +149,8 @@ export const queueKeys = (queue: string): QueueKeys => {
     parkRoom: `${prefix}parkroom`,
     pushList: (serverId) => `${prefix}push:${serverId}`,
     dueMs: `${prefix}due_ms`,
+    handover: `${prefix}handover`,
+    alive: (serverId) => `${prefix}alive:${serverId}`,
     processedTotal: `${prefix}processed`,
     failedTotal: `${prefix}failed`,
     groupPrefix: `${prefix}g:`,

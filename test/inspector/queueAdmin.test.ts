@@ -24,6 +24,7 @@ describe("deleteQueue", () => {
     await c.hset("asynq:{empty}:parkroom", "some-server", "3")
     // An exact due time left behind by a task something else removed (effect-asynq's due_ms) goes too.
     await c.zadd("asynq:{empty}:due_ms", now + 400, "gone")
+    await c.zadd("asynq:{empty}:handover", "1795796765000", "1795796765.5\n11\nsome-serverid")
     await h.run(deleteQueue("empty"))
     expect(await c.smembers("asynq:queues")).toEqual(["other"])
     expect(await queueKeyCount("empty")).toBe(0)

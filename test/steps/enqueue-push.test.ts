@@ -6,12 +6,15 @@
  * the task is written as pending, as without parking.
  */
 import { Effect } from "effect"
+import { TestClock } from "effect/testing"
 import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Broker } from "../../src/broker/Broker.js"
+import { confirmHandoversScript, reclaimHandoversScript } from "../../src/broker/handovers.js"
+import { runScript } from "../../src/broker/script.js"
 import { leaseScore, leaseScoreExpirySec } from "../../src/broker/releaseLeases.js"
 import { unixSeconds } from "../../src/broker/time.js"
-import { makeParking, maxPushWaitMs, parsePush, type Push } from "../../src/processor/parking.js"
+import { livenessMarkTtlMs, makeParking, maxPushWaitMs, parsePush, type Push } from "../../src/processor/parking.js"
 import { leaseFrom } from "../../src/steps/dequeueLease.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import { decodeTaskMessage, encodeTaskMessage } from "../../src/wire/TaskMessage.js"
@@ -59,12 +62,19 @@ afterAll(() => {
 
 const run = <A, E>(eff: Effect.Effect<A, E, Broker>) => Effect.runPromise(eff.pipe(Effect.provide(testBrokerLayer())) as Effect.Effect<A>)
 
-/** Parks `server` on `queue` with a fresh token (a dequeue of `slots` tasks, one by default, from the empty queue); returns the token. */
+/** Sets the liveness mark of worker `as` in `queue`, for a minute (a live worker's tick renews it every second). */
+const markAlive = (queue: string, as = server) => admin.set(queueKeys(queue).alive(as), "1", "PX", 60_000)
+
+/**
+ * Parks `server` on `queue` with a fresh token (a dequeue of `slots` tasks, one by default, from the
+ * empty queue), its liveness mark set; returns the token.
+ */
 const park = async (queue: string, as = server, slots = 1) => {
   const tokens: Array<string> = []
   const got = await run(leaseFrom([queue], slots, 30_000, { server: as, parked: (_q, t) => tokens.push(t) }))
   expect(got.tasks).toEqual([])
   expect(tokens).toHaveLength(1)
+  await markAlive(queue, as)
   return tokens[0]!
 }
 
@@ -132,6 +142,7 @@ describe("enqueue hands a task to a parked worker", () => {
       expect(rooms).toEqual([2])
       expect(await admin.hget(k.parked, server)).toBe(tokens[0])
       expect(await admin.hget(k.parkRoom, server)).toBe("2")
+      await markAlive("push-room")
       const a = await run(enqueue("t", 1, { queue: "push-room" }))
       // Room left: the token stays.
       expect(await admin.hget(k.parked, server)).toBe(tokens[0])
@@ -261,6 +272,163 @@ describe("enqueue hands a task to a parked worker", () => {
       expect(await admin.hget(p.task(paused.id), "state")).toBe("pending")
       expect(await admin.lrange(p.pending, 0, -1)).toEqual([paused.id])
       expect(await takePushes("push-paused")).toEqual([])
+    }))
+})
+
+/** Runs `eff` with its Clock a TestClock set to `atMs`. */
+const runAt = <A, E>(atMs: number, eff: Effect.Effect<A, E, Broker>) =>
+  run(Effect.andThen(TestClock.setTime(atMs), eff).pipe(Effect.provide(TestClock.layer())))
+
+/** The hand-over record of task `id` handed to `as` under `token` (lua/includes/pushToParked.lua). */
+const recordOf = (token: string, id: string, as = server) => `${token}\n${Buffer.byteLength(as)}\n${as}${id}`
+
+describe("a hand-over goes only to a worker alive now, under a lease safely ahead", () => {
+  it("uses a token only while 7 s or more of its lease are left at the enqueue's now: later the task is pending and the token dropped", () =>
+    present(async () => {
+      const queue = "push-lease-left"
+      const k = queueKeys(queue)
+      const parkedAt = 1_800_000_000_000
+      // A park for 30 s (the default lease) at parkedAt; its expiry second is parkedAt + 30 s.
+      const parkAt = async () => {
+        const tokens: Array<string> = []
+        await runAt(parkedAt, leaseFrom([queue], 1, 30_000, { server, parked: (_q, t) => tokens.push(t) }))
+        await markAlive(queue)
+        return tokens[0]!
+      }
+      await parkAt()
+      // 23 s later, 7 s are left: handed over.
+      const inTime = await runAt(parkedAt + 23_000, enqueue("t", 1, { queue }))
+      expect(await admin.hget(k.task(inTime.id), "state")).toBe("active")
+      expect((await takePushes(queue)).map((p) => p.id)).toEqual([inTime.id])
+      await admin.del(k.active, k.lease, k.handover)
+      // 23.001 s later, less than 7 s: pending, the token gone (the worker parks again when it looks).
+      await parkAt()
+      const late = await runAt(parkedAt + 23_001, enqueue("t", 2, { queue }))
+      expect(await admin.hget(k.task(late.id), "state")).toBe("pending")
+      expect(await admin.lrange(k.pending, 0, -1)).toEqual([late.id])
+      expect(await admin.hexists(k.parked, server)).toBe(0)
+      expect(await admin.hexists(k.parkRoom, server)).toBe(0)
+      expect(await takePushes(queue)).toEqual([])
+      await admin.del(k.pending)
+      // Long after the lease ran out (a worker stalled for minutes, still subscribed): pending.
+      await parkAt()
+      const stale = await runAt(parkedAt + 120_000, enqueue("t", 3, { queue }))
+      expect(await admin.hget(k.task(stale.id), "state")).toBe("pending")
+      expect(await admin.zcard(k.lease)).toBe(0)
+      expect(await takePushes(queue)).toEqual([])
+    }))
+
+  it("hands nothing to a worker still subscribed but without a liveness mark (stalled): the task is pending and its token dropped", () =>
+    present(async () => {
+      const queue = "push-stalled"
+      const k = queueKeys(queue)
+      await park(queue)
+      // The mark expires 3 s after a worker's event loop last ran its tick.
+      await admin.del(k.alive(server))
+      const info = await run(enqueue("t", 1, { queue }))
+      expect(await admin.hget(k.task(info.id), "state")).toBe("pending")
+      expect(await admin.lrange(k.pending, 0, -1)).toEqual([info.id])
+      expect(await admin.zcard(k.lease)).toBe(0)
+      expect(await admin.hexists(k.parked, server)).toBe(0)
+      expect(await admin.hexists(k.parkRoom, server)).toBe(0)
+      expect(await takePushes(queue)).toEqual([])
+      await waitFor("the wake-up", () => wakes, (w) => w.includes(queue))
+    }))
+})
+
+describe("a hand-over is confirmed by its worker, or goes back to pending", () => {
+  /** Parks `server` on `queue` at `atMs` with room for `slots`, and hands it one task per payload at `atMs`; returns the token and the ids. */
+  const handOverAt = async (queue: string, atMs: number, payloads: ReadonlyArray<number>) => {
+    const tokens: Array<string> = []
+    await runAt(atMs, leaseFrom([queue], payloads.length, 30_000, { server, parked: (_q, t) => tokens.push(t) }))
+    await markAlive(queue)
+    const ids: Array<string> = []
+    for (const n of payloads) ids.push((await runAt(atMs, enqueue("t", n, { queue }))).id)
+    return { token: tokens[0]!, ids }
+  }
+
+  it("records each hand-over as unconfirmed for 5 s; the worker's confirmation renews its mark, drops the record and gives a task it runs its own lease", () =>
+    present(async () => {
+      const queue = "push-confirm"
+      const k = queueKeys(queue)
+      const at = 1_800_000_000_000
+      const { token, ids } = await handOverAt(queue, at, [1, 2])
+      // (two records of one score are in member order)
+    expect(await admin.zrange(k.handover, "0", "-1", "WITHSCORES")).toEqual(
+      ids.map((id) => recordOf(token, id)).sort().flatMap((record) => [record, String(at + 5000)])
+    )
+      // The second one finished before the worker confirmed it (no longer leased).
+      await admin.zrem(k.lease, ids[1]!)
+      await admin.del(k.alive(server))
+      const expiresSec = unixSeconds(at + 1000 + 30_000)
+      const held = await run(
+        runScript(confirmHandoversScript, { queue, server, markTtlMs: 3000, leaseExpiresAtSec: expiresSec, received: ids.map((id) => ({ token, id })) })
+      )
+      expect(held).toEqual([ids[0]])
+      expect(await admin.zcard(k.handover)).toBe(0)
+      expect(Number(await admin.zscore(k.lease, ids[0]!))).toBe(expiresSec)
+      const ttl = await admin.pttl(k.alive(server))
+      expect(ttl).toBeGreaterThan(0)
+      expect(ttl).toBeLessThanOrEqual(3000)
+      // A confirmation again (its reply lost) changes nothing: the lease is the worker's already.
+      expect(await run(runScript(confirmHandoversScript, { queue, server, markTtlMs: 3000, leaseExpiresAtSec: expiresSec + 1, received: [{ token, id: ids[0]! }] }))).toEqual([])
+      expect(Number(await admin.zscore(k.lease, ids[0]!))).toBe(expiresSec)
+      // Nothing to reclaim, whenever it runs.
+      expect(await run(runScript(reclaimHandoversScript, { queue, nowMs: at + 60_000, max: 100 }))).toBe(0)
+      expect(await admin.lrange(k.active, 0, -1)).toEqual([ids[1], ids[0]])
+    }))
+
+  it("gives an unconfirmed hand-over back 5 s after it was handed over: off the worker's list, at the head of pending, not counted as an attempt", () =>
+    present(async () => {
+      const queue = "push-reclaim"
+      const k = queueKeys(queue)
+      const at = 1_800_000_000_000
+      const { ids } = await handOverAt(queue, at, [1, 2])
+      const [popped, waiting] = ids as [string, string]
+      // The worker popped the first (then froze before confirming it); the second still waits on its list.
+      const first = parsePush((await admin.rpopBuffer(k.pushList(server)))!)!
+      expect(first.id).toBe(popped)
+      // One more task arrives meanwhile (pending: the worker's room is used up).
+      const later = await runAt(at + 1000, enqueue("t", 3, { queue }))
+      expect(await run(runScript(reclaimHandoversScript, { queue, nowMs: at + 4999, max: 100 }))).toBe(0)
+      expect(await run(runScript(reclaimHandoversScript, { queue, nowMs: at + 5000, max: 100 }))).toBe(2)
+      expect(await admin.zcard(k.handover)).toBe(0)
+      expect(await admin.zcard(k.lease)).toBe(0)
+      expect(await admin.llen(k.active)).toBe(0)
+      // The worker, should it wake up, finds nothing more on its list.
+      expect(await admin.llen(k.pushList(server))).toBe(0)
+      // Taken before the task that came later (the worker pops from the right): the hand-overs in their order.
+      const order: Array<string> = []
+      for (;;) {
+        const id = await admin.rpop(k.pending)
+        if (id === null) break
+        order.push(id)
+      }
+      expect(order.slice(-1)).toEqual([later.id])
+      expect(new Set(order.slice(0, 2))).toEqual(new Set([popped, waiting]))
+      for (const id of [popped, waiting]) {
+        const hash = await admin.hgetall(k.task(id))
+        expect(hash.state).toBe("pending")
+        expect(hash.pending_since).toBe(`${BigInt(at + 5000) * 1_000_000n}`)
+        // Not an attempt: the message is as enqueued (retried 0, no error).
+        const msg = decodeTaskMessage((await admin.hgetBuffer(k.task(id), "msg"))!)
+        expect({ retried: msg.retried, errorMsg: msg.errorMsg }).toEqual({ retried: 0, errorMsg: "" })
+      }
+    }))
+
+  it("reclaims nothing whose lease moved (the worker's heartbeat held it) or that was given back already, and drops a damaged record", () =>
+    present(async () => {
+      const queue = "push-reclaim-kept"
+      const k = queueKeys(queue)
+      const at = 1_800_000_000_000
+      const { ids } = await handOverAt(queue, at, [1, 2])
+      await admin.zadd(k.lease, unixSeconds(at + 40_000), ids[0]!)
+      await admin.zrem(k.lease, ids[1]!)
+      await admin.zadd(k.handover, at, "no newline at all")
+      expect(await run(runScript(reclaimHandoversScript, { queue, nowMs: at + 5000, max: 100 }))).toBe(0)
+      expect(await admin.zcard(k.handover)).toBe(0)
+      expect(await admin.lrange(k.active, 0, -1)).toEqual([ids[1], ids[0]])
+      expect(await admin.llen(k.pending)).toBe(0)
     }))
 })
 
@@ -419,6 +587,59 @@ describe("the worker's side of a hand-over (makeParking)", () => {
       expect(await admin.lrange(k.pending, 0, -1)).toEqual([third.id])
       expect(await admin.zscore(k.lease, third.id)).toBeNull()
       await admin.del(k.pending)
+    } finally {
+      await sub.unsubscribe(parkedPresenceChannel(server))
+    }
+  })
+
+  it("after a stall (its hand-over tick overdue by more than its liveness mark lives), starts nothing it was handed before: it goes back to pending", async () => {
+    await sub.subscribe(parkedPresenceChannel(server))
+    try {
+      const queue = "push-woke"
+      const k = queueKeys(queue)
+      let now = Date.now()
+      let raised = 0
+      const parking = makeParking(server, [queue], () => void raised++, () => now)
+      const started: Array<string> = []
+      parking.setDirect({ nowMs: () => now, hasSlot: () => true, start: (t) => void started.push(t.msg.id), repark: () => {} })
+      // In time (the tick ran 3 s ago): the push starts at once.
+      parking.alive(now)
+      now += livenessMarkTtlMs
+      const inTime = await handOverTo(parking, queue, 1)
+      expect(started).toEqual([inTime.id])
+      parking.alive(now)
+      // The worker was frozen right after a hand-over reached it: its tick is late when the push is read.
+      const token = await park(queue)
+      parking.parking.parked(queue, token)
+      const late = await run(enqueue("t:handover", { n: 2 }, { queue }))
+      const [message] = await takeRaw(queue)
+      now += livenessMarkTtlMs + 1
+      parking.onPush(message!)
+      expect(started).toEqual([inTime.id])
+      expect(parking.pending()).toBe(true)
+      expect(raised).toBeGreaterThan(0)
+      const got = await run(parking.settle(() => "start", now))
+      expect(got.tasks).toEqual([])
+      expect(await admin.lrange(k.pending, 0, -1)).toEqual([late.id])
+      expect(await admin.hget(k.task(late.id), "state")).toBe("pending")
+      expect(await admin.zscore(k.lease, late.id)).toBeNull()
+      // Both are confirmed at the next tick (the records go; only the first is still leased here).
+      expect(parking.takeReceived().get(queue)).toEqual([
+        { token: inTime.token, id: inTime.id },
+        { token, id: late.id }
+      ])
+      // A tick that comes late counts as a stall too: a push under an earlier token is not started.
+      await admin.del(k.pending)
+      const token2 = await park(queue)
+      parking.parking.parked(queue, token2)
+      const third = await run(enqueue("t:handover", { n: 3 }, { queue }))
+      const [message3] = await takeRaw(queue)
+      now += livenessMarkTtlMs + 1
+      parking.alive(now)
+      parking.onPush(message3!)
+      expect(started).toEqual([inTime.id])
+      await run(parking.settle(() => "start", now))
+      expect(await admin.lrange(k.pending, 0, -1)).toEqual([third.id])
     } finally {
       await sub.unsubscribe(parkedPresenceChannel(server))
     }

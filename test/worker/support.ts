@@ -10,8 +10,14 @@ export interface WorkerProcess {
   readonly exited: Promise<number | null>
 }
 
-export const spawnWorker = (redisUrl: string, args: ReadonlyArray<string>, env: Record<string, string> = {}): WorkerProcess => {
-  const child = spawn(process.execPath, ["--import", "tsx", "adapters/worker/main.ts", "test/worker/fixtures/recordingHandlers.ts", "--redis-url", redisUrl, "--log-level", "warn", ...args], {
+/** Starts `effect-asynq worker` with `handlersModule` (default: the recording handlers), `args` and `env`. */
+export const spawnWorker = (
+  redisUrl: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {},
+  handlersModule = "test/worker/fixtures/recordingHandlers.ts"
+): WorkerProcess => {
+  const child = spawn(process.execPath, ["--import", "tsx", "adapters/worker/main.ts", handlersModule, "--redis-url", redisUrl, "--log-level", "warn", ...args], {
     cwd: root,
     env: { ...process.env, REDIS_URL: redisUrl, ...env },
     stdio: ["ignore", "pipe", "pipe"]
