@@ -375,3 +375,35 @@ describe("longTasks: a task whose own timeout ends after the drain's hard stop (
     expect(s).toMatchObject({ succeeded: 2, skipped: 0, longTasks: "run" })
   })
 })
+
+describe("issue 29: tasks with no handler are warned about once per type and queue per interval (TestClock)", () => {
+  it("5 tasks of an unhandled type: 1 warning naming the type, the queue and the retry; again after 60 s", async () => {
+    const q = queueKeys("unhandled")
+    await runNow(Effect.forEach([0, 1, 2, 3, 4], (i) => enqueue("nobody:home", { i }, { queue: "unhandled" }), { discard: true }))
+    const warnings: Array<string> = []
+    const capture = Logger.make(({ logLevel, message }) => {
+      if (logLevel === "Warn") warnings.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
+    })
+    const config: Config = { queues: ["unhandled"], safetyMarginMs: 1000, retryDelay: () => 60_000, handler: { "somebody:": () => Effect.void } }
+    const drainFrom = (startMs: number) =>
+      Effect.runPromise(
+        Effect.gen(function* () {
+          yield* TestClock.setTime(startMs)
+          return yield* drain(config, startMs + 3000)
+        }).pipe(Effect.provide(Layer.mergeAll(brokerTestLayer(), TestClock.layer(), Logger.layer([capture])))) as Effect.Effect<DrainSummary>
+      )
+    const first = await drainFrom(1_000_000)
+    expect(first).toMatchObject({ retried: 5, stoppedBecause: "empty" })
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain(`no handler for task type "nobody:home" in queue "unhandled"`)
+    expect(warnings[0]).toContain("go to retry (this one in 60000 ms, attempt 1 of 26")
+    expect(await redis.zcard(q.retry)).toBe(5)
+    // Within the interval: said once already. After it: said again.
+    await runNow(enqueue("nobody:home", { i: 5 }, { queue: "unhandled" }))
+    await drainFrom(1_059_000)
+    expect(warnings).toHaveLength(1)
+    await runNow(enqueue("nobody:home", { i: 6 }, { queue: "unhandled" }))
+    await drainFrom(1_061_000)
+    expect(warnings).toHaveLength(2)
+  })
+})
