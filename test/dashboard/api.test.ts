@@ -16,7 +16,7 @@ import { Redis as IORedis } from "ioredis"
 import { flushTestDb, testRedisUrl } from "../support/redis.js"
 import { arrangeDashboardData, type DashboardData, traceId, traceparent } from "./fixture.js"
 
-const origin = "http://dash.test"
+const origin = "http://localhost:8080"
 let data: DashboardData
 let readOnly: DashboardHandler
 let rt: ManagedRuntime.ManagedRuntime<Broker, unknown>
@@ -358,7 +358,12 @@ describe("dashboard as a Lambda function URL handler", () => {
       const api = await h(event("/api/queues", { cookies: [visit.cookies![0]!.split(";")[0]!] }))
       expect(api.statusCode).toBe(200)
       expect((JSON.parse(api.body) as { queues: Array<{ queue: string }> }).queues.map((q) => q.queue).sort()).toEqual(["cron", "default", "low", "slow"])
-      const refused = await h(event("/api/queues/default:pause", { headers: { host: "abc.lambda-url.eu-west-1.on.aws", authorization: "Bearer lambda-token" }, requestContext: { http: { method: "POST" } } }))
+      const refused = await h(
+        event("/api/queues/default:pause", {
+          headers: { host: "abc.lambda-url.eu-west-1.on.aws", authorization: "Bearer lambda-token" },
+          requestContext: { http: { method: "POST" }, domainName: "abc.lambda-url.eu-west-1.on.aws" }
+        })
+      )
       expect(refused.statusCode).toBe(403)
     } finally {
       await h.close()
