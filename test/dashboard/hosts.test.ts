@@ -6,31 +6,12 @@
  * configured names are answered; bad allowedHosts and actions on a non-loopback address without a
  * token are refused up front.
  */
-import { request as httpRequest } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type DashboardServer, serveDashboard } from "../../adapters/dashboard/index.js"
 import { createClient } from "../../src/client.js"
 import { createInspector } from "../../src/inspector/promise.js"
 import { flushTestDb, testRedisUrl } from "../support/redis.js"
-
-interface RawAnswer {
-  readonly status: number
-  readonly headers: Record<string, string | Array<string> | undefined>
-  readonly body: string
-}
-
-/** One request over a fresh connection to 127.0.0.1:port with exactly the Host header given. */
-const raw = (port: number, host: string, path: string, method = "GET", headers: Record<string, string> = {}): Promise<RawAnswer> =>
-  new Promise((resolve, reject) => {
-    const req = httpRequest({ host: "127.0.0.1", port, path, method, headers: { host, ...headers }, agent: false }, (res) => {
-      let body = ""
-      res.setEncoding("utf8")
-      res.on("data", (c: string) => (body += c))
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
-    })
-    req.on("error", reject)
-    req.end()
-  })
+import { rawHttp as raw } from "./rawHttp.js"
 
 const inspector = createInspector({ url: testRedisUrl() })
 let readOnly: DashboardServer
