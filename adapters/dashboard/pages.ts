@@ -2,7 +2,8 @@
  * The dashboard's HTML shell and static assets, served from strings compiled into the package
  * (no CDN, no front-end build: it works offline). The shell carries the configuration the script
  * needs (read-only or not, base path) as inert JSON; a Content-Security-Policy allows only this
- * origin's script and style.
+ * origin's script and style. The token form needs no script, and its stylesheet is served without
+ * the token (see handler.ts).
  */
 import { appJs } from "./assets/app.js"
 import { styleCss } from "./assets/style.js"
@@ -20,6 +21,7 @@ const assets: Record<string, { readonly type: string; readonly body: string }> =
   "style.css": { type: "text/css; charset=utf-8", body: styleCss }
 }
 
+/** A compiled-in asset by file name (app.js, style.css), or 404. */
 export const assetResponse = (name: string): Response => {
   const asset = assets[name]
   if (asset === undefined) return new Response("not found", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } })
