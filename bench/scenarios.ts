@@ -24,6 +24,8 @@ export interface RateResult extends CostPerTask {
   readonly tasks: number
   readonly seconds: number
   readonly perSecond: number
+  /** Payload-size processing: characters of body the handler read per task (the payload's size when all went well). */
+  readonly bodyBytesRead?: number
 }
 
 export interface BulkResult extends RateResult {
@@ -56,10 +58,14 @@ export const payloadBody = (bytes: number, n: number): string => {
 const payloads = (n: number, from = 0, bytes = 0): Payload[] =>
   Array.from({ length: n }, (_, i) => (bytes > 0 ? { n: from + i, t: 0, s: payloadBody(bytes, from + i) } : { n: from + i, t: 0 }))
 
-/** What the handler of the payload-size scenarios does with a payload: reads every field (as a real handler would). */
-let payloadSink = 0
-const readPayload = (p: Payload): void => {
-  payloadSink = (payloadSink + p.n + (p.s === undefined ? 0 : p.s.length + p.s.charCodeAt(p.s.length - 1))) | 0
+/**
+ * What the handler of the payload-size scenarios does with a payload: reads every field (as a real
+ * handler would); returns how many characters of body it read.
+ */
+const readPayload = (p: Payload): number => {
+  const s = p.s
+  // Its last character too (a body holds no NUL: a payload cut short or garbled reads as 0 bytes).
+  return s === undefined || s.length === 0 || s.charCodeAt(s.length - 1) === 0 ? 0 : s.length
 }
 
 const cost = (tasks: number, nodeUs: number, delta: RedisDelta): CostPerTask => {
@@ -146,8 +152,9 @@ export const processThroughput = async (lib: LibAdapter, admin: Redis, n: number
   let resolveAll!: () => void
   const all = new Promise<void>((r) => (resolveAll = r))
   const t0 = nowMs()
+  let bodyRead = 0
   const worker = await lib.startWorker(concurrency, (p) => {
-    if (bytes > 0) readPayload(p)
+    if (bytes > 0) bodyRead += readPayload(p)
     if (++seen === n) {
       lastAt = nowMs()
       resolveAll()
@@ -162,7 +169,9 @@ export const processThroughput = async (lib: LibAdapter, admin: Redis, n: number
   const after = await redisSnapshot(admin)
   if (seen < n) throw new Error(`${lib.name}: processed ${seen} of ${n} tasks within ${timeoutMs} ms (concurrency ${concurrency})`)
   const seconds = (lastAt - t0) / 1000
-  return { tasks: n, seconds: round(seconds, 4), perSecond: Math.round(n / seconds), ...cost(n, nodeUs, redisDelta(before, after)) }
+  const result = { tasks: n, seconds: round(seconds, 4), perSecond: Math.round(n / seconds), ...cost(n, nodeUs, redisDelta(before, after)) }
+  // The payload-size scenarios also say how much body the handler read per task (the whole payload, or the run is wrong).
+  return bytes > 0 ? { ...result, bodyBytesRead: round(bodyRead / n, 1) } : result
 }
 
 /**
