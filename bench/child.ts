@@ -25,6 +25,8 @@ export interface ChildJob {
   readonly timeoutMs: number
   /** Write a CPU profile of the measured window (not the warm-up or fill) to this file. */
   readonly profileFile?: string
+  /** The payload-size scenarios: each task carries a body of this many bytes (enqueueSerial, enqueueBulk, process). */
+  readonly payloadBytes?: number
 }
 
 export type ChildReply = { ok: true; result: unknown; settings: string } | { ok: false; error: string; pending: boolean }
@@ -55,13 +57,13 @@ const run = async (job: ChildJob): Promise<{ result: unknown; settings: string }
     const once = (n: number) => {
       switch (job.scenario) {
         case "enqueueSerial":
-          return enqueueSerial(lib, admin, n)
+          return enqueueSerial(lib, admin, n, job.payloadBytes)
         case "enqueueConcurrent":
           return enqueueConcurrent(lib, admin, n)
         case "enqueueBulk":
-          return enqueueBulk(lib, admin, n)
+          return enqueueBulk(lib, admin, n, job.payloadBytes)
         case "process":
-          return processThroughput(lib, admin, n, job.concurrency, job.timeoutMs)
+          return processThroughput(lib, admin, n, job.concurrency, job.timeoutMs, job.payloadBytes)
         case "processSteady":
           // The warm-up runs inside the measured worker (scenarios.ts: processSteady).
           return processSteady(lib, admin, n, job.concurrency, job.timeoutMs, job.warmup)

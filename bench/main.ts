@@ -22,13 +22,19 @@
  *                                      min(1,000, tasks/10)): a longer one measures V8's steady state
  *   npm run bench -- --baseline=DIR    also runs the effect-asynq of another checkout DIR (e.g. `git worktree add
  *                                      /tmp/base <commit>`) as "effect-asynq@base", interleaved with the others,
- *                                      and prints an A/B table (this tree ÷ base)
+ *                                      and prints an A/B table (this tree ÷ base); both run this tree's harness
+ *                                      (bench/), only the library (src/) comes from DIR
  *   npm run bench -- coldstart         the cold-start benchmark instead: fresh processes that import the library,
  *                                      enqueue one task and exit, beside bee-queue and BullMQ, bundled and
  *                                      unbundled (bench/coldstart/main.ts; --runs=N, --modes=bundled,unbundled)
  *   npm run bench -- --profile         also a CPU profile of each measured window (bench/results/profiles/),
- *                                      and a per-task CPU breakdown by area (Effect, ioredis, protobuf, …);
+ *                                      and a per-task CPU breakdown by area (Effect, ioredis, protobuf, …), for
+ *                                      the payload-size scenarios also per KB of payload;
  *                                      the profiler costs CPU itself, so compare breakdowns with each other only
+ *
+ * The payload-size scenarios (enqueueSerial1k/10k/100k, enqueueBulk…, process100_1k/10k/100k) are
+ * the same scenarios with each task carrying a body of 1 KB, 10 KB or 100 KB (a string field the
+ * handler reads); a scenario moves at most 200 MB of payload, so at 100 KB it runs 2,000 tasks.
  *
  * Each (scenario, library) pair runs in its own fresh Node process (bench/child.ts) after a
  * discarded warm-up; the libraries take turns scenario by scenario (the starting library rotates)
@@ -39,6 +45,7 @@
 import { fork } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { cpus, loadavg, totalmem } from "node:os"
+import { dirname, relative, resolve as resolvePath, sep } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { ChildJob, ChildReply, ScenarioName } from "./child.js"
 import { libNames, type LibName } from "./libs/types.js"
@@ -55,7 +62,22 @@ interface ScenarioSpec {
   readonly title: string
   /** Run only when named in --scenarios (not part of the default run, no target). */
   readonly optIn?: boolean
+  /** The payload-size scenarios: each task carries a body of this many bytes (bench/scenarios.ts, payloadBody). */
+  readonly payloadBytes?: number
 }
+
+/** The payload sizes of the payload-size scenarios (1 KB, 10 KB, 100 KB), by key suffix. */
+const payloadSizes: ReadonlyArray<readonly [string, number]> = [["1k", 1_000], ["10k", 10_000], ["100k", 100_000]]
+/**
+ * A payload-size scenario moves at most this many payload bytes (tasks × size): at 100 KB, 2,000
+ * tasks (200 MB in Redis at once when prefilled) instead of --tasks.
+ */
+const payloadBudgetBytes = 200_000_000
+const payloadScenarios: ReadonlyArray<ScenarioSpec> = payloadSizes.flatMap(([suffix, bytes]) => [
+  { key: `enqueueSerial${suffix}`, scenario: "enqueueSerial", concurrency: 1, title: `${suffix.toUpperCase()}B payload: enqueue one-by-one, awaited in turn`, payloadBytes: bytes },
+  { key: `enqueueBulk${suffix}`, scenario: "enqueueBulk", concurrency: 1, title: `${suffix.toUpperCase()}B payload: enqueue bulk (batches of ${bulkBatch})`, payloadBytes: bytes },
+  { key: `process100_${suffix}`, scenario: "process", concurrency: 100, title: `${suffix.toUpperCase()}B payload: processing, concurrency 100, handler reads it`, payloadBytes: bytes }
+])
 
 const scenarioList: ReadonlyArray<ScenarioSpec> = [
   { key: "enqueueSerial", scenario: "enqueueSerial", concurrency: 1, title: "enqueue one-by-one, awaited in turn" },
@@ -67,7 +89,8 @@ const scenarioList: ReadonlyArray<ScenarioSpec> = [
   { key: "latency", scenario: "latency", concurrency: 10, title: "enqueue→handler latency at 500 tasks/s, concurrency 10" },
   { key: "scheduledLateness", scenario: "scheduledLateness", concurrency: 10, title: "scheduled lateness: delayed, 200 ms retries, a burst due at once" },
   { key: "process10steady", scenario: "processSteady", concurrency: 10, title: "no-op processing, concurrency 10, one long-running worker", optIn: true },
-  { key: "process100steady", scenario: "processSteady", concurrency: 100, title: "no-op processing, concurrency 100, one long-running worker", optIn: true }
+  { key: "process100steady", scenario: "processSteady", concurrency: 100, title: "no-op processing, concurrency 100, one long-running worker", optIn: true },
+  ...payloadScenarios
 ]
 
 const arg = (name: string): string | undefined => {
@@ -133,14 +156,24 @@ const renderAB = (results: Results): string => {
   return lines.join("\n")
 }
 
-/** The breakdown table: one row per profiled (scenario, library), µs per task by area. */
+/**
+ * The breakdown table: one row per profiled (scenario, library), µs per task by area; for the
+ * payload-size scenarios also per KB of payload (each area, the measured Node CPU and Redis CPU
+ * divided by the payload's size in KB), so sizes compare: what grows with the bytes shows there.
+ */
 const renderBreakdown = (results: Results): string => {
-  const lines = [`| scenario | library | ${areas.join(" | ")} | profiled total | measured Node CPU |`, `|---|---|${areas.map(() => "---:").join("|")}|---:|---:|`]
+  const lines = [
+    `| scenario | library | ${areas.join(" | ")} | profiled total | measured Node CPU | Redis CPU |`,
+    `|---|---|${areas.map(() => "---:").join("|")}|---:|---:|---:|`
+  ]
+  const cell = (v: number | undefined, kb: number | undefined) => (v === undefined ? "–" : kb === undefined ? v.toFixed(1) : `${v.toFixed(1)} (${(v / kb).toFixed(2)}/KB)`)
   for (const [scenario, byLib] of Object.entries(results)) {
     for (const [lib, r] of Object.entries(byLib)) {
       if (typeof r !== "object" || r === null || !("cpu:total" in r)) continue
       const f = r as Record<string, number>
-      lines.push(`| ${scenario} | ${lib} | ${areas.map((a) => f[`cpu:${a}`]!.toFixed(1)).join(" | ")} | ${f["cpu:total"]!.toFixed(1)} | ${f.nodeCpuUs?.toFixed(1) ?? "–"} |`)
+      const kb = typeof f.payloadBytes === "number" ? f.payloadBytes / 1000 : undefined
+      const cells = [...areas.map((a) => cell(f[`cpu:${a}`], kb)), cell(f["cpu:total"], kb), cell(f.nodeCpuUs, kb), cell(f.redisCpuUs, kb)]
+      lines.push(`| ${scenario} | ${lib} | ${cells.join(" | ")} |`)
     }
   }
   return lines.join("\n")
@@ -168,16 +201,40 @@ const buildChild = async (fromDir?: string): Promise<string> => {
   const { build } = await import("esbuild")
   const outfile = fileURLToPath(new URL(fromDir === undefined ? "./results/.build/child.mjs" : "./results/.build/child-base.mjs", import.meta.url))
   await build({
-    entryPoints: [fromDir === undefined ? fileURLToPath(new URL("./child.ts", import.meta.url)) : `${fromDir}/bench/child.ts`],
+    entryPoints: [fileURLToPath(new URL("./child.ts", import.meta.url))],
     bundle: true,
     platform: "node",
     format: "esm",
     target: "node20",
     packages: "external",
     outfile,
-    logLevel: "warning"
+    logLevel: "warning",
+    plugins: fromDir === undefined ? [] : [libraryFrom(fromDir)]
   })
   return outfile
+}
+
+/**
+ * An esbuild plugin for the baseline's child: this tree's harness (bench/), so both sides run the
+ * same scenarios, with every import of the library (this tree's src/, adapters/) taken from the
+ * checkout `dir` instead.
+ */
+const libraryFrom = (dir: string): import("esbuild").Plugin => {
+  const here = fileURLToPath(new URL("../", import.meta.url))
+  const there = resolvePath(dir) + sep
+  return {
+    name: "library-from-baseline",
+    setup(b) {
+      b.onResolve({ filter: /^\.\.?\// }, async (args) => {
+        if (args.pluginData === "baseline" || !args.importer.startsWith(`${here}bench${sep}`)) return undefined
+        const target = resolvePath(dirname(args.importer), args.path)
+        if (target.startsWith(`${here}bench${sep}`)) return undefined
+        const resolveDir = there + relative(here, dirname(args.importer))
+        const r = await b.resolve(args.path, { resolveDir, kind: args.kind, importer: args.importer, pluginData: "baseline" })
+        return r.errors.length > 0 ? { errors: r.errors } : { path: r.path }
+      })
+    }
+  }
 }
 let childPath = ""
 let baseChildPath = ""
@@ -224,7 +281,8 @@ const main = async () => {
         const order = names.map((_, i) => names[(i + si + round) % names.length]!)
         for (const lib of order) {
           if (pendingLibs.has(lib) || !runsScenario(lib, spec.scenario)) continue
-          const n = spec.scenario === "latency" ? latencyTasks : tasks
+          const n =
+            spec.scenario === "latency" ? latencyTasks : spec.payloadBytes === undefined ? tasks : Math.min(tasks, Math.floor(payloadBudgetBytes / spec.payloadBytes))
           // The latency warm-up runs 5 s at 500/s: at that rate V8 is still optimizing every library's hot
           // functions for seconds (its background compiles compete for the 2 cores), and a shorter warm-up
           // measures that rather than the steady state (see README, Benchmarks).
@@ -239,7 +297,8 @@ const main = async () => {
           const profileFile = profile ? `${profileDir}${spec.key}-${lib}-r${round + 1}.cpuprofile` : undefined
           const reply = await runChild({
             lib: lib === baseName ? "effect-asynq" : lib, scenario: spec.scenario, redisUrl: redis.url, tasks: n, warmup, concurrency: spec.concurrency, perSecond, timeoutMs,
-            ...(profileFile ? { profileFile } : {})
+            ...(profileFile ? { profileFile } : {}),
+            ...(spec.payloadBytes === undefined ? {} : { payloadBytes: spec.payloadBytes })
           }, lib === baseName ? baseChildPath : childPath)
           const secs = ((Date.now() - t0) / 1000).toFixed(1)
           const tag = rounds > 1 ? ` (round ${round + 1}/${rounds})` : ""
@@ -247,6 +306,7 @@ const main = async () => {
             ;(runs[lib] ??= []).push({
               ...(reply.result as Record<string, unknown>),
               ...(profileFile && existsSync(profileFile) ? breakdownFields(profileFile, n) : {}),
+              ...(spec.payloadBytes === undefined ? {} : { payloadBytes: spec.payloadBytes }),
               loadAvg1mBefore: Math.round(load1m * 100) / 100
             })
             if (lib !== baseName) settings[lib] = reply.settings

@@ -29,6 +29,36 @@ interface RowSpec {
 }
 
 const rate = (r: RateResult) => r.perSecond
+
+/**
+ * The rows of the payload-size scenarios (bench/main.ts: enqueueSerial1k, enqueueBulk10k,
+ * process100_100k, …), with issue 34's targets: at 10 KB enqueue (one by one and bulk) and
+ * processing ≥ bee-queue, at 100 KB processing ≥ bee-queue with Redis CPU per task ≤ 1.1× bee-queue's.
+ */
+function payloadRows(): ReadonlyArray<RowSpec> {
+  const atLeastBee: ReadonlyArray<Target> = [{ peer: "bee-queue", factor: 1 }]
+  return (["1k", "10k", "100k"] as const).flatMap((size): ReadonlyArray<RowSpec> => {
+    const label = `${size.toUpperCase()}B payload`
+    const at10k = size === "10k"
+    const processTarget = size === "1k" ? undefined : atLeastBee
+    return [
+      { label: `${label}: enqueue one-by-one`, unit: "tasks/s", better: "higher", scenario: `enqueueSerial${size}`, pick: rate, ...(at10k ? { targets: atLeastBee } : {}) },
+      { label: `${label}: enqueue bulk`, unit: "tasks/s", better: "higher", scenario: `enqueueBulk${size}`, pick: rate, ...(at10k ? { targets: atLeastBee } : {}) },
+      { label: `${label}: enqueue bulk, Redis CPU per task`, unit: "µs", better: "lower", scenario: `enqueueBulk${size}`, pick: (r: RateResult) => r.redisCpuUs, digits: 1 },
+      { label: `${label}: processing, c=100`, unit: "tasks/s", better: "higher", scenario: `process100_${size}`, pick: rate, ...(processTarget ? { targets: processTarget } : {}) },
+      { label: `${label}: processing, Node CPU per task`, unit: "µs", better: "lower", scenario: `process100_${size}`, pick: (r: RateResult) => r.nodeCpuUs, digits: 1 },
+      {
+        label: `${label}: processing, Redis CPU per task`,
+        unit: "µs",
+        better: "lower",
+        scenario: `process100_${size}`,
+        pick: (r: RateResult) => r.redisCpuUs,
+        ...(size === "100k" ? { targets: [{ peer: "bee-queue", factor: 1.1 }] } : {}),
+        digits: 1
+      }
+    ]
+  })
+}
 const rows: ReadonlyArray<RowSpec> = [
   { label: "enqueue one-by-one (awaited in turn)", unit: "tasks/s", better: "higher", scenario: "enqueueSerial", pick: rate, targets: [{ peer: "bee-queue", factor: 1 }] },
   { label: "enqueue one-by-one (50 callers)", unit: "tasks/s", better: "higher", scenario: "enqueueConcurrent", pick: rate },
@@ -74,7 +104,8 @@ const rows: ReadonlyArray<RowSpec> = [
   { label: "scheduled 0.1–5 s ahead: lateness p99", unit: "ms", better: "lower", scenario: "scheduledLateness", pick: (r: LatenessResult) => r.delayedP99Ms, digits: 1 },
   { label: "retry after 200 ms: lateness p50", unit: "ms", better: "lower", scenario: "scheduledLateness", pick: (r: LatenessResult) => r.retryP50Ms, digits: 1 },
   { label: "retry after 200 ms: lateness p99", unit: "ms", better: "lower", scenario: "scheduledLateness", pick: (r: LatenessResult) => r.retryP99Ms, digits: 1 },
-  { label: "burst due at once: all ready after", unit: "ms", better: "lower", scenario: "scheduledLateness", pick: (r: LatenessResult) => r.burstAllReadyMs }
+  { label: "burst due at once: all ready after", unit: "ms", better: "lower", scenario: "scheduledLateness", pick: (r: LatenessResult) => r.burstAllReadyMs },
+  ...payloadRows()
 ]
 
 export interface TableRow {

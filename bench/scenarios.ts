@@ -24,6 +24,8 @@ export interface RateResult extends CostPerTask {
   readonly tasks: number
   readonly seconds: number
   readonly perSecond: number
+  /** Payload-size processing: characters of body the handler read per task (the payload's size when all went well). */
+  readonly bodyBytesRead?: number
 }
 
 export interface BulkResult extends RateResult {
@@ -43,7 +45,28 @@ export interface LatencyResult {
   readonly meanMs: number
 }
 
-const payloads = (n: number, from = 0): Payload[] => Array.from({ length: n }, (_, i) => ({ n: from + i, t: 0 }))
+/**
+ * The body of the payload-size scenarios: `bytes` ASCII characters (so as many bytes in UTF-8 and in
+ * JSON, which escapes none of them), varied by the task's number so no two tasks carry the same bytes.
+ */
+export const payloadBody = (bytes: number, n: number): string => {
+  const head = `${n}:`
+  return bytes <= head.length ? head.slice(0, bytes) : head + "abcdefghijklmnopqrstuvwxyz0123456789".repeat(Math.ceil(bytes / 36)).slice(0, bytes - head.length)
+}
+
+/** `n` payloads numbered from `from`; with `bytes` > 0 each carries a body of that many bytes (`s`). */
+const payloads = (n: number, from = 0, bytes = 0): Payload[] =>
+  Array.from({ length: n }, (_, i) => (bytes > 0 ? { n: from + i, t: 0, s: payloadBody(bytes, from + i) } : { n: from + i, t: 0 }))
+
+/**
+ * What the handler of the payload-size scenarios does with a payload: reads every field (as a real
+ * handler would); returns how many characters of body it read.
+ */
+const readPayload = (p: Payload): number => {
+  const s = p.s
+  // Its last character too (a body holds no NUL: a payload cut short or garbled reads as 0 bytes).
+  return s === undefined || s.length === 0 || s.charCodeAt(s.length - 1) === 0 ? 0 : s.length
+}
 
 const cost = (tasks: number, nodeUs: number, delta: RedisDelta): CostPerTask => {
   const byCommand: Record<string, number> = {}
@@ -58,8 +81,8 @@ const cost = (tasks: number, nodeUs: number, delta: RedisDelta): CostPerTask => 
 
 const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits
 
-const fill = async (lib: LibAdapter, n: number): Promise<void> => {
-  for (let i = 0; i < n; i += bulkBatch) await lib.enqueueBulk(payloads(Math.min(bulkBatch, n - i), i))
+const fill = async (lib: LibAdapter, n: number, bytes = 0): Promise<void> => {
+  for (let i = 0; i < n; i += bulkBatch) await lib.enqueueBulk(payloads(Math.min(bulkBatch, n - i), i, bytes))
 }
 
 /** Runs `f` under measurement: wall time, Node CPU and Redis deltas between the two points. */
@@ -77,9 +100,9 @@ const measured = async (admin: Redis, tasks: number, f: () => Promise<void>): Pr
 }
 
 /** One task per call, each call awaited before the next (latency-bound, as a single caller sees it). */
-export const enqueueSerial = async (lib: LibAdapter, admin: Redis, n: number): Promise<RateResult> => {
+export const enqueueSerial = async (lib: LibAdapter, admin: Redis, n: number, bytes = 0): Promise<RateResult> => {
   await resetRedis(admin)
-  const ps = payloads(n)
+  const ps = payloads(n, 0, bytes)
   return measured(admin, n, async () => {
     for (const p of ps) await lib.enqueueOne(p)
   })
@@ -99,21 +122,27 @@ export const enqueueConcurrent = async (lib: LibAdapter, admin: Redis, n: number
 }
 
 /** Bulk API in batches of `bulkBatch`, awaited in turn; then Redis bytes and keys per pending task. */
-export const enqueueBulk = async (lib: LibAdapter, admin: Redis, n: number): Promise<BulkResult> => {
+export const enqueueBulk = async (lib: LibAdapter, admin: Redis, n: number, bytes = 0): Promise<BulkResult> => {
   await resetRedis(admin)
   await sleep(50)
   const mem0 = await redisSnapshot(admin)
-  const rate = await measured(admin, n, () => fill(lib, n))
+  const batches = Array.from({ length: Math.ceil(n / bulkBatch) }, (_, b) => payloads(Math.min(bulkBatch, n - b * bulkBatch), b * bulkBatch, bytes))
+  const rate = await measured(admin, n, async () => {
+    for (const batch of batches) await lib.enqueueBulk(batch)
+  })
   await sleep(200) // let client buffers drain before reading used_memory
   const mem1 = await redisSnapshot(admin)
   const keys = await admin.dbsize()
   return { ...rate, bytesPerTask: Math.round((mem1.usedMemory - mem0.usedMemory) / n), keysPerTask: round(keys / n, 3) }
 }
 
-/** `n` pre-filled tasks, no-op handler, from worker start to the n-th handler call; cost includes the stop. */
-export const processThroughput = async (lib: LibAdapter, admin: Redis, n: number, concurrency: number, timeoutMs: number): Promise<RateResult> => {
+/**
+ * `n` pre-filled tasks, no-op handler, from worker start to the n-th handler call; cost includes the stop.
+ * With `bytes` > 0 each task carries a body of that size and the handler reads it.
+ */
+export const processThroughput = async (lib: LibAdapter, admin: Redis, n: number, concurrency: number, timeoutMs: number, bytes = 0): Promise<RateResult> => {
   await resetRedis(admin)
-  await fill(lib, n)
+  await fill(lib, n, bytes)
   await sleep(100)
   const before = await redisSnapshot(admin)
   await measuredWindow.begin()
@@ -123,7 +152,9 @@ export const processThroughput = async (lib: LibAdapter, admin: Redis, n: number
   let resolveAll!: () => void
   const all = new Promise<void>((r) => (resolveAll = r))
   const t0 = nowMs()
-  const worker = await lib.startWorker(concurrency, () => {
+  let bodyRead = 0
+  const worker = await lib.startWorker(concurrency, (p) => {
+    if (bytes > 0) bodyRead += readPayload(p)
     if (++seen === n) {
       lastAt = nowMs()
       resolveAll()
@@ -138,7 +169,9 @@ export const processThroughput = async (lib: LibAdapter, admin: Redis, n: number
   const after = await redisSnapshot(admin)
   if (seen < n) throw new Error(`${lib.name}: processed ${seen} of ${n} tasks within ${timeoutMs} ms (concurrency ${concurrency})`)
   const seconds = (lastAt - t0) / 1000
-  return { tasks: n, seconds: round(seconds, 4), perSecond: Math.round(n / seconds), ...cost(n, nodeUs, redisDelta(before, after)) }
+  const result = { tasks: n, seconds: round(seconds, 4), perSecond: Math.round(n / seconds), ...cost(n, nodeUs, redisDelta(before, after)) }
+  // The payload-size scenarios also say how much body the handler read per task (the whole payload, or the run is wrong).
+  return bytes > 0 ? { ...result, bodyBytesRead: round(bodyRead / n, 1) } : result
 }
 
 /**

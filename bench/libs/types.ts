@@ -9,10 +9,15 @@
 export const libNames = ["effect-asynq", "bullmq", "bee-queue", "floor"] as const
 export type LibName = (typeof libNames)[number]
 
-/** The task payload: a sequence number and the producer's clock (ms, performance.now) or 0. */
+/**
+ * The task payload: a sequence number and the producer's clock (ms, performance.now) or 0; in the
+ * payload-size scenarios also `s`, a string of the scenario's size (1 KB, 10 KB, 100 KB), which the
+ * handler reads.
+ */
 export interface Payload {
   readonly n: number
   readonly t: number
+  readonly s?: string
 }
 
 /** A no-op-ish handler: receives the payload the library decoded; must not throw. */

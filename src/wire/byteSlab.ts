@@ -48,6 +48,14 @@ export const slabCopy = (src: Uint8Array): Uint8Array => {
   return out
 }
 
+/**
+ * Bytes read out of a larger buffer (a field of a message that may sit in a socket chunk), to keep:
+ * the view itself when its buffer is at most twice its size (a large payload in a reply buffer of
+ * its own: keeping the view keeps little else alive, and a copy would cost as much as the read),
+ * else a copy (`slabCopy`: into a slab when short, its own array when long).
+ */
+export const keptBytes = (src: Uint8Array): Uint8Array => (src.length > maxSlabBytes && src.buffer.byteLength <= 2 * src.length ? src : slabCopy(src))
+
 const utf8 = new TextEncoder()
 
 /**

@@ -6,7 +6,7 @@
  */
 import { BinaryReader, type BinaryWriter, WireType } from "@bufbuild/protobuf/wire"
 import { MessageDecodeError } from "./errors.js"
-import { slabCopy } from "./byteSlab.js"
+import { keptBytes } from "./byteSlab.js"
 
 /** A decoder's working copy of a readonly message type. */
 export type Mutable<T> = { -readonly [K in keyof T]: T[K] }
@@ -79,12 +79,13 @@ export const readString = (r: BinaryReader): string => r.string(true)
 export const readInt64 = (r: BinaryReader): number => Number(r.int64())
 
 /**
- * Reads a `bytes` field; empty is Go's nil after a decode (`undefined`). The bytes are copied (the
- * message may sit in a large socket buffer), into a shared slab when short (byteSlab.ts).
+ * Reads a `bytes` field; empty is Go's nil after a decode (`undefined`). The bytes are copied when
+ * the message may sit in a larger socket buffer, into a shared slab when short; a long field that
+ * makes up most of its buffer is kept as a view, not copied (byteSlab.ts, keptBytes).
  */
 export const readBytes = (r: BinaryReader): Uint8Array | undefined => {
   const b = r.bytes()
-  return b.length === 0 ? undefined : slabCopy(b)
+  return b.length === 0 ? undefined : keptBytes(b)
 }
 
 /**

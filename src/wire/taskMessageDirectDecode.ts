@@ -10,7 +10,7 @@
  * error it would have thrown. Where it decodes, it gives what the general decoder gives (tested on
  * random messages and on damaged ones).
  */
-import { slabCopy } from "./byteSlab.js"
+import { keptBytes } from "./byteSlab.js"
 import { setEntry } from "./protoFields.js"
 import type { TaskMessage } from "./TaskMessage.js"
 
@@ -112,7 +112,7 @@ export const decodeTaskMessageDirect = (b: Uint8Array): TaskMessage | undefined 
       const stop = at + value
       at = stop
       if (field === 2) {
-        payload = value === 0 ? undefined : slabCopy(b.subarray(start, stop))
+        payload = value === 0 ? undefined : keptBytes(b.subarray(start, stop))
         continue
       }
       if (field === 15) {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { maxSlabBytes, slabBytes, slabUtf8 } from "../../src/wire/byteSlab.js"
-import { decodeTaskMessage, encodeTaskMessage } from "../../src/wire/TaskMessage.js"
+import { decodeTaskMessage, decodeTaskMessageWithReader, encodeTaskMessage } from "../../src/wire/TaskMessage.js"
 import { encodePayload } from "../../src/wire/payload.js"
 
 describe("slabBytes", () => {
@@ -70,4 +70,39 @@ describe("messages in slabs", () => {
       expect(Buffer.from(msg.payload!).toString("utf8")).toBe(json)
     }
   })
+})
+
+describe("decoded payloads: copied only when the format needs it (issue 34)", () => {
+  const messageWith = (payload: Uint8Array) =>
+    encodeTaskMessage({ type: "t", payload, id: "id-1", queue: "q", retry: 25, retried: 0, errorMsg: "", timeout: 1800, deadline: 0, uniqueKey: "", lastFailedAt: 0, retention: 0, completedAt: 0, groupKey: "", headers: {} })
+  const decoders = [
+    ["the direct decoder", decodeTaskMessage],
+    ["the general decoder", decodeTaskMessageWithReader]
+  ] as const
+
+  for (const [name, decode] of decoders) {
+    it(`${name}: a large payload in a reply buffer of its own is read in place, not copied`, () => {
+      const body = encodePayload({ s: "x".repeat(100_000) })!
+      const bytes = messageWith(body)
+      const msg = decode(bytes)
+      expect(msg.payload!.buffer).toBe(bytes.buffer)
+      expect(Buffer.from(msg.payload!).equals(Buffer.from(body))).toBe(true)
+    })
+
+    it(`${name}: a payload that is a small part of a larger buffer (a socket chunk) is copied, so it does not keep the chunk alive`, () => {
+      for (const size of [100, 10_000]) {
+        const body = encodePayload({ s: "y".repeat(size) })!
+        const own = messageWith(body)
+        const chunk = new Uint8Array(64 * 1024)
+        chunk.set(own, 1000)
+        const msg = decode(chunk.subarray(1000, 1000 + own.length))
+        expect(msg.payload!.buffer).not.toBe(chunk.buffer)
+        expect(msg.payload!.buffer.byteLength).toBeLessThan(chunk.length)
+        expect(Buffer.from(msg.payload!).equals(Buffer.from(body))).toBe(true)
+        // The copy is its own: the chunk's bytes being reused does not change the payload.
+        chunk.fill(0)
+        expect(Buffer.from(msg.payload!).equals(Buffer.from(body))).toBe(true)
+      }
+    })
+  }
 })
