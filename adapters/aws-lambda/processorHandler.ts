@@ -1,13 +1,14 @@
 /**
  * AWS Lambda processor drain (invoked by the dispatcher, or on a schedule): processes tasks until
- * the queues are empty or the remaining time falls under the safety margin, then returns a summary.
+ * the queues are empty or the remaining time falls under the safety margin, then returns a summary
+ * (also when Redis fails or stops answering midway: `stoppedBecause: "redis-unavailable"`).
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
-import { drain, type DrainConfig, type DrainSummary } from "../../src/processor/drain.js"
+import { drain, type DrainConfig, drainMarginMs, type DrainSummary } from "../../src/processor/drain.js"
 import { brokerLayer, invocationBudget, makeWarmRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
 import { withTelemetryFlush } from "../shared/telemetry.js"
 import type { LambdaContext } from "./types.js"
@@ -35,21 +36,24 @@ export interface ProcessorHandler {
 export const createProcessorHandler = (config: ProcessorHandlerConfig): ProcessorHandler => {
   const telemetry = config.telemetry
   const runtime = makeWarmRuntime(telemetry ? brokerLayer(config.redis).pipe(Layer.provideMerge(telemetry)) : brokerLayer(config.redis))
-  const margin = config.safetyMarginMs ?? 10_000
   const handler = (_event: unknown, context: LambdaContext) => {
     const remainingMs = context.getRemainingTimeInMillis()
+    // The margin scales with the time this invocation has (a quarter of it, 500 ms to 10 s) unless
+    // one is configured: under Lambda's default 3 s timeout the drain has 2.25 s to take tasks.
+    const margin = drainMarginMs(config, remainingMs)
     return runtime.run(
       withTelemetryFlush(
         telemetry !== undefined,
         Effect.gen(function* () {
           const now = yield* Clock.currentTimeMillis
-          return yield* drain(config, now + remainingMs)
+          return yield* drain({ ...config, safetyMarginMs: margin }, now + remainingMs)
         })
       ),
-      // The drain returns by its hard stop, or once outcomes are given up (a quarter of the margin
-      // before the deadline); connecting to a Redis that does not answer, or a step that hangs past
-      // that, ends the invocation here (an eighth of the margin before the deadline) instead.
-      { budgetMs: invocationBudget(remainingMs, margin / 8) }
+      // The drain returns its summary by itself: at the end of its work, or an eighth of the margin
+      // before the deadline when Redis stopped answering (stoppedBecause "redis-unavailable").
+      // Connecting to a Redis that does not answer ends the invocation here instead (InvocationTimeout,
+      // a sixteenth of the margin before the deadline).
+      { budgetMs: invocationBudget(remainingMs, margin / 16) }
     )
   }
   return Object.assign(handler, { runtime })

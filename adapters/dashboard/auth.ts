@@ -1,10 +1,10 @@
 /**
  * The dashboard's token check. With a token configured, a request is let in when it carries it:
  * - `Authorization: Bearer <token>` (scripts, Prometheus' `authorization` setting), or
- * - the `effect_asynq_dash` cookie (the browser, after one visit with `?token=<token>`; the cookie
- *   holds a SHA-256 of the token, HttpOnly, SameSite=Strict), or
- * - `?token=<token>` in the URL (the first browser visit; a page is then redirected to itself
- *   without it, setting the cookie, so the token does not stay in the address bar or history).
+ * - the `effect_asynq_dash` cookie, set by the login form (the token POSTed to `<base>/login`) or by
+ *   one visit with `?token=<token>` (a page is then redirected to itself without it, so the token
+ *   does not stay in the address bar or history). The cookie holds a SHA-256 of the token's
+ *   SHA-256, not the token; HttpOnly, SameSite=Strict, and Secure over https.
  * Comparisons are constant-time.
  */
 import { createHash, timingSafeEqual } from "node:crypto"
@@ -30,19 +30,33 @@ export type AuthOutcome =
   | { readonly ok: true; readonly via: "query"; readonly setCookie: string }
   | { readonly ok: false }
 
-/** A token checker; `undefined` token: everyone is let in. */
-export const makeTokenCheck = (token: string | undefined, cookiePath: string) => {
-  if (token === undefined) return (_request: Request, _url: URL): AuthOutcome => ({ ok: true, via: "none" })
+/** A dashboard's token checks; with no token everyone is let in. */
+export interface TokenCheck {
+  /** Whether a token is configured. */
+  readonly required: boolean
+  /** Whether a request carries the token (header, cookie or `?token=`). */
+  readonly check: (request: Request, url: URL) => AuthOutcome
+  /** A login form's token: the Set-Cookie that lets the browser in, or undefined when it is wrong. */
+  readonly login: (given: string, url: URL) => string | undefined
+}
+
+/** A token checker whose cookie is scoped to `cookiePath`; `undefined` token: everyone is let in. */
+export const makeTokenCheck = (token: string | undefined, cookiePath: string): TokenCheck => {
+  if (token === undefined) return { required: false, check: () => ({ ok: true, via: "none" }), login: () => undefined }
   const digest = sha256(token)
   const cookieDigest = createHash("sha256").update(digest).digest("hex")
-  return (request: Request, url: URL): AuthOutcome => {
-    const authorization = request.headers.get("authorization")
-    if (authorization !== null && /^bearer /i.test(authorization) && sameSecret(authorization.slice(7).trim(), digest)) return { ok: true, via: "bearer" }
-    const cookie = cookieValue(request, cookieName)
-    if (cookie !== undefined && cookie.length === cookieDigest.length && timingSafeEqual(Buffer.from(cookie), Buffer.from(cookieDigest))) return { ok: true, via: "cookie" }
-    const query = url.searchParams.get("token")
-    if (query !== null && sameSecret(query, digest))
-      return { ok: true, via: "query", setCookie: `${cookieName}=${cookieDigest}; Path=${cookiePath}; HttpOnly; SameSite=Strict` }
-    return { ok: false }
+  const setCookie = (url: URL) => `${cookieName}=${cookieDigest}; Path=${cookiePath}; HttpOnly; SameSite=Strict${url.protocol === "https:" ? "; Secure" : ""}`
+  return {
+    required: true,
+    check: (request, url) => {
+      const authorization = request.headers.get("authorization")
+      if (authorization !== null && /^bearer /i.test(authorization) && sameSecret(authorization.slice(7).trim(), digest)) return { ok: true, via: "bearer" }
+      const cookie = cookieValue(request, cookieName)
+      if (cookie !== undefined && cookie.length === cookieDigest.length && timingSafeEqual(Buffer.from(cookie), Buffer.from(cookieDigest))) return { ok: true, via: "cookie" }
+      const query = url.searchParams.get("token")
+      if (query !== null && sameSecret(query, digest)) return { ok: true, via: "query", setCookie: setCookie(url) }
+      return { ok: false }
+    },
+    login: (given, url) => (sameSecret(given, digest) ? setCookie(url) : undefined)
   }
 }

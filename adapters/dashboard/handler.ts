@@ -3,17 +3,24 @@
  * a Node server (see nodeServer.ts), run as a Lambda function URL, or call from any framework that
  * speaks Request/Response. Pages and assets need no Redis; the API and /metrics read it through the
  * inspector on a connection opened on the first call.
+ *
+ * Every request passes, in order: the Host check (hosts.ts: refused with 421 unless the host is
+ * localhost, an IP address, or allowed), the base path, the login form and its stylesheet (the only
+ * things served without the token), the token (auth.ts), the cross-site check for state-changing
+ * requests, then the page, an asset or the API (api.ts; actions refused unless allowed).
  */
 import * as Effect from "effect/Effect"
-import type { Broker } from "../../src/broker/Broker.js"
+import { Broker } from "../../src/broker/Broker.js"
 import type * as Layer from "effect/Layer"
 import type { Redis, RedisClient } from "../../src/redis/Redis.js"
 import type { RedisOptions } from "../../src/redis/options.js"
 import { makeBrokerRuntime, makePromiseRuntime } from "../../src/runtime/promiseRuntime.js"
 import { brokerLayerOfLayerOrClient } from "../shared/warmRuntime.js"
 import { findRoute, json } from "./api.js"
-import { assetResponse, pageResponse } from "./pages.js"
-import { makeTokenCheck } from "./auth.js"
+import { assetResponse, appPage, loginPage } from "./pages.js"
+import { makeTokenCheck, type TokenCheck } from "./auth.js"
+import { makeHostCheck, parseAllowedHosts } from "./hosts.js"
+import { isRedisUnavailable, redisAddressOf, redisUnavailableMessage } from "./redisDown.js"
 
 export interface DashboardOptions {
   /**
@@ -24,10 +31,18 @@ export interface DashboardOptions {
   readonly redis?: RedisOptions | string | RedisClient | Layer.Layer<Redis, unknown>
   /** Allow the actions (run, archive, delete, cancel, pause/resume, bulk). Default false: read-only. */
   readonly allowActions?: boolean
-  /** When set, every request must carry this token (Bearer header, cookie, or `?token=`; see README). */
+  /** When set, every request must carry this token (Bearer header, or the cookie the login form sets; see README). */
   readonly token?: string
   /** The path the dashboard is mounted under, e.g. "/dash" (default: the root). */
   readonly basePath?: string
+  /**
+   * Host names the dashboard answers to besides `localhost` and IP addresses (which it always
+   * answers), e.g. `["dash.example.com"]` behind a reverse proxy that passes that Host. A request for
+   * any other name is refused (421): a page on a name an attacker controls, re-pointed at your
+   * machine (DNS rebinding), cannot read or drive the dashboard. Names only: no scheme, port or
+   * path (any port is accepted); a bad entry throws InvalidArgument.
+   */
+  readonly allowedHosts?: ReadonlyArray<string>
 }
 
 /** A configured dashboard: the request handler, and `close()` for its Redis connection. */
@@ -41,6 +56,8 @@ export interface DashboardHandler {
 export interface DashboardConfig {
   readonly allowActions: boolean
   readonly basePath: string
+  /** The Redis address a "not answering" error names (e.g. 127.0.0.1:6379); unnamed when left out. */
+  readonly redisAddress?: string | undefined
 }
 
 const errorStatus: Record<string, number> = {
@@ -54,8 +71,14 @@ const errorStatus: Record<string, number> = {
   RedisConnectionError: 503
 }
 
-/** A failed API call as `{ error: { code, message } }` with a fitting status. */
-export const errorResponse = (e: unknown): Response => {
+const redisUnavailableResponse = (redisAddress: string | undefined) => json({ error: { code: "RedisUnavailable", message: redisUnavailableMessage(redisAddress) } }, 503)
+
+/**
+ * A failed API call as `{ error: { code, message } }` with a fitting status. A command Redis did not
+ * answer is a 503 RedisUnavailable naming `redisAddress`, never the driver's wording.
+ */
+export const errorResponse = (e: unknown, redisAddress?: string): Response => {
+  if (isRedisUnavailable(e)) return redisUnavailableResponse(redisAddress)
   const tag = typeof e === "object" && e !== null && "_tag" in e ? String((e as { _tag: unknown })._tag) : "InternalError"
   const message = e instanceof Error || (typeof e === "object" && e !== null && "message" in e) ? String((e as { message: unknown }).message) : String(e)
   return json({ error: { code: tag, message } }, errorStatus[tag] ?? 500)
@@ -102,7 +125,12 @@ export const handleApiRequest = (request: Request, path: string, url: URL, confi
       return Effect.succeed(json({ error: { code: "InvalidArgument", message: `the path has a malformed %-escape: ${p}` } }, 400))
     }
   }
-  return route.handle({ params, url, request }).pipe(Effect.catch((e) => Effect.succeed(errorResponse(e))))
+  return Effect.flatMap(Broker, (broker) =>
+    // While the connection is down (reconnecting) a command would only wait out its retries: say so at once.
+    broker.redis.connectionState().down
+      ? Effect.succeed(redisUnavailableResponse(config.redisAddress))
+      : route.handle({ params, url, request }).pipe(Effect.catch((e) => Effect.succeed(errorResponse(e, config.redisAddress))))
+  )
 }
 
 /** A state-changing request sent from another site's page (its Origin is not this host): refused. */
@@ -117,52 +145,98 @@ const crossSite = (request: Request, url: URL): boolean => {
   }
 }
 
+const refusedResponse = (status: number, code: string, message: string) => json({ error: { code, message } }, status)
+
+const unauthorized = () =>
+  new Response(JSON.stringify({ error: { code: "Unauthorized", message: "this dashboard needs a token: send Authorization: Bearer <token>" } }), {
+    status: 401,
+    headers: { "content-type": "application/json; charset=utf-8", "www-authenticate": 'Bearer realm="effect-asynq dash"' }
+  })
+
+const seeOther = (location: string, setCookie?: string) =>
+  new Response(null, { status: 303, headers: { location, "cache-control": "no-store", ...(setCookie !== undefined ? { "set-cookie": setCookie } : {}) } })
+
 /**
- * The dashboard handler: pages at `<basePath>/`, assets at `<basePath>/assets/…`, the JSON API at
- * `<basePath>/api/…` and Prometheus text at `<basePath>/metrics`. Read-only unless `allowActions`.
+ * `<base>/login`: GET shows the token form; POST takes the form's token (a body field, never in a
+ * URL) and answers a redirect to the dashboard with the cookie, or the form again saying the token
+ * was wrong (401). Without a configured token both go straight to the dashboard. There is no
+ * cross-site check here: the form's own POST carries `Origin: null` (the pages' no-referrer policy),
+ * and a login changes nothing but the sender's cookie, and only for whoever already has the token.
  */
-export const createDashboardHandler = (options: DashboardOptions = {}): DashboardHandler => {
+const handleLogin = async (request: Request, url: URL, config: DashboardConfig, tokens: TokenCheck): Promise<Response> => {
+  const home = `${config.basePath}/`
+  if (request.method === "GET" || request.method === "HEAD") return tokens.required ? loginPage(config, 200, false) : seeOther(home)
+  if (request.method !== "POST") return refusedResponse(405, "MethodNotAllowed", `${request.method} is not allowed on ${home}login; use GET or POST`)
+  if (!tokens.required) return seeOther(home)
+  const given = new URLSearchParams(await request.text()).get("token") ?? ""
+  const setCookie = tokens.login(given, url)
+  return setCookie === undefined ? loginPage(config, 401, true) : seeOther(home, setCookie)
+}
+
+/** A page or asset request (not the API) from a request already let in. */
+const handlePage = (request: Request, path: string, config: DashboardConfig): Response => {
+  if (path.startsWith("/assets/")) return assetResponse(path.slice("/assets/".length))
+  if (request.method !== "GET" && request.method !== "HEAD") return refusedResponse(405, "MethodNotAllowed", `${request.method} is not allowed on ${path}`)
+  if (path === "/") return appPage(config)
+  return refusedResponse(404, "NotFound", `nothing at ${path}; the dashboard is at ${config.basePath}/`)
+}
+
+/** A dashboard's handler for a request, with a host the caller's platform vouches for (a Lambda URL's domain). */
+export interface DashboardCore {
+  readonly handle: (request: Request, trustedHost?: string) => Promise<Response>
+  readonly close: () => Promise<void>
+}
+
+/**
+ * The dashboard behind createDashboardHandler and the Lambda handler (which passes the function
+ * URL's domain as trusted). Options are checked here: a bad one throws (TypeError, InvalidArgument).
+ */
+export const createDashboardCore = (options: DashboardOptions, where: string): DashboardCore => {
   const basePath = normaliseBasePath(options.basePath)
-  const config: DashboardConfig = { allowActions: options.allowActions === true, basePath }
-  if (options.token !== undefined && options.token.trim() === "") throw new TypeError("createDashboardHandler: token is empty; pass a non-empty token or leave it out")
-  const checkToken = makeTokenCheck(options.token, `${basePath}/`)
+  const config: DashboardConfig = { allowActions: options.allowActions === true, basePath, redisAddress: redisAddressOf(options.redis) }
+  if (options.token !== undefined && options.token.trim() === "") throw new TypeError(`${where}: token is empty; pass a non-empty token or leave it out`)
+  const checkHost = makeHostCheck(parseAllowedHosts(options.allowedHosts, where))
+  const tokens = makeTokenCheck(options.token, `${basePath}/`)
   const given = brokerLayerOfLayerOrClient(options.redis)
   const runtime = given ? makePromiseRuntime(given) : makeBrokerRuntime(options.redis as RedisOptions | string | undefined)
 
-  const handle = async (request: Request): Promise<Response> => {
+  const handle = async (request: Request, trustedHost?: string): Promise<Response> => {
     const url = new URL(request.url)
+    const wrongHost = checkHost(request.headers.get("host") ?? url.host, trustedHost)
+    if (wrongHost !== undefined) return refusedResponse(421, "HostNotAllowed", wrongHost)
     if (basePath !== "" && url.pathname === basePath) return new Response(null, { status: 308, headers: { location: `${basePath}/${url.search}` } })
-    if (basePath !== "" && !url.pathname.startsWith(`${basePath}/`)) return json({ error: { code: "NotFound", message: `not under ${basePath}/` } }, 404)
+    if (basePath !== "" && !url.pathname.startsWith(`${basePath}/`)) return refusedResponse(404, "NotFound", `not under ${basePath}/`)
     const path = url.pathname.slice(basePath.length) || "/"
+    // The login form and its stylesheet are served to everyone; nothing else is without the token.
+    if (path === "/login") return handleLogin(request, url, config, tokens)
+    if (path === "/assets/style.css" && (request.method === "GET" || request.method === "HEAD")) return assetResponse("style.css")
     const isApi = path === "/metrics" || path === "/api" || path.startsWith("/api/")
-    const auth = checkToken(request, url)
-    if (!auth.ok) {
-      if (isApi) {
-        return new Response(JSON.stringify({ error: { code: "Unauthorized", message: "this dashboard needs a token: send Authorization: Bearer <token>" } }), {
-          status: 401,
-          headers: { "content-type": "application/json; charset=utf-8", "www-authenticate": 'Bearer realm="effect-asynq dash"' }
-        })
-      }
-      return pageResponse("login", config, 401)
-    }
+    const auth = tokens.check(request, url)
+    if (!auth.ok) return isApi ? unauthorized() : loginPage(config, 401, false)
     if (auth.via === "query" && !isApi && (request.method === "GET" || request.method === "HEAD")) {
       // Keep the token out of the address bar: set the cookie and come back without it.
       url.searchParams.delete("token")
-      return new Response(null, { status: 303, headers: { location: `${url.pathname}${url.search}${url.hash}`, "set-cookie": auth.setCookie } })
+      return seeOther(`${url.pathname}${url.search}${url.hash}`, auth.setCookie)
     }
-    if (crossSite(request, url)) return json({ error: { code: "CrossSiteRequest", message: "refused: the request comes from another site's page (its Origin is not this dashboard)" } }, 403)
-    if (!isApi) {
-      if (path.startsWith("/assets/")) return assetResponse(path.slice("/assets/".length))
-      if (request.method !== "GET" && request.method !== "HEAD") return json({ error: { code: "MethodNotAllowed", message: `${request.method} is not allowed on ${path}` } }, 405)
-      if (path === "/") return pageResponse("app", config, 200)
-      return json({ error: { code: "NotFound", message: `nothing at ${path}; the dashboard is at ${basePath}/` } }, 404)
-    }
+    if (crossSite(request, url)) return refusedResponse(403, "CrossSiteRequest", "refused: the request comes from another site's page (its Origin is not this dashboard)")
+    if (!isApi) return handlePage(request, path, config)
     try {
       return await runtime.run(handleApiRequest(request, path, url, config))
     } catch (e) {
       // The connection could not be opened (the next request tries again).
-      return errorResponse(e)
+      return errorResponse(e, config.redisAddress)
     }
   }
-  return Object.assign(handle, { close: () => runtime.close() })
+  return { handle, close: () => runtime.close() }
+}
+
+/**
+ * The dashboard handler: pages at `<basePath>/`, the token form at `<basePath>/login`, assets at
+ * `<basePath>/assets/…`, the JSON API at `<basePath>/api/…` and Prometheus text at
+ * `<basePath>/metrics`. Read-only unless `allowActions`; answers only `localhost`, IP addresses and
+ * `allowedHosts`. Throws when an option is bad (an empty token, a malformed allowed host).
+ */
+export const createDashboardHandler = (options: DashboardOptions = {}): DashboardHandler => {
+  const core = createDashboardCore(options, "createDashboardHandler")
+  return Object.assign((request: Request) => core.handle(request), { close: core.close })
 }

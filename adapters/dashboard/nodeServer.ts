@@ -3,9 +3,11 @@
  * handler (no extra dependency), and `serveDashboard`, which listens on 127.0.0.1 unless told.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import { type AddressInfo, isIP } from "node:net"
 import { Readable } from "node:stream"
+import { InvalidArgument } from "../../src/broker/errors.js"
 import { createDashboardHandler, type DashboardOptions } from "./handler.js"
+import { isLoopback } from "./hosts.js"
 
 /** The largest request body the bridge reads (batch actions send a list of task ids). */
 const maxBodyBytes = 1_000_000
@@ -28,13 +30,26 @@ const readBody = (req: IncomingMessage): Promise<Buffer> =>
     req.on("error", reject)
   })
 
+/**
+ * The request's URL. A Host header that makes no plain URL (say "a b", or "user@host") is left for
+ * the handler to refuse: the URL then gets a stand-in host, and the header goes through as sent.
+ */
+const requestUrl = (req: IncomingMessage): URL => {
+  const standIn = () => new URL(req.url ?? "/", "http://host-header.invalid")
+  try {
+    const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`)
+    return url.username === "" && url.password === "" ? url : standIn()
+  } catch {
+    return standIn()
+  }
+}
+
 /** A Node `(req, res)` listener serving a web-standard handler. */
 export const toNodeListener =
   (handler: (request: Request) => Promise<Response>) =>
   (req: IncomingMessage, res: ServerResponse): void => {
     void (async () => {
-      const host = req.headers.host ?? "localhost"
-      const url = new URL(req.url ?? "/", `http://${host}`)
+      const url = requestUrl(req)
       const headers = new Headers()
       for (const [k, v] of Object.entries(req.headers)) {
         if (v === undefined) continue
@@ -66,8 +81,26 @@ export const toNodeListener =
 export interface ServeDashboardOptions extends DashboardOptions {
   /** The port to listen on (0: any free port). Default 8080. */
   readonly port?: number
-  /** The interface to bind. Default 127.0.0.1 (this machine only). */
+  /**
+   * The interface to bind. Default 127.0.0.1 (this machine only). A host name given here is also
+   * answered (added to `allowedHosts`). On any address but this machine's own (127.x, ::1,
+   * localhost), `allowActions` requires a `token`.
+   */
   readonly host?: string
+}
+
+/**
+ * Why these options must not be served, or undefined: actions on an address other machines reach
+ * need a token (else anyone on the network could delete tasks).
+ */
+export const serveOptionsProblem = (options: ServeDashboardOptions): InvalidArgument | undefined => {
+  const host = options.host ?? "127.0.0.1"
+  if (options.allowActions === true && options.token === undefined && !isLoopback(host))
+    return new InvalidArgument({
+      field: "token",
+      message: `actions are allowed on ${host}, which other machines can reach, without a token: set a token (--token or EFFECT_ASYNQ_DASH_TOKEN; token in code), bind 127.0.0.1, or leave actions off`
+    })
+  return undefined
 }
 
 /** A dashboard served by a Node HTTP server of its own (`serveDashboard`). */
@@ -80,11 +113,19 @@ export interface DashboardServer {
   readonly close: () => Promise<void>
 }
 
-/** Starts the dashboard on a Node HTTP server (127.0.0.1:8080 unless told). */
+/**
+ * Starts the dashboard on a Node HTTP server (127.0.0.1:8080 unless told). Rejects with an
+ * InvalidArgument when the options are unsafe or malformed (see serveOptionsProblem, allowedHosts).
+ */
 export const serveDashboard = async (options: ServeDashboardOptions = {}): Promise<DashboardServer> => {
-  const handler = createDashboardHandler(options)
-  const server = createServer(toNodeListener(handler))
+  const problem = serveOptionsProblem(options)
+  if (problem !== undefined) throw problem
   const host = options.host ?? "127.0.0.1"
+  // A name the server is bound to is its own: answered like localhost.
+  const boundName = isIP(host.replace(/^\[|\]$/g, "")) === 0 ? [host] : []
+  const allowedHosts = options.allowedHosts === undefined ? boundName : Array.isArray(options.allowedHosts) ? [...options.allowedHosts, ...boundName] : options.allowedHosts
+  const handler = createDashboardHandler({ ...options, allowedHosts })
+  const server = createServer(toNodeListener(handler))
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject)

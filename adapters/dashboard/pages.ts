@@ -2,7 +2,8 @@
  * The dashboard's HTML shell and static assets, served from strings compiled into the package
  * (no CDN, no front-end build: it works offline). The shell carries the configuration the script
  * needs (read-only or not, base path) as inert JSON; a Content-Security-Policy allows only this
- * origin's script and style.
+ * origin's script and style. The token form needs no script, and its stylesheet is served without
+ * the token (see handler.ts).
  */
 import { appJs } from "./assets/app.js"
 import { styleCss } from "./assets/style.js"
@@ -20,6 +21,7 @@ const assets: Record<string, { readonly type: string; readonly body: string }> =
   "style.css": { type: "text/css; charset=utf-8", body: styleCss }
 }
 
+/** A compiled-in asset by file name (app.js, style.css), or 404. */
 export const assetResponse = (name: string): Response => {
   const asset = assets[name]
   if (asset === undefined) return new Response("not found", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } })
@@ -28,25 +30,40 @@ export const assetResponse = (name: string): Response => {
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
-/** The page: the app (its script renders every view from the URL's #fragment) or the token form. */
-export const pageResponse = (kind: "app" | "login", config: DashboardConfig, status: number): Response => {
+const htmlPage = (config: DashboardConfig, body: string, status: number): Response => {
   const base = escapeHtml(config.basePath)
-  // "<" escaped so the JSON cannot close the script element.
-  const configJson = JSON.stringify({ allowActions: config.allowActions, basePath: config.basePath }).replace(/</g, "\\u003c")
-  const body =
-    kind === "app"
-      ? `<header><span class="brand">effect-asynq</span><nav id="nav"></nav><span class="mode${config.allowActions ? " actions" : ""}" data-testid="mode">${config.allowActions ? "actions allowed" : "read-only"}</span></header>
-<main id="main"><p class="muted">Loading…</p></main>
-<script id="dash-config" type="application/json">${configJson}</script>
-<script src="${base}/assets/app.js" defer></script>`
-      : `<form class="login" method="get" action="${base}/">
-<h1>effect-asynq dashboard</h1>
-<p>This dashboard is protected by a token (the <code>--token</code> it was started with, or <code>EFFECT_ASYNQ_DASH_TOKEN</code>).</p>
-<label for="token">Token</label><input id="token" name="token" type="password" autocomplete="current-password" autofocus>
-<button type="submit">Open the dashboard</button></form>`
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>effect-asynq dashboard</title><link rel="icon" href="data:,"><link rel="stylesheet" href="${base}/assets/style.css"></head>
 <body>${body}</body></html>`
   return new Response(html, { status, headers: { ...securityHeaders, "content-type": "text/html; charset=utf-8" } })
 }
+
+/** The app: its script renders every view from the URL's #fragment. */
+export const appPage = (config: DashboardConfig): Response => {
+  // "<" escaped so the JSON cannot close the script element.
+  const configJson = JSON.stringify({ allowActions: config.allowActions, basePath: config.basePath }).replace(/</g, "\\u003c")
+  return htmlPage(
+    config,
+    `<header><span class="brand">effect-asynq</span><nav id="nav"></nav><span class="mode${config.allowActions ? " actions" : ""}" data-testid="mode">${config.allowActions ? "actions allowed" : "read-only"}</span></header>
+<main id="main"><p class="muted">Loading…</p></main>
+<script id="dash-config" type="application/json">${configJson}</script>
+<script src="${escapeHtml(config.basePath)}/assets/app.js" defer></script>`,
+    200
+  )
+}
+
+/**
+ * The token form (no script: it works under the page's CSP as it is). It POSTs the token to
+ * `<base>/login`, so the token never appears in a URL; `wrongToken` says the last one did not match.
+ */
+export const loginPage = (config: DashboardConfig, status: number, wrongToken: boolean): Response =>
+  htmlPage(
+    config,
+    `<form class="login" method="post" action="${escapeHtml(config.basePath)}/login">
+<h1>effect-asynq dashboard</h1>
+<p>This dashboard is protected by a token (the <code>--token</code> it was started with, or <code>EFFECT_ASYNQ_DASH_TOKEN</code>).</p>
+${wrongToken ? '<p class="notice error" role="alert" data-testid="login-error">Wrong token: it is not the one this dashboard was started with. Try again.</p>\n' : ""}<label for="token">Token</label><input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
+<button type="submit">Open the dashboard</button></form>`,
+    status
+  )

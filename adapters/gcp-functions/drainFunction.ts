@@ -13,7 +13,7 @@ import type { Redis } from "../../src/redis/Redis.js"
 import { type AuthConfig, checkAuthConfig } from "../shared/auth.js"
 import { backendUnavailable, problemResponse } from "../shared/httpProblem.js"
 import { refuseReplay } from "../shared/refuseReplay.js"
-import { drain, type DrainConfig } from "../../src/processor/drain.js"
+import { drain, type DrainConfig, drainMarginMs } from "../../src/processor/drain.js"
 import { brokerLayer, invocationBudget, makeWarmRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
 import { withTelemetryFlush } from "../shared/telemetry.js"
 import { authenticate, type GcfRequest, type GcfResponse, requirePost, sendJson, sendResponse } from "./types.js"
@@ -47,6 +47,10 @@ export const createDrainFunction = (config: DrainFunctionConfig): DrainFunction 
   checkAuthConfig(config.auth, "drain function")
   const telemetry = config.telemetry
   const runtime = makeWarmRuntime(telemetry ? brokerLayer(config.redis).pipe(Layer.provideMerge(telemetry)) : brokerLayer(config.redis))
+  // The margin (configured, else a quarter of the function's timeout, 500 ms to 10 s) and the
+  // invocation's backstop budget (a sixteenth of it before the timeout; the drain returns before).
+  const margin = drainMarginMs(config, config.timeoutMs)
+  const drainConfig = { ...config, safetyMarginMs: margin }
   const fn = async (req: GcfRequest, res: GcfResponse) => {
     if (!requirePost(req, res)) return
     const caller = await authenticate(config.auth, req, res)
@@ -56,12 +60,13 @@ export const createDrainFunction = (config: DrainFunctionConfig): DrainFunction 
         Effect.gen(function* () {
           yield* refuseReplay(caller.signature)
           const now = yield* Clock.currentTimeMillis
-          return { summary: yield* withTelemetryFlush(telemetry !== undefined, drain(config, now + config.timeoutMs)) }
+          return { summary: yield* withTelemetryFlush(telemetry !== undefined, drain(drainConfig, now + config.timeoutMs)) }
         }).pipe(Effect.catchTag("HttpProblem", (p) => Effect.succeed({ refused: problemResponse(p) }))),
-        { budgetMs: invocationBudget(config.timeoutMs, (config.safetyMarginMs ?? 10_000) / 8) }
+        { budgetMs: invocationBudget(config.timeoutMs, margin / 16) }
       )
       if ("refused" in outcome) return sendResponse(res, outcome.refused)
-      sendJson(res, 200, json, JSON.stringify(outcome.summary))
+      // Redis failed midway: 503, with the summary of what was done.
+      sendJson(res, outcome.summary.stoppedBecause === "redis-unavailable" ? 503 : 200, json, JSON.stringify(outcome.summary))
     } catch (e) {
       sendResponse(res, backendUnavailable("drain", e))
     }

@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto"
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { InvalidArgument } from "../../src/broker/errors.js"
@@ -8,9 +8,13 @@ import { HttpProblem, unauthorized } from "./httpProblem.js"
  * How an HTTP endpoint authenticates its callers.
  * - `shared-secret`: the caller sends the secret itself in `header` (default `x-asynq-secret`).
  * - `hmac`: the caller signs the request: `header` (default `x-asynq-signature`) carries
- *   `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<METHOD>.<path>." + raw body bytes)>`
- *   (see `signBody`); signatures older or newer than `toleranceMs` (default 5 minutes) are refused,
- *   and each signature is accepted once (the endpoint remembers it in Redis until the window ends).
+ *   `t=<unix ms>,n=<nonce>,v2=<hex HMAC-SHA256(secret, "v2.<t>.<n>.<METHOD>.<path>." + raw body bytes)>`
+ *   (see `signBody`; the nonce makes two requests with the same body in the same millisecond
+ *   different requests). The older `t=<unix seconds>,v1=<hex HMAC-SHA256(secret,
+ *   "<t>.<METHOD>.<path>." + body)>` is still accepted. Signatures older or newer than `toleranceMs`
+ *   (default 5 minutes) are refused. The enqueue endpoint enqueues once per signature: the same
+ *   signed request sent again within the window gets the first answer (same task) and writes
+ *   nothing; the drain function refuses it (401 `replayed_signature`).
  * - `none`: no check (only for endpoints already protected elsewhere, e.g. IAM auth on a function URL).
  */
 export type AuthConfig =
@@ -70,21 +74,33 @@ export const pathOnly = (urlOrPath: string): string => {
   return path === "" ? "/" : path
 }
 
-/** HMAC-SHA256(secret, `${timestamp}.${METHOD}.${path}.` followed by the raw body bytes), hex. */
-const hmacHex = (secret: string, timestamp: string, request: SignedRequest) =>
+/** HMAC-SHA256(secret, `${prefix}${METHOD}.${path}.` followed by the raw body bytes), hex. */
+const hmacHex = (secret: string, prefix: string, request: SignedRequest) =>
   createHmac("sha256", secret)
-    .update(`${timestamp}.${request.method.toUpperCase()}.${pathOnly(request.path)}.`, "utf8")
+    .update(`${prefix}${request.method.toUpperCase()}.${pathOnly(request.path)}.`, "utf8")
     .update(bodyBytes(request.body))
     .digest("hex")
 
+/** What a v2 signature's HMAC covers before the method: the version, the timestamp (unix ms) and the nonce. */
+const v2Prefix = (t: string, n: string) => `v2.${t}.${n}.`
+/** What a v1 signature's HMAC covers before the method: the timestamp (unix seconds). */
+const v1Prefix = (t: string) => `${t}.`
+
+/** A nonce: the characters `signBody` and the endpoints accept (8 to 64 of A-Z a-z 0-9 _ -). */
+const nonceFormat = /^[A-Za-z0-9_-]{8,64}$/
+
 /**
  * The `x-asynq-signature` value for a request, as a caller computes it (`nowMs` = the signing time):
- * `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<METHOD>.<path>." + body bytes)>`.
- * Sign every request (and every retry) anew: an endpoint accepts a signature once.
+ * `t=<unix ms>,n=<nonce>,v2=<hex HMAC-SHA256(secret, "v2.<t>.<n>.<METHOD>.<path>." + body bytes)>`,
+ * with a fresh random nonce unless one is given (8 to 64 characters of A-Z a-z 0-9 _ -).
+ * One signature is one request: a retry after a lost answer sends the same signed request again
+ * (the enqueue endpoint answers it with the first answer and writes nothing twice); signing anew
+ * makes a new request.
  */
-export const signBody = (secret: string, request: SignedRequest, nowMs: number): string => {
-  const t = String(Math.floor(nowMs / 1000))
-  return `t=${t},v1=${hmacHex(secret, t, request)}`
+export const signBody = (secret: string, request: SignedRequest, nowMs: number, nonce: string = randomBytes(12).toString("base64url")): string => {
+  if (!nonceFormat.test(nonce)) throw new InvalidArgument({ field: "nonce", message: `nonce must be 8 to 64 characters of A-Z a-z 0-9 _ -, got ${JSON.stringify(nonce)}` })
+  const t = String(Math.floor(nowMs))
+  return `t=${t},n=${nonce},v2=${hmacHex(secret, v2Prefix(t, nonce), request)}`
 }
 
 /** The parts of a request authentication reads. */
@@ -120,17 +136,24 @@ export const verifyAuth = (auth: AuthConfig, request: AuthRequest): Effect.Effec
     if (given === undefined || given === "") return yield* unauthorized(`missing ${name} header`)
     const parts = new Map(given.split(",").map((p) => p.trim().split("=", 2) as [string, string | undefined]))
     const t = parts.get("t")
+    const n = parts.get("n")
+    const v2 = parts.get("v2")
     const v1 = parts.get("v1")
-    if (!t || !/^\d+$/.test(t) || !v1 || !/^[0-9a-fA-F]{64}$/.test(v1))
-      return yield* unauthorized(`malformed ${name} header: expected "t=<unix seconds>,v1=<64 hex digits of HMAC-SHA256>"`)
+    const hex = /^[0-9a-fA-F]{64}$/
+    const isV2 = v2 !== undefined && hex.test(v2) && n !== undefined && nonceFormat.test(n)
+    if (!t || !/^\d+$/.test(t) || !(isV2 || (v1 !== undefined && hex.test(v1))))
+      return yield* unauthorized(
+        `malformed ${name} header: expected "t=<unix ms>,n=<nonce>,v2=<64 hex digits of HMAC-SHA256>" (or the older "t=<unix seconds>,v1=<64 hex digits>")`
+      )
     const nowMs = yield* Clock.currentTimeMillis
     const tolerance = auth.toleranceMs ?? defaultToleranceMs
-    const signedAtMs = Number(t) * 1000
+    const signedAtMs = isV2 ? Number(t) : Number(t) * 1000
     if (Math.abs(nowMs - signedAtMs) > tolerance)
       return yield* unauthorized(`signature timestamp is outside the allowed window of ${Math.round(tolerance / 1000)} s`)
-    if (!sameSecret(v1.toLowerCase(), hmacHex(auth.secret, t, request)))
-      return yield* unauthorized(`signature in ${name} header does not match the request (method, path, timestamp and body)`)
-    return { signature: v1.toLowerCase(), expiresAtMs: signedAtMs + tolerance }
+    const digest = (isV2 ? v2! : v1!).toLowerCase()
+    if (!sameSecret(digest, hmacHex(auth.secret, isV2 ? v2Prefix(t, n!) : v1Prefix(t), request)))
+      return yield* unauthorized(`signature in ${name} header does not match the request (method, path, timestamp${isV2 ? ", nonce" : ""} and body)`)
+    return { signature: digest, expiresAtMs: signedAtMs + tolerance }
   })
 
 /** A signature already used within its window. */
@@ -138,5 +161,5 @@ export const replayedSignature = () =>
   new HttpProblem({
     status: 401,
     code: "replayed_signature",
-    message: "this signature was already used: a signed request is accepted once; sign each request (and each retry) anew"
+    message: "this signature was already used: this endpoint accepts a signed request once; sign each request anew"
   })

@@ -1,14 +1,16 @@
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
 import { queueDepths } from "../../src/broker/queueDepths.js"
 import type { RedisError } from "../../src/redis/errors.js"
-import { enqueue } from "../../src/steps/enqueue.js"
+import { enqueue, type EnqueueError } from "../../src/steps/enqueue.js"
+import type { TaskInfo } from "../../src/steps/taskInfo.js"
+import { enqueueSigned } from "../../src/steps/enqueueSigned.js"
 import type { EnqueueOptions } from "../../src/steps/options.js"
 import { type AcceptedSignature, type AuthConfig, verifyAuth } from "./auth.js"
 import { type EnqueueBody, parseEnqueueBody, parseInstant } from "./enqueueBody.js"
 import { backendUnavailable, HttpProblem, jsonResponse, type JsonResponse, problemResponse } from "./httpProblem.js"
-import { refuseReplay } from "./refuseReplay.js"
 import { taskInfoToJson } from "./taskInfoJson.js"
 import type { WarmRuntime } from "./warmRuntime.js"
 
@@ -98,27 +100,50 @@ export interface EnqueueAnswer {
   readonly startedQueue: string | undefined
 }
 
+const refusalProblems = {
+  InvalidArgument: (e: { readonly message: string }) => Effect.fail(new HttpProblem({ status: 400, code: "invalid_argument", message: e.message })),
+  DuplicateTask: (e: { readonly message: string }) => Effect.fail(new HttpProblem({ status: 409, code: "duplicate_task", message: e.message })),
+  TaskIdConflict: (e: { readonly message: string }) => Effect.fail(new HttpProblem({ status: 409, code: "task_id_conflict", message: e.message }))
+}
+
 /**
- * Claims the signature (a replay gets 401) and enqueues: 200 + TaskInfo, or 400/409. Redis errors
- * stay in the error channel. With `detectStart`, a pending task's queue depth is read after the
- * write (one more round trip) to tell whether this enqueue started the queue.
+ * The task of an accepted request: a signed request once per signature (the task and the
+ * signature's record in one step; the same signed request again gets the first answer, with the
+ * header `x-asynq-replayed: true`, and writes nothing), any other request as a plain enqueue.
+ */
+const writeAccepted = (
+  accepted: AcceptedEnqueue
+): Effect.Effect<{ readonly response: JsonResponse; readonly info: TaskInfo | undefined }, EnqueueError, Broker> => {
+  const { signature } = accepted
+  if (signature === undefined)
+    return Effect.map(enqueue(accepted.type, accepted.payload, accepted.options), (info) => ({ response: jsonResponse(200, taskInfoToJson(info)), info }))
+  return Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
+    Effect.map(
+      enqueueSigned(accepted.type, accepted.payload, accepted.options, { signatureHex: signature.signature, validForMs: signature.expiresAtMs - nowMs }, (info) =>
+        JSON.stringify(taskInfoToJson(info))
+      ),
+      (done) => ({
+        response: { status: 200, headers: done.replayed ? { "content-type": "application/json", "x-asynq-replayed": "true" } : { "content-type": "application/json" }, body: done.answer },
+        info: done.replayed ? undefined : done.prepared
+      })
+    )
+  )
+}
+
+/**
+ * Enqueues an accepted request: 200 + TaskInfo (for a signed request sent again, the first answer),
+ * or 400/409. Redis errors stay in the error channel. With `detectStart`, a pending task's queue
+ * depth is read after the write (one more round trip) to tell whether this enqueue started the queue.
  */
 export const enqueueAccepted = (accepted: AcceptedEnqueue, detectStart = false): Effect.Effect<EnqueueAnswer, RedisError, Broker> =>
   Effect.gen(function* () {
-    yield* refuseReplay(accepted.signature)
-    const info = yield* enqueue(accepted.type, accepted.payload, accepted.options).pipe(
-      Effect.catchTags({
-        InvalidArgument: (e) => Effect.fail(new HttpProblem({ status: 400, code: "invalid_argument", message: e.message })),
-        DuplicateTask: (e) => Effect.fail(new HttpProblem({ status: 409, code: "duplicate_task", message: e.message })),
-        TaskIdConflict: (e) => Effect.fail(new HttpProblem({ status: 409, code: "task_id_conflict", message: e.message }))
-      })
-    )
+    const { response, info } = yield* writeAccepted(accepted).pipe(Effect.catchTags(refusalProblems))
     let startedQueue: string | undefined
-    if (detectStart && info.state === "pending") {
+    if (detectStart && info !== undefined && info.state === "pending") {
       const [depth] = yield* queueDepths([info.queue])
       if (depth !== undefined && !depth.paused && depth.pending <= 1) startedQueue = info.queue
     }
-    return { response: jsonResponse(200, taskInfoToJson(info)), startedQueue }
+    return { response, startedQueue }
   }).pipe(Effect.catchTag("HttpProblem", (p) => Effect.succeed({ response: problemResponse(p), startedQueue: undefined })))
 
 /**

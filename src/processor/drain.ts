@@ -13,9 +13,11 @@
  * retries are used up; it never blocks the head of the queue. With `longTasks: "skip"` a task whose
  * own timeout/deadline ends after the hard stop is not started at all (given back, not counted).
  */
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import { Broker } from "../broker/Broker.js"
@@ -41,7 +43,12 @@ export interface DrainConfig<R = never>
   readonly handler: HandlerInput<R>
   /** Tasks run at the same time (default 1). */
   readonly concurrency?: number
-  /** Stop taking tasks when less than this is left before the deadline (default 10 000 ms). */
+  /**
+   * Stop taking tasks when less than this is left before the deadline. Default: a quarter of the
+   * time left when the drain starts, at least 500 ms and at most 10 000 ms (`defaultSafetyMarginMs`):
+   * 750 ms under Lambda's default 3 s timeout, 10 000 ms from 40 s up. A margin as large as the time
+   * left leaves no time to take a task: the drain then logs a warning and returns at once.
+   */
   readonly safetyMarginMs?: number
   /**
    * What to do with a leased task whose own timeout or deadline ends after the drain's hard stop
@@ -104,8 +111,15 @@ export interface DrainSummary {
    * error: the drain went on with the other queues. Empty when all went well.
    */
   readonly failedQueues: ReadonlyArray<QueueFailure>
-  /** Why the drain ended: no task left, or the safety margin was reached. */
-  readonly stoppedBecause: "empty" | "deadline"
+  /**
+   * Why the drain ended: no task left; the safety margin was reached; or Redis failed or stopped
+   * answering (`error` says how: a Redis error, no answer by an eighth of the margin before the
+   * deadline, or outcomes given up), in which case the counts are what was done until then and the
+   * tasks in flight are in `gaveUp` (their leases let `recover` take them back).
+   */
+  readonly stoppedBecause: "empty" | "deadline" | "redis-unavailable"
+  /** With `stoppedBecause: "redis-unavailable"`: what failed (the Redis error, or how long Redis did not answer). */
+  readonly error?: string
   /** Milliseconds left before the deadline when the drain returned. */
   readonly remainingMs: number
 }
@@ -121,6 +135,55 @@ const counter: Record<Settled, "succeeded" | "retried" | "archived" | "revoked" 
   "gave-up": "gaveUp"
 }
 
+/** The default safety margin of a drain with `remainingMs` left at its start: a quarter of it, at least 500 ms, at most 10 000 ms. */
+export const defaultSafetyMarginMs = (remainingMs: number): number => Math.min(10_000, Math.max(500, Math.round(remainingMs / 4)))
+
+/** The margin a drain uses when `remainingMs` is left at its start: `safetyMarginMs` when given, else `defaultSafetyMarginMs`. */
+export const drainMarginMs = (config: { readonly safetyMarginMs?: number | undefined }, remainingMs: number): number =>
+  config.safetyMarginMs ?? defaultSafetyMarginMs(remainingMs)
+
+type Counts = { -readonly [K in (typeof counter)[Settled] | "corrupt"]: number }
+
+/** What a drain has done so far: read for its summary, also when Redis stopped answering midway. */
+interface Progress {
+  readonly counts: Counts
+  /** Every task this drain leased (each attempt records on it whether the hard stop ended it). */
+  readonly leased: Array<ActiveTask>
+  /** Each failed queue's last error. */
+  readonly failedQueues: Map<string, string>
+  /** Leased tasks whose attempt has settled (the others are in flight). */
+  settled: number
+  stoppedBecause: "empty" | "deadline"
+}
+
+const newProgress = (): Progress => ({
+  counts: { succeeded: 0, retried: 0, archived: 0, revoked: 0, requeued: 0, skipped: 0, leaseLost: 0, gaveUp: 0, corrupt: 0 },
+  leased: [],
+  failedQueues: new Map(),
+  settled: 0,
+  stoppedBecause: "empty"
+})
+
+/**
+ * The summary of what `p` records, at `remainingMs` before the deadline. Tasks still in flight count
+ * as given up. A drain that gave up an outcome, failed on a Redis error (`error`) or was left waiting
+ * for Redis stopped because of Redis.
+ */
+const summaryOf = (p: Progress, longTasks: "run" | "skip", remainingMs: number, error?: string): DrainSummary => {
+  const gaveUp = p.counts.gaveUp + (p.leased.length - p.settled)
+  const why = error ?? (gaveUp > 0 ? `Redis did not take the outcome of ${gaveUp} task(s) before the deadline` : undefined)
+  return {
+    ...p.counts,
+    gaveUp,
+    failedQueues: Array.from(p.failedQueues, ([queue, error]) => ({ queue, error })),
+    stoppedAtDeadline: p.leased.filter((t) => t.stoppedBy === "function-deadline").length,
+    longTasks,
+    stoppedBecause: why === undefined ? p.stoppedBecause : "redis-unavailable",
+    ...(why === undefined ? {} : { error: why }),
+    remainingMs
+  }
+}
+
 /**
  * Processes tasks until the queues are empty or less than `safetyMarginMs` is left before
  * `deadlineMs` (a time on Effect's Clock). Then it takes no more; tasks still running get until
@@ -129,16 +192,60 @@ const counter: Record<Settled, "succeeded" | "retried" | "archived" | "revoked" 
  * backoff, or archive when no retry is left), so the drain returns before its deadline with a
  * summary and a task too long for an invocation cannot hold the head of its queue. A task whose own
  * timeout/deadline ends after the hard stop is run or skipped as `longTasks` says. An outcome
- * Redis has not taken a quarter of the margin before the deadline is given up (`gaveUp`). If the
- * function is killed anyway, the leases expire and `recover` returns its tasks.
+ * Redis has not taken a quarter of the margin before the deadline is given up (`gaveUp`).
+ *
+ * Redis failing or not answering never loses the report: a Redis error that stops the drain, or
+ * a drain still waiting for Redis an eighth of the margin before the deadline, ends it with the
+ * summary of what was done (`stoppedBecause: "redis-unavailable"`, `error`; tasks in flight in
+ * `gaveUp`) and an error log line. If the function is killed anyway, the leases expire and
+ * `recover` returns its tasks.
  */
 export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
   Effect.gen(function* () {
-    const margin = config.safetyMarginMs ?? 10_000
     const longTasks = config.longTasks ?? "run"
     if (longTasks !== "run" && longTasks !== "skip") {
       return yield* Effect.fail(new InvalidArgument({ field: "longTasks", message: `longTasks must be "run" or "skip", got ${String(longTasks)}` }))
     }
+    const start = yield* Clock.currentTimeMillis
+    const margin = drainMarginMs(config, deadlineMs - start)
+    const progress = newProgress()
+    if (deadlineMs - start < margin) {
+      yield* Effect.logWarning(
+        `drain: ${Math.max(0, deadlineMs - start)} ms left at the start, under the safety margin of ${margin} ms: no task taken. ` +
+          `Raise the function's timeout${config.safetyMarginMs === undefined ? "" : " or lower safetyMarginMs"}.`
+      )
+      progress.stoppedBecause = "deadline"
+      return summaryOf(progress, longTasks, deadlineMs - start)
+    }
+    const deps = yield* drainDeps(config, deadlineMs, margin, longTasks, progress)
+    // Detached, so that a drain stuck on a Redis that stopped answering (fetches and outcome writes
+    // are uninterruptible) is left behind instead of waited for: the summary goes out in time.
+    const fiber = yield* Effect.forkDetach(runTasks(config, deps, deadlineMs, margin, progress))
+    const returnByMs = deadlineMs - margin / 8
+    const now = yield* Clock.currentTimeMillis
+    const exit = yield* Fiber.await(fiber).pipe(
+      Effect.timeoutOption(Duration.millis(Math.max(0, returnByMs - now))),
+      Effect.onInterrupt(() => Effect.forkDetach(Fiber.interrupt(fiber)))
+    )
+    const end = yield* Clock.currentTimeMillis
+    let failure: string | undefined
+    if (exit._tag === "None") {
+      failure = `Redis did not answer for the rest of the invocation (the drain returned ${Math.round(deadlineMs - end)} ms before its deadline)`
+      yield* Effect.forkDetach(Fiber.interrupt(fiber))
+    } else if (Exit.isFailure(exit.value)) {
+      // A Redis error (the only typed failure of the run) is reported with the work done; a defect is not ours to hide.
+      const error = Cause.findErrorOption(exit.value.cause)
+      if (error._tag === "None") return yield* Effect.failCause(exit.value.cause)
+      failure = `${error.value.op}: ${error.value.message}`
+    }
+    const summary = summaryOf(progress, longTasks, deadlineMs - end, failure)
+    yield* reportDrain(summary)
+    return summary
+  }).pipe(Effect.scoped, Effect.withSpan("Processor.drain"))
+
+/** The processor parts a drain runs its tasks with (the Server's, without its loops). */
+const drainDeps = <R>(config: DrainConfig<R>, deadlineMs: number, margin: number, longTasks: "run" | "skip", progress: Progress) =>
+  Effect.gen(function* () {
     const hardStopMs = deadlineMs - margin / 2
     /** Writing an outcome is given up here (the lease lets `recover` take the task back). */
     const settleByMs = deadlineMs - margin / 4
@@ -161,42 +268,47 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
       observer = yield* makeObserver({ metrics: config.metrics === true, traces: wantsTraces, queues: config.queues })
     }
     const handler = handlerOf(config.handler)
-    const registry = makeRegistry()
-    const counts = { succeeded: 0, retried: 0, archived: 0, revoked: 0, requeued: 0, skipped: 0, leaseLost: 0, gaveUp: 0, corrupt: 0 }
-    /** Every task this drain leased (each attempt records on it whether the hard stop ended it). */
-    const leased: Array<ActiveTask> = []
-    /** Each failed queue's last error. */
-    const failedQueues = new Map<string, string>()
-    let stoppedBecause: "empty" | "deadline" = "empty"
-    /** Set at the hard stop: a task leased by a fetch that was in flight then goes straight back. */
-    let stopping = false
     const broker = yield* Broker
-    const deps: StartDeps<R> = {
+    const deps: StartDeps<R> & { readonly hardStopMs: number; stopping: boolean } = {
       options: observer ? { ...options, observer } : options,
       handler: observer ? observer.handler(handler) : handler,
-      registry,
+      registry: makeRegistry(),
       broker,
       acker: makeAckerFor(broker),
       deadlines: yield* makeDeadlines,
       attempts: yield* FiberSet.make<Settled, never>(),
+      hardStopMs,
+      /** Set at the hard stop: a task leased by a fetch that was in flight then goes straight back. */
+      stopping: false,
       prepare: (task) => {
         // A Redis that hangs when the outcome is written must not hold the drain past its deadline.
         task.settleByMs = settleByMs
-        leased.push(task)
+        progress.leased.push(task)
         // Leased by a fetch in flight at the hard stop: back to the head, it had no turn.
-        if (stopping) task.stopReason = "shutdown"
+        if (deps.stopping) task.stopReason = "shutdown"
         // Cannot finish before the hard stop: given back, due when this invocation is over (so this
         // drain does not take it again), then forwarded behind the tasks waiting in pending.
         else if (longTasks === "skip" && task.deadlineMs > hardStopMs) task.skipUntilMs = deadlineMs
       }
     }
+    return deps
+  })
 
-    /** Takes one task at a time, in strict priority order, and waits for its outcome. */
+/** Takes tasks, one per worker at a time, until the queues are empty or the margin is reached; stops what runs at the hard stop. */
+const runTasks = <R>(
+  config: DrainConfig<R>,
+  deps: StartDeps<R> & { readonly hardStopMs: number; stopping: boolean },
+  deadlineMs: number,
+  margin: number,
+  progress: Progress
+) =>
+  Effect.gen(function* () {
+    const { counts, failedQueues } = progress
     const worker = Effect.gen(function* () {
       for (;;) {
         const now = yield* Clock.currentTimeMillis
         if (deadlineMs - now < margin) {
-          stoppedBecause = "deadline"
+          progress.stoppedBecause = "deadline"
           return
         }
         const { started, corrupt, failedQueues: failedNow } = yield* fetchPass(deps, { queues: config.queues, count: 1 })
@@ -205,17 +317,18 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
         const attempt = started[0]
         if (!attempt) return
         counts[counter[yield* Fiber.join(attempt)]]++
+        progress.settled++
       }
     })
-
-    const heartbeat = yield* Effect.forkChild(heartbeatLoop(registry, options.leaseMs, options.heartbeatIntervalMs, observer), { startImmediately: true })
+    const { registry, options } = deps
+    const heartbeat = yield* Effect.forkChild(heartbeatLoop(registry, options.leaseMs, options.heartbeatIntervalMs, options.observer), { startImmediately: true })
     const start = yield* Clock.currentTimeMillis
     const hardStop = yield* Effect.forkChild(
-      Effect.sleep(Duration.millis(Math.max(0, hardStopMs - start))).pipe(
+      Effect.sleep(Duration.millis(Math.max(0, deps.hardStopMs - start))).pipe(
         Effect.andThen(
           Effect.sync(() => {
-            stoppedBecause = "deadline"
-            stopping = true
+            progress.stoppedBecause = "deadline"
+            deps.stopping = true
             registry.stopAll("function-deadline")
           })
         )
@@ -225,26 +338,27 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
     yield* Effect.forEach(Array.from({ length: options.concurrency }), () => worker, { concurrency: "unbounded", discard: true }).pipe(
       Effect.ensuring(Fiber.interruptAll([heartbeat, hardStop]))
     )
-    const end = yield* Clock.currentTimeMillis
-    const stoppedAtDeadline = leased.filter((t) => t.stoppedBy === "function-deadline").length
-    if (stoppedAtDeadline > 0) {
+  })
+
+/** The log lines of a drain's end: tasks stopped at the hard stop, tasks skipped, Redis failing. */
+const reportDrain = (s: DrainSummary) =>
+  Effect.gen(function* () {
+    if (s.stoppedAtDeadline > 0) {
       yield* Effect.logWarning(
-        `drain: ${stoppedAtDeadline} task(s) still running at the function's deadline were stopped and counted as failed attempts ` +
+        `drain: ${s.stoppedAtDeadline} task(s) still running at the function's deadline were stopped and counted as failed attempts ` +
           `(retried after their backoff, archived when no retry is left). Tasks that need more time than one invocation belong on a long-lived worker.`
       )
     }
-    if (counts.skipped > 0) {
+    if (s.skipped > 0) {
       yield* Effect.logInfo(
-        `drain: ${counts.skipped} task(s) not started: their timeout or deadline ends after this invocation's hard stop (longTasks: "skip"); ` +
+        `drain: ${s.skipped} task(s) not started: their timeout or deadline ends after this invocation's hard stop (longTasks: "skip"); ` +
           `given back to the retry set, not counted as failures.`
       )
     }
-    return {
-      ...counts,
-      failedQueues: Array.from(failedQueues, ([queue, error]) => ({ queue, error })),
-      stoppedAtDeadline,
-      longTasks,
-      stoppedBecause,
-      remainingMs: deadlineMs - end
-    } satisfies DrainSummary as DrainSummary
-  }).pipe(Effect.scoped, Effect.withSpan("Processor.drain"))
+    if (s.stoppedBecause === "redis-unavailable") {
+      yield* Effect.logError(
+        `drain: stopped because Redis failed or stopped answering: ${s.error}. Done before that: ${s.succeeded} succeeded, ${s.retried} retried, ` +
+          `${s.archived} archived; ${s.gaveUp} task(s) in flight given up (their leases let recover take them back).`
+      )
+    }
+  })

@@ -23,7 +23,8 @@ import { requeue } from "../steps/requeue.js"
 import { retry } from "../steps/retry.js"
 import { defaultRetryDelayMs } from "../steps/retryDelay.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
-import { errorText, isRevokeTask, isSkipRetry } from "./errors.js"
+import { errorText, HandlerNotFound, isRevokeTask, isSkipRetry } from "./errors.js"
+import { warnMissingHandler } from "./missingHandler.js"
 import type { Acker } from "./acker.js"
 import type { ResolvedOptions } from "./options.js"
 import type { ActiveTask } from "./registry.js"
@@ -170,5 +171,8 @@ export const settleFailure = Effect.fnUntraced(function* (
   })()
   const delay = yield* retryDelayMs(options, msg, error, task)
   yield* Effect.logDebug(`task ${msg.id} (${msg.type}) failed, retry in ${delay} ms: ${errorMsg}`)
+  if (error instanceof HandlerNotFound) {
+    yield* warnMissingHandler(msg, `go to retry (this one in ${delay} ms, attempt ${msg.retried + 1} of ${msg.retry + 1}; archived once its retries are used up)`)
+  }
   return yield* write(entry, "retry", retry(msg, { retryAtMs: atMs + delay, errorMsg, isFailure, atMs }), "retried")
 })

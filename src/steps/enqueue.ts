@@ -149,6 +149,26 @@ const prepareCall = (
   trace: Readonly<Record<string, string>> | undefined
 ): Result.Result<Prepared, InvalidArgument> => prepare(typeName(task), payload, withTrace(optionsFor(task, callOptions), trace), nowMs, newId, encoderFor(task))
 
+/** A validated enqueue: the write to send and the TaskInfo of the task once written in `state`. */
+export interface PreparedEnqueue {
+  readonly write: TaskWrite
+  readonly info: (state: TaskState) => TaskInfo
+}
+
+/**
+ * Validates one enqueue and builds its write (pure: no Redis, `nowMs` given), for a write that
+ * another script makes (the signed HTTP enqueue, src/steps/enqueueSigned.ts).
+ * @internal
+ */
+export const prepareEnqueue = (
+  task: string | TaskDefinition<any>,
+  payload: unknown,
+  options: EnqueueOptions | undefined,
+  nowMs: number,
+  trace?: Readonly<Record<string, string>>
+): Result.Result<PreparedEnqueue, InvalidArgument> =>
+  Result.map(prepareCall(task, payload, options, nowMs, newTaskId, trace), (p) => ({ write: p.write, info: (state: TaskState) => info(p, state) }))
+
 /**
  * `enqueue` without its span and call-site frame (capturing that frame is most of the Effect
  * overhead of an enqueue). For the Promise client, which has no tracer to report spans to.

@@ -38,6 +38,12 @@ export const parkedPresenceChannel = (serverId: string) => `effect-asynq:parked:
  * validity window, so the HTTP endpoints refuse a replayed request. One key per signature.
  */
 export const usedSignatureKey = (signatureHex: string) => `effect-asynq:used-signature:${signatureHex}`
+/**
+ * Not asynq's: the record of a signed HTTP enqueue request (its HMAC hex digest) in the queue's
+ * slot: the answer given (or the refusal), until the end of the signature's validity window, so a
+ * replay of the request gets the original answer and writes nothing (lua/enqueueSigned.lua).
+ */
+export const signedRequestKey = (queue: string, signatureHex: string) => `asynq:{${queue}}:signed:${signatureHex}`
 
 /** The key of a server's ServerInfo (`asynq:servers:{host:pid:id}`). */
 export const serverInfoKey = (host: string, pid: number, serverId: string) => `asynq:servers:{${host}:${pid}:${serverId}}`

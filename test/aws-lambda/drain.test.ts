@@ -11,6 +11,13 @@ import { startLambdaInvokeServer } from "../support/lambdaInvokeServer.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
 import { fillQueue, runNow } from "./arrange.js"
 import { invoke } from "./invoke.js"
+import { Redis as IORedis } from "ioredis"
+import type { Broker } from "../../src/broker/Broker.js"
+import { brokerLayerAt } from "../support/arrange.js"
+import { startRedisServer } from "../support/redis-server.js"
+
+const runNowAt = <A, E>(url: string, eff: Effect.Effect<A, E, Broker>): Promise<A> =>
+  Effect.runPromise(eff.pipe(Effect.provide(brokerLayerAt({ url }))) as Effect.Effect<A>)
 
 const redis = rawClient()
 const k = queueKeys("work")
@@ -110,4 +117,63 @@ describe("Lambda processor drain with tasks longer than an invocation (issue 16)
       expect(decodeTaskMessage((await redis.hgetBuffer(k.task(id), "msg"))!)).toMatchObject({ retried: 2, errorMsg: functionDeadlineMessage })
     }
   }, 90_000)
+})
+
+/**
+ * Issue 29, point 3, through the Invoke API with Lambda's default 3 s timeout and the handler's
+ * defaults: the drain does work (it used to take nothing, its margin being 10 s), and a Redis that
+ * stalls midway still gets the invocation's summary back before Lambda's own timeout.
+ */
+describe("Lambda processor at Lambda's default 3 s timeout (issue 29)", () => {
+  it("with no margin configured, processes tasks and returns before the timeout", async () => {
+    await fill(200)
+    const handler = createProcessorHandler({ queues: ["work"], redis: { url: testRedisUrl() }, handler: () => Effect.sleep(5) })
+    const server = await startLambdaInvokeServer({ processor: { timeoutMs: 3000, handler: (e, ctx) => handler(e, ctx) } })
+    try {
+      const res = await invoke(server.client(), "processor", {})
+      const s = res.payload as DrainSummary
+      expect(res.functionError).toBeUndefined()
+      expect(s.succeeded).toBeGreaterThan(0)
+      expect(s.remainingMs).toBeGreaterThan(0)
+      expect(await redis.llen(k.pending)).toBe(200 - s.succeeded)
+    } finally {
+      await server.close()
+      await handler.runtime.dispose()
+    }
+  }, 30_000)
+
+  it("Redis stalled mid-invocation: the handler returns the work it did (stoppedBecause redis-unavailable) before Lambda's timeout; nothing lost", async () => {
+    const own = await startRedisServer()
+    const admin = new IORedis(own.url)
+    try {
+      await runNowAt(own.url, Effect.forEach(Array.from({ length: 60 }, (_, i) => i), (i) => enqueue("job", { i }, { queue: "work" }), { discard: true }))
+      let runs = 0
+      const handler = createProcessorHandler({
+        queues: ["work"],
+        redis: { url: own.url },
+        // The 41st task stalls the whole server for longer than the invocation.
+        handler: () => (++runs === 41 ? Effect.promise(() => admin.call("CLIENT", "PAUSE", "8000", "ALL")) : Effect.void)
+      })
+      const server = await startLambdaInvokeServer({ processor: { timeoutMs: 3000, handler: (e, ctx) => handler(e, ctx) } })
+      try {
+        const res = await invoke(server.client(), "processor", {})
+        expect(res.functionError).toBeUndefined()
+        const s = res.payload as DrainSummary
+        expect(s).toMatchObject({ succeeded: 40, gaveUp: 1, stoppedBecause: "redis-unavailable" })
+        expect(s.error).toBeTypeOf("string")
+        expect(s.remainingMs).toBeGreaterThan(0)
+      } finally {
+        await server.close()
+        await admin.call("CLIENT", "UNPAUSE")
+        await handler.runtime.dispose()
+      }
+      // Nothing lost: 40 done; the rest pending, or active under a lease for recover to return.
+      const ko = queueKeys("work")
+      expect((await admin.llen(ko.pending)) + (await admin.llen(ko.active))).toBeGreaterThanOrEqual(19)
+      expect((await admin.llen(ko.pending)) + (await admin.llen(ko.active))).toBeLessThanOrEqual(20)
+    } finally {
+      admin.disconnect()
+      await own.stop()
+    }
+  }, 30_000)
 })

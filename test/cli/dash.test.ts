@@ -1,7 +1,9 @@
 /**
  * `effect-asynq dash` as a shell user runs it: serves the page, asynqmon's /api/queues and
  * /metrics on 127.0.0.1; the token (flag or EFFECT_ASYNQ_DASH_TOKEN); read-only unless
- * --allow-actions; exit 1 when Redis does not answer; exit 0 on SIGTERM.
+ * --allow-actions; only its own hosts and each --allowed-host answered; exit 1 when Redis does not
+ * answer; exit 2 on bad options (actions on 0.0.0.0 without a token, a malformed --allowed-host);
+ * exit 0 on SIGTERM.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -9,6 +11,7 @@ import { createClient } from "../../src/client.js"
 import { cliBundle } from "../support/cliBundle.js"
 import { freePort } from "../support/redis-server.js"
 import { flushTestDb, testRedisUrl } from "../support/redis.js"
+import { rawHttp } from "../dashboard/rawHttp.js"
 import { runCli } from "./runCli.js"
 
 const children: Array<ChildProcess> = []
@@ -89,5 +92,27 @@ describe("effect-asynq dash", { timeout: 60_000 }, () => {
     const empty = await runCli(["dash", "--port", "0", "--redis-url", testRedisUrl(), "--token", " "])
     expect(empty.code).toBe(2)
     expect(empty.stderr).toContain("the token is empty")
+  })
+
+  it("answers only its own hosts and each --allowed-host: a request for attacker.example gets 421", async () => {
+    const dash = await startDash(["--allowed-host", "dash.example.com", "--allowed-host", "OPS.example.com"])
+    const port = Number(new URL(dash.url).port)
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `dash.example.com:${port}`, "ops.example.com"])
+      expect((await rawHttp(port, host, "/api/queues")).status, host).toBe(200)
+    const refused = await rawHttp(port, `attacker.example:${port}`, "/api/queues")
+    expect(refused.status).toBe(421)
+    expect(JSON.parse(refused.body).error.message).toContain("--allowed-host attacker.example")
+    expect((await rawHttp(port, `attacker.example:${port}`, "/")).status).toBe(421)
+    dash.child.kill("SIGTERM")
+    expect(await dash.exited).toBe(0)
+  })
+
+  it("exits 2 before serving on a malformed --allowed-host, or --allow-actions on 0.0.0.0 without a token", async () => {
+    const badHost = await runCli(["dash", "--port", "0", "--redis-url", testRedisUrl(), "--allowed-host", "https://dash.example.com"])
+    expect(badHost.code).toBe(2)
+    expect(badHost.stderr).toContain('--allowed-host: allowed host "https://dash.example.com" has a scheme or a path')
+    const open = await runCli(["dash", "--port", "0", "--redis-url", testRedisUrl(), "--host", "0.0.0.0", "--allow-actions"], { EFFECT_ASYNQ_DASH_TOKEN: undefined })
+    expect(open.code).toBe(2)
+    expect(open.stderr).toContain("actions are allowed on 0.0.0.0, which other machines can reach, without a token")
   })
 })

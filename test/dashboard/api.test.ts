@@ -16,7 +16,7 @@ import { Redis as IORedis } from "ioredis"
 import { flushTestDb, testRedisUrl } from "../support/redis.js"
 import { arrangeDashboardData, type DashboardData, traceId, traceparent } from "./fixture.js"
 
-const origin = "http://dash.test"
+const origin = "http://localhost:8080"
 let data: DashboardData
 let readOnly: DashboardHandler
 let rt: ManagedRuntime.ManagedRuntime<Broker, unknown>
@@ -276,6 +276,24 @@ describe("dashboard API with a token and a base path", () => {
     expect(page.text).toContain('<script src="/ops/dash/assets/app.js" defer></script>')
   })
 
+  it("the login form POSTs the token: wrong → 401 form saying so; right → 303 to the dashboard with the cookie; only style.css is served without it", async () => {
+    const login = (body: string) =>
+      h(new Request(`${origin}/ops/dash/login`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body, redirect: "manual" }))
+    const form = await get(h, "/ops/dash/")
+    expect(form.text).toContain('<form class="login" method="post" action="/ops/dash/login">')
+    expect(form.text).not.toContain("login-error")
+    const wrong = await login("token=nope")
+    expect(wrong.status).toBe(401)
+    expect(wrong.headers.get("set-cookie")).toBeNull()
+    expect(await wrong.text()).toContain('data-testid="login-error">Wrong token')
+    const right = await login(new URLSearchParams({ token }).toString())
+    expect(right.status).toBe(303)
+    expect(right.headers.get("location")).toBe("/ops/dash/")
+    expect(right.headers.get("set-cookie")).toMatch(/^effect_asynq_dash=[0-9a-f]{64}; Path=\/ops\/dash\/; HttpOnly; SameSite=Strict$/)
+    expect((await get(h, "/ops/dash/assets/style.css")).status).toBe(200)
+    expect((await get(h, "/ops/dash/assets/app.js")).status).toBe(401)
+  })
+
   it("redirects the bare base path to it with a slash and knows nothing outside it", async () => {
     const r = await h(new Request(`${origin}/ops/dash`))
     expect(r.status).toBe(308)
@@ -358,7 +376,12 @@ describe("dashboard as a Lambda function URL handler", () => {
       const api = await h(event("/api/queues", { cookies: [visit.cookies![0]!.split(";")[0]!] }))
       expect(api.statusCode).toBe(200)
       expect((JSON.parse(api.body) as { queues: Array<{ queue: string }> }).queues.map((q) => q.queue).sort()).toEqual(["cron", "default", "low", "slow"])
-      const refused = await h(event("/api/queues/default:pause", { headers: { host: "abc.lambda-url.eu-west-1.on.aws", authorization: "Bearer lambda-token" }, requestContext: { http: { method: "POST" } } }))
+      const refused = await h(
+        event("/api/queues/default:pause", {
+          headers: { host: "abc.lambda-url.eu-west-1.on.aws", authorization: "Bearer lambda-token" },
+          requestContext: { http: { method: "POST" }, domainName: "abc.lambda-url.eu-west-1.on.aws" }
+        })
+      )
       expect(refused.statusCode).toBe(403)
     } finally {
       await h.close()

@@ -1,7 +1,9 @@
 /**
  * The dashboard in a real headless browser (Debian's chromium driven by playwright-core) on real
  * queue data: every page loads and shows the data, a click goes from the queue to a task's detail,
- * an action works with actions allowed and is refused (button disabled, API 403) without.
+ * an action works with actions allowed and is refused (button disabled, API 403) without; the token
+ * login (styled, a wrong token said, the token never in a URL); a page on a name rebound to
+ * 127.0.0.1 (DNS rebinding, via Chromium's host resolver rules) reads and changes nothing.
  * Skipped, saying so, only where /usr/bin/chromium is missing (`.ci/run` installs it).
  * With SCREENSHOTS_DIR set, it also saves the screenshots the README shows.
  */
@@ -14,12 +16,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type DashboardServer, serveDashboard } from "../../adapters/dashboard/index.js"
 import type { Broker } from "../../src/broker/Broker.js"
 import { getTaskInfo } from "../../src/inspector/getTaskInfo.js"
+import { getQueueInfo } from "../../src/inspector/queueInfo.js"
 import { brokerLayer } from "../../src/runtime/promiseRuntime.js"
+import { startRedisServer } from "../support/redis-server.js"
 import { flushTestDb, testRedisUrl } from "../support/redis.js"
 import { arrangeDashboardData, type DashboardData, traceId } from "./fixture.js"
 
 /** The page's document, inside functions run in the browser (tests compile without the DOM lib). */
 declare const document: { querySelector(selector: string): { readonly textContent: string | null } | null }
+declare const getComputedStyle: (element: unknown) => { readonly maxWidth: string; readonly backgroundColor: string }
+
+/** The name a rebinding attacker's page is served from; Chromium resolves it to 127.0.0.1. */
+const attackerHost = "attacker.example"
 
 const chromiumPath = "/usr/bin/chromium"
 const hasChromium = existsSync(chromiumPath)
@@ -45,7 +53,7 @@ describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_00
     context = await chromium.launchPersistentContext(profile, {
       executablePath: chromiumPath,
       headless: true,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [`--host-resolver-rules=MAP ${attackerHost} 127.0.0.1`, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
       viewport: { width: 1360, height: 900 }
     })
   }, 120_000)
@@ -206,5 +214,84 @@ describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_00
     await page.waitForFunction(() => document.querySelector('tr[data-queue="default"] [data-testid=queue-state]')?.textContent === "run")
     noErrors(page)
     await page.close()
+  })
+
+  it("token login: the form is styled, a wrong token is said, the right one opens the dashboard; the token is never in a URL", async () => {
+    const token = "s3cret-browser-token"
+    const guarded = await serveDashboard({ redis: testRedisUrl(), port: 0, token })
+    await context.clearCookies()
+    const page = await context.newPage()
+    const urls: Array<string> = []
+    page.on("request", (r) => urls.push(r.url()))
+    const stylesheet = page.waitForResponse((r) => r.url().endsWith("/assets/style.css"))
+    try {
+      const first = await page.goto(guarded.url)
+      expect(first?.status()).toBe(401)
+      expect((await stylesheet).status()).toBe(200)
+      // style.css applied: the form is the centred card it describes
+      expect(await page.locator("form.login").evaluate((form) => getComputedStyle(form).maxWidth)).toBe("420px")
+      expect(await page.locator("[data-testid=login-error]").count()).toBe(0)
+      await page.fill("input[name=token]", "not-the-token")
+      await Promise.all([page.waitForURL(`${guarded.url}login`), page.click("button[type=submit]")])
+      expect(await page.innerText("[data-testid=login-error]")).toContain("Wrong token")
+      expect(await page.locator("form.login").evaluate((form) => getComputedStyle(form).maxWidth)).toBe("420px")
+      await shot(page, "login-wrong-token.png")
+      await page.fill("input[name=token]", token)
+      await Promise.all([page.waitForURL(guarded.url), page.click("button[type=submit]")])
+      await page.waitForSelector("main[data-ready]")
+      expect(await page.locator("[data-testid=queues-table] tbody tr").count()).toBe(4)
+      expect(page.url()).toBe(guarded.url)
+      const cookies = await context.cookies(guarded.url)
+      expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite])).toEqual([["effect_asynq_dash", true, "Strict"]])
+      expect(cookies[0]!.value).not.toContain(token)
+      expect(urls.length).toBeGreaterThan(4)
+      for (const url of urls) expect(url).not.toContain(token)
+      expect(urls.some((u) => u.includes("not-the-token"))).toBe(false)
+    } finally {
+      await page.close()
+      await context.clearCookies()
+      await guarded.close()
+    }
+  })
+
+  it("DNS rebinding: a page on attacker.example resolved to 127.0.0.1 gets 421 for the page, can read no API and cannot pause a queue", async () => {
+    const page = await context.newPage()
+    try {
+      const landing = await page.goto(`http://${attackerHost}:${withActions.port}/`)
+      expect(landing?.status()).toBe(421)
+      // The attacker's script runs in that origin: same-origin requests, no Origin check applies.
+      const answers = await page.evaluate(async () => {
+        const read = await fetch("/api/queues")
+        const pause = await fetch("/api/queues/default:pause", { method: "POST" })
+        return { read: read.status, readBody: await read.text(), pause: pause.status }
+      })
+      expect(answers.read).toBe(421)
+      expect(answers.readBody).not.toContain('"queue"')
+      expect(answers.pause).toBe(421)
+      expect((await inspect(getQueueInfo("default"))).paused).toBe(false)
+    } finally {
+      await page.close()
+    }
+  })
+
+  it("with Redis gone, the page says in our words that Redis at its address is not answering (not the driver's text)", async () => {
+    const own = await startRedisServer()
+    const dash = await serveDashboard({ redis: own.url, port: 0 })
+    const page = await context.newPage()
+    try {
+      await page.goto(dash.url)
+      await page.waitForSelector("main[data-ready]")
+      expect(await page.locator("main [role=alert]").count()).toBe(0)
+      await own.stop()
+      await page.reload()
+      await page.waitForSelector("main[data-ready]")
+      const shown = await page.innerText("main [role=alert]")
+      expect(shown).toBe(`Error: Redis at 127.0.0.1:${own.port} is not answering (not reachable, or stalled); the dashboard tries again on the next request`)
+      expect(await page.innerText("body")).not.toMatch(/max retries|maxRetriesPerRequest/i)
+    } finally {
+      await page.close()
+      await dash.close()
+      await own.stop()
+    }
   })
 })

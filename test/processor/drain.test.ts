@@ -3,10 +3,11 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import { TestClock } from "effect/testing"
 import { afterAll, beforeEach, describe, expect, it } from "vitest"
 import { Redis as IORedis } from "ioredis"
-import { drain, type DrainSummary } from "../../src/processor/drain.js"
+import { defaultSafetyMarginMs, drain, type DrainSummary } from "../../src/processor/drain.js"
 import { functionDeadlineMessage, RevokeTask, SkipRetry, TaskStopped } from "../../src/processor/errors.js"
 import { skippedMessage } from "../../src/processor/settle.js"
 import { TaskContext } from "../../src/processor/TaskContext.js"
@@ -191,7 +192,7 @@ describe("processor drain when Redis stops answering", () => {
           return yield* Fiber.join(fiber)
         }).pipe(Effect.provide(Layer.merge(layer, TestClock.layer()))) as Effect.Effect<DrainSummary>
       )
-      expect(s).toMatchObject({ succeeded: 0, gaveUp: 1, stoppedBecause: "deadline" })
+      expect(s).toMatchObject({ succeeded: 0, gaveUp: 1, stoppedBecause: "redis-unavailable" })
       expect(s.remainingMs).toBeGreaterThan(0)
       // Drop the write Redis is still holding (as if the function had been frozen), then look:
       // nothing was written, the task is still active under its lease, for recover to return.
@@ -205,6 +206,77 @@ describe("processor drain when Redis stops answering", () => {
       await server.stop()
     }
   }, 20_000)
+})
+
+describe("issue 29: the default safety margin scales with the time left (TestClock)", () => {
+  it("defaultSafetyMarginMs: a quarter of the time left, at least 500 ms, at most 10 000 ms", () => {
+    expect([1000, 3000, 6000, 40_000, 900_000].map(defaultSafetyMarginMs)).toEqual([500, 750, 1500, 10_000, 10_000])
+  })
+
+  it("under Lambda's default 3 s with no margin configured: takes tasks until 750 ms are left (it used to take none)", async () => {
+    await fill(20)
+    const starts: Array<number> = []
+    // Each task takes 200 ms of virtual time.
+    const handler: Handler = () => Clock.currentTimeMillis.pipe(Effect.tap((t) => Effect.sync(() => void starts.push(t))), Effect.andThen(TestClock.adjust(200)))
+    const s = await drainAt(0, { queues: ["work"], concurrency: 1, handler }, false)
+    // 800 ms left at 2200 is not under the 750 ms margin; 600 ms at 2400 is.
+    expect(starts).toEqual([0, 200, 400, 600, 800, 1000, 1200, 1400, 1600, 1800, 2000, 2200])
+    expect(s).toMatchObject({ succeeded: 12, stoppedBecause: "deadline", remainingMs: 600 })
+    expect(await redis.llen(k.pending)).toBe(8)
+  })
+
+  it("a configured margin larger than the time left: no task taken, and a warning says why and what to change", async () => {
+    await fill(2)
+    const logs: Array<string> = []
+    const capture = Logger.make(({ message }) => void logs.push((Array.isArray(message) ? message : [message]).map(String).join(" ")))
+    const s = await Effect.runPromise(
+      drain({ queues: ["work"], safetyMarginMs: 10_000, handler: () => Effect.void }, 3000).pipe(
+        Effect.provide(Layer.mergeAll(brokerTestLayer(), TestClock.layer(), Logger.layer([capture])))
+      ) as Effect.Effect<DrainSummary>
+    )
+    expect(s).toMatchObject({ succeeded: 0, stoppedBecause: "deadline" })
+    expect(logs).toEqual(["drain: 3000 ms left at the start, under the safety margin of 10000 ms: no task taken. Raise the function's timeout or lower safetyMarginMs."])
+    expect(await redis.llen(k.pending)).toBe(2)
+  })
+})
+
+describe("issue 29: Redis stalling mid-drain does not lose the report (TestClock)", () => {
+  it("returns what it did before its deadline, stoppedBecause redis-unavailable; the task whose outcome Redis did not take is given up, nothing lost", async () => {
+    const server = await startRedisServer()
+    const admin = new IORedis(server.url)
+    try {
+      // A long command timeout: only the drain's own time rule can end the wait.
+      const layer = brokerLayerAt({ url: server.url, commandTimeoutMs: 60_000 })
+      await Effect.runPromise(Effect.forEach([0, 1, 2, 3, 4], (i) => enqueue("job", { i }, { queue: "work" }), { discard: true }).pipe(Effect.provide(layer)))
+      let runs = 0
+      // The third task stalls the server's writes: its outcome and every later fetch hang.
+      const handler: Handler = () => (++runs === 3 ? Effect.promise(() => admin.call("CLIENT", "PAUSE", "600000", "WRITE")) : Effect.void)
+      const s = await Effect.runPromise(
+        Effect.gen(function* () {
+          const fiber = yield* Effect.forkChild(drain({ queues: ["work"], safetyMarginMs: 1000, handler }, 3000), { startImmediately: true })
+          while (fiber.pollUnsafe() === undefined) {
+            yield* Effect.promise(() => new Promise((r) => setTimeout(r, 2)))
+            yield* TestClock.adjust(25)
+          }
+          return yield* Fiber.join(fiber)
+        }).pipe(Effect.provide(Layer.merge(layer, TestClock.layer()))) as Effect.Effect<DrainSummary>
+      )
+      expect(s).toMatchObject({ succeeded: 2, gaveUp: 1, stoppedBecause: "redis-unavailable" })
+      expect(s.error).toBe("Redis did not take the outcome of 1 task(s) before the deadline")
+      // The outcome was given up a quarter of the margin before the deadline (on a 25 ms step).
+      expect(s.remainingMs).toBeGreaterThan(0)
+      expect(s.remainingMs).toBeLessThanOrEqual(250)
+      await admin.call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+      await admin.call("CLIENT", "UNPAUSE")
+      // Nothing lost: 2 done, the stalled one active under its lease, 2 pending (or leased by the
+      // fetch that hung, whose lease recover returns).
+      expect((await admin.llen(k.pending)) + (await admin.llen(k.active))).toBe(3)
+    } finally {
+      await admin.call("CLIENT", "UNPAUSE").catch(() => {})
+      admin.disconnect()
+      await server.stop()
+    }
+  }, 30_000)
 })
 
 describe("issue 16: tasks longer than an invocation do not block the queue (TestClock)", () => {
@@ -303,5 +375,37 @@ describe("longTasks: a task whose own timeout ends after the drain's hard stop (
     const s = await drainAt(0, { queues: ["work"], concurrency: 1, safetyMarginMs: 1000, handler: recording(seen) })
     expect(seen.sort()).toEqual(["default", "long"])
     expect(s).toMatchObject({ succeeded: 2, skipped: 0, longTasks: "run" })
+  })
+})
+
+describe("issue 29: tasks with no handler are warned about once per type and queue per interval (TestClock)", () => {
+  it("5 tasks of an unhandled type: 1 warning naming the type, the queue and the retry; again after 60 s", async () => {
+    const q = queueKeys("unhandled")
+    await runNow(Effect.forEach([0, 1, 2, 3, 4], (i) => enqueue("nobody:home", { i }, { queue: "unhandled" }), { discard: true }))
+    const warnings: Array<string> = []
+    const capture = Logger.make(({ logLevel, message }) => {
+      if (logLevel === "Warn") warnings.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
+    })
+    const config: Config = { queues: ["unhandled"], safetyMarginMs: 1000, retryDelay: () => 60_000, handler: { "somebody:": () => Effect.void } }
+    const drainFrom = (startMs: number) =>
+      Effect.runPromise(
+        Effect.gen(function* () {
+          yield* TestClock.setTime(startMs)
+          return yield* drain(config, startMs + 3000)
+        }).pipe(Effect.provide(Layer.mergeAll(brokerTestLayer(), TestClock.layer(), Logger.layer([capture])))) as Effect.Effect<DrainSummary>
+      )
+    const first = await drainFrom(1_000_000)
+    expect(first).toMatchObject({ retried: 5, stoppedBecause: "empty" })
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain(`no handler for task type "nobody:home" in queue "unhandled"`)
+    expect(warnings[0]).toContain("go to retry (this one in 60000 ms, attempt 1 of 26")
+    expect(await redis.zcard(q.retry)).toBe(5)
+    // Within the interval: said once already. After it: said again.
+    await runNow(enqueue("nobody:home", { i: 5 }, { queue: "unhandled" }))
+    await drainFrom(1_059_000)
+    expect(warnings).toHaveLength(1)
+    await runNow(enqueue("nobody:home", { i: 6 }, { queue: "unhandled" }))
+    await drainFrom(1_061_000)
+    expect(warnings).toHaveLength(2)
   })
 })
