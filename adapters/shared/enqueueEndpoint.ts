@@ -111,6 +111,9 @@ const refusalProblems = {
  * signature's record in one step; the same signed request again gets the first answer, with the
  * header `x-asynq-replayed: true`, and writes nothing), any other request as a plain enqueue.
  */
+const jsonHeaders: Readonly<Record<string, string>> = { "content-type": "application/json" }
+const replayedHeaders: Readonly<Record<string, string>> = { "content-type": "application/json", "x-asynq-replayed": "true" }
+
 const writeAccepted = (
   accepted: AcceptedEnqueue
 ): Effect.Effect<{ readonly response: JsonResponse; readonly info: TaskInfo | undefined }, EnqueueError, Broker> => {
@@ -123,7 +126,7 @@ const writeAccepted = (
         JSON.stringify(taskInfoToJson(info))
       ),
       (done) => ({
-        response: { status: 200, headers: done.replayed ? { "content-type": "application/json", "x-asynq-replayed": "true" } : { "content-type": "application/json" }, body: done.answer },
+        response: { status: 200, headers: done.replayed ? replayedHeaders : jsonHeaders, body: done.answer },
         info: done.replayed ? undefined : done.prepared
       })
     )
