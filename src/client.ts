@@ -28,8 +28,6 @@ import { newTaskId } from "./steps/taskId.js"
 export { DuplicateTask, InvalidArgument, TaskIdConflict } from "./broker/errors.js"
 export { CommandTimeout, isCommandTimeout, RedisConnectionError, RedisError } from "./redis/errors.js"
 export { payloadJson, payloadText } from "./wire/payload.js"
-// Loads effect's Schema only where a definition is made: a bundle that never calls defineTask drops it.
-export { defineTask, type SchemaTaskDefinition } from "./tasks/defineTask.js"
 export type { EnqueueError, EnqueueItem, EnqueueOptions, IoredisModule, RedisOptions, TaskDefinition, TaskInfo }
 
 /** Options of `createClient`: where Redis is (RedisOptions), and the ioredis module to use when the options need ioredis. */

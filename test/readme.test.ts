@@ -78,6 +78,7 @@ const tsBlocks = (file: string): Array<Block> => {
 const entryPoints: Record<string, string> = {
   "effect-asynq": "src/index.ts",
   "effect-asynq/client": "src/client.ts",
+  "effect-asynq/tasks": "src/tasks/index.ts",
   "effect-asynq/edge": "src/edge/index.ts",
   "effect-asynq/edge/scheduler": "src/edge/scheduler.ts",
   "effect-asynq/worker": "adapters/worker/index.ts",
