@@ -2,21 +2,29 @@
  * The benchmark's round-trip floor (bench/libs/roundTripFloor.ts) is a reference figure in every
  * run, so it must do what the README says it does: one EVALSHA per enqueue writing a record and the
  * list entry, a worker that hands each payload to the handler, and replies read whole however
- * the socket splits them.
+ * the socket splits them. It counts server-wide command stats, so it runs on a redis-server of its
+ * own (other test files share the run's server).
  */
 import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { make, openConnection } from "../../bench/libs/roundTripFloor.js"
 import type { Payload } from "../../bench/libs/types.js"
-import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
+import { Redis } from "ioredis"
+import { type RedisServerHandle, startRedisServer } from "../support/redis-server.js"
 import { waitFor } from "../support/waitFor.js"
 
+let server: RedisServerHandle
 let c: IORedis
+const testRedisUrl = (): string => server.url
 beforeAll(async () => {
-  await flushTestDb()
-  c = rawClient()
+  server = await startRedisServer()
+  c = new Redis(server.url, { maxRetriesPerRequest: 1 })
+  c.on("error", () => {})
 })
-afterAll(() => c.disconnect())
+afterAll(async () => {
+  c.disconnect()
+  await server.stop()
+})
 
 describe("bench round-trip floor", () => {
   it("enqueues with one script call per task (a record and a list entry) and its worker hands every payload over in order", async () => {
