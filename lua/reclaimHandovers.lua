@@ -19,6 +19,7 @@
 -- ARGV[2] the queue's name (a hand-over list entry names it)
 -- ARGV[3] most records to take (>= 1)
 -- Returns: how many tasks went back to pending.
+--- @include "includes/backToPending.lua"
 local handoverKey, leaseKey, activeKey, pendingKey, taskKeyPrefix = unpack(KEYS)
 local nowNanos, queueName, maxRecords = unpack(ARGV)
 local base = string.sub(pendingKey, 1, -8)
@@ -41,10 +42,7 @@ for _, record in ipairs(due) do
         -- A list of the wrong type (damaged) is left alone: the worker's receiver deletes it.
         redis.pcall("LREM", base .. "push:" .. server, 1, token .. "\n" .. #queueName .. "\n" .. queueName .. #id .. "\n" .. id .. msg)
       end
-      redis.call("ZREM", leaseKey, id)
-      if redis.call("LREM", activeKey, 1, id) == 1 then
-        redis.call("RPUSH", pendingKey, id)
-        redis.call("HSET", taskKeyPrefix .. id, "state", "pending", "pending_since", nowNanos)
+      if backToPending(activeKey, leaseKey, pendingKey, taskKeyPrefix, id, nowNanos) then
         reclaimed = reclaimed + 1
       end
     end

@@ -12,6 +12,7 @@
 -- ARGV[2] now, unix nanoseconds (string)
 -- ARGV[3..] ids the caller received (kept)
 -- Returns: how many tasks were given back.
+--- @include "includes/backToPending.lua"
 local activeKey, leaseKey, pendingKey, taskKeyPrefix = unpack(KEYS)
 local callScore, now = unpack(ARGV)
 local firstKeptIdArg = 3
@@ -21,13 +22,8 @@ for i = firstKeptIdArg, #ARGV do
 end
 local released = 0
 for _, id in ipairs(redis.call("ZRANGEBYSCORE", leaseKey, callScore, callScore)) do
-  if not kept[id] then
-    redis.call("ZREM", leaseKey, id)
-    if redis.call("LREM", activeKey, 1, id) == 1 then
-      redis.call("RPUSH", pendingKey, id)
-      redis.call("HSET", taskKeyPrefix .. id, "state", "pending", "pending_since", now)
-      released = released + 1
-    end
+  if not kept[id] and backToPending(activeKey, leaseKey, pendingKey, taskKeyPrefix, id, now) then
+    released = released + 1
   end
 end
 return released
