@@ -19,6 +19,22 @@ export const make: AdapterFactory = async ({ redisUrl, queue }) => {
   })
   producer.on("error", () => {})
   await producer.ready()
+  /** A worker with the settings of every scenario (`extra` adds to them), ready. */
+  const openWorker = async (extra: { readonly activateDelayedJobs?: boolean }) => {
+    const worker = new BeeQueue<Payload>(queue, {
+      redis: { url: redisUrl },
+      isWorker: true,
+      getEvents: false,
+      sendEvents: false,
+      storeJobs: false,
+      removeOnSuccess: true,
+      removeOnFailure: true,
+      ...extra
+    })
+    worker.on("error", (e) => console.error("bench bee-queue worker error:", e))
+    await worker.ready()
+    return worker
+  }
   const adapter: LibAdapter = {
     name: "bee-queue",
     settings:
@@ -32,17 +48,7 @@ export const make: AdapterFactory = async ({ redisUrl, queue }) => {
       if (errors.size > 0) throw new Error(`bee-queue saveAll: ${errors.size} jobs failed`)
     },
     startWorker: async (concurrency, handler) => {
-      const worker = new BeeQueue<Payload>(queue, {
-        redis: { url: redisUrl },
-        isWorker: true,
-        getEvents: false,
-        sendEvents: false,
-        storeJobs: false,
-        removeOnSuccess: true,
-        removeOnFailure: true
-      })
-      worker.on("error", (e) => console.error("bench bee-queue worker error:", e))
-      await worker.ready()
+      const worker = await openWorker({})
       worker.process(concurrency, async (job) => {
         handler(job.data)
       })
@@ -60,20 +66,9 @@ export const make: AdapterFactory = async ({ redisUrl, queue }) => {
       await producer.createJob(payload).retries(1).backoff("fixed", retryDelayMs).save()
     },
     startDelayedWorker: async (concurrency, handler) => {
-      const worker = new BeeQueue<Payload>(queue, {
-        redis: { url: redisUrl },
-        isWorker: true,
-        getEvents: false,
-        sendEvents: false,
-        storeJobs: false,
-        removeOnSuccess: true,
-        removeOnFailure: true,
-        // Delayed jobs and backoff retries run only where this is on (bee-queue's README); the
-        // other delay settings (delayedDebounce 1000 ms, nearTermWindow 20 min) keep their defaults.
-        activateDelayedJobs: true
-      })
-      worker.on("error", (e) => console.error("bench bee-queue worker error:", e))
-      await worker.ready()
+      // Delayed jobs and backoff retries run only where this is on (bee-queue's README); the
+      // other delay settings (delayedDebounce 1000 ms, nearTermWindow 20 min) keep their defaults.
+      const worker = await openWorker({ activateDelayedJobs: true })
       worker.process(concurrency, async (job) => {
         // bee-queue counts retries down: options.retries is what is left.
         handler(job.data, 1 - (job.options.retries ?? 0))
