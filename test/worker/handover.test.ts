@@ -87,20 +87,28 @@ const leftIn = async (queue: string) => {
   return { waiting: pending.length + active.length, retried: retry, archived }
 }
 
+/**
+ * Two parked workers on `queue` under a trickling producer; once tasks run, worker `a` is frozen
+ * (SIGSTOP) and this waits until a task was handed to it while frozen (it still looks parked and
+ * subscribed for a moment). `frozenAt`: a run `a` wrote before it is one it started before it froze.
+ */
+const stallParkedWorker = async (queue: string) => {
+  const a = start(queue)
+  const b = start(queue)
+  const aId = await parkedServerId(a, queue)
+  await parkedServerId(b, queue)
+  const producer = trickle(queue)
+  await waitFor("some tasks run", () => runsOf([a, b]).size, (n) => n >= 5, { timeoutMs: 20_000 })
+  a.child.kill("SIGSTOP")
+  const frozenAt = Date.now() + 100
+  await waitFor("a task handed to the frozen worker", () => c.llen(queueKeys(queue).pushList(aId)), (n) => n > 0, { timeoutMs: 10_000 })
+  return { a, b, producer, frozenAt }
+}
+
 describe("a parked worker that stalls or dies, under a trickling producer (real processes, maxRetry 0, a 10 s lease)", () => {
   it("SIGSTOP: every task runs while the frozen worker is still frozen, and nothing is archived or retried that never ran", async () => {
     const queue = "stall"
-    const a = start(queue)
-    const b = start(queue)
-    const aId = await parkedServerId(a, queue)
-    await parkedServerId(b, queue)
-    const producer = trickle(queue)
-    await waitFor("some tasks run", () => runsOf([a, b]).size, (n) => n >= 5, { timeoutMs: 20_000 })
-    a.child.kill("SIGSTOP")
-    // (a run it wrote before this is one it started before it froze; the signal lands at once)
-    const frozenAt = Date.now() + 100
-    // Tasks keep going to the frozen worker for a moment (it still looks parked and subscribed).
-    await waitFor("a task handed to the frozen worker", () => c.llen(queueKeys(queue).pushList(aId)), (n) => n > 0, { timeoutMs: 10_000 })
+    const { a, b, producer, frozenAt } = await stallParkedWorker(queue)
     // Well past its lease (10 s): on a frozen worker's token, hand-overs would be archived unrun.
     await new Promise((r) => setTimeout(r, 14_000))
     await producer.stop()
@@ -130,16 +138,8 @@ describe("a parked worker that stalls or dies, under a trickling producer (real 
 
   it("SIGKILL right after tasks were handed over: they run on the other worker within seconds, and nothing is archived or retried that never ran", async () => {
     const queue = "killed"
-    const a = start(queue)
-    const b = start(queue)
-    const aId = await parkedServerId(a, queue)
-    await parkedServerId(b, queue)
-    const producer = trickle(queue)
-    await waitFor("some tasks run", () => runsOf([a, b]).size, (n) => n >= 5, { timeoutMs: 20_000 })
     // Frozen first, so that tasks are surely on their way to it when it dies (in its hand-over list).
-    a.child.kill("SIGSTOP")
-    const frozenAt = Date.now() + 100
-    await waitFor("a task handed to the worker about to die", () => c.llen(queueKeys(queue).pushList(aId)), (n) => n > 0, { timeoutMs: 10_000 })
+    const { a, b, producer, frozenAt } = await stallParkedWorker(queue)
     a.child.kill("SIGKILL")
     await a.exited
     await new Promise((r) => setTimeout(r, 3000))
