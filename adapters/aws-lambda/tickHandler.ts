@@ -4,12 +4,13 @@
  */
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
-import { type MaintenanceConfig, maintenanceTick, type TickSummary } from "../../src/processor/maintenance.js"
+import type { MaintenanceConfig, TickSummary } from "../../src/processor/maintenance.js"
+import { type TickStayOption, tickWithStay } from "../shared/tickStay.js"
 import { invocationBudget, makeBrokerRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
 import type { LambdaContext } from "./types.js"
 
 /** Settings of `createTickHandler`: the maintenance tick's settings and where Redis is. */
-export interface TickHandlerConfig extends MaintenanceConfig {
+export interface TickHandlerConfig extends MaintenanceConfig, TickStayOption {
   /** Redis options (command timeout 2000 ms unless set), an open ioredis client, or a Layer providing Redis. */
   readonly redis?: RedisSource
   /** Throw (so Lambda counts an error and EventBridge may retry) when a step failed (default true). */
@@ -39,7 +40,7 @@ export const createTickHandler = (config: TickHandlerConfig): TickHandler => {
   const log = config.log ?? ((line: string) => console.log(line))
   const handler = async (_event?: unknown, context?: LambdaContext): Promise<TickSummary> => {
     const budgetMs = context === undefined ? undefined : invocationBudget(context.getRemainingTimeInMillis())
-    const summary = await runtime.run(maintenanceTick(config), { budgetMs })
+    const summary = await runtime.run(tickWithStay(config, budgetMs), { budgetMs })
     log(JSON.stringify({ msg: "effect-asynq maintenance tick", ...summary }))
     if (summary.errors.length > 0 && config.failOnError !== false) throw new TickFailed(summary)
     return summary

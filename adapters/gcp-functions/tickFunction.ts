@@ -11,12 +11,13 @@ import type { Redis } from "../../src/redis/Redis.js"
 import { type AuthConfig, checkAuthConfig } from "../shared/auth.js"
 import { backendUnavailable, problemResponse } from "../shared/httpProblem.js"
 import { refuseReplay } from "../shared/refuseReplay.js"
-import { type MaintenanceConfig, maintenanceTick, type TickSummary } from "../../src/processor/maintenance.js"
+import type { MaintenanceConfig, TickSummary } from "../../src/processor/maintenance.js"
+import { type TickStayOption, tickWithStay } from "../shared/tickStay.js"
 import { makeBrokerRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
 import { authenticate, type GcfCloudEvent, type GcfRequest, type GcfResponse, requirePost, sendJson, sendResponse } from "./types.js"
 
 /** Settings of the tick functions: the maintenance tick's settings and where Redis is (and, for the HTTP form, the request check). */
-export interface TickFunctionConfig extends MaintenanceConfig {
+export interface TickFunctionConfig extends MaintenanceConfig, TickStayOption {
   /** Redis options (command timeout 2000 ms unless set), an open ioredis client, or a Layer providing Redis. */
   readonly redis?: RedisSource
   /** Where the summary line goes (default console.log). */
@@ -45,7 +46,7 @@ export const createTickHttpFunction = (config: TickFunctionConfig & { readonly a
     try {
       const outcome = await runtime.run(
         refuseReplay(caller.signature).pipe(
-          Effect.andThen(maintenanceTick(config)),
+          Effect.andThen(tickWithStay(config)),
           Effect.map((summary) => ({ summary })),
           Effect.catchTag("HttpProblem", (p) => Effect.succeed({ refused: problemResponse(p) }))
         )
@@ -71,7 +72,7 @@ export interface TickEventFunction {
 export const createTickEventFunction = (config: TickFunctionConfig): TickEventFunction => {
   const runtime = makeBrokerRuntime(config.redis)
   const fn = async (_event: GcfCloudEvent) => {
-    const summary = await runtime.run(maintenanceTick(config))
+    const summary = await runtime.run(tickWithStay(config))
     logLine(config, summary)
     if (summary.errors.length > 0) throw new Error(`maintenance tick: ${summary.errors.map((e) => `${e.step}: ${e.message}`).join("; ")}`)
     return summary

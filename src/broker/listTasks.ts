@@ -49,9 +49,9 @@ export const listZsetScript = defineScript<PageInput, ReadonlyArray<StoredRow>>(
   buffers: true,
   keys: ({ queue, state, group }) => {
     const k = queueKeys(queue)
-    return [state === "aggregating" ? k.group(group!) : k[state as "scheduled" | "retry" | "archived" | "completed"], k.taskPrefix]
+    return [state === "aggregating" ? k.group(group!) : k[state as "scheduled" | "retry" | "archived" | "completed"], k.taskPrefix, k.dueMs]
   },
-  args: ({ start, stop }) => [start, stop],
+  args: ({ start, stop, state }) => [start, stop, state === "scheduled" || state === "retry" ? "1" : "0"],
   decode: (reply, { queue }) =>
     Result.map(arrayReply("inspector_listZset", reply), (a) => {
       const k = queueKeys(queue)

@@ -8,6 +8,7 @@
  * publishes on `forwardChannel`, see {@link makeForwardWake}).
  */
 import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { forward } from "../steps/forward.js"
 import type { QueueFailure } from "../steps/queueFailures.js"
@@ -65,6 +66,47 @@ export const forwardPass = Effect.fn("Processor.forwardPass")(function* (options
   const dues = Object.values(nextDue).filter((t): t is number => t !== undefined)
   const nextDueAtMs = dues.length === 0 ? undefined : Math.min(...dues)
   return { moved, byQueue, more: pending, failedQueues, nextDueAtMs } satisfies ForwardSummary as ForwardSummary
+})
+
+/** Settings of {@link forwardUntil}. */
+export interface ForwardUntilOptions {
+  readonly queues: ReadonlyArray<string>
+  /** Most tasks moved per queue per call of the step (default 100). */
+  readonly batch?: number
+  /** Go on until this time (unix ms, on Effect's Clock). */
+  readonly untilMs: number
+  /** The longest sleep between two looks (a task written meanwhile, due earlier, is seen at the next look). */
+  readonly intervalMs: number
+  /** The earliest due time already known (from a pass that just ran), so the first sleep follows it. */
+  readonly nextDueAtMs?: number | undefined
+}
+
+/**
+ * Forwarding on time for a while, without pub/sub (what a maintenance tick that stays up does):
+ * sleeps until the earliest due time of its queues (at most `intervalMs`, never past `untilMs`),
+ * forwards what is due, and so on until `untilMs`. Returns what all its passes did together.
+ */
+export const forwardUntil = Effect.fn("Processor.forwardUntil")(function* (options: ForwardUntilOptions) {
+  let moved = 0
+  const byQueue: Record<string, number> = {}
+  const failedQueues: Array<QueueFailure> = []
+  let more: ReadonlyArray<string> = []
+  let nextDueAtMs = options.nextDueAtMs
+  for (;;) {
+    const nowMs = yield* Clock.currentTimeMillis
+    if (nowMs >= options.untilMs) break
+    const sleepMs =
+      more.length > 0 ? 0 : sleepUntilDueMs({ dueAtMs: nextDueAtMs, nowMs, intervalMs: options.intervalMs, floorMs: forwarderFloorMs })
+    const wakeAtMs = Math.min(nowMs + sleepMs, options.untilMs)
+    if (wakeAtMs > nowMs) yield* Effect.sleep(Duration.millis(wakeAtMs - nowMs))
+    const r = yield* forwardPass({ queues: options.queues, rounds: "one", ...(options.batch !== undefined ? { batch: options.batch } : {}) })
+    moved += r.moved
+    for (const [q, n] of Object.entries(r.byQueue)) byQueue[q] = (byQueue[q] ?? 0) + n
+    failedQueues.push(...r.failedQueues)
+    more = r.more
+    nextDueAtMs = r.nextDueAtMs
+  }
+  return { moved, byQueue, more, failedQueues, nextDueAtMs } satisfies ForwardSummary as ForwardSummary
 })
 
 /**

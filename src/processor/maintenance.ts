@@ -11,7 +11,7 @@ import type { Broker } from "../broker/Broker.js"
 import type { QueueFailure } from "../steps/queueFailures.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import { aggregatePass, type AggregateSummary, type AggregationConfig } from "./aggregator.js"
-import { forwardPass, type ForwardSummary } from "./forwarder.js"
+import { forwardPass, type ForwardSummary, forwardUntil } from "./forwarder.js"
 import { janitorPass, type JanitorSummary } from "./janitor.js"
 import { recoverPass, type RecoverSummary } from "./recoverer.js"
 
@@ -29,6 +29,18 @@ export interface MaintenanceConfig {
    * `errors` of its summary, if it has any, are listed in the tick's `errors` too.
    */
   readonly extra?: Effect.Effect<unknown, unknown, Broker>
+  /**
+   * Stay up after the passes and forward scheduled and retry tasks on time until this moment (unix
+   * ms, on Effect's Clock): the tick sleeps until the earliest due task of its queues (at most
+   * `forwardIntervalMs`) and moves it to pending then, instead of leaving it for the next tick. For a
+   * function run every minute that may take most of that minute. Default: no stay.
+   */
+  readonly forwardUntilMs?: number
+  /**
+   * While staying (`forwardUntilMs`), the longest sleep between two looks (default 1000 ms): a task
+   * written meanwhile and due before the next look is moved at most this late.
+   */
+  readonly forwardIntervalMs?: number
 }
 
 /** What one tick did. Each part runs even when another failed; failures are listed in `errors`. */
@@ -50,6 +62,24 @@ const errorsIn = (summary: unknown): ReadonlyArray<string> => {
 
 const messageOf = (e: unknown): string =>
   e instanceof Error ? e.message : typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)
+
+/** While a tick stays to forward on time, the longest sleep between two looks. */
+export const defaultForwardIntervalMs = 1000
+
+/** The tick's forward summary: its pass, then what it moved while it stayed (when it did). */
+const joinForwarded = (pass: ForwardSummary | null, stayed: ForwardSummary | null): ForwardSummary | null => {
+  if (stayed === null) return pass
+  if (pass === null) return stayed
+  const byQueue: Record<string, number> = { ...pass.byQueue }
+  for (const [q, n] of Object.entries(stayed.byQueue)) byQueue[q] = (byQueue[q] ?? 0) + n
+  return {
+    moved: pass.moved + stayed.moved,
+    byQueue,
+    more: stayed.more,
+    failedQueues: [...pass.failedQueues, ...stayed.failedQueues],
+    nextDueAtMs: stayed.nextDueAtMs
+  }
+}
 
 /** One maintenance tick: forward due scheduled/retry tasks, recover expired leases, aggregate ready groups, delete expired completed tasks. */
 export const maintenanceTick = Effect.fn("Processor.maintenanceTick")(function* (config: MaintenanceConfig) {
@@ -78,8 +108,22 @@ export const maintenanceTick = Effect.fn("Processor.maintenanceTick")(function* 
   const cleaned = yield* part("janitor", janitorPass({ queues, batch, rounds: "one" }))
   queueErrors("janitor", cleaned)
   const extra = config.extra ? yield* part("extra", config.extra) : null
+  const stayed =
+    config.forwardUntilMs === undefined
+      ? null
+      : yield* part(
+          "forward",
+          forwardUntil({
+            queues,
+            batch,
+            untilMs: config.forwardUntilMs,
+            intervalMs: config.forwardIntervalMs ?? defaultForwardIntervalMs,
+            nextDueAtMs: forwarded?.nextDueAtMs
+          })
+        )
+  queueErrors("forward", stayed)
   // A summary with its own `errors` (a scheduler tick's failed occurrences) fails the tick too.
   for (const e of errorsIn(extra)) errors.push({ step: "extra", message: e })
-  const summary: TickSummary = { forwarded, recovered, aggregated, janitor: cleaned, extra, errors }
+  const summary: TickSummary = { forwarded: joinForwarded(forwarded, stayed), recovered, aggregated, janitor: cleaned, extra, errors }
   return summary
 })

@@ -112,4 +112,21 @@ describe("Lambda maintenance tick", () => {
     expect(res.functionError).toBe("Unhandled")
     expect((res.payload as { errorMessage: string }).errorMessage).toContain("extra: occurrence failed: READONLY")
   })
+
+  it("stayForMs: the tick stays after its passes and moves a task due meanwhile; never past the invocation's budget", async () => {
+    const stayConfig = { queues: ["stay"], redis: { url: testRedisUrl() }, log: () => {}, stayForMs: 55_000 }
+    const staying = createTickHandler(stayConfig)
+    // A 4 s function: budget 3 s (a quarter kept to answer), less the 2 s reserve: it stays 1 s.
+    server.define("staying", { handler: (e, context) => staying(e, context), timeoutMs: 4000 })
+    await runAt(Date.now(), enqueue("soon", {}, { queue: "stay", processIn: 300, taskId: "due-in-300" }))
+    await runAt(Date.now(), enqueue("later", {}, { queue: "stay", processIn: 20_000, taskId: "due-in-20000" }))
+    const res = await invoke(server.client(), "staying", {})
+    await staying.runtime.dispose()
+    expect(res.functionError).toBeUndefined()
+    const summary = res.payload as TickSummary
+    expect(summary.errors).toEqual([])
+    expect(summary.forwarded!.moved).toBe(1)
+    expect(await redis.lrange(queueKeys("stay").pending, 0, -1)).toEqual(["due-in-300"])
+    expect(await redis.zrange(queueKeys("stay").scheduled, "0", "-1")).toEqual(["due-in-20000"])
+  })
 })

@@ -35,6 +35,20 @@ describe("listTasks", () => {
     ])
   })
 
+  it("shows the exact due time (to the millisecond) that effect-asynq keeps in due_ms, and ignores an entry that disagrees with the zset", async () => {
+    const dueMs = "asynq:{default}:due_ms"
+    await putInZset(c, asynqMsg("default", "exact"), "scheduled", nowSec + 61) // written by us: due at +60.25 s, rounded up
+    await c.zadd(dueMs, String(now + 60_250), "exact")
+    await putInZset(c, asynqMsg("default", "moved-by-go"), "retry", nowSec + 90) // a Go server re-scored it: the old entry is stale
+    await c.zadd(dueMs, String(now + 30_500), "moved-by-go")
+    const [exact] = await h.run(listTasks("default", "scheduled"), now)
+    expect(exact!.nextProcessAt!.getTime()).toBe(now + 60_250)
+    expect((await h.run(getTaskInfo("default", "exact"), now)).nextProcessAt!.getTime()).toBe(now + 60_250)
+    const [stale] = await h.run(listTasks("default", "retry"), now)
+    expect(stale!.nextProcessAt!.getTime()).toBe((nowSec + 90) * 1000)
+    expect((await h.run(getTaskInfo("default", "moved-by-go"), now)).nextProcessAt!.getTime()).toBe((nowSec + 90) * 1000)
+  })
+
   it("lists zset states by ascending score with nextProcessAt for scheduled and retry", async () => {
     await putInZset(c, asynqMsg("default", "late"), "scheduled", nowSec + 900)
     await putInZset(c, asynqMsg("default", "soon"), "scheduled", nowSec + 60)

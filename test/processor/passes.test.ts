@@ -4,9 +4,12 @@
  * "all"` it goes on until nothing is left (the Server's loops).
  */
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import { TestClock } from "effect/testing"
 import { afterAll, beforeEach, describe, expect, it } from "vitest"
 import { forwardPass } from "../../src/processor/forwarder.js"
 import { janitorPass } from "../../src/processor/janitor.js"
+import { maintenanceTick } from "../../src/processor/maintenance.js"
 import { makeSignal } from "../../src/processor/Signal.js"
 import { complete } from "../../src/steps/complete.js"
 import { dequeueLease } from "../../src/steps/dequeueLease.js"
@@ -34,6 +37,62 @@ describe("forwardPass", () => {
     expect(await Effect.runPromise(wake.wait(0))).toBe(true)
     expect(await redis.llen(k.pending)).toBe(5)
     expect(await redis.zcard(k.scheduled)).toBe(0)
+  })
+})
+
+describe("maintenanceTick with forwardUntilMs (a tick that stays to forward on time)", () => {
+  /** Pending ids once the forward that `TestClock.adjust` woke has landed (a real wait for its Redis round trips). */
+  const pendingAfterWake = (count: number) =>
+    Effect.promise(async () => {
+      for (let i = 0; i < 200; i++) {
+        if ((await redis.llen(k.pending)) >= count) break
+        await new Promise((r) => setTimeout(r, 10))
+      }
+      return (await redis.lrange(k.pending, 0, -1)).sort()
+    })
+  /** A short real pause with the TestClock standing still, for the tick's fiber to go back to sleep after a pass. */
+  const settle = Effect.promise(() => new Promise((r) => setTimeout(r, 100)))
+
+  it("moves each task on its due millisecond, not one before, until forwardUntilMs; the summary counts every move", async () => {
+    const summary = await runAt(
+      t0,
+      Effect.gen(function* () {
+        yield* enqueue("a", {}, { queue: "passes", processIn: 1500, taskId: "in-1500" })
+        yield* enqueue("b", {}, { queue: "passes", processIn: 4200, taskId: "in-4200" })
+        yield* enqueue("c", {}, { queue: "passes", processIn: 60_000, taskId: "in-60000" })
+        const tick = yield* Effect.forkChild(maintenanceTick({ queues: ["passes"], forwardUntilMs: t0 + 10_000 }))
+        yield* settle
+        yield* TestClock.adjust(1499)
+        yield* settle
+        expect(yield* pendingAfterWake(0)).toEqual([])
+        yield* TestClock.adjust(1)
+        expect(yield* pendingAfterWake(1)).toEqual(["in-1500"])
+        yield* settle
+        yield* TestClock.adjust(4200 - 1500 - 1)
+        yield* settle
+        expect(yield* pendingAfterWake(1)).toEqual(["in-1500"])
+        yield* TestClock.adjust(1)
+        expect(yield* pendingAfterWake(2)).toEqual(["in-1500", "in-4200"])
+        yield* settle
+        yield* TestClock.adjust(10_000 - 4200)
+        return yield* Fiber.join(tick)
+      })
+    )
+    expect(summary.errors).toEqual([])
+    expect(summary.forwarded).toEqual({ moved: 2, byQueue: { passes: 2 }, more: [], failedQueues: [], nextDueAtMs: t0 + 60_000 })
+    expect(await redis.zrange(k.scheduled, "0", "-1")).toEqual(["in-60000"])
+  })
+
+  it("without forwardUntilMs, a tick makes one pass and returns: a task due later stays scheduled", async () => {
+    const summary = await runAt(
+      t0,
+      Effect.gen(function* () {
+        yield* enqueue("a", {}, { queue: "passes", processIn: 1500, taskId: "in-1500" })
+        return yield* maintenanceTick({ queues: ["passes"] })
+      })
+    )
+    expect(summary.forwarded).toEqual({ moved: 0, byQueue: { passes: 0 }, more: [], failedQueues: [], nextDueAtMs: t0 + 1500 })
+    expect(await redis.zcard(k.scheduled)).toBe(1)
   })
 })
 
