@@ -1,15 +1,19 @@
 /**
  * The dashboard's token check. With a token configured, a request is let in when it carries it:
  * - `Authorization: Bearer <token>` (scripts, Prometheus' `authorization` setting), or
- * - the `effect_asynq_dash` cookie, set by the login form (the token POSTed to `<base>/login`) or by
+ * - the `effect_asynq_dash_<tag>` cookie, set by the login form (the token POSTed to `<base>/login`) or by
  *   one visit with `?token=<token>` (a page is then redirected to itself without it, so the token
  *   does not stay in the address bar or history). The cookie holds a SHA-256 of the token's
- *   SHA-256, not the token; HttpOnly, SameSite=Strict, and Secure over https.
+ *   SHA-256, not the token; HttpOnly, SameSite=Strict, and Secure over https. Its name carries a
+ *   tag derived from the token, so dashboards with different tokens on one host (cookies are not
+ *   kept apart by port) each keep their own cookie.
  * Comparisons are constant-time.
  */
 import { createHash, timingSafeEqual } from "node:crypto"
 
-export const cookieName = "effect_asynq_dash"
+/** The cookie's name for a token's digest: `effect_asynq_dash_` and 8 hex digits derived from it (not from the cookie's value). */
+export const cookieNameFor = (tokenDigest: Buffer): string =>
+  `effect_asynq_dash_${createHash("sha256").update("effect-asynq dashboard cookie name\n").update(tokenDigest).digest("hex").slice(0, 8)}`
 
 const sha256 = (s: string) => createHash("sha256").update(s, "utf8").digest()
 
@@ -45,6 +49,7 @@ export const makeTokenCheck = (token: string | undefined, cookiePath: string): T
   if (token === undefined) return { required: false, check: () => ({ ok: true, via: "none" }), login: () => undefined }
   const digest = sha256(token)
   const cookieDigest = createHash("sha256").update(digest).digest("hex")
+  const cookieName = cookieNameFor(digest)
   const setCookie = (url: URL) => `${cookieName}=${cookieDigest}; Path=${cookiePath}; HttpOnly; SameSite=Strict${url.protocol === "https:" ? "; Secure" : ""}`
   return {
     required: true,

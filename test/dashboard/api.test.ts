@@ -267,13 +267,28 @@ describe("dashboard API with a token and a base path", () => {
     expect(visit.status).toBe(303)
     expect(visit.headers.get("location")).toBe("/ops/dash/")
     const cookie = visit.headers.get("set-cookie")!
-    expect(cookie).toMatch(/^effect_asynq_dash=[0-9a-f]{64}; Path=\/ops\/dash\/; HttpOnly; SameSite=Strict$/)
+    expect(cookie).toMatch(/^effect_asynq_dash_[0-9a-f]{8}=[0-9a-f]{64}; Path=\/ops\/dash\/; HttpOnly; SameSite=Strict$/)
     expect(cookie).not.toContain(token)
     const withCookie = await get(h, "/ops/dash/api/queues", { cookie: cookie.split(";")[0]! })
     expect(withCookie.status).toBe(200)
     expect(withCookie.body.queues.length).toBe(4)
     const page = await get(h, "/ops/dash/", { cookie: cookie.split(";")[0]! })
     expect(page.text).toContain('<script src="/ops/dash/assets/app.js" defer></script>')
+  })
+
+  it("two dashboards with different tokens on one host keep separate cookies (cookies are not kept apart by port)", async () => {
+    const other = createDashboardHandler({ redis: testRedisUrl(), token: "another-token-entirely", basePath: "/ops/dash/" })
+    const cookieOf = async (handler: typeof h, t: string) =>
+      (await handler(new Request(`${origin}/ops/dash/?token=${encodeURIComponent(t)}`, { redirect: "manual" }))).headers.get("set-cookie")!.split(";")[0]!
+    const mine = await cookieOf(h, token)
+    const theirs = await cookieOf(other, "another-token-entirely")
+    expect(mine.split("=")[0]).not.toBe(theirs.split("=")[0])
+    // A browser sends both cookies to both dashboards: each finds its own.
+    const both = `${mine}; ${theirs}`
+    expect((await get(h, "/ops/dash/api/queues", { cookie: both })).status).toBe(200)
+    expect((await get(other, "/ops/dash/api/queues", { cookie: both })).status).toBe(200)
+    expect((await get(other, "/ops/dash/api/queues", { cookie: mine })).status).toBe(401)
+    await other.close()
   })
 
   it("the login form POSTs the token: wrong → 401 form saying so; right → 303 to the dashboard with the cookie; only style.css is served without it", async () => {
@@ -289,7 +304,7 @@ describe("dashboard API with a token and a base path", () => {
     const right = await login(new URLSearchParams({ token }).toString())
     expect(right.status).toBe(303)
     expect(right.headers.get("location")).toBe("/ops/dash/")
-    expect(right.headers.get("set-cookie")).toMatch(/^effect_asynq_dash=[0-9a-f]{64}; Path=\/ops\/dash\/; HttpOnly; SameSite=Strict$/)
+    expect(right.headers.get("set-cookie")).toMatch(/^effect_asynq_dash_[0-9a-f]{8}=[0-9a-f]{64}; Path=\/ops\/dash\/; HttpOnly; SameSite=Strict$/)
     expect((await get(h, "/ops/dash/assets/style.css")).status).toBe(200)
     expect((await get(h, "/ops/dash/assets/app.js")).status).toBe(401)
   })
@@ -372,7 +387,7 @@ describe("dashboard as a Lambda function URL handler", () => {
       expect((await h(event("/api/queues"))).statusCode).toBe(401)
       const visit = await h(event("/", { rawQueryString: "token=lambda-token" }))
       expect(visit.statusCode).toBe(303)
-      expect(visit.cookies?.[0]).toMatch(/^effect_asynq_dash=[0-9a-f]{64};/)
+      expect(visit.cookies?.[0]).toMatch(/^effect_asynq_dash_[0-9a-f]{8}=[0-9a-f]{64};/)
       const api = await h(event("/api/queues", { cookies: [visit.cookies![0]!.split(";")[0]!] }))
       expect(api.statusCode).toBe(200)
       expect((JSON.parse(api.body) as { queues: Array<{ queue: string }> }).queues.map((q) => q.queue).sort()).toEqual(["cron", "default", "low", "slow"])
