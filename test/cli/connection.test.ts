@@ -75,6 +75,11 @@ describe("CLI connection flags", { timeout: 120_000 }, () => {
     const noName = await runCli(["worker", "x.mjs", "--redis-sentinel", "127.0.0.1:26379"])
     expect(noName.code).toBe(2)
     expect(noName.stderr).toContain("--redis-sentinel needs --redis-sentinel-name")
+    const badEnv = await runCli(["worker", "x.mjs"], { REDIS_URL: "redis//bad:host" })
+    expect(badEnv.code).toBe(2)
+    expect(badEnv.stderr).toBe(
+      'effect-asynq: $REDIS_URL expects redis://[user:pass@]host:port[/db], rediss://… (TLS) or host:port[/db]; got "redis//bad:host" (not a redis:// or rediss:// URL, nor host:port)\n'
+    )
     const nameOnly = await runCli(["queue", "ls", "--redis-sentinel-name", "mymaster"])
     expect(nameOnly.code).toBe(2)
     expect(nameOnly.stderr).toContain("--redis-sentinel-name needs --redis-sentinel")

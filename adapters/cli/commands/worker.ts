@@ -11,6 +11,7 @@ import { Argument, Command, Flag, GlobalFlag } from "effect/cli"
 import { workerCommand } from "../../worker/cli.js"
 import { ExitWith } from "../exitCode.js"
 import { explicitRedisTarget } from "../globalFlags.js"
+import { parseRedisUrl } from "../redisUrl.js"
 import { takeOverSignals } from "../signals.js"
 
 export const worker = Command.make(
@@ -35,6 +36,10 @@ export const worker = Command.make(
     Effect.gen(function* () {
       // Only a connection the flags name; else the worker uses the module's options.redis, then REDIS_URL.
       const redis = yield* explicitRedisTarget
+      // $REDIS_URL is checked as the other commands check it (a usage error naming the expected
+      // form, before the module loads), though the module's options.redis wins over it.
+      const envUrl = process.env.REDIS_URL
+      if (Option.isNone(redis) && envUrl !== undefined && envUrl !== "") yield* parseRedisUrl("REDIS_URL", envUrl)
       const level = yield* GlobalFlag.LogLevel
       let queues: Record<string, number> | undefined
       if (Option.isSome(a.queues)) {
