@@ -20,7 +20,8 @@ export interface DashboardUrlEvent extends HttpApiEvent {
   /** Payload v2 carries cookies here, not in `headers.cookie`. */
   readonly cookies?: ReadonlyArray<string>
   readonly requestContext?: {
-    readonly http?: { readonly method?: string }
+    /** `sourceIp`: the client's address (wrong tokens are counted per address). */
+    readonly http?: { readonly method?: string; readonly sourceIp?: string }
     readonly domainName?: string
     /** Set by AWS when the URL (or route) uses IAM auth: the caller it verified. */
     readonly authorizer?: { readonly iam?: unknown }
@@ -91,7 +92,7 @@ export const createDashboardUrlHandler = (options: DashboardUrlOptions = {}): Da
   const dashboard = createDashboardCore(options, "createDashboardUrlHandler")
   const handle = async (event: DashboardUrlEvent): Promise<DashboardUrlResult> => {
     const response =
-      options.authType === "AWS_IAM" && event.requestContext?.authorizer?.iam == null ? iamRefusal() : await dashboard.handle(toRequest(event), event.requestContext?.domainName)
+      options.authType === "AWS_IAM" && event.requestContext?.authorizer?.iam == null ? iamRefusal() : await dashboard.handle(toRequest(event), event.requestContext?.domainName, event.requestContext?.http?.sourceIp)
     const out: Record<string, string> = {}
     response.headers.forEach((value, key) => {
       if (key !== "set-cookie") out[key] = value

@@ -32,17 +32,23 @@ const cookieValue = (request: Request, name: string): string | undefined => {
 export type AuthOutcome =
   | { readonly ok: true; readonly via: "none" | "bearer" | "cookie" }
   | { readonly ok: true; readonly via: "query"; readonly setCookie: string }
-  | { readonly ok: false }
+  | { readonly ok: false; readonly presented: boolean }
 
 /** A dashboard's token checks; with no token everyone is let in. */
 export interface TokenCheck {
   /** Whether a token is configured. */
   readonly required: boolean
-  /** Whether a request carries the token (header, cookie or `?token=`). */
+  /** Whether a request carries the token (header, cookie or `?token=`); when not, whether it carried one at all (`presented`: a wrong one). */
   readonly check: (request: Request, url: URL) => AuthOutcome
   /** A login form's token: the Set-Cookie that lets the browser in, or undefined when it is wrong. */
   readonly login: (given: string, url: URL) => string | undefined
 }
+
+/** Whether a request carries something that could be the token: a Bearer header, a dashboard cookie, `?token=`. */
+export const carriesToken = (request: Request, url: URL): boolean =>
+  request.headers.get("authorization") !== null ||
+  url.searchParams.has("token") ||
+  (request.headers.get("cookie") ?? "").includes("effect_asynq_dash_")
 
 /** A token checker whose cookie is scoped to `cookiePath`; `undefined` token: everyone is let in. */
 export const makeTokenCheck = (token: string | undefined, cookiePath: string): TokenCheck => {
@@ -60,7 +66,7 @@ export const makeTokenCheck = (token: string | undefined, cookiePath: string): T
       if (cookie !== undefined && cookie.length === cookieDigest.length && timingSafeEqual(Buffer.from(cookie), Buffer.from(cookieDigest))) return { ok: true, via: "cookie" }
       const query = url.searchParams.get("token")
       if (query !== null && sameSecret(query, digest)) return { ok: true, via: "query", setCookie: setCookie(url) }
-      return { ok: false }
+      return { ok: false, presented: authorization !== null || cookie !== undefined || query !== null }
     },
     login: (given, url) => (sameSecret(given, digest) ? setCookie(url) : undefined)
   }

@@ -18,7 +18,8 @@ import { makeBrokerRuntime, makePromiseRuntime } from "../../src/runtime/promise
 import { brokerLayerOfLayerOrClient } from "../shared/warmRuntime.js"
 import { findRoute, json } from "./api.js"
 import { assetResponse, appPage, loginPage } from "./pages.js"
-import { makeTokenCheck, type TokenCheck } from "./auth.js"
+import { carriesToken, makeTokenCheck, type TokenCheck } from "./auth.js"
+import { makeFailedLogins } from "./failedLogins.js"
 import { makeHostCheck, parseAllowedHosts } from "./hosts.js"
 import { isRedisUnavailable, redisAddressOf, redisUnavailableMessage } from "./redisDown.js"
 
@@ -47,7 +48,13 @@ export interface DashboardOptions {
 
 /** A configured dashboard: the request handler, and `close()` for its Redis connection. */
 export interface DashboardHandler {
-  (request: Request): Promise<Response>
+  /**
+   * Answers one request. `info.clientAddress`, when the server knows it (serveDashboard passes the
+   * socket's), is the client's address: wrong tokens are counted per address, and a client that
+   * sent ten in a minute gets 429 until the minute ends (without it, all clients share one count of
+   * a hundred).
+   */
+  (request: Request, info?: { readonly clientAddress?: string | undefined }): Promise<Response>
   /** Closes the Redis connection the handler opened (if any); the handler must not be used afterwards. */
   readonly close: () => Promise<void>
 }
@@ -163,13 +170,14 @@ const seeOther = (location: string, setCookie?: string) =>
  * cross-site check here: the form's own POST carries `Origin: null` (the pages' no-referrer policy),
  * and a login changes nothing but the sender's cookie, and only for whoever already has the token.
  */
-const handleLogin = async (request: Request, url: URL, config: DashboardConfig, tokens: TokenCheck): Promise<Response> => {
+const handleLogin = async (request: Request, url: URL, config: DashboardConfig, tokens: TokenCheck, wrongToken: () => void): Promise<Response> => {
   const home = `${config.basePath}/`
   if (request.method === "GET" || request.method === "HEAD") return tokens.required ? loginPage(config, 200, false) : seeOther(home)
   if (request.method !== "POST") return refusedResponse(405, "MethodNotAllowed", `${request.method} is not allowed on ${home}login; use GET or POST`)
   if (!tokens.required) return seeOther(home)
   const given = new URLSearchParams(await request.text()).get("token") ?? ""
   const setCookie = tokens.login(given, url)
+  if (setCookie === undefined) wrongToken()
   return setCookie === undefined ? loginPage(config, 401, true) : seeOther(home, setCookie)
 }
 
@@ -181,9 +189,18 @@ const handlePage = (request: Request, path: string, config: DashboardConfig): Re
   return refusedResponse(404, "NotFound", `nothing at ${path}; the dashboard is at ${config.basePath}/`)
 }
 
-/** A dashboard's handler for a request, with a host the caller's platform vouches for (a Lambda URL's domain). */
+const tooManyWrongTokens = (retryAfterSec: number) =>
+  new Response(
+    JSON.stringify({ error: { code: "TooManyWrongTokens", message: `too many wrong tokens from this client: try again in ${retryAfterSec} s` } }),
+    { status: 429, headers: { "content-type": "application/json; charset=utf-8", "retry-after": String(retryAfterSec) } }
+  )
+
+/**
+ * A dashboard's handler for a request, with a host the caller's platform vouches for (a Lambda URL's
+ * domain) and the client's address when the platform gives it (wrong tokens are counted per address).
+ */
 export interface DashboardCore {
-  readonly handle: (request: Request, trustedHost?: string) => Promise<Response>
+  readonly handle: (request: Request, trustedHost?: string, clientAddress?: string) => Promise<Response>
   readonly close: () => Promise<void>
 }
 
@@ -200,7 +217,8 @@ export const createDashboardCore = (options: DashboardOptions, where: string): D
   const given = brokerLayerOfLayerOrClient(options.redis)
   const runtime = given ? makePromiseRuntime(given) : makeBrokerRuntime(options.redis as RedisOptions | string | undefined)
 
-  const handle = async (request: Request, trustedHost?: string): Promise<Response> => {
+  const failures = makeFailedLogins()
+  const handle = async (request: Request, trustedHost?: string, clientAddress?: string): Promise<Response> => {
     const url = new URL(request.url)
     const wrongHost = checkHost(request.headers.get("host") ?? url.host, trustedHost)
     if (wrongHost !== undefined) return refusedResponse(421, "HostNotAllowed", wrongHost)
@@ -208,11 +226,22 @@ export const createDashboardCore = (options: DashboardOptions, where: string): D
     if (basePath !== "" && !url.pathname.startsWith(`${basePath}/`)) return refusedResponse(404, "NotFound", `not under ${basePath}/`)
     const path = url.pathname.slice(basePath.length) || "/"
     // The login form and its stylesheet are served to everyone; nothing else is without the token.
-    if (path === "/login") return handleLogin(request, url, config, tokens)
     if (path === "/assets/style.css" && (request.method === "GET" || request.method === "HEAD")) return assetResponse("style.css")
+    const isLogin = path === "/login"
+    const nowMs = Date.now()
+    // A client that sent too many wrong tokens has each request that carries one refused for a while.
+    if (tokens.required && (isLogin ? request.method === "POST" : carriesToken(request, url))) {
+      const wait = failures.retryAfterSec(clientAddress, nowMs)
+      if (wait !== undefined) return tooManyWrongTokens(wait)
+    }
+    const wrongToken = () => failures.failed(clientAddress, nowMs)
+    if (isLogin) return handleLogin(request, url, config, tokens, wrongToken)
     const isApi = path === "/metrics" || path === "/api" || path.startsWith("/api/")
     const auth = tokens.check(request, url)
-    if (!auth.ok) return isApi ? unauthorized() : loginPage(config, 401, false)
+    if (!auth.ok) {
+      if (auth.presented) wrongToken()
+      return isApi ? unauthorized() : loginPage(config, 401, false)
+    }
     if (auth.via === "query" && !isApi && (request.method === "GET" || request.method === "HEAD")) {
       // Keep the token out of the address bar: set the cookie and come back without it.
       url.searchParams.delete("token")
@@ -238,5 +267,7 @@ export const createDashboardCore = (options: DashboardOptions, where: string): D
  */
 export const createDashboardHandler = (options: DashboardOptions = {}): DashboardHandler => {
   const core = createDashboardCore(options, "createDashboardHandler")
-  return Object.assign((request: Request) => core.handle(request), { close: core.close })
+  return Object.assign((request: Request, info?: { readonly clientAddress?: string | undefined }) => core.handle(request, undefined, info?.clientAddress), {
+    close: core.close
+  })
 }

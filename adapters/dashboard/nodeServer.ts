@@ -46,7 +46,7 @@ const requestUrl = (req: IncomingMessage): URL => {
 
 /** A Node `(req, res)` listener serving a web-standard handler. */
 export const toNodeListener =
-  (handler: (request: Request) => Promise<Response>) =>
+  (handler: (request: Request, info?: { readonly clientAddress?: string | undefined }) => Promise<Response>) =>
   (req: IncomingMessage, res: ServerResponse): void => {
     void (async () => {
       const url = requestUrl(req)
@@ -58,7 +58,8 @@ export const toNodeListener =
       }
       const method = req.method ?? "GET"
       const body = method === "GET" || method === "HEAD" ? undefined : await readBody(req)
-      const response = await handler(new Request(url, { method, headers, ...(body !== undefined && body.length > 0 ? { body: new Uint8Array(body) } : {}) }))
+      const request = new Request(url, { method, headers, ...(body !== undefined && body.length > 0 ? { body: new Uint8Array(body) } : {}) })
+      const response = await handler(request, { clientAddress: req.socket.remoteAddress })
       const out: Record<string, string | Array<string>> = {}
       response.headers.forEach((value, key) => {
         if (key === "set-cookie") return

@@ -276,6 +276,25 @@ describe("dashboard API with a token and a base path", () => {
     expect(page.text).toContain('<script src="/ops/dash/assets/app.js" defer></script>')
   })
 
+  it("ten wrong tokens in a minute from one address: that address gets 429 (right token or not), another address does not; no token at all is never counted", async () => {
+    const limited = createDashboardHandler({ redis: testRedisUrl(), token, basePath: "/ops/dash/" })
+    const attacker = { clientAddress: "203.0.113.7" }
+    const api = (auth: string, info: { clientAddress: string }) =>
+      limited(new Request(`${origin}/ops/dash/api/queues`, { headers: { authorization: `Bearer ${auth}` } }), info)
+    for (let i = 0; i < 20; i++) expect((await limited(new Request(`${origin}/ops/dash/api/queues`), attacker)).status).toBe(401)
+    for (let i = 0; i < 5; i++) expect((await api(`guess-${i}`, attacker)).status).toBe(401)
+    for (let i = 5; i < 10; i++) {
+      const login = new Request(`${origin}/ops/dash/login`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `token=guess-${i}` })
+      expect((await limited(login, attacker)).status).toBe(401)
+    }
+    const refused = await api(token, attacker)
+    expect(refused.status).toBe(429)
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0)
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("TooManyWrongTokens")
+    expect((await api(token, { clientAddress: "198.51.100.2" })).status).toBe(200)
+    await limited.close()
+  })
+
   it("two dashboards with different tokens on one host keep separate cookies (cookies are not kept apart by port)", async () => {
     const other = createDashboardHandler({ redis: testRedisUrl(), token: "another-token-entirely", basePath: "/ops/dash/" })
     const cookieOf = async (handler: typeof h, t: string) =>
