@@ -30,7 +30,11 @@ const layerOf = (layers: ReadonlyArray<string>, path: string): string | undefine
 
 const sourceFiles = (dir: string): Array<string> =>
   readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sourceFiles(`${dir}/${e.name}`) : e.name.endsWith(".ts") && !e.name.endsWith(".d.ts") ? [`${dir}/${e.name}`] : []
+    e.isDirectory()
+      ? sourceFiles(`${dir}/${e.name}`)
+      : e.name.endsWith(".ts") && !e.name.endsWith(".d.ts")
+        ? [`${dir}/${e.name}`]
+        : []
   )
 
 /** The repository paths a file imports by a relative specifier (a `.js` specifier names its `.ts` source). */
@@ -39,10 +43,19 @@ const importsOf = (file: string): Array<string> =>
     .preProcessFile(readFileSync(join(root, file), "utf8"), true, true)
     .importedFiles.map((f) => f.fileName)
     .filter((spec) => spec.startsWith("."))
-    .map((spec) => relative(root, resolve(dirname(join(root, file)), spec)).split(sep).join("/").replace(/\.js$/, ".ts"))
+    .map((spec) =>
+      relative(root, resolve(dirname(join(root, file)), spec))
+        .split(sep)
+        .join("/")
+        .replace(/\.js$/, ".ts")
+    )
 
 /** Every import against the order, as `file → imported (layer → layer)`, and every file in no layer. */
-const layerViolations = (layers: ReadonlyArray<string>, files: ReadonlyArray<string>, importsOfFile: (file: string) => ReadonlyArray<string>) => {
+const layerViolations = (
+  layers: ReadonlyArray<string>,
+  files: ReadonlyArray<string>,
+  importsOfFile: (file: string) => ReadonlyArray<string>
+) => {
   const rank = (path: string) => {
     const layer = layerOf(layers, path)
     return layer === undefined ? undefined : { layer, rank: layers.indexOf(layer) }
@@ -61,7 +74,8 @@ const layerViolations = (layers: ReadonlyArray<string>, files: ReadonlyArray<str
         if (/^(src|adapters)\//.test(target)) unplaced.add(target)
         continue
       }
-      if (to.rank > from.rank) backArrows.push(`${file} → ${target} (${from.layer} imports ${to.layer}, listed below it in the layer map)`)
+      if (to.rank > from.rank)
+        backArrows.push(`${file} → ${target} (${from.layer} imports ${to.layer}, listed below it in the layer map)`)
     }
   }
   return { backArrows, unplaced: [...unplaced].sort() }
@@ -76,7 +90,9 @@ describe("the layer map (docs/architecture.md)", () => {
       readdirSync(join(root, dir), { withFileTypes: true })
         .filter((e) => e.isDirectory())
         .map((e) => `${dir}/${e.name}/`)
-    const rootFiles = readdirSync(join(root, "src")).filter((f) => f.endsWith(".ts")).map((f) => `src/${f}`)
+    const rootFiles = readdirSync(join(root, "src"))
+      .filter((f) => f.endsWith(".ts"))
+      .map((f) => `src/${f}`)
     const expected = [...folders("src"), ...folders("adapters"), ...rootFiles].sort()
     expect(layers.filter((l) => /^(src|adapters)\//.test(l)).sort()).toEqual(expected)
     expect(new Set(layers).size).toBe(layers.length)
@@ -102,7 +118,9 @@ describe("the layer map (docs/architecture.md)", () => {
       expect(layerViolations(order, ["src/broker/scheduler.ts"], () => imports).backArrows, form).toHaveLength(1)
     }
     // Downward and sideways (same layer) are allowed; a file in no layer is reported.
-    expect(layerViolations(order, ["src/scheduler/tick.ts"], () => ["src/broker/Broker.ts", "src/scheduler/entry.ts"])).toEqual({ backArrows: [], unplaced: [] })
+    expect(
+      layerViolations(order, ["src/scheduler/tick.ts"], () => ["src/broker/Broker.ts", "src/scheduler/entry.ts"])
+    ).toEqual({ backArrows: [], unplaced: [] })
     expect(layerViolations(order, ["src/newFolder/x.ts"], () => []).unplaced).toEqual(["src/newFolder/x.ts"])
   })
 })
