@@ -21,7 +21,7 @@ import { clientBrokerLayer, makePromiseRuntime } from "./runtime/promiseRuntime.
 import { type EnqueueError, type EnqueueItem, enqueueManyUntraced, enqueuePromise } from "./steps/enqueue.js"
 import type { EnqueueOptions } from "./steps/options.js"
 import type { TaskInfo } from "./steps/taskInfo.js"
-import type { TaskDefinition } from "./tasks/TaskDefinition.js"
+import type { TaskDefinition } from "./steps/TaskDefinition.js"
 import { loadOtelApi, otelTraceHeaders } from "./observability/otelContext.js"
 import { newTaskId } from "./steps/taskId.js"
 

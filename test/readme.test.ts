@@ -75,34 +75,21 @@ const tsBlocks = (file: string): Array<Block> => {
   return out
 }
 
-const entryPoints: Record<string, string> = {
-  "effect-asynq": "src/index.ts",
-  "effect-asynq/client": "src/client.ts",
-  "effect-asynq/tasks": "src/tasks/index.ts",
-  "effect-asynq/edge": "src/edge/index.ts",
-  "effect-asynq/edge/scheduler": "src/edge/scheduler.ts",
-  "effect-asynq/worker": "adapters/worker/index.ts",
-  "effect-asynq/inspector": "src/inspector/index.ts",
-  "effect-asynq/scheduler": "src/scheduler/index.ts",
-  "effect-asynq/wire": "src/wire/index.ts",
-  "effect-asynq/dashboard": "adapters/dashboard/index.ts",
-  "effect-asynq/observability": "src/observability/index.ts",
-  "effect-asynq/serverless": "adapters/serverless/index.ts",
-  "effect-asynq/aws-lambda/*": "adapters/aws-lambda/*.ts",
-  "effect-asynq/gcp-functions/*": "adapters/gcp-functions/*.ts"
-}
+/** The package's entry points (`exports` in package.json), each to its source: effect-asynq/client → src/client.ts. */
+const entryPoints: Record<string, string> = Object.fromEntries(
+  Object.entries((JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { exports: Record<string, string | { default: string }> }).exports)
+    .filter((entry): entry is [string, { default: string }] => typeof entry[1] !== "string")
+    .map(([subpath, target]) => [`effect-asynq${subpath.slice(1)}`, target.default.replace(/^\.\/dist\//, "").replace(/\.js$/, ".ts")])
+)
 
 /** A block file's name: which Markdown file and line it came from (tsc's errors name it). */
 const blockName = (b: Block, i: number) => `block${String(i + 1).padStart(3, "0")}_${b.file.replace(/[/.]/g, "_")}_line${b.line}.ts`
 
-/** The block as a runnable module: `effect-asynq/...` imports pointed at this checkout's sources. */
+/** The block as a runnable module: `effect-asynq/...` imports pointed at this checkout's sources (a subpath the package does not export stays unresolved, and fails). */
 const runnable = (code: string): string =>
   code.replace(/from "(effect-asynq(?:\/[\w/-]+)?)"/g, (whole, spec: string) => {
-    const exact = entryPoints[spec]
-    if (exact !== undefined) return `from ${JSON.stringify(join(root, exact))}`
-    const [base, rest] = [spec.split("/").slice(0, 2).join("/"), spec.split("/").slice(2).join("/")]
-    const wildcard = entryPoints[`${base}/*`]
-    return wildcard !== undefined && rest !== "" ? `from ${JSON.stringify(join(root, wildcard.replace("*", rest)))}` : whole
+    const source = entryPoints[spec]
+    return source === undefined ? whole : `from ${JSON.stringify(join(root, source))}`
   })
 
 /** Matches `actual` against `expected`, where `…` in `expected` is any run of characters within a line. */

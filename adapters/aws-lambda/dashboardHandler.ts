@@ -28,7 +28,9 @@ export interface DashboardUrlEvent extends HttpApiEvent {
   }
 }
 
+/** The function's result for one request: status, headers and body, with the cookies it sets (payload v2 carries them apart from the headers). */
 export interface DashboardUrlResult extends HttpApiResult {
+  /** The `Set-Cookie` values (a function URL's payload v2 takes them here, not in `headers`). */
   readonly cookies?: ReadonlyArray<string>
 }
 
@@ -40,6 +42,7 @@ export interface DashboardUrlHandler {
   readonly close: () => Promise<void>
 }
 
+/** The dashboard's options (`DashboardOptions`), plus how the function URL is protected. */
 export interface DashboardUrlOptions extends DashboardOptions {
   /**
    * `"AWS_IAM"`: the function URL (or API Gateway route) uses IAM auth, so AWS lets in only signed

@@ -1,11 +1,12 @@
 /**
  * The dashboard's HTML shell and static assets, served from strings compiled into the package
- * (no CDN, no front-end build: it works offline). The shell carries the configuration the script
- * needs (read-only or not, base path) as inert JSON; a Content-Security-Policy allows only this
- * origin's script and style. The token form needs no script, and its stylesheet is served without
- * the token (see handler.ts).
+ * (no CDN, nothing fetched at run time: it works offline). The script is browser/app.ts, bundled
+ * at build time into assets/app.generated.ts (browser/embed.mjs); the stylesheet is assets/style.ts.
+ * The shell carries the configuration the script needs (read-only or not, base path) as inert
+ * JSON; a Content-Security-Policy allows only this origin's script and style. The token form needs
+ * no script, and its stylesheet is served without the token (see handler.ts).
  */
-import { appJs } from "./assets/app.js"
+import { appJs } from "./assets/app.generated.js"
 import { styleCss } from "./assets/style.js"
 import type { DashboardConfig } from "./handler.js"
 

@@ -5,7 +5,6 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { RedisError } from "../redis/errors.js"
-import { entryRecordKey } from "../scheduler/keys.js"
 import { allSchedulers, queueKeys, schedulerHistoryKey, type TaskState } from "../wire/keys.js"
 import { encodeSchedulerEnqueueEvent } from "../wire/SchedulerEnqueueEvent.js"
 import { timestampFromMillis } from "../wire/Timestamp.js"
@@ -19,6 +18,13 @@ import { defineScript } from "./script.js"
 import { unixMsString, unixNanosString, unixSeconds } from "./time.js"
 import { scheduler_announceLua, scheduler_claimLua, scheduler_historyLua, scheduler_publishLua, scheduler_recordLua } from "../redis/lua.generated.js"
 
+/**
+ * The record of one periodic entry: `asynq:{<queue>}:scheduler:<entryId>` (hash: through, prev,
+ * task). asynq's scheduler keys come from src/wire/keys.ts; this record, which makes enqueues
+ * exactly-once, is ours. It lives in the slot of the queue the entry enqueues to, so the claim and
+ * the task write can be one atomic script on a Redis Cluster too.
+ */
+export const entryRecordKey = (queue: string, entryId: string): string => `${queueKeys(queue).prefix}scheduler:${entryId}`
 
 /** One occurrence to claim and write. */
 export interface ClaimInput {

@@ -14,7 +14,7 @@ export { payloadJson, payloadText } from "../wire/payload.js"
 export type { EnqueueError, EnqueueItem } from "../steps/enqueue.js"
 export type { EnqueueOptions } from "../steps/options.js"
 export type { TaskInfo } from "../steps/taskInfo.js"
-export type { TaskDefinition } from "../tasks/TaskDefinition.js"
+export type { TaskDefinition } from "../steps/TaskDefinition.js"
 // Loads effect's Schema only where a definition is made: a bundle that never calls defineTask drops it.
 export { defineTask, type SchemaTaskDefinition } from "../tasks/defineTask.js"
 

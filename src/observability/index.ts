@@ -22,6 +22,6 @@ export {
   tasksInFlight,
   workerMetricNames
 } from "./workerMetrics.js"
-export { currentTraceHeaders, formatTraceparent, parseTraceparent, traceparentHeader, tracestateHeader } from "./traceContext.js"
+export { currentTraceHeaders, formatTraceparent, parseTraceparent, traceparentHeader, tracestateHeader } from "../steps/traceContext.js"
 export { otelTraceHeaders } from "./otelContext.js"
-export type { MetricsOptions } from "../processor/options.js"
+export type { MetricsOptions } from "./metricsEndpoint.js"

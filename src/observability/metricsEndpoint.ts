@@ -11,6 +11,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as PrometheusMetrics from "effect/observability/PrometheusMetrics"
+import type { Broker } from "../broker/Broker.js"
 import { InvalidArgument } from "../broker/errors.js"
 
 /** The content type of Prometheus' text exposition format 0.0.4. */
@@ -34,6 +35,16 @@ export interface MetricsEndpointOptions<R = never> {
   readonly host?: string | undefined
   /** More Prometheus text appended to each scrape. */
   readonly extra?: Effect.Effect<string, unknown, R> | undefined
+}
+
+/** Where the worker serves its metrics as Prometheus text (the Server's `metrics` option). */
+export interface MetricsOptions {
+  /** Serve `/metrics` on this port (0: any free port; the handle's `metricsUrl` says which). Without it metrics are recorded, not served. */
+  readonly port?: number
+  /** The address to listen on (default 127.0.0.1; "0.0.0.0" for a scraper on another host). */
+  readonly host?: string
+  /** More Prometheus text appended to every scrape (e.g. queue sizes read from Redis at scrape time); a failure is logged and left out. */
+  readonly extra?: Effect.Effect<string, unknown, Broker>
 }
 
 /** A running `/metrics` endpoint: its URL and port. */

@@ -11,7 +11,7 @@
  * at all (a bundle that inlined it), the registered SDK is read from that global directly.
  */
 import { createRequire } from "node:module"
-import { traceparentHeader, tracestateHeader } from "./traceContext.js"
+import { traceparentHeader, tracestateHeader } from "../steps/traceContext.js"
 
 /** The part of `@opentelemetry/api` used here. */
 interface OtelApi {

@@ -8,7 +8,7 @@ import { InvalidArgument } from "../broker/errors.js"
 import { type Handler, type HandlerFn, type Middleware, applyMiddleware, toHandler } from "./Handler.js"
 import { HandlerNotFound } from "./errors.js"
 import { type PayloadHandlerFn, payloadHandler } from "./payloadHandler.js"
-import type { TaskDefinition } from "../tasks/TaskDefinition.js"
+import type { TaskDefinition } from "../steps/TaskDefinition.js"
 import type { Task } from "./Task.js"
 import type { TaskContextShape } from "./TaskContext.js"
 

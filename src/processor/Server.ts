@@ -39,7 +39,7 @@ import { subscribe } from "./subscriber.js"
 import { handoverTickLoop } from "./handoverTick.js"
 import { makeParking } from "./parking.js"
 import { receivePushes } from "./pushReceiver.js"
-import { makeObserver } from "../observability/workerObserver.js"
+import { makeObserver } from "./workerObserver.js"
 
 /** A running server (`Server.start`): its identity, resolved options, and how to stop it. */
 export interface ServerHandle {

@@ -1,5 +1,5 @@
 /**
- * The processor's one instrumentation hook (metrics and attempt spans, src/observability/). Made
+ * The processor's one instrumentation hook (metrics and attempt spans: workerObserver.ts). Made
  * once when a Server or drain starts, and only when metrics are asked for or a tracer is
  * installed; without one (the default) the processor does no per-task observability work.
  */

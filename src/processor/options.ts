@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto"
 import * as Effect from "effect/Effect"
 import { InvalidArgument } from "../broker/errors.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
-import type { Broker } from "../broker/Broker.js"
+import type { MetricsOptions } from "../observability/metricsEndpoint.js"
 import type { Observer } from "./observer.js"
 import type { Task } from "./Task.js"
 
@@ -78,16 +78,6 @@ export interface ServerOptions {
   readonly host?: string
   readonly pid?: number
   readonly serverId?: string
-}
-
-/** Where the worker serves its metrics as Prometheus text. */
-export interface MetricsOptions {
-  /** Serve `/metrics` on this port (0: any free port; the handle's `metricsUrl` says which). Without it metrics are recorded, not served. */
-  readonly port?: number
-  /** The address to listen on (default 127.0.0.1; "0.0.0.0" for a scraper on another host). */
-  readonly host?: string
-  /** More Prometheus text appended to every scrape (e.g. queue sizes read from Redis at scrape time); a failure is logged and left out. */
-  readonly extra?: Effect.Effect<string, unknown, Broker>
 }
 
 export interface ResolvedOptions {

@@ -6,7 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import type { TaskDefinition } from "../tasks/TaskDefinition.js"
+import type { TaskDefinition } from "../steps/TaskDefinition.js"
 import { type Handler, type HandlerResult, toHandler } from "./Handler.js"
 import { SkipRetry } from "./errors.js"
 import type { Task } from "./Task.js"

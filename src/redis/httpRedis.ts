@@ -20,7 +20,7 @@ import { CommandTimeout, RedisConnectionError, RedisError, errorMessage, redisEr
 import type { LuaName } from "./lua.generated.js"
 import type { RedisShape } from "./Redis.js"
 import { scriptCalls } from "./scriptCalls.js"
-import { sha1Hex } from "./sha1.js"
+import { sha1Hex } from "../hash/sha1.js"
 import { decodeResult, encodeScriptArgs, withPrelude } from "./restProtocol.js"
 
 /** Where an HTTP Redis (Upstash's REST protocol) is: its URL and token, and how long one request may take. */

@@ -1,5 +1,5 @@
 import type { LuaName } from "./lua.generated.js"
-import { sha1Hex } from "./sha1.js"
+import { sha1Hex } from "../hash/sha1.js"
 
 /** A Lua script from `lua/`, with the SHA1 Redis knows it by. */
 export interface LuaScript {

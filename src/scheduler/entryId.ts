@@ -8,7 +8,7 @@
  */
 import type { EnqueueOptions } from "../steps/options.js"
 import type { Schedule } from "./cronSpec.js"
-import { sha256Hex } from "./sha256.js"
+import { sha256Hex } from "../hash/sha256.js"
 
 /** Bytes as base64 (btoa: any runtime). */
 const base64 = (bytes: Uint8Array): string => {

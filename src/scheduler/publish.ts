@@ -15,7 +15,7 @@ import { encodeSchedulerEntry, type SchedulerEntry } from "../wire/SchedulerEntr
 import { goZeroTime, timestampFromMillis } from "../wire/Timestamp.js"
 import { nextAfter } from "./cronSpec.js"
 import type { Entry } from "./entry.js"
-import { schedulerEntriesKey } from "./keys.js"
+import { schedulerEntriesKey } from "../wire/keys.js"
 
 /** asynq's heartbeat: entries rewritten every 10 s, living 20 s. */
 export const defaultHeartbeatMs = 10_000

@@ -28,7 +28,7 @@ import { claimOutcome, type PreparedClaim, prepareClaim } from "./claim.js"
 import { newTaskId } from "../steps/taskId.js"
 import { readRecords, recordTtlMs } from "./records.js"
 import { publishEntries } from "./publish.js"
-import { sha256Hex } from "./sha256.js"
+import { sha256Hex } from "../hash/sha256.js"
 
 /** The scheduler id a cron function's entries are published under: stable for the same entries. */
 export const derivedSchedulerId = (entries: ReadonlyArray<Entry>): string =>

@@ -10,12 +10,12 @@ import type { Broker, BrokerShape } from "../broker/Broker.js"
 import { InvalidArgument, type DuplicateTask, type TaskIdConflict } from "../broker/errors.js"
 import { registerQueuePromise, sendRegisteredWrite, type TaskWrite, type WriteTarget, writeTask, writeTasks } from "../broker/enqueue.js"
 import type { RedisError } from "../redis/errors.js"
-import type { TaskDefinition } from "../tasks/TaskDefinition.js"
+import type { TaskDefinition } from "./TaskDefinition.js"
 import { allQueues, type TaskState } from "../wire/keys.js"
 import { encodePayload } from "../wire/payload.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import { uniqueKey } from "../wire/uniqueKey.js"
-import { currentTraceHeaders } from "../observability/traceContext.js"
+import { currentTraceHeaders } from "./traceContext.js"
 import { checkDurationMs, checkQueueName, checkWellFormed, type EnqueueOptions, maxInstantMs, type ResolvedEnqueueOptions, resolveEnqueueOptions } from "./options.js"
 import { newTaskId } from "./taskId.js"
 import { type TaskInfo, taskInfoFromMessage } from "./taskInfo.js"
@@ -179,7 +179,7 @@ export const enqueueUntraced = (
   payload: unknown,
   callOptions?: EnqueueOptions,
   newId: () => string = newTaskId,
-  /** Trace headers to store (src/observability/traceContext.ts); the caller's own headers win. */
+  /** Trace headers to store (traceContext.ts); the caller's own headers win. */
   trace?: Readonly<Record<string, string>>
 ): Effect.Effect<TaskInfo, EnqueueError, Broker> =>
   Effect.flatMap(Clock.currentTimeMillis, (nowMs): Effect.Effect<TaskInfo, EnqueueError, Broker> => {

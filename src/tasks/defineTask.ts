@@ -13,9 +13,9 @@ import * as Schema from "effect/Schema"
 import { InvalidArgument } from "../broker/errors.js"
 import type { EnqueueOptions } from "../steps/options.js"
 import { payloadJson } from "../wire/payload.js"
-import type { TaskDefinition } from "./TaskDefinition.js"
+import type { TaskDefinition } from "../steps/TaskDefinition.js"
 
-export type { TaskDefinition } from "./TaskDefinition.js"
+export type { TaskDefinition } from "../steps/TaskDefinition.js"
 
 /** A definition made from a Schema (which it keeps as `schema`). */
 export interface SchemaTaskDefinition<S extends Schema.Codec<unknown, unknown>> extends TaskDefinition<S["Type"]> {

@@ -8,4 +8,4 @@
  * @module
  */
 export { defineTask, type SchemaTaskDefinition } from "./defineTask.js"
-export type { TaskDefinition } from "./TaskDefinition.js"
+export type { TaskDefinition } from "../steps/TaskDefinition.js"

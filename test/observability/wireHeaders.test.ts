@@ -4,7 +4,7 @@
  * Go asynq carries them unchanged and reads them back.
  */
 import { describe, expect, it } from "vitest"
-import { parseTraceparent } from "../../src/observability/traceContext.js"
+import { parseTraceparent } from "../../src/steps/traceContext.js"
 import { decodeTaskMessage, encodeTaskMessage } from "../../src/wire/TaskMessage.js"
 import { fromHex, hex } from "../support/fixtures.js"
 import { taskMessage, vectors } from "../wire/fromFixture.js"

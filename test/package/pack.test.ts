@@ -9,7 +9,7 @@
  * holds stale output.
  */
 import { execFile, execFileSync } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { basename, dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -37,13 +37,11 @@ let packed: Array<string>
 let publint: Promise<{ stdout: string }>
 let attw: Promise<{ stdout: string }>
 
-/** The wildcard subpaths of `exports` as the concrete entry points dist/ holds (./aws-lambda/enqueueHandler, …). */
-const wildcardEntryPoints = (): Array<string> =>
-  ["aws-lambda", "gcp-functions"].flatMap((dir) =>
-    readdirSync(join(root, "dist", "adapters", dir))
-      .filter((f) => f.endsWith(".js"))
-      .map((f) => `./${dir}/${f.slice(0, -3)}`)
-  )
+/** The subpaths of `exports` that are entry points (./client, ./aws-lambda/enqueueHandler, …; not ./package.json). */
+const exportedSubpaths = (): Array<string> => {
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { exports: Record<string, unknown> }
+  return Object.keys(pkg.exports).filter((subpath) => subpath !== "./package.json")
+}
 
 /**
  * The packages the app needs besides effect-asynq (its dependencies, `effect`, and theirs, read from
@@ -78,7 +76,7 @@ beforeAll(async () => {
 
   // The linters read the tarball while the app installs; their tests await them.
   publint = run(bin("publint"), ["run", tarball, "--strict"], { env: cleanEnv })
-  attw = run(bin("attw"), [tarball, "--profile", "esm-only", "--format", "json", "--include-entrypoints", ...wildcardEntryPoints()], {
+  attw = run(bin("attw"), [tarball, "--profile", "esm-only", "--format", "json"], {
     env: cleanEnv,
     maxBuffer: 64 * 1024 * 1024
   })
@@ -134,9 +132,15 @@ describe("npm pack", () => {
     expect(stdout).toContain("All good!")
   }, 60_000)
 
-  it("arethetypeswrong (esm-only profile) passes for every entry point, the wildcard ones included", async () => {
-    const entryPoints = wildcardEntryPoints()
+  it("exports each public entry point by name: no wildcard subpath publishing the adapters' internal modules", () => {
+    const entryPoints = exportedSubpaths()
+    expect(entryPoints.filter((subpath) => subpath.includes("*"))).toEqual([])
     expect(entryPoints).toEqual(expect.arrayContaining(["./aws-lambda/enqueueHandler", "./aws-lambda/dispatcherHandler", "./gcp-functions/drainFunction"]))
+    for (const internal of ["./aws-lambda/lambdaSdk", "./aws-lambda/types", "./gcp-functions/types"]) expect(entryPoints).not.toContain(internal)
+  })
+
+  it("arethetypeswrong (esm-only profile) passes for every entry point", async () => {
+    const entryPoints = exportedSubpaths()
     // exits non-zero (the await throws) on any problem the profile does not ignore
     const { stdout } = await attw
     const report = JSON.parse(stdout) as { analysis: { entrypoints: Record<string, unknown>; problems: Array<{ entrypoint: string; resolutionKind?: string }> } }
@@ -183,7 +187,7 @@ describe("an app installing the tarball", () => {
     expect(existsSync(join(app, "node_modules", "@aws-sdk"))).toBe(false)
   })
 
-  it("enqueues with the Promise client and with an Effect program; the worker, enqueue-handler and observability entry points load; the dispatcher names the missing AWS SDK", async () => {
+  it("enqueues with the Promise client and with an Effect program; the worker, enqueue-handler and observability entry points load; the dispatcher names the missing AWS SDK; the adapters' internal modules do not resolve", async () => {
     const main = `
 import { Effect, Layer } from "effect"
 import { Broker, Redis, Steps } from "effect-asynq"
@@ -204,6 +208,9 @@ const { createDispatcherHandler } = await import("effect-asynq/aws-lambda/dispat
 const dispatcher = createDispatcherHandler({ queues: ["packed"], processorFunctionName: "processor", redis: { url } })
 const dispatched = await dispatcher({}).then(() => "dispatched", (e) => ({ tag: e._tag, message: e.message }))
 await dispatcher.runtime.dispose()
+const internals = await Promise.all(
+  ["effect-asynq/aws-lambda/lambdaSdk", "effect-asynq/aws-lambda/types", "effect-asynq/gcp-functions/types"].map((s) => import(s).then(() => "loaded", (e) => e.code))
+)
 
 console.log(JSON.stringify({
   viaPromise: viaPromise.state,
@@ -211,7 +218,8 @@ console.log(JSON.stringify({
   runWorker: typeof runWorker,
   createEnqueueHandler: typeof createEnqueueHandler,
   observability: [typeof otlpLayer, typeof metricsText],
-  dispatched
+  dispatched,
+  internals
 }))
 `
     writeFileSync(join(app, "main.js"), main)
@@ -225,7 +233,8 @@ console.log(JSON.stringify({
       dispatched: {
         tag: "MissingPeerDependency",
         message: "effect-asynq/aws-lambda/dispatcherHandler needs @aws-sdk/client-lambda: npm install @aws-sdk/client-lambda"
-      }
+      },
+      internals: ["ERR_PACKAGE_PATH_NOT_EXPORTED", "ERR_PACKAGE_PATH_NOT_EXPORTED", "ERR_PACKAGE_PATH_NOT_EXPORTED"]
     })
     const pending = await redis.lrange(queueKeys("packed").pending, 0, -1)
     expect(pending).toHaveLength(2)

@@ -2,7 +2,7 @@
 import type { Redis as IORedis } from "ioredis"
 import { Result } from "effect"
 import { type Entry, type EntryConfig, makeEntry } from "../../src/scheduler/entry.js"
-import { entryRecordKey } from "../../src/scheduler/keys.js"
+import { entryRecordKey } from "../../src/broker/scheduler.js"
 import { decodeSchedulerEnqueueEvent } from "../../src/wire/SchedulerEnqueueEvent.js"
 import { schedulerHistoryKey, queueKeys } from "../../src/wire/keys.js"
 

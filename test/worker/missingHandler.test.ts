@@ -1,7 +1,7 @@
 /**
  * Issue 29, point 8: a worker process at its default log level says so when it has no handler for
  * a task type, once per type and queue (not once per task), naming both and what happens to the
- * tasks. A real `effect-asynq worker` child process (adapters/worker/main.ts) on a real Redis.
+ * tasks. A real `effect-asynq worker` child process (adapters/cli/main.ts worker) on a real Redis.
  */
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
@@ -22,7 +22,7 @@ describe("worker with no handler for a task type (default log level)", () => {
     const k = queueKeys("orphans")
     await runBroker(enqueueMany(Array.from({ length: 20 }, (_, i) => ({ type: "nobody:home", payload: { i }, options: { queue: "orphans" } }))))
     // No --log-level: the worker's default. The fixture's handlers take "test:" types only; its retry delay is 0.
-    const child = spawn(process.execPath, ["--import", "tsx", "adapters/worker/main.ts", "test/worker/fixtures/recordingHandlers.ts", "--redis-url", testRedisUrl(), "--queues", "orphans=1"], {
+    const child = spawn(process.execPath, ["--import", "tsx", "adapters/cli/main.ts", "worker", "test/worker/fixtures/recordingHandlers.ts", "--redis-url", testRedisUrl(), "--queues", "orphans=1"], {
       cwd: root,
       env: { ...process.env, REDIS_URL: testRedisUrl() },
       stdio: ["ignore", "pipe", "pipe"]

@@ -1,4 +1,4 @@
-/** Worker child processes: `effect-asynq worker` (adapters/worker/main.ts) run with tsx. */
+/** Worker child processes: `effect-asynq worker` (adapters/cli/main.ts worker) run with tsx. */
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 
@@ -17,7 +17,7 @@ export const spawnWorker = (
   env: Record<string, string> = {},
   handlersModule = "test/worker/fixtures/recordingHandlers.ts"
 ): WorkerProcess => {
-  const child = spawn(process.execPath, ["--import", "tsx", "adapters/worker/main.ts", handlersModule, "--redis-url", redisUrl, "--log-level", "warn", ...args], {
+  const child = spawn(process.execPath, ["--import", "tsx", "adapters/cli/main.ts", "worker", handlersModule, "--redis-url", redisUrl, "--log-level", "warn", ...args], {
     cwd: root,
     env: { ...process.env, REDIS_URL: redisUrl, ...env },
     stdio: ["ignore", "pipe", "pipe"]

@@ -1,5 +1,5 @@
 /**
- * The processor's observer (src/processor/observer.ts): worker metrics (workerMetrics.ts) and one
+ * The processor's observer (observer.ts): worker metrics (src/observability/workerMetrics.ts) and one
  * span per attempt. Made once when a Server or drain starts, and only when metrics are on or a
  * tracer is installed; the processor then calls it once per attempt and fetch.
  *
@@ -16,13 +16,13 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Tracer from "effect/Tracer"
-import { functionDeadlineMessage } from "../processor/errors.js"
-import type { Handler } from "../processor/Handler.js"
-import type { Observer } from "../processor/observer.js"
-import type { ActiveTask } from "../processor/registry.js"
-import type { Settled } from "../processor/settle.js"
-import { parseTraceparent, traceparentHeader, tracerInstalled } from "./traceContext.js"
-import { makeWorkerMetricsRecorder } from "./workerMetrics.js"
+import { functionDeadlineMessage } from "./errors.js"
+import type { Handler } from "./Handler.js"
+import type { Observer } from "./observer.js"
+import type { ActiveTask } from "./registry.js"
+import type { Settled } from "./settle.js"
+import { parseTraceparent, traceparentHeader, tracerInstalled } from "../steps/traceContext.js"
+import { makeWorkerMetricsRecorder } from "../observability/workerMetrics.js"
 
 export interface ObserverConfig {
   /** Record the worker metrics. */

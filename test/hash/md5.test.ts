@@ -1,7 +1,7 @@
 /** MD5 in TypeScript (uniqueness keys on every runtime) gives node:crypto's digest, across block boundaries. */
 import { createHash, randomBytes } from "node:crypto"
 import { describe, expect, it } from "vitest"
-import { md5Hex } from "../../src/wire/md5.js"
+import { md5Hex } from "../../src/hash/md5.js"
 
 describe("md5Hex", () => {
   it("matches node:crypto for every length from 0 to 300 bytes and for 1 MB", () => {

@@ -5,7 +5,7 @@
  */
 import type * as Result from "effect/Result"
 import type { InvalidArgument } from "../broker/errors.js"
-import type { EnqueueOptions } from "../steps/options.js"
+import type { EnqueueOptions } from "./options.js"
 
 /** A task type with a payload schema and default options (made by `defineTask`). */
 export interface TaskDefinition<A> {

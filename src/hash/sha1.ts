@@ -3,7 +3,7 @@
  * (EVALSHA). Written in plain TypeScript because the script registry is on every runtime's path,
  * edge runtimes included, where `node:crypto` does not exist and Web Crypto's digest is asynchronous.
  */
-import { paddedBlocks } from "../wire/hashPadding.js"
+import { paddedBlocks } from "./padding.js"
 const encoder = new TextEncoder()
 const rotl = (x: number, n: number) => (x << n) | (x >>> (32 - n))
 const hex8 = (x: number) => (x >>> 0).toString(16).padStart(8, "0")

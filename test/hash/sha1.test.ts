@@ -1,7 +1,7 @@
 /** SHA-1 in TypeScript (the script names EVALSHA uses, on every runtime) gives node:crypto's digest of the UTF-8 text, and Redis's own. */
 import { createHash, randomBytes } from "node:crypto"
 import { afterAll, describe, expect, it } from "vitest"
-import { sha1Hex } from "../../src/redis/sha1.js"
+import { sha1Hex } from "../../src/hash/sha1.js"
 import { luaSources } from "../../src/redis/lua.generated.js"
 import { rawClient } from "../support/redis.js"
 

@@ -1,7 +1,7 @@
 /** SHA-256 in TypeScript (entry and scheduler ids on every runtime) gives node:crypto's digest of the UTF-8 text. */
 import { createHash, randomBytes } from "node:crypto"
 import { describe, expect, it } from "vitest"
-import { sha256Hex } from "../../src/scheduler/sha256.js"
+import { sha256Hex } from "../../src/hash/sha256.js"
 
 describe("sha256Hex", () => {
   it("matches node:crypto for texts of every length up to 300 characters, non-ASCII included", () => {

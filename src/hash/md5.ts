@@ -4,7 +4,7 @@
  * edge runtimes; the uniqueness key is built where a task is created, on any runtime.
  */
 
-import { paddedBlocks } from "./hashPadding.js"
+import { paddedBlocks } from "./padding.js"
 
 // K[i] = floor(|sin(i + 1)| · 2^32) (exact in double precision).
 const K = Array.from({ length: 64 }, (_, i) => Math.floor(Math.abs(Math.sin(i + 1)) * 4294967296) | 0)

@@ -3,7 +3,7 @@
  * cron-function scheduler id hash with it. Written in plain TypeScript because Web Crypto's digest
  * is asynchronous and `node:crypto` does not exist in edge runtimes, where the scheduler tick also runs.
  */
-import { paddedBlocks } from "../wire/hashPadding.js"
+import { paddedBlocks } from "./padding.js"
 
 const primes: Array<number> = []
 for (let n = 2; primes.length < 64; n++) if (primes.every((p) => n % p !== 0)) primes.push(n)

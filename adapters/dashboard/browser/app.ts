@@ -1,0 +1,1092 @@
+/**
+ * The dashboard's browser script, served at /assets/app.js: a small hash router rendering each
+ * view from the JSON API (asynqmon's, see ../asynqmonJson.ts) with plain DOM calls (text goes in as
+ * text, never as HTML). Type-checked with the DOM library (./tsconfig.json) and bundled by esbuild
+ * at build time (./embed.mjs) into ../assets/app.generated.ts, the string pages.ts serves.
+ */
+
+// ---- the JSON the views read (the fields they use) ----
+
+interface DashConfig {
+  readonly allowActions: boolean
+  readonly basePath: string
+}
+interface QueueRow {
+  readonly queue: string
+  readonly paused: boolean
+  readonly size: number
+  readonly active: number
+  readonly pending: number
+  readonly aggregating: number
+  readonly scheduled: number
+  readonly retry: number
+  readonly archived: number
+  readonly completed: number
+  readonly processed: number
+  readonly failed: number
+  readonly processed_total: number
+  readonly failed_total: number
+  readonly display_latency: string
+  readonly memory_usage_bytes: number
+}
+interface DayStats {
+  readonly date: string
+  readonly processed: number
+  readonly failed: number
+}
+interface TaskRow {
+  readonly id: string
+  readonly type: string
+  readonly payload: string
+  readonly queue: string
+  readonly state: TaskState
+  readonly start_time: string
+  readonly next_process_at: string
+  readonly retried: number
+  readonly max_retry: number
+  readonly error_message: string
+  readonly last_failed_at: string
+  readonly completed_at: string
+  readonly result: string
+  readonly timeout_seconds: number
+  readonly deadline: string
+  readonly group: string
+  readonly ttl_seconds: number
+  readonly is_orphaned: boolean
+  readonly trace_id: string
+  readonly headers: Readonly<Record<string, string>> | null
+}
+interface GroupRow {
+  readonly group: string
+  readonly size: number
+}
+interface WorkerRow {
+  readonly task_id: string
+  readonly task_type: string
+  readonly task_payload: string
+  readonly queue: string
+  readonly start_time: string
+  readonly deadline: string
+}
+interface ServerRow {
+  readonly id: string
+  readonly host: string
+  readonly pid: number
+  readonly status: string
+  readonly concurrency: number
+  readonly queue_priorities: Readonly<Record<string, number>>
+  readonly strict_priority_enabled: boolean
+  readonly start_time: string
+  readonly active_workers: ReadonlyArray<WorkerRow>
+}
+interface EntryRow {
+  readonly id: string
+  readonly spec: string
+  readonly task_type: string
+  readonly task_payload: string
+  readonly options: ReadonlyArray<string>
+  readonly next_enqueue_at: string
+  readonly prev_enqueue_at: string
+}
+interface BatchResult {
+  readonly pending_ids?: ReadonlyArray<string>
+  readonly archived_ids?: ReadonlyArray<string>
+  readonly deleted_ids?: ReadonlyArray<string>
+  readonly error_ids?: ReadonlyArray<string>
+  readonly failed_ids?: ReadonlyArray<string>
+}
+interface BulkResult {
+  readonly deleted?: number
+  readonly archived?: number
+  readonly scheduled?: number
+}
+
+type TaskState = "active" | "pending" | "aggregating" | "scheduled" | "retry" | "archived" | "completed"
+type Method = "GET" | "POST" | "DELETE"
+type Child = Node | string | number | false | null | undefined | ReadonlyArray<Child>
+type Attrs = Record<string, string | number | boolean | null | undefined | ((e: Event) => void)>
+
+/** An API failure: the server's message, HTTP status and error code. */
+class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string | undefined
+  ) {
+    super(message)
+  }
+}
+
+const byId = (id: string): HTMLElement => {
+  const node = document.getElementById(id)
+  if (node === null) throw new Error(`the page has no #${id}`)
+  return node
+}
+
+const config = JSON.parse(byId("dash-config").textContent ?? "{}") as DashConfig
+const base = config.basePath
+const main = byId("main")
+const nav = byId("nav")
+const STATES: ReadonlyArray<TaskState> = [
+  "active",
+  "pending",
+  "aggregating",
+  "scheduled",
+  "retry",
+  "archived",
+  "completed"
+]
+const READ_ONLY_TITLE = "read-only: start the dashboard with --allow-actions to do this"
+
+const isState = (s: string | undefined): s is TaskState => STATES.includes(s as TaskState)
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs?: Attrs,
+  ...children: Array<Child>
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag)
+  if (attrs) {
+    for (const k in attrs) {
+      const v = attrs[k]
+      if (v === undefined || v === null || v === false) continue
+      if (k === "text") node.textContent = String(v)
+      else if (k === "onclick" && typeof v === "function") node.addEventListener("click", v)
+      else if (k === "className") node.className = String(v)
+      else node.setAttribute(k, v === true ? "" : String(v))
+    }
+  }
+  const add = (c: Child): void => {
+    if (c === undefined || c === null || c === false) return
+    if (Array.isArray(c)) (c as ReadonlyArray<Child>).forEach(add)
+    else
+      node.appendChild(
+        typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : (c as Node)
+      )
+  }
+  children.forEach(add)
+  return node
+}
+const enc = (s: string): string => encodeURIComponent(s)
+const link = (href: string, text: string, attrs?: Attrs): HTMLAnchorElement => {
+  const a = el("a", attrs ?? {}, text)
+  a.setAttribute("href", href)
+  return a
+}
+const fmtBytes = (bytes: number): string => {
+  if (bytes < 1000) return `${bytes} B`
+  const units = ["kB", "MB", "GB", "TB"]
+  let n = bytes
+  let i = -1
+  do {
+    n = n / 1000
+    i++
+  } while (n >= 1000 && i < units.length - 1)
+  return `${n.toFixed(1)} ${units[i]}`
+}
+const fmtTime = (s: string | undefined): string => (s ? s.replace("T", " ").replace("Z", " UTC") : "—")
+const card = (label: string, value: string, testid?: string): HTMLDivElement =>
+  el(
+    "div",
+    { className: "card" },
+    el("div", { className: "label", text: label }),
+    el("div", { className: "value", text: value, "data-testid": testid })
+  )
+const notice = (text: string, isError?: boolean): HTMLDivElement =>
+  el("div", { className: `notice${isError ? " error" : ""}`, role: isError ? "alert" : "status", text })
+const headRow = (heads: ReadonlyArray<string>): HTMLTableRowElement =>
+  el(
+    "tr",
+    {},
+    heads.map((h) => el("th", { text: h }))
+  )
+
+function api<A = unknown>(method: Method, path: string, body?: unknown): Promise<A> {
+  const headers: Record<string, string> = { accept: "application/json" }
+  const init: RequestInit = { method, headers, credentials: "same-origin" }
+  if (body !== undefined) {
+    headers["content-type"] = "application/json"
+    init.body = JSON.stringify(body)
+  }
+  return fetch(base + path, init).then((res) => {
+    if (res.status === 204) return {} as A
+    return res.text().then((text) => {
+      let data: { error?: { message?: string; code?: string } } | null = null
+      try {
+        data = text ? JSON.parse(text) : {}
+      } catch {
+        data = { error: { message: text } }
+      }
+      if (!res.ok) throw new ApiError(data?.error?.message || `HTTP ${res.status}`, res.status, data?.error?.code)
+      return data as A
+    })
+  })
+}
+
+interface ActionOptions {
+  readonly name?: string
+  readonly title?: string
+  readonly danger?: boolean
+  readonly confirm?: string
+}
+
+/** An action button: disabled (with the reason) on a read-only dashboard. */
+function actionButton(
+  label: string,
+  onRun: () => Promise<string | undefined> | string | undefined,
+  opts: ActionOptions = {}
+): HTMLButtonElement {
+  const b = el("button", {
+    className: opts.danger ? "danger" : "",
+    "data-action": opts.name || label,
+    title: config.allowActions ? opts.title || label : READ_ONLY_TITLE,
+    text: label
+  })
+  if (!config.allowActions) b.disabled = true
+  b.addEventListener("click", () => {
+    if (opts.confirm && !window.confirm(opts.confirm)) return
+    b.disabled = true
+    Promise.resolve()
+      .then(onRun)
+      .then(
+        (msg) => {
+          flash(msg || `${label}: done`, false)
+          void render()
+        },
+        (e: Error) => {
+          main.insertBefore(notice(`${label} failed: ${e.message}`, true), main.firstChild)
+          b.disabled = !config.allowActions
+        }
+      )
+  })
+  return b
+}
+let pendingFlash: { readonly text: string; readonly isError: boolean } | null = null
+const flash = (text: string, isError: boolean): void => {
+  pendingFlash = { text, isError }
+}
+
+function setNav(current: string): void {
+  nav.textContent = ""
+  const items: ReadonlyArray<readonly [string, string, string]> = [
+    ["#/", "Queues", "queues"],
+    ["#/groups", "Groups", "groups"],
+    ["#/servers", "Servers", "servers"],
+    ["#/scheduler", "Scheduler", "scheduler"],
+    ["#/redis", "Redis", "redis"]
+  ]
+  for (const [href, text, name] of items)
+    nav.appendChild(link(href, text, { className: current === name ? "active" : "", "data-testid": `nav-${name}` }))
+}
+
+/** Processed and failed per day; `days` newest first, drawn oldest to newest. */
+function chart(days: ReadonlyArray<DayStats>): HTMLDivElement {
+  const data = days.slice().reverse()
+  const w = 600
+  const h = 160
+  const pad = 28
+  let max = 1
+  for (const d of data) max = Math.max(max, d.processed, d.failed)
+  const ns = "http://www.w3.org/2000/svg"
+  const svgEl = <K extends keyof SVGElementTagNameMap>(
+    tag: K,
+    attrs: Record<string, string | number>
+  ): SVGElementTagNameMap[K] => {
+    const node = document.createElementNS(ns, tag)
+    for (const k in attrs) node.setAttribute(k, String(attrs[k]))
+    return node
+  }
+  const svg = svgEl("svg", {
+    viewBox: `0 0 ${w} ${h + 20}`,
+    role: "img",
+    "aria-label": "processed and failed tasks per day",
+    "data-testid": "history-chart"
+  })
+  const x = (i: number) => pad + (data.length <= 1 ? 0 : (i * (w - 2 * pad)) / (data.length - 1))
+  const y = (v: number) => h - (v / max) * (h - 10)
+  const line = (key: "processed" | "failed", color: string) => {
+    const points = data.map((d, i) => `${x(i)},${y(d[key])}`).join(" ")
+    svg.appendChild(svgEl("polyline", { fill: "none", stroke: color, "stroke-width": "2", points, "data-series": key }))
+    data.forEach((d, i) => {
+      const c = svgEl("circle", { cx: x(i), cy: y(d[key]), r: "3", fill: color })
+      const t = svgEl("title", {})
+      t.textContent = `${d.date}: ${d[key]} ${key}`
+      c.appendChild(t)
+      svg.appendChild(c)
+    })
+  }
+  svg.appendChild(svgEl("line", { x1: pad, x2: w - pad, y1: h, y2: h, stroke: "#c5cad3" }))
+  const top = svgEl("text", { x: 2, y: 12, "font-size": "10", fill: "#667085" })
+  top.textContent = String(max)
+  svg.appendChild(top)
+  data.forEach((d, i) => {
+    if (data.length > 8 && i % Math.ceil(data.length / 8) !== 0 && i !== data.length - 1) return
+    const t = svgEl("text", { x: x(i), y: h + 14, "font-size": "10", "text-anchor": "middle", fill: "#667085" })
+    t.textContent = d.date.slice(5)
+    svg.appendChild(t)
+  })
+  line("processed", "#3457d5")
+  line("failed", "#c62828")
+  return el(
+    "div",
+    { className: "chart" },
+    svg,
+    el(
+      "div",
+      { className: "legend" },
+      el("span", { className: "p", text: "— processed" }),
+      "  ",
+      el("span", { className: "f", text: "— failed" }),
+      " (per UTC day)"
+    )
+  )
+}
+
+// ---- views ----
+
+const pauseOrResume = (
+  q: string,
+  paused: boolean,
+  labels: readonly [string, string],
+  done: readonly [string, string]
+): HTMLButtonElement =>
+  paused
+    ? actionButton(labels[1], () => api("POST", `/api/queues/${enc(q)}:resume`).then(() => done[1]), { name: "resume" })
+    : actionButton(labels[0], () => api("POST", `/api/queues/${enc(q)}:pause`).then(() => done[0]), { name: "pause" })
+
+function viewQueues(): Promise<Node> {
+  setNav("queues")
+  return Promise.all([
+    api<{ queues: ReadonlyArray<QueueRow> }>("GET", "/api/queues"),
+    api<{ stats: Readonly<Record<string, ReadonlyArray<DayStats>>> }>("GET", "/api/queue_stats")
+  ]).then(([{ queues }, { stats }]) => {
+    const frag = el("div", {}, el("h1", { text: "Queues" }))
+    if (queues.length === 0) {
+      frag.appendChild(notice("No queues yet: nothing has been enqueued on this Redis."))
+      return frag
+    }
+    const totals: Record<string, { date: string; processed: number; failed: number }> = {}
+    for (const q of Object.keys(stats)) {
+      for (const d of (stats[q] ?? []).slice(0, 14)) {
+        totals[d.date] ??= { date: d.date, processed: 0, failed: 0 }
+        const t = totals[d.date]!
+        t.processed += d.processed
+        t.failed += d.failed
+      }
+    }
+    const days = Object.keys(totals)
+      .sort()
+      .reverse()
+      .map((k) => totals[k]!)
+    const heads = [
+      "Queue",
+      "State",
+      "Size",
+      "Active",
+      "Pending",
+      "Aggregating",
+      "Scheduled",
+      "Retry",
+      "Archived",
+      "Completed",
+      "Processed today",
+      "Failed today",
+      "Latency",
+      "Memory",
+      ""
+    ]
+    const head = el(
+      "tr",
+      {},
+      heads.map((h, i) => el("th", { className: i >= 2 && i <= 11 ? "num" : "", text: h }))
+    )
+    const num = (n: number) => el("td", { className: "num", text: n })
+    const rows = queues.map((q) =>
+      el(
+        "tr",
+        { "data-queue": q.queue },
+        el("td", {}, link(`#/queues/${enc(q.queue)}/pending`, q.queue, { "data-testid": "queue-link" })),
+        el(
+          "td",
+          {},
+          el("span", {
+            className: `badge ${q.paused ? "paused" : "run"}`,
+            text: q.paused ? "paused" : "run",
+            "data-testid": "queue-state"
+          })
+        ),
+        [
+          q.size,
+          q.active,
+          q.pending,
+          q.aggregating,
+          q.scheduled,
+          q.retry,
+          q.archived,
+          q.completed,
+          q.processed,
+          q.failed
+        ].map(num),
+        el("td", { text: q.display_latency }),
+        el("td", { text: fmtBytes(q.memory_usage_bytes) }),
+        el(
+          "td",
+          {},
+          pauseOrResume(q.queue, q.paused, ["Pause", "Resume"], [`queue ${q.queue} paused`, `queue ${q.queue} resumed`])
+        )
+      )
+    )
+    frag.appendChild(el("table", { "data-testid": "queues-table" }, el("thead", {}, head), el("tbody", {}, rows)))
+    frag.appendChild(el("h2", { text: "Processed and failed, all queues (last 14 days)" }))
+    frag.appendChild(chart(days))
+    return frag
+  })
+}
+
+function taskRow(q: string, state: TaskState, t: TaskRow, selected: Set<string>): HTMLTableRowElement {
+  const cells: Array<HTMLTableCellElement> = []
+  if (config.allowActions && state !== "active") {
+    const box = el("input", { type: "checkbox", "aria-label": `select ${t.id}` })
+    box.checked = selected.has(t.id)
+    box.addEventListener("change", () => {
+      if (box.checked) selected.add(t.id)
+      else selected.delete(t.id)
+    })
+    cells.push(el("td", {}, box))
+  }
+  cells.push(
+    el("td", {}, link(`#/tasks/${enc(q)}/${enc(t.id)}`, t.id, { className: "mono", "data-testid": "task-link" }))
+  )
+  cells.push(el("td", { text: t.type }))
+  cells.push(el("td", {}, el("code", { className: "preview", title: t.payload, text: t.payload || "—" })))
+  if (state === "active") cells.push(el("td", { text: t.start_time === "-" ? "—" : fmtTime(t.start_time) }))
+  if (state === "scheduled" || state === "retry") cells.push(el("td", { text: fmtTime(t.next_process_at) }))
+  if (state === "retry" || state === "archived")
+    cells.push(el("td", { className: "num", text: `${t.retried}/${t.max_retry}` }))
+  if (state === "retry" || state === "archived") cells.push(el("td", { className: "error", text: t.error_message }))
+  if (state === "archived") cells.push(el("td", { text: fmtTime(t.last_failed_at) }))
+  if (state === "completed") {
+    cells.push(el("td", { text: fmtTime(t.completed_at) }))
+    cells.push(el("td", {}, el("code", { className: "preview", text: t.result || "—" })))
+  }
+  return el("tr", { "data-task-id": t.id }, cells)
+}
+
+function stateHeads(state: TaskState): HTMLTableRowElement {
+  const heads: Array<string> = []
+  if (config.allowActions && state !== "active") heads.push("")
+  heads.push("ID", "Type", "Payload")
+  if (state === "active") heads.push("Started")
+  if (state === "scheduled" || state === "retry") heads.push("Next process at")
+  if (state === "retry" || state === "archived") heads.push("Retried", "Last error")
+  if (state === "archived") heads.push("Failed at")
+  if (state === "completed") heads.push("Completed at", "Result")
+  return headRow(heads)
+}
+
+/** The actions on every task of a state: [label, API action, method]. */
+const bulk: Partial<Record<TaskState, ReadonlyArray<readonly [string, string, Method]>>> = {
+  active: [["Cancel all", "cancel_all", "POST"]],
+  pending: [
+    ["Archive all", "archive_all", "POST"],
+    ["Delete all", "delete_all", "DELETE"]
+  ],
+  scheduled: [
+    ["Run all", "run_all", "POST"],
+    ["Archive all", "archive_all", "POST"],
+    ["Delete all", "delete_all", "DELETE"]
+  ],
+  retry: [
+    ["Run all", "run_all", "POST"],
+    ["Archive all", "archive_all", "POST"],
+    ["Delete all", "delete_all", "DELETE"]
+  ],
+  archived: [
+    ["Run all", "run_all", "POST"],
+    ["Delete all", "delete_all", "DELETE"]
+  ],
+  completed: [["Delete all", "delete_all", "DELETE"]],
+  aggregating: [
+    ["Run all", "run_all", "POST"],
+    ["Archive all", "archive_all", "POST"],
+    ["Delete all", "delete_all", "DELETE"]
+  ]
+}
+/** The actions on the selected tasks of a state: [label, API action]. */
+const batch: Partial<Record<TaskState, ReadonlyArray<readonly [string, string]>>> = {
+  pending: [
+    ["Archive selected", "batch_archive"],
+    ["Delete selected", "batch_delete"]
+  ],
+  scheduled: [
+    ["Run selected", "batch_run"],
+    ["Archive selected", "batch_archive"],
+    ["Delete selected", "batch_delete"]
+  ],
+  retry: [
+    ["Run selected", "batch_run"],
+    ["Archive selected", "batch_archive"],
+    ["Delete selected", "batch_delete"]
+  ],
+  archived: [
+    ["Run selected", "batch_run"],
+    ["Delete selected", "batch_delete"]
+  ],
+  completed: [["Delete selected", "batch_delete"]],
+  aggregating: [
+    ["Run selected", "batch_run"],
+    ["Archive selected", "batch_archive"],
+    ["Delete selected", "batch_delete"]
+  ]
+}
+
+const pageOf = (params: URLSearchParams): number => Math.max(1, parseInt(params.get("page") || "1", 10) || 1)
+
+function viewQueue(q: string, state: TaskState, params: URLSearchParams): Promise<Node> {
+  setNav("queues")
+  const page = pageOf(params)
+  const size = 20
+  const group = params.get("group")
+  const listPath =
+    state === "aggregating"
+      ? group
+        ? `/api/queues/${enc(q)}/groups/${enc(group)}/aggregating_tasks?page=${page}&size=${size}`
+        : null
+      : `/api/queues/${enc(q)}/${state}_tasks?page=${page}&size=${size}`
+  return Promise.all([
+    api<{ current: QueueRow; history: ReadonlyArray<DayStats> }>("GET", `/api/queues/${enc(q)}?days=14`),
+    listPath ? api<{ tasks: ReadonlyArray<TaskRow> }>("GET", listPath) : Promise.resolve(null),
+    state === "aggregating"
+      ? api<{ groups: ReadonlyArray<GroupRow> }>("GET", `/api/queues/${enc(q)}/groups`)
+      : Promise.resolve(null)
+  ]).then(([{ current: s, history }, list, groups]) => {
+    const frag = el("div", {})
+    frag.appendChild(
+      el(
+        "h1",
+        {},
+        link("#/", "Queues"),
+        " / ",
+        el("span", { "data-testid": "queue-name", text: q }),
+        " ",
+        el("span", { className: `badge ${s.paused ? "paused" : "run"}`, text: s.paused ? "paused" : "run" })
+      )
+    )
+    frag.appendChild(
+      el(
+        "div",
+        { className: "cards" },
+        card("Size", String(s.size), "stat-size"),
+        card("Latency", s.display_latency, "stat-latency"),
+        card("Memory", fmtBytes(s.memory_usage_bytes), "stat-memory"),
+        card("Processed today", String(s.processed), "stat-processed"),
+        card("Failed today", String(s.failed), "stat-failed"),
+        card("Processed total", String(s.processed_total)),
+        card("Failed total", String(s.failed_total))
+      )
+    )
+    frag.appendChild(
+      el(
+        "div",
+        { className: "toolbar" },
+        pauseOrResume(q, s.paused, ["Pause queue", "Resume queue"], ["queue paused", "queue resumed"])
+      )
+    )
+    frag.appendChild(chart(history))
+    frag.appendChild(
+      el(
+        "div",
+        { className: "tabs", role: "tablist" },
+        STATES.map((st) =>
+          link(`#/queues/${enc(q)}/${st}`, `${st} (${s[st]})`, {
+            className: st === state ? "active" : "",
+            role: "tab",
+            "data-testid": `tab-${st}`
+          })
+        )
+      )
+    )
+    const groupList = groups?.groups ?? []
+    if (state === "aggregating") {
+      frag.appendChild(
+        el(
+          "table",
+          { "data-testid": "groups-table" },
+          el("thead", {}, el("tr", {}, el("th", { text: "Group" }), el("th", { className: "num", text: "Size" }))),
+          el(
+            "tbody",
+            {},
+            groupList.map((g) =>
+              el(
+                "tr",
+                {},
+                el("td", {}, link(`#/queues/${enc(q)}/aggregating?group=${enc(g.group)}`, g.group)),
+                el("td", { className: "num", text: g.size })
+              )
+            )
+          )
+        )
+      )
+      if (!group) {
+        if (groupList.length === 0) frag.appendChild(notice("No aggregation groups in this queue."))
+        return frag
+      }
+      frag.appendChild(el("h2", { text: `Group ${group}` }))
+    }
+    const selected = new Set<string>()
+    const groupPath =
+      state === "aggregating"
+        ? `/api/queues/${enc(q)}/groups/${enc(group ?? "")}/aggregating_tasks`
+        : `/api/queues/${enc(q)}/${state}_tasks`
+    const bar = el("div", { className: "toolbar" })
+    for (const [label, action] of batch[state] ?? []) {
+      bar.appendChild(
+        actionButton(
+          label,
+          () => {
+            if (selected.size === 0) throw new Error("select tasks first")
+            return api<BatchResult>("POST", `${groupPath}:${action}`, { task_ids: Array.from(selected) }).then(
+              (res) => {
+                const ok = res.pending_ids || res.archived_ids || res.deleted_ids || []
+                const bad = res.error_ids || res.failed_ids || []
+                return `${label}: ${ok.length} done${bad.length ? `, ${bad.length} failed` : ""}`
+              }
+            )
+          },
+          { name: action }
+        )
+      )
+    }
+    bar.appendChild(el("span", { className: "spacer" }))
+    for (const [label, action, method] of bulk[state] ?? []) {
+      bar.appendChild(
+        actionButton(
+          label,
+          () =>
+            api<BulkResult>(method, `${groupPath}:${action}`).then((res) => {
+              const n =
+                res.deleted !== undefined ? res.deleted : res.archived !== undefined ? res.archived : res.scheduled
+              return label + (n !== undefined ? `: ${n} task(s)` : ": done")
+            }),
+          { name: action, danger: action === "delete_all", confirm: `${label} ${state} tasks of ${q}?` }
+        )
+      )
+    }
+    frag.appendChild(bar)
+    const tasks = list?.tasks ?? []
+    if (tasks.length === 0) frag.appendChild(notice(`No ${state} tasks${page > 1 ? ` on page ${page}` : ""}.`))
+    else
+      frag.appendChild(
+        el(
+          "table",
+          { "data-testid": "tasks-table" },
+          el("thead", {}, stateHeads(state)),
+          el(
+            "tbody",
+            {},
+            tasks.map((t) => taskRow(q, state, t, selected))
+          )
+        )
+      )
+    const total = state === "aggregating" ? (groupList.find((g) => g.group === group) ?? { size: 0 }).size : s[state]
+    const pages = Math.max(1, Math.ceil(total / size))
+    const qs = (p: number) => `#/queues/${enc(q)}/${state}?${group ? `group=${enc(group)}&` : ""}page=${p}`
+    frag.appendChild(
+      el(
+        "div",
+        { className: "pager" },
+        page > 1
+          ? link(qs(page - 1), "← Previous", { "data-testid": "prev-page" })
+          : el("span", { className: "muted", text: "← Previous" }),
+        el("span", { "data-testid": "page-info", text: `page ${page} of ${pages}` }),
+        page < pages
+          ? link(qs(page + 1), "Next →", { "data-testid": "next-page" })
+          : el("span", { className: "muted", text: "Next →" })
+      )
+    )
+    return frag
+  })
+}
+
+const pretty = (text: string): string => {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2)
+  } catch {
+    return text
+  }
+}
+
+function viewTask(q: string, id: string): Promise<Node> {
+  setNav("queues")
+  return api<TaskRow>("GET", `/api/queues/${enc(q)}/tasks/${enc(id)}`).then((t) => {
+    const frag = el("div", {})
+    frag.appendChild(
+      el(
+        "h1",
+        {},
+        link("#/", "Queues"),
+        " / ",
+        link(`#/queues/${enc(q)}/${t.state}`, q),
+        " / ",
+        el("span", { className: "mono", "data-testid": "task-id", text: t.id })
+      )
+    )
+    const acts = el("div", { className: "toolbar" })
+    const tp =
+      t.state === "aggregating"
+        ? `/api/queues/${enc(q)}/groups/${enc(t.group)}/aggregating_tasks/${enc(t.id)}`
+        : `/api/queues/${enc(q)}/${t.state}_tasks/${enc(t.id)}`
+    const among = (states: ReadonlyArray<TaskState>) => states.includes(t.state)
+    if (among(["scheduled", "retry", "archived", "aggregating"])) {
+      acts.appendChild(
+        actionButton("Run now", () => api("POST", `${tp}:run`).then(() => "task moved to pending"), { name: "run" })
+      )
+    }
+    if (among(["pending", "scheduled", "retry", "aggregating"])) {
+      acts.appendChild(
+        actionButton("Archive", () => api("POST", `${tp}:archive`).then(() => "task archived"), { name: "archive" })
+      )
+    }
+    if (t.state === "active") {
+      acts.appendChild(
+        actionButton(
+          "Cancel",
+          () => api("POST", `/api/queues/${enc(q)}/active_tasks/${enc(t.id)}:cancel`).then(() => "cancel signal sent"),
+          { name: "cancel" }
+        )
+      )
+    }
+    if (t.state !== "active") {
+      acts.appendChild(
+        actionButton(
+          "Delete",
+          () =>
+            api("DELETE", tp).then(() => {
+              location.hash = `#/queues/${enc(q)}/${t.state}`
+              return "task deleted"
+            }),
+          { name: "delete", danger: true, confirm: `Delete task ${t.id}?` }
+        )
+      )
+    }
+    frag.appendChild(acts)
+    const rows: ReadonlyArray<readonly [string, Child]> = [
+      ["State", el("span", { "data-testid": "task-state", text: t.state })],
+      ["Type", t.type],
+      ["Queue", t.queue],
+      ["Retried", `${t.retried} of ${t.max_retry}`],
+      ["Last error", el("span", { className: "error", "data-testid": "task-error", text: t.error_message || "—" })],
+      ["Last failed at", fmtTime(t.last_failed_at)],
+      ["Next process at", fmtTime(t.next_process_at)],
+      ["Timeout", t.timeout_seconds ? `${t.timeout_seconds} s` : "—"],
+      ["Deadline", fmtTime(t.deadline)],
+      ["Group", t.group || "—"],
+      ["Completed at", fmtTime(t.completed_at)],
+      ["Retention left", t.ttl_seconds ? `${t.ttl_seconds} s` : "—"],
+      ["Orphaned", t.is_orphaned ? "yes (its lease ran out)" : "no"],
+      ["Started", t.start_time ? fmtTime(t.start_time === "-" ? "" : t.start_time) : "—"],
+      ["Trace id", el("span", { className: "mono", "data-testid": "trace-id", text: t.trace_id || "—" })]
+    ]
+    frag.appendChild(
+      el(
+        "dl",
+        { className: "kv" },
+        rows.map(([k, v]) => [el("dt", { text: k }), el("dd", {}, v)])
+      )
+    )
+    frag.appendChild(el("h2", { text: "Payload" }))
+    frag.appendChild(el("pre", { "data-testid": "task-payload", text: t.payload ? pretty(t.payload) : "(none)" }))
+    if (t.result) {
+      frag.appendChild(el("h2", { text: "Result" }))
+      frag.appendChild(el("pre", { "data-testid": "task-result", text: pretty(t.result) }))
+    }
+    const headers = t.headers ?? {}
+    const hk = Object.keys(headers)
+    frag.appendChild(el("h2", { text: "Headers" }))
+    if (hk.length === 0) frag.appendChild(el("p", { className: "muted", text: "No headers." }))
+    else
+      frag.appendChild(
+        el(
+          "table",
+          { "data-testid": "task-headers" },
+          el(
+            "tbody",
+            {},
+            hk.map((k) => el("tr", {}, el("th", { text: k }), el("td", { className: "mono", text: headers[k] })))
+          )
+        )
+      )
+    return frag
+  })
+}
+
+function viewGroups(): Promise<Node> {
+  setNav("groups")
+  return api<{ queues: ReadonlyArray<QueueRow> }>("GET", "/api/queues")
+    .then((r) =>
+      Promise.all(
+        r.queues.map((q) =>
+          api<{ groups: ReadonlyArray<GroupRow> }>("GET", `/api/queues/${enc(q.queue)}/groups`).then((g) => ({
+            queue: q.queue,
+            groups: g.groups
+          }))
+        )
+      )
+    )
+    .then((all) => {
+      const rows = all.flatMap((x) =>
+        x.groups.map((g) =>
+          el(
+            "tr",
+            {},
+            el("td", { text: x.queue }),
+            el("td", {}, link(`#/queues/${enc(x.queue)}/aggregating?group=${enc(g.group)}`, g.group)),
+            el("td", { className: "num", text: g.size })
+          )
+        )
+      )
+      const frag = el("div", {}, el("h1", { text: "Aggregation groups" }))
+      if (rows.length === 0) frag.appendChild(notice("No aggregation groups."))
+      else
+        frag.appendChild(
+          el(
+            "table",
+            { "data-testid": "all-groups" },
+            el(
+              "thead",
+              {},
+              el(
+                "tr",
+                {},
+                el("th", { text: "Queue" }),
+                el("th", { text: "Group" }),
+                el("th", { className: "num", text: "Size" })
+              )
+            ),
+            el("tbody", {}, rows)
+          )
+        )
+      return frag
+    })
+}
+
+function viewServers(): Promise<Node> {
+  setNav("servers")
+  return api<{ servers: ReadonlyArray<ServerRow> }>("GET", "/api/servers").then((r) => {
+    const frag = el("div", {}, el("h1", { text: "Servers" }))
+    if (r.servers.length === 0) {
+      frag.appendChild(notice("No running servers."))
+      return frag
+    }
+    const serverRows = r.servers.map((s) => {
+      const queues =
+        Object.keys(s.queue_priorities)
+          .map((k) => `${k}:${s.queue_priorities[k]}`)
+          .join(", ") + (s.strict_priority_enabled ? " (strict)" : "")
+      return el(
+        "tr",
+        {},
+        el("td", { text: s.host }),
+        el("td", { text: s.pid }),
+        el("td", { text: s.status }),
+        el("td", { className: "num", text: `${s.active_workers.length}/${s.concurrency}` }),
+        el("td", { text: queues }),
+        el("td", { text: fmtTime(s.start_time) }),
+        el("td", { className: "mono", text: s.id })
+      )
+    })
+    frag.appendChild(
+      el(
+        "table",
+        { "data-testid": "servers-table" },
+        el("thead", {}, headRow(["Host", "PID", "Status", "Active", "Queues", "Started", "ID"])),
+        el("tbody", {}, serverRows)
+      )
+    )
+    frag.appendChild(el("h2", { text: "Active workers" }))
+    const workers = r.servers.flatMap((s) => s.active_workers.map((w) => ({ s, w })))
+    if (workers.length === 0)
+      frag.appendChild(el("p", { className: "muted", text: "No task is being processed right now." }))
+    else
+      frag.appendChild(
+        el(
+          "table",
+          { "data-testid": "workers-table" },
+          el("thead", {}, headRow(["Task", "Type", "Queue", "Payload", "Started", "Deadline", "Server"])),
+          el(
+            "tbody",
+            {},
+            workers.map(({ s, w }) =>
+              el(
+                "tr",
+                {},
+                el("td", {}, link(`#/tasks/${enc(w.queue)}/${enc(w.task_id)}`, w.task_id, { className: "mono" })),
+                el("td", { text: w.task_type }),
+                el("td", { text: w.queue }),
+                el("td", {}, el("code", { className: "preview", text: w.task_payload })),
+                el("td", { text: fmtTime(w.start_time) }),
+                el("td", { text: fmtTime(w.deadline) }),
+                el("td", { className: "mono", text: `${s.host}:${s.pid}` })
+              )
+            )
+          )
+        )
+      )
+    return frag
+  })
+}
+
+function viewScheduler(entryId: string | undefined, params: URLSearchParams): Promise<Node> {
+  setNav("scheduler")
+  return api<{ entries: ReadonlyArray<EntryRow> }>("GET", "/api/scheduler_entries").then((r) => {
+    const frag = el("div", {}, el("h1", { text: "Scheduler entries" }))
+    if (r.entries.length === 0) frag.appendChild(notice("No periodic tasks: no scheduler is running."))
+    else
+      frag.appendChild(
+        el(
+          "table",
+          { "data-testid": "scheduler-table" },
+          el("thead", {}, headRow(["Entry", "Spec", "Type", "Payload", "Options", "Next", "Previous"])),
+          el(
+            "tbody",
+            {},
+            r.entries.map((e) =>
+              el(
+                "tr",
+                {},
+                el(
+                  "td",
+                  {},
+                  link(`#/scheduler/${enc(e.id)}`, e.id, { className: "mono", "data-testid": "entry-link" })
+                ),
+                el("td", { className: "mono", text: e.spec }),
+                el("td", { text: e.task_type }),
+                el("td", {}, el("code", { className: "preview", text: e.task_payload })),
+                el("td", { text: e.options.join(", ") }),
+                el("td", { text: fmtTime(e.next_enqueue_at) }),
+                el("td", { text: fmtTime(e.prev_enqueue_at) })
+              )
+            )
+          )
+        )
+      )
+    if (!entryId) return frag
+    const page = pageOf(params)
+    return api<{ events: ReadonlyArray<{ task_id: string; enqueued_at: string }> }>(
+      "GET",
+      `/api/scheduler_entries/${enc(entryId)}/enqueue_events?page=${page}&size=20`
+    ).then((ev) => {
+      frag.appendChild(el("h2", {}, "Enqueue history of ", el("span", { className: "mono", text: entryId })))
+      if (ev.events.length === 0) frag.appendChild(notice(`Nothing enqueued${page > 1 ? ` on page ${page}` : " yet"}.`))
+      else
+        frag.appendChild(
+          el(
+            "table",
+            { "data-testid": "events-table" },
+            el("thead", {}, el("tr", {}, el("th", { text: "Task" }), el("th", { text: "Enqueued at" }))),
+            el(
+              "tbody",
+              {},
+              ev.events.map((e) =>
+                el(
+                  "tr",
+                  {},
+                  el("td", { className: "mono", text: e.task_id }),
+                  el("td", { text: fmtTime(e.enqueued_at) })
+                )
+              )
+            )
+          )
+        )
+      frag.appendChild(
+        el(
+          "div",
+          { className: "pager" },
+          page > 1
+            ? link(`#/scheduler/${enc(entryId)}?page=${page - 1}`, "← Newer")
+            : el("span", { className: "muted", text: "← Newer" }),
+          el("span", { text: `page ${page}` }),
+          ev.events.length === 20
+            ? link(`#/scheduler/${enc(entryId)}?page=${page + 1}`, "Older →")
+            : el("span", { className: "muted", text: "Older →" })
+        )
+      )
+      return frag
+    })
+  })
+}
+
+function viewRedis(): Promise<Node> {
+  setNav("redis")
+  return api<{ info: Readonly<Record<string, string>>; cluster?: boolean }>("GET", "/api/redis_info").then((r) => {
+    const i = r.info
+    const frag = el("div", {}, el("h1", { text: `Redis${r.cluster ? " Cluster" : ""}` }))
+    frag.appendChild(
+      el(
+        "div",
+        { className: "cards" },
+        card("Version", i.redis_version || "?", "redis-version"),
+        card("Uptime", i.uptime_in_days !== undefined ? `${i.uptime_in_days} days` : "?"),
+        card("Clients", i.connected_clients || "?"),
+        card("Memory used", i.used_memory_human || "?"),
+        card("Peak memory", i.used_memory_peak_human || "?")
+      )
+    )
+    const keys = Object.keys(i).sort()
+    frag.appendChild(
+      el(
+        "table",
+        { "data-testid": "redis-info" },
+        el(
+          "tbody",
+          {},
+          keys.map((k) => el("tr", {}, el("th", { text: k }), el("td", { className: "mono", text: i[k] })))
+        )
+      )
+    )
+    return frag
+  })
+}
+
+function route(): Promise<Node> {
+  const hash = location.hash.replace(/^#/, "") || "/"
+  const qi = hash.indexOf("?")
+  const path = qi >= 0 ? hash.slice(0, qi) : hash
+  const params = new URLSearchParams(qi >= 0 ? hash.slice(qi + 1) : "")
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent)
+  const [first, second, third] = parts
+  if (first === undefined) return viewQueues()
+  if (first === "queues" && second !== undefined) return viewQueue(second, isState(third) ? third : "pending", params)
+  if (first === "tasks" && parts.length === 3 && second !== undefined && third !== undefined)
+    return viewTask(second, third)
+  if (first === "groups") return viewGroups()
+  if (first === "servers") return viewServers()
+  if (first === "scheduler") return viewScheduler(second, params)
+  if (first === "redis") return viewRedis()
+  return Promise.resolve(notice(`Nothing here: ${path}`, true))
+}
+
+let renderCount = 0
+function render(): Promise<void> {
+  const mine = ++renderCount
+  return route().then(
+    (node) => {
+      if (mine !== renderCount) return
+      main.textContent = ""
+      if (pendingFlash) {
+        main.appendChild(notice(pendingFlash.text, pendingFlash.isError))
+        pendingFlash = null
+      }
+      main.appendChild(node)
+      main.setAttribute("data-ready", String(mine))
+    },
+    (e: ApiError) => {
+      if (mine !== renderCount) return
+      main.textContent = ""
+      main.appendChild(notice((e.status === 404 ? "Not found: " : "Error: ") + e.message, true))
+      main.setAttribute("data-ready", String(mine))
+    }
+  )
+}
+window.addEventListener("hashchange", () => void render())
+void render()
