@@ -20,10 +20,10 @@ import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import { Broker } from "../broker/Broker.js"
 import { serveMetrics } from "../observability/metricsEndpoint.js"
-import { makeAckerFor } from "./ackerLanes.js"
 import { makeDeadlines } from "./deadlines.js"
 import { aggregatorLoop } from "./aggregator.js"
-import { fetchLoop, type FetcherDeps } from "./fetcher.js"
+import { fetchLoop } from "./fetcher.js"
+import { makeLoopIntake } from "./intake/intake.js"
 import { forwarderLoop, makeForwardWake } from "./forwarder.js"
 import { healthCheckLoop } from "./healthCheck.js"
 import { heartbeatLoop } from "./heartbeat.js"
@@ -37,7 +37,6 @@ import type { Settled } from "./settle.js"
 import { makeSignal } from "./Signal.js"
 import { subscribe } from "./subscriber.js"
 import { handoverTickLoop } from "./handoverTick.js"
-import { makeParking } from "./parking.js"
 import { receivePushes } from "./pushReceiver.js"
 import { makeObserver } from "./workerObserver.js"
 
@@ -77,19 +76,19 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
     const identity: ServerIdentity = { host: opts.host, pid: opts.pid, serverId: opts.serverId, startedAtMs: yield* Clock.currentTimeMillis }
     let status: "active" | "stopped" = "active"
 
+    const attempts = yield* FiberSet.make<Settled, never>()
+    const deadlines = yield* makeDeadlines
     // Parking (tasks handed to this worker while it is idle) on a single node or Sentinel: on a
     // Cluster PUBSUB NUMSUB counts only the subscribers of the node that ran it (parking.ts).
-    const clock = yield* Clock.Clock
-    const parking = broker.redis.isCluster
-      ? undefined
-      : makeParking(identity.serverId, opts.queueNames, () => (wake.raise(), slotFreed.raise()), () => clock.currentTimeMillisUnsafe())
+    const intake = yield* makeLoopIntake<R>(
+      { options: opts, handler: h, registry, broker, deadlines, attempts },
+      { wake, slotFreed, parkAs: broker.redis.isCluster ? undefined : identity.serverId }
+    )
+    const parking = intake.parking
     // The receiver first: a hand-over pushed before its first BLPOP waits in the list.
     if (parking) yield* receivePushes(identity.serverId, opts.queueNames, parking)
     const forwardWake = makeForwardWake()
     yield* subscribe(opts.queueNames, registry, wake, parking && { server: identity.serverId, state: parking }, forwardWake)
-    const attempts = yield* FiberSet.make<Settled, never>()
-    const deadlines = yield* makeDeadlines
-    const deps: FetcherDeps<R> = { options: opts, handler: h, registry, broker, acker: makeAckerFor(broker), deadlines, wake, slotFreed, attempts, ...(parking ? { parking } : {}) }
     const fork = <A, E, X>(eff: Effect.Effect<A, E, X>) => Effect.forkScoped(eff, { startImmediately: true })
 
     // Heartbeat and server state are stopped last (after the tasks), the others first.
@@ -104,7 +103,7 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
     if (parking) others.push(yield* fork(handoverTickLoop({ server: identity.serverId, queues: opts.queueNames, parking, registry, leaseMs: opts.leaseMs })))
     if (opts.groupAggregator) others.push(yield* fork(aggregatorLoop(opts, opts.groupAggregator)))
     if (opts.healthCheck) others.push(yield* fork(healthCheckLoop(opts.healthCheck, opts.healthCheckIntervalMs)))
-    const fetcher = yield* fork(fetchLoop(deps))
+    const fetcher = yield* fork(fetchLoop(intake))
     yield* Effect.logInfo(`server ${identity.serverId} started: concurrency ${opts.concurrency}, queues ${JSON.stringify(opts.queues)}${opts.strictPriority ? " (strict)" : ""}`)
 
     const stop = Effect.suspend(() => {

@@ -57,8 +57,6 @@ export type Rider = (acks: number) => Effect.Effect<Ride | undefined, never, Bro
 export interface Acker {
   /** Completes one task (as Steps.complete), sharing the round trip with the tasks finishing at the same time. */
   readonly complete: (msg: TaskMessage) => Effect.Effect<CompleteResult, LeaseLost | RedisError, Broker>
-  /** Sets the rider (the fetcher: the next fetch goes out with the completions that free its slots). */
-  readonly setRider: (rider: Rider | undefined) => void
 }
 
 /** At most this many tasks per round trip (the rest go in the next one). */
@@ -69,7 +67,8 @@ export const maxBatchesInFlight = 2
 
 const interrupted = new RedisError({ op: "script complete", message: "the acknowledgement round trip was interrupted" })
 
-export const makeAcker = (): Acker => {
+/** An acker; with `rider` (the intake's ride source, intake/rideSource.ts), each batch may carry the next fetch. */
+export const makeAcker = (rider?: Rider): Acker => {
   /** Finished tasks not sent yet, in the order they finished. */
   let queue: Array<Waiter> = []
   /** Batches sent whose reply has not come back. */
@@ -83,7 +82,6 @@ export const makeAcker = (): Acker => {
    * completion): a task finishing meanwhile waits for that batch to settle, which sends it.
    */
   let landing = 0
-  let rider: Rider | undefined
 
   /** When a batch may go out and none is about to: tells the first queued waiter to send it. */
   const designate = () => {
@@ -166,9 +164,6 @@ export const makeAcker = (): Acker => {
   const read = (w: Waiter) => Effect.suspend(() => Effect.fromResult(w.result!))
 
   return {
-    setRider: (r) => {
-      rider = r
-    },
     complete: (msg) =>
       Effect.suspend(() => {
         const w: Waiter = { msg, result: undefined, sends: false, wake: Deferred.makeUnsafe<void>() }

@@ -8,7 +8,7 @@
  * loop fetches on its own when slots free up.
  */
 import type { BrokerShape } from "../broker/Broker.js"
-import { type Acker, makeAcker } from "./acker.js"
+import { type Acker, makeAcker, type Rider } from "./acker.js"
 
 const laneAcker = (): Acker => {
   const lanes = new Map<string, Acker>()
@@ -21,10 +21,9 @@ const laneAcker = (): Acker => {
     return lane
   }
   return {
-    complete: (msg) => laneOf(msg.queue).complete(msg),
-    setRider: () => {}
+    complete: (msg) => laneOf(msg.queue).complete(msg)
   }
 }
 
-/** One Acker (single node, Sentinel), or one per queue (Redis Cluster). */
-export const makeAckerFor = (broker: BrokerShape): Acker => (broker.redis.isCluster ? laneAcker() : makeAcker())
+/** One Acker (single node, Sentinel), carrying `rider`'s fetches when given, or one per queue (Redis Cluster, no rider). */
+export const makeAckerFor = (broker: BrokerShape, rider?: Rider): Acker => (broker.redis.isCluster ? laneAcker() : makeAcker(rider))

@@ -23,9 +23,8 @@ import * as FiberSet from "effect/FiberSet"
 import { Broker } from "../broker/Broker.js"
 import { makeObserver } from "./workerObserver.js"
 import { InvalidArgument } from "../broker/errors.js"
-import { makeAckerFor } from "./ackerLanes.js"
 import { makeDeadlines } from "./deadlines.js"
-import { fetchPass, type StartDeps } from "./fetcher.js"
+import { type Intake, type IntakeDeps, makeIntake } from "./intake/intake.js"
 import { heartbeatLoop } from "./heartbeat.js"
 import { handlerOf, type HandlerInput } from "./Mux.js"
 import { resolveOptions, type ServerOptions } from "./options.js"
@@ -217,10 +216,10 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
       progress.stoppedBecause = "deadline"
       return summaryOf(progress, longTasks, deadlineMs - start)
     }
-    const deps = yield* drainDeps(config, deadlineMs, margin, longTasks, progress)
+    const run = yield* drainRun(config, deadlineMs, margin, longTasks, progress)
     // Detached, so that a drain stuck on a Redis that stopped answering (fetches and outcome writes
     // are uninterruptible) is left behind instead of waited for: the summary goes out in time.
-    const fiber = yield* Effect.forkDetach(runTasks(config, deps, deadlineMs, margin, progress))
+    const fiber = yield* Effect.forkDetach(runTasks(config, run, deadlineMs, margin, progress))
     const returnByMs = deadlineMs - margin / 8
     const now = yield* Clock.currentTimeMillis
     const exit = yield* Fiber.await(fiber).pipe(
@@ -244,7 +243,7 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
   }).pipe(Effect.scoped, Effect.withSpan("Processor.drain"))
 
 /** The processor parts a drain runs its tasks with (the Server's, without its loops). */
-const drainDeps = <R>(config: DrainConfig<R>, deadlineMs: number, margin: number, longTasks: "run" | "skip", progress: Progress) =>
+const drainRun = <R>(config: DrainConfig<R>, deadlineMs: number, margin: number, longTasks: "run" | "skip", progress: Progress) =>
   Effect.gen(function* () {
     const hardStopMs = deadlineMs - margin / 2
     /** Writing an outcome is given up here (the lease lets `recover` take the task back). */
@@ -269,35 +268,41 @@ const drainDeps = <R>(config: DrainConfig<R>, deadlineMs: number, margin: number
     }
     const handler = handlerOf(config.handler)
     const broker = yield* Broker
-    const deps: StartDeps<R> & { readonly hardStopMs: number; stopping: boolean } = {
+    const deps: IntakeDeps<R> = {
       options: observer ? { ...options, observer } : options,
       handler: observer ? observer.handler(handler) : handler,
       registry: makeRegistry(),
       broker,
-      acker: makeAckerFor(broker),
       deadlines: yield* makeDeadlines,
       attempts: yield* FiberSet.make<Settled, never>(),
-      hardStopMs,
-      /** Set at the hard stop: a task leased by a fetch that was in flight then goes straight back. */
-      stopping: false,
       prepare: (task) => {
         // A Redis that hangs when the outcome is written must not hold the drain past its deadline.
         task.settleByMs = settleByMs
         progress.leased.push(task)
         // Leased by a fetch in flight at the hard stop: back to the head, it had no turn.
-        if (deps.stopping) task.stopReason = "shutdown"
+        if (run.stopping) task.stopReason = "shutdown"
         // Cannot finish before the hard stop: given back, due when this invocation is over (so this
         // drain does not take it again), then forwarded behind the tasks waiting in pending.
         else if (longTasks === "skip" && task.deadlineMs > hardStopMs) task.skipUntilMs = deadlineMs
       }
     }
-    return deps
+    const run: DrainRun<R> = { deps, intake: makeIntake(deps), hardStopMs, stopping: false }
+    return run
   })
+
+/** What a drain runs: its intake (fetch passes only) and the hard stop (`stopping` is set there). */
+interface DrainRun<R> {
+  readonly deps: IntakeDeps<R>
+  readonly intake: Intake<R>
+  readonly hardStopMs: number
+  /** Set at the hard stop: a task leased by a fetch that was in flight then goes straight back. */
+  stopping: boolean
+}
 
 /** Takes tasks, one per worker at a time, until the queues are empty or the margin is reached; stops what runs at the hard stop. */
 const runTasks = <R>(
   config: DrainConfig<R>,
-  deps: StartDeps<R> & { readonly hardStopMs: number; stopping: boolean },
+  run: DrainRun<R>,
   deadlineMs: number,
   margin: number,
   progress: Progress
@@ -311,7 +316,7 @@ const runTasks = <R>(
           progress.stoppedBecause = "deadline"
           return
         }
-        const { started, corrupt, failedQueues: failedNow } = yield* fetchPass(deps, { queues: config.queues, count: 1 })
+        const { started, corrupt, failedQueues: failedNow } = yield* run.intake.take({ queues: config.queues, count: 1 })
         counts.corrupt += corrupt
         for (const f of failedNow) failedQueues.set(f.queue, f.error)
         const attempt = started[0]
@@ -320,15 +325,15 @@ const runTasks = <R>(
         progress.settled++
       }
     })
-    const { registry, options } = deps
+    const { registry, options } = run.deps
     const heartbeat = yield* Effect.forkChild(heartbeatLoop(registry, options.leaseMs, options.heartbeatIntervalMs, options.observer), { startImmediately: true })
     const start = yield* Clock.currentTimeMillis
     const hardStop = yield* Effect.forkChild(
-      Effect.sleep(Duration.millis(Math.max(0, deps.hardStopMs - start))).pipe(
+      Effect.sleep(Duration.millis(Math.max(0, run.hardStopMs - start))).pipe(
         Effect.andThen(
           Effect.sync(() => {
             progress.stoppedBecause = "deadline"
-            deps.stopping = true
+            run.stopping = true
             registry.stopAll("function-deadline")
           })
         )

@@ -5,12 +5,13 @@
  * next tasks enqueued while that queue has no pending task, up to that room, are written as leased
  * to the worker under the token's score and pushed on the worker's hand-over list
  * (lua/includes/pushToParked.lua), where the worker waits with BLPOP (pushReceiver.ts). The
- * receiver hands the message here. While the fetch loop waits idle with a slot free, the task
- * starts at once from that callback (`DirectStart`; the loop parks again only once the room is
- * used up, so at low load a task costs no dequeue); otherwise the fetch loop starts it
- * (`takePushes`), and with no slot free it waits while a fetch riding with completions is in
- * flight (that fetch usually comes back short: the queue was empty), else it goes back to the
- * head of pending.
+ * receiver hands the message here: this is the hand-over source's state (the intake's side of it
+ * is intake/handoverSource.ts). While the fetch loop waits idle with a slot free, the task starts
+ * at once from that callback (`HandoverIntake.startsNow`; the loop parks again only once the room
+ * is used up, so at low load a task costs no dequeue); otherwise the fetch loop starts it
+ * (`settle`), and with no slot free it waits while a fetch riding with completions is in flight
+ * (that fetch usually comes back short: the queue was empty), else it goes back to the head of
+ * pending (intake/slots.ts decides).
  *
  * Only a worker that is alive now is handed tasks: the enqueue checks the worker's liveness mark,
  * which its hand-over tick (handoverTick.ts) renews every `handoverTickMs` with a lifetime of
@@ -107,13 +108,17 @@ const tokensKept = 4
 const releasedKept = 256
 
 /**
- * What the fetch loop offers while it waits idle (`setDirect`): a hand-over that finds a free slot
- * starts at once, from the receiver's callback, instead of waiting for the loop to wake and `settle`.
+ * What the parking state needs of the intake it feeds (intake/handoverSource.ts), given when it is
+ * made: a hand-over that finds the fetch loop idle with a free slot starts at once, from the
+ * receiver's callback, instead of waiting for the loop to wake and `settle`.
  */
-export interface DirectStart {
-  /** Now, on Effect's Clock. */
+export interface HandoverIntake {
+  /** Wakes the fetch loop: hand-overs wait for it (or a reconnect is to be handled). */
+  readonly raise: () => void
+  /** Now, on the worker's Clock (also what tells a push that arrives while the hand-over tick is overdue: a stall). */
   readonly nowMs: () => number
-  readonly hasSlot: () => boolean
+  /** Whether a hand-over may start now, from the receiver's callback: the loop waits idle with a slot free. */
+  readonly startsNow: () => boolean
   /** Registers and starts the task's attempt (its fiber runs up to its first wait). */
   readonly start: (task: LeasedTask) => void
   /** Wakes the idle loop to park again: the token the task came under has no room left. */
@@ -136,8 +141,6 @@ export interface ParkingState {
   readonly keepReceived: (queue: string, received: ReadonlyArray<ReceivedHandover>) => void
   /** A connection hand-overs come on came back: one may have been lost. */
   readonly onReconnect: () => void
-  /** Sets (or clears) the direct start the idle fetch loop offers. */
-  readonly setDirect: (direct: DirectStart | undefined) => void
   /** Whether pushes wait, or a reconnect is to be handled (the fetch loop then calls `settle`). */
   readonly pending: () => boolean
   /**
@@ -163,229 +166,269 @@ interface Token {
   room?: number
 }
 
-/**
- * The parking state of worker `server` serving `queues`; `raise` wakes its fetch loop. With `clockMs`
- * (the worker's Clock), a push that arrives while the hand-over tick is overdue counts as a stall.
- */
-export const makeParking = (server: string, queues: ReadonlyArray<string>, raise: () => void, clockMs?: () => number): ParkingState => {
+/** The state of one worker's parking (`makeParking`), shared by the functions below. */
+interface State {
+  readonly server: string
+  readonly queues: ReadonlyArray<string>
+  readonly intake: HandoverIntake
   /** Per queue, the last tokens left. */
-  const tokens = new Map<string, Array<Token>>()
-  const released = new Set<string>()
-  let inbox: Array<Push> = []
+  readonly tokens: Map<string, Array<Token>>
+  readonly released: Set<string>
+  inbox: Array<Push>
   /** When each waiting push (by token) was first told to wait. */
-  const waitingSince = new Map<string, number>()
-  let reconnected = false
-  let direct: DirectStart | undefined
+  readonly waitingSince: Map<string, number>
+  reconnected: boolean
   /** Per queue, the hand-overs received since the tick last took them. */
-  let received = new Map<string, Array<ReceivedHandover>>()
+  received: Map<string, Array<ReceivedHandover>>
   /** When the hand-over tick last ran (undefined before its first run), and how long a stall it last noticed lasted. */
-  let aliveAtMs: number | undefined
-  let stallMs: number | undefined
+  aliveAtMs: number | undefined
+  stallMs: number | undefined
+}
 
-  /**
-   * This worker was stalled (its event loop did not run its tick for longer than its liveness mark
-   * lives): what was handed to it and did not start may have been reclaimed and given to another
-   * worker, so none of it starts here. Every token left so far is released now (a push under one is
-   * dropped from here on), and the fetch loop handles it as a reconnect (`settle` → `leave`: what
-   * is still leased under those tokens goes back to pending).
-   */
-  const stalled = (now: number) => {
-    stallMs = aliveAtMs === undefined ? 0 : now - aliveAtMs
-    aliveAtMs = now
-    for (const list of tokens.values()) for (const t of list) markReleased(t.token)
-    reconnected = true
-    raise()
-  }
-  const overdue = (now: number) => aliveAtMs !== undefined && now - aliveAtMs > livenessMarkTtlMs
+const markReleased = (s: State, token: string) => {
+  s.released.add(token)
+  if (s.released.size > releasedKept) s.released.delete(s.released.values().next().value!)
+}
 
-  /**
-   * Starts `push` through the idle loop's direct start when it can, as `settle` would with a
-   * "start" decision: its lease not run out, a slot free, its message readable (an unreadable one,
-   * and anything else, goes the usual way). Returns whether it started.
-   */
-  const startDirect = (d: DirectStart, push: Push): boolean => {
-    const expiresAtMs = leaseScoreExpirySec(push.token) * 1000
-    if (expiresAtMs <= d.nowMs() || !d.hasSlot()) return false
-    const decoded = decodeStored(push.queue, push.id, push.bytes)
-    if (!("msg" in decoded)) return false
-    const list = tokens.get(push.queue)
-    const t = list?.find((x) => x.token === push.token)
-    t?.started.push(push.id)
-    d.start({ msg: decoded.msg, leaseExpiresAtMs: expiresAtMs })
-    // The queue's latest token used up (or one not known here): the idle loop parks again (a
-    // dequeue). While room is left, the queue's next task comes the same way, without one; a task
-    // under an older token leaves the latest one as it is.
-    if (t === undefined || (t === list![list!.length - 1] && t.started.length >= (t.room ?? 1))) d.repark()
-    return true
-  }
+const findToken = (s: State, queue: string, token: string): Token | undefined => s.tokens.get(queue)?.find((x) => x.token === token)
 
-  /**
-   * Gives back what was handed over under `token` and did not start here; wakes the workers when
-   * something went back. Logged as a warning when the reason is a fault (a lost message, a
-   * reconnect), as debug when it is a hand-over this worker had no free slot for.
-   */
-  const release = (queue: string, token: string, received: ReadonlyArray<string>, nowMs: number, why: keyof typeof giveBackReasons = "unstarted") => {
-    const reason = giveBackReasons[why]
-    return Effect.flatMap(releaseLeasedToNobody(queue, token, received, nowMs, reason.what, reason.log), (n) =>
-      n > 0 ? Effect.asVoid(publishWake([queue]).pipe(Effect.ignore)) : Effect.void
-    )
-  }
+/**
+ * This worker was stalled (its event loop did not run its tick for longer than its liveness mark
+ * lives): what was handed to it and did not start may have been reclaimed and given to another
+ * worker, so none of it starts here. Every token left so far is released now (a push under one is
+ * dropped from here on), and the fetch loop handles it as a reconnect (`settle` → `leave`: what
+ * is still leased under those tokens goes back to pending).
+ */
+const stalled = (s: State, now: number) => {
+  s.stallMs = s.aliveAtMs === undefined ? 0 : now - s.aliveAtMs
+  s.aliveAtMs = now
+  for (const list of s.tokens.values()) for (const t of list) markReleased(s, t.token)
+  s.reconnected = true
+  s.intake.raise()
+}
 
-  const markReleased = (token: string) => {
-    released.add(token)
-    if (released.size > releasedKept) released.delete(released.values().next().value!)
-  }
+const overdue = (s: State, now: number) => s.aliveAtMs !== undefined && now - s.aliveAtMs > livenessMarkTtlMs
 
-  const leave = (nowMs: number) =>
-    Effect.suspend(() => {
-      // Marked first: a push under one of these tokens that arrives from now on is dropped (the release takes its task back).
-      const all = [...tokens.values()].flat()
-      tokens.clear()
-      for (const t of all) markReleased(t.token)
-      return Effect.andThen(
-        Effect.flatMap(Broker, ({ redis }) =>
-          // No more hand-overs (the token is gone), then none left waiting: they are under the tokens released below.
-          Effect.forEach(
-            queues,
-            (q) =>
-              Effect.ignore(
-                Effect.andThen(
-                  redis.command("leave parked queue", ["HDEL", queueKeys(q).parked, server]),
-                  Effect.andThen(
-                    redis.command("drop park room", ["HDEL", queueKeys(q).parkRoom, server]),
-                    redis.command("drop hand-over list", ["DEL", queueKeys(q).pushList(server)])
-                  )
-                )
-              ),
-            { discard: true }
+/**
+ * Starts `push` through the intake at once when it can, as `settle` would with a "start" decision:
+ * the loop idle with a slot free, its lease not run out, its message readable (an unreadable one,
+ * and anything else, goes the usual way). Returns whether it started.
+ */
+const startNow = (s: State, push: Push): boolean => {
+  const intake = s.intake
+  if (!intake.startsNow()) return false
+  const expiresAtMs = leaseScoreExpirySec(push.token) * 1000
+  if (expiresAtMs <= intake.nowMs()) return false
+  const decoded = decodeStored(push.queue, push.id, push.bytes)
+  if (!("msg" in decoded)) return false
+  const list = s.tokens.get(push.queue)
+  const t = list?.find((x) => x.token === push.token)
+  t?.started.push(push.id)
+  intake.start({ msg: decoded.msg, leaseExpiresAtMs: expiresAtMs })
+  // The queue's latest token used up (or one not known here): the idle loop parks again (a
+  // dequeue). While room is left, the queue's next task comes the same way, without one; a task
+  // under an older token leaves the latest one as it is.
+  if (t === undefined || (t === list![list!.length - 1] && t.started.length >= (t.room ?? 1))) intake.repark()
+  return true
+}
+
+/** Takes one hand-over: recorded for confirmation, then started at once, dropped (released token), or queued for `settle`. */
+const onPush = (s: State, message: Buffer) => {
+  const push = parsePush(message)
+  if (!push) return
+  let list = s.received.get(push.queue)
+  if (list === undefined) s.received.set(push.queue, (list = []))
+  list.push({ token: push.token, id: push.id })
+  const now = s.intake.nowMs()
+  if (overdue(s, now)) stalled(s, now)
+  if (s.released.has(push.token)) return
+  // In arrival order: only when nothing waits before it (and no reconnect is to be handled).
+  if (s.inbox.length === 0 && !s.reconnected && startNow(s, push)) return
+  s.inbox.push(push)
+  s.intake.raise()
+}
+
+/**
+ * Gives back what was handed over under `token` and did not start here; wakes the workers when
+ * something went back. Logged as a warning when the reason is a fault (a lost message, a
+ * reconnect), as debug when it is a hand-over this worker had no free slot for.
+ */
+const release = (queue: string, token: string, received: ReadonlyArray<string>, nowMs: number, why: keyof typeof giveBackReasons = "unstarted") => {
+  const reason = giveBackReasons[why]
+  return Effect.flatMap(releaseLeasedToNobody(queue, token, received, nowMs, reason.what, reason.log), (n) =>
+    n > 0 ? Effect.asVoid(publishWake([queue]).pipe(Effect.ignore)) : Effect.void
+  )
+}
+
+/** Takes this worker off every queue's parked workers, its park room and its hand-over list. */
+const unpark = (server: string, queues: ReadonlyArray<string>) =>
+  Effect.flatMap(Broker, ({ redis }) =>
+    Effect.forEach(
+      queues,
+      (q) =>
+        Effect.ignore(
+          Effect.andThen(
+            redis.command("leave parked queue", ["HDEL", queueKeys(q).parked, server]),
+            Effect.andThen(
+              redis.command("drop park room", ["HDEL", queueKeys(q).parkRoom, server]),
+              redis.command("drop hand-over list", ["DEL", queueKeys(q).pushList(server)])
+            )
           )
         ),
-        Effect.forEach(all, (t) => release(t.queue, t.token, t.started, nowMs), { discard: true })
-      )
-    })
+      { discard: true }
+    )
+  )
 
-  const parking: Parking = {
-    server,
-    parked: (queue, token) => {
-      let list = tokens.get(queue)
-      if (!list) tokens.set(queue, (list = []))
-      list.push({ queue, token, started: [] })
-      if (list.length > tokensKept) list.shift()
-    },
-    room: (queue, token, room) => {
-      const t = tokens.get(queue)?.find((x) => x.token === token)
-      if (t) t.room = room
+const leave = (s: State, nowMs: number) =>
+  Effect.suspend(() => {
+    // Marked first: a push under one of these tokens that arrives from now on is dropped (the release takes its task back).
+    const all = [...s.tokens.values()].flat()
+    s.tokens.clear()
+    for (const t of all) markReleased(s, t.token)
+    // No more hand-overs (the token is gone), then none left waiting: they are under the tokens released below.
+    return Effect.andThen(
+      unpark(s.server, s.queues),
+      Effect.forEach(all, (t) => release(t.queue, t.token, t.started, nowMs), { discard: true })
+    )
+  })
+
+/** A push `settle` does not start: given back to pending (its lease ran out, or `decide` said so). */
+interface Refused {
+  readonly push: Push
+  readonly expired: boolean
+}
+
+/**
+ * Sorts the inbox as `decide` says: the pushes to start (their start recorded on their token), the
+ * ones to give back (their token released), and the ones to keep waiting (left in the inbox).
+ */
+const sortInbox = (s: State, decide: () => PushDecision, nowMs: number) => {
+  const pushes = s.inbox
+  s.inbox = []
+  const accepted: Array<Push> = []
+  const refused: Array<Refused> = []
+  for (const push of pushes) {
+    if (s.released.has(push.token)) {
+      s.waitingSince.delete(push.token)
+      continue
     }
-  }
-
-  return {
-    parking,
-    onPush: (message) => {
-      const push = parsePush(message)
-      if (!push) return
-      let list = received.get(push.queue)
-      if (list === undefined) received.set(push.queue, (list = []))
-      list.push({ token: push.token, id: push.id })
-      if (clockMs !== undefined) {
-        const now = clockMs()
-        if (overdue(now)) stalled(now)
+    // A push whose lease has already run out by our clock (it waited in the socket or the
+    // inbox for longer than a lease; the token was left a poll interval ago) is not started:
+    // the recoverer may hand it to another worker any moment. It goes back to pending.
+    const expired = leaseScoreExpirySec(push.token) * 1000 <= nowMs
+    let decision: PushDecision = expired ? "giveBack" : decide()
+    if (decision === "wait") {
+      const since = s.waitingSince.get(push.token)
+      if (since === undefined) s.waitingSince.set(push.token, nowMs)
+      if (since === undefined || nowMs - since < maxPushWaitMs) {
+        s.inbox.push(push)
+        continue
       }
-      if (released.has(push.token)) return
-      // In arrival order: only when nothing waits before it (and no reconnect is to be handled).
-      if (direct !== undefined && inbox.length === 0 && !reconnected && startDirect(direct, push)) return
-      inbox.push(push)
-      raise()
-    },
+      decision = "giveBack"
+    }
+    s.waitingSince.delete(push.token)
+    if (decision === "giveBack") {
+      refused.push({ push, expired })
+      markReleased(s, push.token)
+      continue
+    }
+    accepted.push(push)
+    findToken(s, push.queue, push.token)?.started.push(push.id)
+  }
+  return { accepted, refused }
+}
+
+const settle = (s: State, decide: () => PushDecision, nowMs: number): Effect.Effect<DequeueLeaseResult, never, Broker> =>
+  Effect.suspend(() => {
+    const { accepted, refused } = sortInbox(s, decide, nowMs)
+    const wasReconnected = s.reconnected
+    s.reconnected = false
+    const stall = s.stallMs
+    s.stallMs = undefined
+    // Read as a dequeue's reply is (the corrupt ones set aside, a failure to do so its queue's).
+    const tasks: Array<LeasedTask> = []
+    const corrupt: Array<CorruptTask> = []
+    const failures = queueFailures<RedisError>()
+    const result = (): DequeueLeaseResult => ({ tasks, corrupt, failedQueues: failures.failedQueues })
+    // The usual case, one hand-over started and nothing else to do: no Effect step unless its message is unusable.
+    if (accepted.length === 1 && refused.length === 0 && !wasReconnected) {
+      const p = accepted[0]!
+      const sorted = sortLeased(p.queue, [{ id: p.id, bytes: p.bytes }], leaseScoreExpirySec(p.token), nowMs, tasks, corrupt, failures)
+      return sorted === Effect.void ? Effect.succeed(result()) : Effect.map(sorted, result)
+    }
+    const read = Effect.forEach(
+      accepted,
+      (p) => sortLeased(p.queue, [{ id: p.id, bytes: p.bytes }], leaseScoreExpirySec(p.token), nowMs, tasks, corrupt, failures),
+      { discard: true }
+    )
+    const noteStall =
+      stall === undefined
+        ? Effect.void
+        : Effect.logWarning(`this worker was stalled (its event loop did not run for ${stall} ms): hand-overs to it that did not start are given back, not started`)
+    return Effect.forEach(refused, (r) => release(r.push.queue, r.push.token, [], nowMs, r.expired ? "expired" : "noSlot"), { discard: true }).pipe(
+      Effect.andThen(noteStall),
+      Effect.andThen(read),
+      Effect.andThen(wasReconnected ? leave(s, nowMs) : Effect.void),
+      Effect.map((): DequeueLeaseResult => {
+        // Refused tasks went back to pending: look again once a slot is free.
+        if (refused.length > 0) s.intake.raise()
+        return result()
+      })
+    )
+  })
+
+/** The `Parking` the fetch loop's dequeues pass: each token left is remembered (the last few per queue), with its room. */
+const parkingOf = (s: State): Parking => ({
+  server: s.server,
+  parked: (queue, token) => {
+    let list = s.tokens.get(queue)
+    if (!list) s.tokens.set(queue, (list = []))
+    list.push({ queue, token, started: [] })
+    if (list.length > tokensKept) list.shift()
+  },
+  room: (queue, token, room) => {
+    const t = findToken(s, queue, token)
+    if (t) t.room = room
+  }
+})
+
+/** The parking state of worker `server` serving `queues`, feeding `intake`. */
+export const makeParking = (server: string, queues: ReadonlyArray<string>, intake: HandoverIntake): ParkingState => {
+  const s: State = {
+    server,
+    queues,
+    intake,
+    tokens: new Map(),
+    released: new Set(),
+    inbox: [],
+    waitingSince: new Map(),
+    reconnected: false,
+    received: new Map(),
+    aliveAtMs: undefined,
+    stallMs: undefined
+  }
+  return {
+    parking: parkingOf(s),
+    onPush: (message) => onPush(s, message),
     alive: (now) => {
-      if (overdue(now)) stalled(now)
-      else aliveAtMs = now
+      if (overdue(s, now)) stalled(s, now)
+      else s.aliveAtMs = now
     },
     takeReceived: () => {
-      const taken = received
-      received = new Map()
+      const taken = s.received
+      s.received = new Map()
       return taken
     },
     keepReceived: (queue, kept) => {
-      const list = received.get(queue)
-      received.set(queue, list === undefined ? [...kept] : [...kept, ...list])
-    },
-    setDirect: (d) => {
-      direct = d
+      const list = s.received.get(queue)
+      s.received.set(queue, list === undefined ? [...kept] : [...kept, ...list])
     },
     onReconnect: () => {
-      reconnected = true
-      raise()
+      s.reconnected = true
+      intake.raise()
     },
-    pending: () => inbox.length > 0 || reconnected,
-    settle: (decide, nowMs) =>
-      Effect.suspend(() => {
-        const pushes = inbox
-        inbox = []
-        const accepted: Array<Push> = []
-        const refused: Array<{ readonly push: Push; readonly expired: boolean }> = []
-        for (const push of pushes) {
-          if (released.has(push.token)) {
-            waitingSince.delete(push.token)
-            continue
-          }
-          // A push whose lease has already run out by our clock (it waited in the socket or the
-          // inbox for longer than a lease; the token was left a poll interval ago) is not started:
-          // the recoverer may hand it to another worker any moment. It goes back to pending.
-          const expired = leaseScoreExpirySec(push.token) * 1000 <= nowMs
-          let decision: PushDecision = expired ? "giveBack" : decide()
-          if (decision === "wait") {
-            const since = waitingSince.get(push.token)
-            if (since === undefined) waitingSince.set(push.token, nowMs)
-            if (since === undefined || nowMs - since < maxPushWaitMs) {
-              inbox.push(push)
-              continue
-            }
-            decision = "giveBack"
-          }
-          waitingSince.delete(push.token)
-          if (decision === "giveBack") {
-            refused.push({ push, expired })
-            markReleased(push.token)
-            continue
-          }
-          accepted.push(push)
-          tokens.get(push.queue)?.find((x) => x.token === push.token)?.started.push(push.id)
-        }
-        const wasReconnected = reconnected
-        reconnected = false
-        const stall = stallMs
-        stallMs = undefined
-        // Read as a dequeue's reply is (the corrupt ones set aside, a failure to do so its queue's).
-        const tasks: Array<LeasedTask> = []
-        const corrupt: Array<CorruptTask> = []
-        const failures = queueFailures<RedisError>()
-        const result = (): DequeueLeaseResult => ({ tasks, corrupt, failedQueues: failures.failedQueues })
-        // The usual case, one hand-over started and nothing else to do: no Effect step unless its message is unusable.
-        if (accepted.length === 1 && refused.length === 0 && !wasReconnected) {
-          const p = accepted[0]!
-          const sorted = sortLeased(p.queue, [{ id: p.id, bytes: p.bytes }], leaseScoreExpirySec(p.token), nowMs, tasks, corrupt, failures)
-          return sorted === Effect.void ? Effect.succeed(result()) : Effect.map(sorted, result)
-        }
-        const read = Effect.forEach(
-          accepted,
-          (p) => sortLeased(p.queue, [{ id: p.id, bytes: p.bytes }], leaseScoreExpirySec(p.token), nowMs, tasks, corrupt, failures),
-          { discard: true }
-        )
-        const noteStall =
-          stall === undefined
-            ? Effect.void
-            : Effect.logWarning(`this worker was stalled (its event loop did not run for ${stall} ms): hand-overs to it that did not start are given back, not started`)
-        return Effect.forEach(refused, (r) => release(r.push.queue, r.push.token, [], nowMs, r.expired ? "expired" : "noSlot"), { discard: true }).pipe(
-          Effect.andThen(noteStall),
-          Effect.andThen(read),
-          Effect.andThen(wasReconnected ? leave(nowMs) : Effect.void),
-          Effect.map((): DequeueLeaseResult => {
-            // Refused tasks went back to pending: look again once a slot is free.
-            if (refused.length > 0) raise()
-            return result()
-          })
-        )
-      }),
-    leave
+    pending: () => s.inbox.length > 0 || s.reconnected,
+    settle: (decide, nowMs) => settle(s, decide, nowMs),
+    leave: (nowMs) => leave(s, nowMs)
   }
 }

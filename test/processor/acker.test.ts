@@ -242,13 +242,12 @@ layer(testBrokerLayer())("acker: batched completions (real Redis)", (it) => {
       yield* io(async () => {
         for (const m of [m1!, m2!, m3!]) await putActive(c, m, leaseSec)
       })
-      const acker = makeAcker()
       const now = yield* Clock.currentTimeMillis
       // The first batch carries a ride (a lease from an empty queue) whose landing starts a task that
-      // finishes at once (m2), as the fetch loop's ride does; later batches carry none.
+      // finishes at once (m2), as the intake's ride does; later batches carry none.
       let rides = 0
       let m2Fiber: Fiber.Fiber<unknown, unknown> | undefined
-      acker.setRider(() =>
+      const acker = makeAcker(() =>
         Effect.sync(() => {
           if (rides++ > 0) return undefined
           const lease = dequeueLeaseCall("ack7-empty", 1, 30_000, now)

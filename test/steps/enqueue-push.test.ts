@@ -14,7 +14,7 @@ import { confirmHandoversScript, reclaimHandoversScript } from "../../src/broker
 import { runScript } from "../../src/broker/script.js"
 import { leaseScore, leaseScoreExpirySec } from "../../src/broker/releaseLeases.js"
 import { unixSeconds } from "../../src/broker/time.js"
-import { livenessMarkTtlMs, makeParking, maxPushWaitMs, parsePush, type Push } from "../../src/processor/parking.js"
+import { type HandoverIntake, livenessMarkTtlMs, makeParking, maxPushWaitMs, parsePush, type Push } from "../../src/processor/parking.js"
 import { leaseFrom } from "../../src/steps/dequeueLease.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import { decodeTaskMessage, encodeTaskMessage } from "../../src/wire/TaskMessage.js"
@@ -433,6 +433,28 @@ describe("a hand-over is confirmed by its worker, or goes back to pending", () =
 })
 
 describe("the worker's side of a hand-over (makeParking)", () => {
+  /**
+   * The intake side a parking state feeds, as the fetch loop's intake gives it: `idle` and `slot`
+   * say whether the loop waits idle with a free slot (then a push starts at once, into `started`).
+   */
+  const testIntake = (over: Partial<HandoverIntake> & { idle?: boolean } = {}) => {
+    const side = {
+      idle: over.idle ?? false,
+      slot: true,
+      raised: 0,
+      reparked: 0,
+      started: [] as Array<{ id: string; leaseExpiresAtMs: number }>
+    }
+    const intake: HandoverIntake = {
+      raise: () => void side.raised++,
+      nowMs: () => Date.now(),
+      startsNow: () => side.idle && side.slot,
+      start: (t) => void side.started.push({ id: t.msg.id, leaseExpiresAtMs: t.leaseExpiresAtMs }),
+      repark: () => void side.reparked++,
+      ...over
+    }
+    return { side, intake }
+  }
   /** Parks `server` on `queue`, enqueues task `n` (handed to it), and gives the hand-over to `parking` as the receiver would. */
   const handOverTo = async (parking: ReturnType<typeof makeParking>, queue: string, n: number) => {
     const token = await park(queue)
@@ -449,36 +471,28 @@ describe("the worker's side of a hand-over (makeParking)", () => {
     try {
       const queue = "push-direct"
       const k = queueKeys(queue)
-      let raised = 0
-      const parking = makeParking(server, [queue], () => void raised++)
-      const started: Array<{ id: string; leaseExpiresAtMs: number }> = []
-      let slot = true
       let now = Date.now()
-      let reparked = 0
-      parking.setDirect({
-        nowMs: () => now,
-        hasSlot: () => slot,
-        start: (t) => void started.push({ id: t.msg.id, leaseExpiresAtMs: t.leaseExpiresAtMs }),
-        repark: () => void reparked++
-      })
+      const { side, intake } = testIntake({ idle: true, nowMs: () => now })
+      const parking = makeParking(server, [queue], intake)
+      const started = side.started
 
       // Started at once: the loop is not raised, nothing waits for settle. Its park had room for one
       // task (its dequeue asked for one): the idle loop is asked to park again.
       const first = await handOverTo(parking, queue, 1)
       expect(started).toEqual([{ id: first.id, leaseExpiresAtMs: leaseScoreExpirySec(first.token) * 1000 }])
-      expect(raised).toBe(0)
-      expect(reparked).toBe(1)
+      expect(side.raised).toBe(0)
+      expect(side.reparked).toBe(1)
       expect(parking.pending()).toBe(false)
 
       // No free slot: queued for settle (the loop is raised), as without the direct start.
-      slot = false
+      side.slot = false
       const second = await handOverTo(parking, queue, 2)
       expect(started).toHaveLength(1)
-      expect(raised).toBe(1)
+      expect(side.raised).toBe(1)
       expect(parking.pending()).toBe(true)
 
       // Something waits before it: queued behind it, in arrival order, even with a slot free.
-      slot = true
+      side.slot = true
       const third = await handOverTo(parking, queue, 3)
       expect(started).toHaveLength(1)
       const both = await run(parking.settle(() => "start", Date.now()))
@@ -494,7 +508,7 @@ describe("the worker's side of a hand-over (makeParking)", () => {
       now = Date.now()
 
       // Cleared (the loop is busy again): queued.
-      parking.setDirect(undefined)
+      side.idle = false
       await run(parking.settle(() => "start", Date.now()))
       await handOverTo(parking, queue, 6)
       expect(started).toHaveLength(2)
@@ -514,10 +528,9 @@ describe("the worker's side of a hand-over (makeParking)", () => {
   it("asks the idle loop to park again only when the latest token's room is used up (not for a task under an older token)", () =>
     present(async () => {
       const queue = "push-repark"
-      const parking = makeParking(server, [queue], () => {})
-      const started: Array<string> = []
-      let reparked = 0
-      parking.setDirect({ nowMs: () => Date.now(), hasSlot: () => true, start: (t) => void started.push(t.msg.id), repark: () => void reparked++ })
+      const { side, intake } = testIntake({ idle: true })
+      const parking = makeParking(server, [queue], intake)
+      const started = () => side.started.map((t) => t.id)
       // An older park with room for one, then the latest with room for two (as the worker's fetches leave them).
       const older = await park(queue)
       const latest = await park(queue, server, 2)
@@ -527,14 +540,14 @@ describe("the worker's side of a hand-over (makeParking)", () => {
       parking.parking.room!(queue, latest, 2)
       const a = await run(enqueue("t", 1, { queue }))
       parking.onPush((await takeRaw(queue))[0]!)
-      expect({ started, reparked }).toEqual({ started: [a.id], reparked: 0 })
+      expect({ started: started(), reparked: side.reparked }).toEqual({ started: [a.id], reparked: 0 })
       // A straggler under the older token (its push was on its way): the latest token is untouched.
       const straggler = makeMsg(queue, "straggler")
       parking.onPush(Buffer.concat([Buffer.from(`${older}\n${queue.length}\n${queue}${straggler.id.length}\n${straggler.id}`), Buffer.from(encodeTaskMessage(straggler))]))
-      expect({ started, reparked }).toEqual({ started: [a.id, straggler.id], reparked: 0 })
+      expect({ started: started(), reparked: side.reparked }).toEqual({ started: [a.id, straggler.id], reparked: 0 })
       const b = await run(enqueue("t", 3, { queue }))
       parking.onPush((await takeRaw(queue))[0]!)
-      expect({ started, reparked }).toEqual({ started: [a.id, straggler.id, b.id], reparked: 1 })
+      expect({ started: started(), reparked: side.reparked }).toEqual({ started: [a.id, straggler.id, b.id], reparked: 1 })
       await run(parking.leave(Date.now()))
     }))
 
@@ -543,12 +556,12 @@ describe("the worker's side of a hand-over (makeParking)", () => {
     try {
       const queue = "push-wait"
       const k = queueKeys(queue)
-      let raised = 0
-      const parking = makeParking(server, [queue], () => void raised++)
+      const { side, intake } = testIntake()
+      const parking = makeParking(server, [queue], intake)
       const handOver = (n: number) => handOverTo(parking, queue, n)
       const first = await handOver(1)
       expect(parking.pending()).toBe(true)
-      expect(raised).toBe(1)
+      expect(side.raised).toBe(1)
 
       // Waiting: nothing started, nothing given back; the task stays leased to this worker under its token.
       const waited = await run(parking.settle(() => "wait", Date.now()))
@@ -598,15 +611,14 @@ describe("the worker's side of a hand-over (makeParking)", () => {
       const queue = "push-woke"
       const k = queueKeys(queue)
       let now = Date.now()
-      let raised = 0
-      const parking = makeParking(server, [queue], () => void raised++, () => now)
-      const started: Array<string> = []
-      parking.setDirect({ nowMs: () => now, hasSlot: () => true, start: (t) => void started.push(t.msg.id), repark: () => {} })
+      const { side, intake } = testIntake({ idle: true, nowMs: () => now })
+      const parking = makeParking(server, [queue], intake)
+      const started = () => side.started.map((t) => t.id)
       // In time (the tick ran 3 s ago): the push starts at once.
       parking.alive(now)
       now += livenessMarkTtlMs
       const inTime = await handOverTo(parking, queue, 1)
-      expect(started).toEqual([inTime.id])
+      expect(started()).toEqual([inTime.id])
       parking.alive(now)
       // The worker was frozen right after a hand-over reached it: its tick is late when the push is read.
       const token = await park(queue)
@@ -615,9 +627,9 @@ describe("the worker's side of a hand-over (makeParking)", () => {
       const [message] = await takeRaw(queue)
       now += livenessMarkTtlMs + 1
       parking.onPush(message!)
-      expect(started).toEqual([inTime.id])
+      expect(started()).toEqual([inTime.id])
       expect(parking.pending()).toBe(true)
-      expect(raised).toBeGreaterThan(0)
+      expect(side.raised).toBeGreaterThan(0)
       const got = await run(parking.settle(() => "start", now))
       expect(got.tasks).toEqual([])
       expect(await admin.lrange(k.pending, 0, -1)).toEqual([late.id])
@@ -637,7 +649,7 @@ describe("the worker's side of a hand-over (makeParking)", () => {
       now += livenessMarkTtlMs + 1
       parking.alive(now)
       parking.onPush(message3!)
-      expect(started).toEqual([inTime.id])
+      expect(started()).toEqual([inTime.id])
       await run(parking.settle(() => "start", now))
       expect(await admin.lrange(k.pending, 0, -1)).toEqual([third.id])
     } finally {
@@ -650,7 +662,7 @@ describe("the worker's side of a hand-over (makeParking)", () => {
     try {
       const queue = "push-late"
       const k = queueKeys(queue)
-      const parking = makeParking(server, [queue], () => {})
+      const parking = makeParking(server, [queue], testIntake().intake)
       const handOver = async (n: number) => {
         const { id, token } = await handOverTo(parking, queue, n)
         return { id, expiresAtMs: leaseScoreExpirySec(token) * 1000 }
