@@ -67,120 +67,142 @@ export const maxBatchesInFlight = 2
 
 const interrupted = new RedisError({ op: "script complete", message: "the acknowledgement round trip was interrupted" })
 
-/** An acker; with `rider` (the intake's ride source, intake/rideSource.ts), each batch may carry the next fetch. */
-export const makeAcker = (rider?: Rider): Acker => {
+/** The batcher's state (`makeAcker`), shared by the functions below. */
+interface State {
   /** Finished tasks not sent yet, in the order they finished. */
-  let queue: Array<Waiter> = []
+  queue: Array<Waiter>
   /** Batches sent whose reply has not come back. */
-  let inFlight = 0
+  inFlight: number
   /** Tasks in those batches. */
-  let inFlightTasks = 0
+  inFlightTasks: number
   /** A waiter has been told to send the next batch and has not yet. */
-  let senderPending = false
+  senderPending: boolean
   /**
    * A batch's reply is landing (its ride starts the tasks it leased, which run up to their own
    * completion): a task finishing meanwhile waits for that batch to settle, which sends it.
    */
-  let landing = 0
+  landing: number
+  readonly rider: Rider | undefined
+  /** `designate` of this state, made once (what a settle queues as a microtask). */
+  readonly designate: () => void
+}
 
-  /** When a batch may go out and none is about to: tells the first queued waiter to send it. */
-  const designate = () => {
-    const next = queue[0]
-    if (senderPending || next === undefined || inFlight >= maxBatchesInFlight) return
-    senderPending = true
-    next.sends = true
-    Deferred.doneUnsafe(next.wake, Exit.void)
-  }
+/** When a batch may go out and none is about to: tells the first queued waiter to send it. */
+const designate = (s: State) => {
+  const next = s.queue[0]
+  if (s.senderPending || next === undefined || s.inFlight >= maxBatchesInFlight) return
+  s.senderPending = true
+  next.sends = true
+  Deferred.doneUnsafe(next.wake, Exit.void)
+}
 
-  const settle = (batch: ReadonlyArray<Waiter>, results: ReadonlyArray<AckResult> | undefined, self: Waiter) => {
-    inFlight--
-    inFlightTasks -= batch.length
-    landing--
-    batch.forEach((w, i) => {
-      w.result = results?.[i] ?? Result.fail(interrupted)
-      if (w !== self) Deferred.doneUnsafe(w.wake, Exit.void)
-    })
-    // Once the settling fiber has gone on to finish its own task (its slot free for the next ride),
-    // not from inside it; a microtask, not a scheduler turn.
-    if (queue.length > 0) queueMicrotask(designate)
-  }
+/** A batch's reply came back (or never will): each of its waiters gets its outcome. */
+const settle = (s: State, batch: ReadonlyArray<Waiter>, results: ReadonlyArray<AckResult> | undefined, self: Waiter) => {
+  s.inFlight--
+  s.inFlightTasks -= batch.length
+  s.landing--
+  batch.forEach((w, i) => {
+    w.result = results?.[i] ?? Result.fail(interrupted)
+    if (w !== self) Deferred.doneUnsafe(w.wake, Exit.void)
+  })
+  // Once the settling fiber has gone on to finish its own task (its slot free for the next ride),
+  // not from inside it; a microtask, not a scheduler turn.
+  if (s.queue.length > 0) queueMicrotask(s.designate)
+}
 
-  /**
-   * Sends one batch (which holds `self`, the first queued waiter) and any ride, then hands over.
-   * The next batch goes only once this one is handed to the connection (`senderPending` stays set
-   * until then): a ride counts the tasks of every batch in flight as completed before its lease,
-   * which holds because Redis runs one connection's calls in the order they were handed over. (A
-   * batch handed over after the one whose completions its ride counted would let Redis hold more
-   * leases than the concurrency until that batch ran.)
-   */
-  const send = (self: Waiter): Effect.Effect<void, never, Broker> =>
-    Effect.suspend(() => {
-      // Several waiting and room for more batches: share them out over the batches that may go now.
-      const split = Math.ceil(queue.length / (maxBatchesInFlight - inFlight))
-      const size = Math.min(split, maxAckBatch)
-      const batch = queue.slice(0, size)
-      queue = queue.slice(size)
-      inFlight++
-      inFlightTasks += batch.length
-      let handedOver = false
-      const onSent = () => {
-        if (handedOver) return
-        handedOver = true
-        senderPending = false
-        designate()
-      }
-      return (rider ? rider(inFlightTasks) : Effect.succeed(undefined)).pipe(
-        Effect.flatMap((ride) =>
-          completeMany(
-            batch.map((w) => w.msg),
-            ride ? [ride.call] : [],
-            ride ? [ride.lease] : [],
-            onSent
-          ).pipe(
-            Effect.onExit((exit) => {
-              const ok = Exit.isSuccess(exit) ? exit.value : undefined
-              landing++
-              return (ride ? ride.land(ok?.extra[0]) : Effect.void).pipe(Effect.ensuring(Effect.sync(() => settle(batch, ok?.results, self))))
-            })
-          )
-        ),
-        // Never handed over (interrupted before the write, or a defect): the next batch may go now.
-        Effect.ensuring(Effect.sync(onSent))
-      )
-    })
+/** Takes the next batch off the queue: several waiting and room for more batches, they are shared out over the batches that may go now. */
+const takeBatch = (s: State): Array<Waiter> => {
+  const split = Math.ceil(s.queue.length / (maxBatchesInFlight - s.inFlight))
+  const size = Math.min(split, maxAckBatch)
+  const batch = s.queue.slice(0, size)
+  s.queue = s.queue.slice(size)
+  s.inFlight++
+  s.inFlightTasks += batch.length
+  return batch
+}
 
-  /** A waiter interrupted before its task went out leaves the queue (passing on the sender's role). */
-  const leave = (w: Waiter) =>
-    Effect.sync(() => {
-      const i = queue.indexOf(w)
-      if (i < 0) return
-      queue.splice(i, 1)
-      if (w.sends) {
-        senderPending = false
-        designate()
-      }
-    })
-
-  const read = (w: Waiter) => Effect.suspend(() => Effect.fromResult(w.result!))
-
-  return {
-    complete: (msg) =>
-      Effect.suspend(() => {
-        const w: Waiter = { msg, result: undefined, sends: false, wake: Deferred.makeUnsafe<void>() }
-        queue.push(w)
-        let wait: Effect.Effect<void>
-        if (queue.length === 1 && !senderPending && inFlight < maxBatchesInFlight && landing === 0) {
-          // Nobody else is waiting (a waiting task always has a sender on its way, a batch being handed to
-          // the connection, two batches in flight, a batch landing or a hand-over queued): this one sends,
-          // and is the first in the queue as a sender must be.
-          senderPending = true
-          w.sends = true
-          wait = Effect.yieldNow
-        } else wait = Deferred.await(w.wake)
-        return wait.pipe(
-          Effect.onInterrupt(() => leave(w)),
-          Effect.andThen(Effect.suspend(() => (w.result ? read(w) : send(w).pipe(Effect.andThen(read(w))))))
+/**
+ * Sends one batch (which holds `self`, the first queued waiter) and any ride, then hands over.
+ * The next batch goes only once this one is handed to the connection (`senderPending` stays set
+ * until then): a ride counts the tasks of every batch in flight as completed before its lease,
+ * which holds because Redis runs one connection's calls in the order they were handed over. (A
+ * batch handed over after the one whose completions its ride counted would let Redis hold more
+ * leases than the concurrency until that batch ran.)
+ */
+const send = (s: State, self: Waiter): Effect.Effect<void, never, Broker> =>
+  Effect.suspend(() => {
+    const batch = takeBatch(s)
+    let handedOver = false
+    const onSent = () => {
+      if (handedOver) return
+      handedOver = true
+      s.senderPending = false
+      designate(s)
+    }
+    return (s.rider ? s.rider(s.inFlightTasks) : Effect.succeed(undefined)).pipe(
+      Effect.flatMap((ride) =>
+        completeMany(
+          batch.map((w) => w.msg),
+          ride ? [ride.call] : [],
+          ride ? [ride.lease] : [],
+          onSent
+        ).pipe(
+          Effect.onExit((exit) => {
+            const ok = Exit.isSuccess(exit) ? exit.value : undefined
+            s.landing++
+            return (ride ? ride.land(ok?.extra[0]) : Effect.void).pipe(Effect.ensuring(Effect.sync(() => settle(s, batch, ok?.results, self))))
+          })
         )
-      })
+      ),
+      // Never handed over (interrupted before the write, or a defect): the next batch may go now.
+      Effect.ensuring(Effect.sync(onSent))
+    )
+  })
+
+/** A waiter interrupted before its task went out leaves the queue (passing on the sender's role). */
+const leave = (s: State, w: Waiter) =>
+  Effect.sync(() => {
+    const i = s.queue.indexOf(w)
+    if (i < 0) return
+    s.queue.splice(i, 1)
+    if (w.sends) {
+      s.senderPending = false
+      designate(s)
+    }
+  })
+
+const read = (w: Waiter) => Effect.suspend(() => Effect.fromResult(w.result!))
+
+/** One task's completion: it joins the queue, sends a batch when it is the one to, and reads its own outcome. */
+const complete = (s: State, msg: TaskMessage): Effect.Effect<CompleteResult, LeaseLost | RedisError, Broker> =>
+  Effect.suspend(() => {
+    const w: Waiter = { msg, result: undefined, sends: false, wake: Deferred.makeUnsafe<void>() }
+    s.queue.push(w)
+    let wait: Effect.Effect<void>
+    if (s.queue.length === 1 && !s.senderPending && s.inFlight < maxBatchesInFlight && s.landing === 0) {
+      // Nobody else is waiting (a waiting task always has a sender on its way, a batch being handed to
+      // the connection, two batches in flight, a batch landing or a hand-over queued): this one sends,
+      // and is the first in the queue as a sender must be.
+      s.senderPending = true
+      w.sends = true
+      wait = Effect.yieldNow
+    } else wait = Deferred.await(w.wake)
+    return wait.pipe(
+      Effect.onInterrupt(() => leave(s, w)),
+      Effect.andThen(Effect.suspend(() => (w.result ? read(w) : send(s, w).pipe(Effect.andThen(read(w))))))
+    )
+  })
+
+/** An acker; with `rider` (the intake's ride source, intake/rideSource.ts), each batch may carry the next fetch. */
+export const makeAcker = (rider?: Rider): Acker => {
+  const s: State = {
+    queue: [],
+    inFlight: 0,
+    inFlightTasks: 0,
+    senderPending: false,
+    landing: 0,
+    rider,
+    designate: () => designate(s)
   }
+  return { complete: (msg) => complete(s, msg) }
 }
