@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
-import { Broker } from "../broker/Broker.js"
+import { Broker, type BrokerShape } from "../broker/Broker.js"
 import { serveMetrics } from "../observability/metricsEndpoint.js"
 import { makeDeadlines } from "./deadlines.js"
 import { aggregatorLoop } from "./aggregator.js"
@@ -31,7 +31,7 @@ import { janitorLoop } from "./janitor.js"
 import { handlerOf, type HandlerInput } from "./Mux.js"
 import { type ResolvedOptions, resolveOptions, type ServerOptions } from "./options.js"
 import { recovererLoop } from "./recoverer.js"
-import { makeRegistry } from "./registry.js"
+import { makeRegistry, type Registry } from "./registry.js"
 import { clearServerState, type ServerIdentity, serverStateLoop } from "./serverState.js"
 import type { Settled } from "./settle.js"
 import { makeSignal } from "./Signal.js"
@@ -112,38 +112,65 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
     }).pipe(Effect.asVoid)
 
     const done = yield* Deferred.make<void>()
-    let started = false
-    const drain = Effect.gen(function* () {
-      yield* stop
-      const inFlight = registry.tasks.size
-      if (inFlight > 0) yield* Effect.logInfo(`shutting down: waiting up to ${opts.shutdownTimeoutMs} ms for ${inFlight} running task(s)`)
-      const finished = yield* FiberSet.awaitEmpty(attempts).pipe(
-        Effect.as(true),
-        Effect.timeoutOrElse({ duration: Duration.millis(opts.shutdownTimeoutMs), orElse: () => Effect.succeed(false) })
-      )
-      let requeued = 0
-      if (!finished) {
-        requeued = registry.stopAll("shutdown")
-        yield* Effect.logWarning(`shutdown timeout: ${requeued} unfinished task(s) stopped and put back at the head of their queue`)
-        // The requeue writes retry while the lease holds; past that, whatever is left is the recoverer's.
-        yield* FiberSet.awaitEmpty(attempts).pipe(Effect.timeoutOrElse({ duration: Duration.millis(opts.leaseMs), orElse: () => Effect.void }))
-      }
-      yield* Fiber.interruptAll(others)
-      yield* Fiber.interrupt(heartbeat)
-      yield* Fiber.interrupt(state)
-      yield* clearServerState(identity).pipe(Effect.catch((e) => Effect.logWarning(`removing server state failed: ${e.message}`)))
-      yield* Effect.logInfo(`server ${identity.serverId} stopped`)
-      return requeued
-    })
-    const shutdown: Effect.Effect<number> = Effect.suspend(() => {
-      if (started) return Deferred.await(done).pipe(Effect.as(0))
-      started = true
-      return drain.pipe(Effect.ensuring(Deferred.succeed(done, undefined)), Effect.provideService(Broker, broker), Effect.uninterruptible)
-    })
+    const shutdown = makeShutdown({ opts, identity, registry, attempts, stop, others, heartbeat, state, done, broker })
     yield* Effect.addFinalizer(() => shutdown)
 
     return { identity, options: opts, stop, shutdown, activeCount: () => registry.tasks.size, done: Deferred.await(done), metricsUrl: endpoint?.url } satisfies ServerHandle as ServerHandle
   })
+
+/** What a server's shutdown stops, in order: the fetch loop, the tasks, the background fibers, and the server state last. */
+interface ShutdownParts {
+  readonly opts: ResolvedOptions
+  readonly identity: ServerIdentity
+  readonly registry: Registry
+  readonly attempts: FiberSet.FiberSet<Settled, never>
+  /** Stops the fetch loop. */
+  readonly stop: Effect.Effect<void>
+  readonly others: ReadonlyArray<Fiber.Fiber<unknown, unknown>>
+  readonly heartbeat: Fiber.Fiber<unknown, unknown>
+  readonly state: Fiber.Fiber<unknown, unknown>
+  /** Completed when the shutdown has finished. */
+  readonly done: Deferred.Deferred<void>
+  readonly broker: BrokerShape
+}
+
+/**
+ * The graceful shutdown (asynq's): stop fetching, let running tasks finish for up to
+ * `shutdownTimeoutMs`, then stop the rest and put them back at the head of their queue, stop the
+ * background fibers and remove the server's state. Runs once (a second call waits for the first
+ * and returns 0); returns how many tasks were requeued unfinished.
+ */
+const makeShutdown = (p: ShutdownParts): Effect.Effect<number> => {
+  const { opts, registry, attempts } = p
+  const drain = Effect.gen(function* () {
+    yield* p.stop
+    const inFlight = registry.tasks.size
+    if (inFlight > 0) yield* Effect.logInfo(`shutting down: waiting up to ${opts.shutdownTimeoutMs} ms for ${inFlight} running task(s)`)
+    const finished = yield* FiberSet.awaitEmpty(attempts).pipe(
+      Effect.as(true),
+      Effect.timeoutOrElse({ duration: Duration.millis(opts.shutdownTimeoutMs), orElse: () => Effect.succeed(false) })
+    )
+    let requeued = 0
+    if (!finished) {
+      requeued = registry.stopAll("shutdown")
+      yield* Effect.logWarning(`shutdown timeout: ${requeued} unfinished task(s) stopped and put back at the head of their queue`)
+      // The requeue writes retry while the lease holds; past that, whatever is left is the recoverer's.
+      yield* FiberSet.awaitEmpty(attempts).pipe(Effect.timeoutOrElse({ duration: Duration.millis(opts.leaseMs), orElse: () => Effect.void }))
+    }
+    yield* Fiber.interruptAll(p.others)
+    yield* Fiber.interrupt(p.heartbeat)
+    yield* Fiber.interrupt(p.state)
+    yield* clearServerState(p.identity).pipe(Effect.catch((e) => Effect.logWarning(`removing server state failed: ${e.message}`)))
+    yield* Effect.logInfo(`server ${p.identity.serverId} stopped`)
+    return requeued
+  })
+  let started = false
+  return Effect.suspend(() => {
+    if (started) return Deferred.await(p.done).pipe(Effect.as(0))
+    started = true
+    return drain.pipe(Effect.ensuring(Deferred.succeed(p.done, undefined)), Effect.provideService(Broker, p.broker), Effect.uninterruptible)
+  })
+}
 
 /** Runs a server until interrupted; interruption (e.g. SIGTERM through runMain) shuts it down gracefully. */
 export const serve = <R = never>(handler: HandlerInput<R>, options: ServerOptions = {}) =>
