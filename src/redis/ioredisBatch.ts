@@ -1,0 +1,226 @@
+/**
+ * A batch of script calls on the ioredis service (ioredisService.ts): one pipeline on a single node
+ * (one plain call when it holds one), one pipeline per hash slot on a Cluster (after loading the
+ * scripts its masters have not seen), each call its own reply. NOSCRIPT calls are sent again once
+ * (after loading the script), LOADING ones while the server loads; the rest of the batch is not.
+ */
+import * as Effect from "effect/Effect"
+import type { ChainableCommander } from "ioredis"
+import { isLoadingReply, type LoadingWait, whileLoading } from "./loading.js"
+import { type ServiceContext, bounded, evalsha, evalshaArgs, isClusterClient, isNoScript, loadFor, scriptError, sendSource } from "./ioredisContext.js"
+import { keySlot } from "./keySlot.js"
+import { type LuaName, luaScript } from "./scripts.js"
+import type { RedisClient } from "./Redis.js"
+import type { BatchReply, ScriptBatchOptions, ScriptCall } from "./transport.js"
+
+/** One call of a batch, alone: EVAL with the source or EVALSHA (loading the script on NOSCRIPT); LOADING is waited out. */
+const single = (ctx: ServiceContext, c: RedisClient, call: ScriptCall, buffers: boolean): Promise<BatchReply> =>
+  whileLoading(() => singleAttempt(ctx, c, call, buffers), ctx.loadingWait).then(
+    (value): BatchReply => ({ ok: true, value }),
+    (err: unknown): BatchReply => ({ ok: false, error: scriptError(ctx, call.script, err) })
+  )
+
+const singleAttempt = async (ctx: ServiceContext, c: RedisClient, call: ScriptCall, buffers: boolean): Promise<unknown> => {
+  const s = luaScript(call.script)
+  if (sendSource(ctx, call.script)) {
+    const argv = evalshaArgs(s.source, call.keys, call.args)
+    const value = buffers ? await c.callBuffer("EVAL", ...argv) : await c.call("EVAL", ...argv)
+    ctx.loaded.add(call.script)
+    return value
+  }
+  try {
+    return await evalsha(ctx, c, s.sha, call.keys, call.args, buffers)
+  } catch (err) {
+    if (!isNoScript(err)) throw err
+    await loadFor(c, s.source, [call])
+    return await evalsha(ctx, c, s.sha, call.keys, call.args, buffers)
+  }
+}
+
+/**
+ * Loads the scripts of a batch not yet known to be cached (a failure is left to the calls
+ * themselves: they answer NOSCRIPT or their own error). On a cluster, per script and master
+ * (only the masters of the calls' slots are asked).
+ */
+const loadMissing = async (ctx: ServiceContext, c: RedisClient, calls: ReadonlyArray<ScriptCall>) => {
+  for (const call of calls) {
+    const name = call.script
+    const key = isClusterClient(c) ? `${name} ${c.slots[call.keys.length === 0 ? -1 : keySlot(call.keys[0]!)]?.[0] ?? "*"}` : name
+    if (ctx.loaded.has(key)) continue
+    try {
+      await loadFor(c, luaScript(name).source, calls.filter((x) => x.script === name))
+      ctx.loaded.add(key)
+    } catch {
+      // e.g. one cluster node unreachable: the calls to it fail on their own (they answer
+      // NOSCRIPT and are loaded again, or fail with the node's error). Loading the others would
+      // only wait for the same failure again.
+      return
+    }
+  }
+}
+
+/**
+ * Queues the `pending` calls on pipeline `p`. On the first attempt a script's first call in the
+ * pipeline goes as EVAL when the connection has not run it yet (it caches it for the EVALSHAs
+ * after it: one connection runs them in order); returns the scripts sent so.
+ */
+const queueCalls = (ctx: ServiceContext, p: ChainableCommander, calls: ReadonlyArray<ScriptCall>, pending: ReadonlyArray<number>, buffers: boolean, first: boolean) => {
+  const sourced = new Set<LuaName>()
+  for (const i of pending) {
+    const call = calls[i]!
+    const s = luaScript(call.script)
+    const argv = evalshaArgs(s.sha, call.keys, call.args)
+    let command = "EVALSHA"
+    if (first && sendSource(ctx, call.script) && !sourced.has(call.script)) {
+      sourced.add(call.script)
+      argv[0] = s.source
+      command = "EVAL"
+    }
+    if (call.buffers ?? buffers) p.callBuffer(command, ...argv)
+    else p.call(command, ...argv)
+  }
+  return sourced
+}
+
+/** Marks call `i` of a pipeline failed (in its reply slot of the batch). */
+type Fail = (i: number, err: unknown) => void
+
+/**
+ * Sorts one pipeline's answers: each reply lands in `replies` (`at` maps a call to its slot in the
+ * batch), a NOSCRIPT call (once) goes in `again`, a LOADING one in `loading`, any other error fails
+ * its call. Returns the LOADING answer to wait out, if any.
+ */
+const sortAnswers = (
+  res: Array<[Error | null, unknown]>,
+  pending: ReadonlyArray<number>,
+  reloaded: boolean,
+  replies: Array<BatchReply>,
+  at: ReadonlyArray<number> | undefined,
+  fail: Fail,
+  again: Array<number>,
+  loading: Array<number>
+): Error | undefined => {
+  let loadingAnswer: Error | undefined
+  pending.forEach((i, j) => {
+    const [err, value] = res[j] ?? [new Error("no reply in the pipeline's answer"), undefined]
+    if (err && isNoScript(err) && !reloaded) again.push(i)
+    else if (err && isLoadingReply(err)) (loading.push(i), (loadingAnswer = err))
+    else if (err) fail(i, err)
+    else replies[at ? at[i]! : i] = { ok: true, value }
+  })
+  return loadingAnswer
+}
+
+/** One pipeline of calls (of one slot on a cluster), each call its own reply; NOSCRIPT calls are sent again once. */
+const pipelined = async (ctx: ServiceContext, c: RedisClient, calls: ReadonlyArray<ScriptCall>, buffers: boolean, replies: Array<BatchReply>, at: ReadonlyArray<number> | undefined) => {
+  // One call: a plain EVALSHA (a pipeline costs more CPU for no gain).
+  if (calls.length === 1) {
+    replies[at ? at[0]! : 0] = await single(ctx, c, calls[0]!, calls[0]!.buffers ?? buffers)
+    return
+  }
+  const fail: Fail = (i, err) => (replies[at ? at[i]! : i] = { ok: false, error: scriptError(ctx, calls[i]!.script, err) })
+  let pending = calls.map((_, i) => i)
+  // NOSCRIPT calls go again once (after loading the script); LOADING ones (nothing ran) while the server loads.
+  let reloaded = false
+  let wait: LoadingWait | undefined
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    const p = c.pipeline()
+    const sourced = queueCalls(ctx, p, calls, pending, buffers, attempt === 0)
+    let res: Array<[Error | null, unknown]>
+    try {
+      res = (await p.exec()) ?? []
+    } catch (err) {
+      // The round trip itself failed: every call it carried fails with that error.
+      for (const i of pending) fail(i, err)
+      return
+    }
+    for (const name of sourced) ctx.loaded.add(name)
+    const again: Array<number> = []
+    const loading: Array<number> = []
+    const loadingAnswer = sortAnswers(res, pending, reloaded, replies, at, fail, again, loading)
+    if (loadingAnswer !== undefined) {
+      try {
+        await (wait ??= ctx.loadingWait())(loadingAnswer)
+        again.push(...loading)
+        again.sort((a, b) => a - b)
+      } catch (err) {
+        for (const i of loading) fail(i, err)
+      }
+    }
+    // A NOSCRIPT or LOADING reply means that call did nothing, so only those calls are sent again.
+    if (again.length > 0 && !reloaded && again.some((i) => !loading.includes(i))) {
+      reloaded = true
+      try {
+        for (const name of new Set(again.map((i) => calls[i]!.script))) await loadFor(c, luaScript(name).source, calls)
+      } catch (err) {
+        for (const i of again) fail(i, err)
+        return
+      }
+    }
+    pending = again
+  }
+}
+
+/** The calls' indexes grouped by the hash slot of their first key, in call order within a slot. */
+const bySlot = (calls: ReadonlyArray<ScriptCall>): ReadonlyArray<ReadonlyArray<number>> => {
+  const groups = new Map<number, Array<number>>()
+  calls.forEach((call, i) => {
+    const slot = call.keys.length === 0 ? -1 : keySlot(call.keys[0]!)
+    const g = groups.get(slot)
+    if (g) g.push(i)
+    else groups.set(slot, [i])
+  })
+  return [...groups.values()]
+}
+
+/** A Cluster batch: the scripts its masters lack loaded, then one pipeline per slot; `handedOver` once they are all handed to ioredis. */
+const clusterBatch = (ctx: ServiceContext, calls: ReadonlyArray<ScriptCall>, buffers: boolean, replies: Array<BatchReply>, handedOver: () => void) =>
+  // Bounded as a whole: calls (and script loads) held while no node is reachable time out.
+  bounded(
+    ctx,
+    (async () => {
+      await loadMissing(ctx, ctx.client, calls)
+      const groups = bySlot(calls)
+      const done =
+        groups.length === 1
+          ? pipelined(ctx, ctx.client, calls, buffers, replies, undefined)
+          : Promise.all(groups.map((idx) => pipelined(ctx, ctx.client, idx.map((i) => calls[i]!), buffers, replies, idx)))
+      handedOver()
+      await done
+    })()
+  )
+
+/** Runs a batch: each call its own reply (never fails as a whole). */
+export const scriptBatch = (ctx: ServiceContext, calls: ReadonlyArray<ScriptCall>, opts?: ScriptBatchOptions): Effect.Effect<ReadonlyArray<BatchReply>> =>
+  calls.length === 0
+    ? Effect.sync(() => {
+        opts?.onSent?.()
+        return []
+      })
+    : Effect.promise(async () => {
+        const buffers = opts?.buffers === true
+        const replies: Array<BatchReply> = new Array(calls.length)
+        // `pipelined` hands its calls to ioredis (written, or queued in order while reconnecting)
+        // before its first await: `onSent` right after that call, before waiting for the replies.
+        let sent = opts?.onSent
+        const handedOver = () => {
+          sent?.()
+          sent = undefined
+        }
+        try {
+          if (!ctx.isCluster) {
+            const done = pipelined(ctx, ctx.client, calls, buffers, replies, undefined)
+            handedOver()
+            await done
+          } else await clusterBatch(ctx, calls, buffers, replies, handedOver)
+        } catch (err) {
+          // A Cluster batch that timed out (or, defensively, any failure): each call left without
+          // a reply gets the error; a copy is returned, as the calls still running may fill theirs.
+          const out = replies.slice()
+          for (let i = 0; i < calls.length; i++) if (out[i] === undefined) out[i] = { ok: false, error: scriptError(ctx, calls[i]!.script, err) }
+          return out as ReadonlyArray<BatchReply>
+        } finally {
+          handedOver()
+        }
+        return replies as ReadonlyArray<BatchReply>
+      })
