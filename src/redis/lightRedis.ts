@@ -22,7 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { CommandTimeout, RedisConnectionError, RedisError, errorMessage, redisError } from "./errors.js"
 import { defaultCommandTimeoutMs, defaultLoadingTimeoutMs, describeTarget, invalidTimeouts, type RedisOptions } from "./options.js"
-import { isLoadingReply, loadingWaiter, whileLoading } from "./loading.js"
+import { isLoadingReply, type LoadingWait, loadingWaiter, whileLoading } from "./loading.js"
 import type { Redis, RedisShape } from "./Redis.js"
 import { RedisService } from "./RedisService.js"
 import { restoreFastStringPrototype } from "./fastStringPrototype.js"
@@ -341,6 +341,153 @@ export interface LightRedisShape extends RedisShape {
 }
 
 /**
+ * The service's one connection, opened again by the next call once it dropped (the scripts it had
+ * cached are then forgotten, and the outage counted); and whether its socket holds the event loop.
+ */
+class Link {
+  conn: Connection | undefined
+  connecting: Promise<Connection> | undefined
+  held = true
+  outages = 0
+  /** Scripts this connection has run (so the server has them cached): EVALSHA for those. */
+  readonly loaded = new Set<LuaName>()
+  constructor(
+    first: Connection,
+    readonly address: Address,
+    readonly target: string,
+    readonly connectTimeoutMs: number,
+    readonly commandTimeoutMs: number
+  ) {
+    this.conn = first
+  }
+
+  /** The open connection, or one being opened. */
+  current(): Promise<Connection> {
+    const conn = this.conn
+    if (conn !== undefined && !conn.closed) return Promise.resolve(conn)
+    if (conn !== undefined) ((this.conn = undefined), this.outages++, this.loaded.clear())
+    this.connecting ??= open(this.address, this.target, this.connectTimeoutMs).then(
+      (c) => {
+        this.conn = c
+        this.connecting = undefined
+        if (!this.held) c.socket.unref()
+        return c
+      },
+      (e: unknown) => {
+        this.connecting = undefined
+        throw new Error(`cannot connect to Redis at ${this.target} again: ${errorMessage(e).replace(/\.+$/, "")}`)
+      }
+    )
+    return this.connecting
+  }
+
+  /** Sends the commands in one round trip; rejects only when the round trip itself failed. */
+  async roundTrip(commands: ReadonlyArray<ReadonlyArray<ScriptArg>>): Promise<Array<unknown>> {
+    const c = await this.current()
+    return Promise.all(c.send(commands, this.commandTimeoutMs))
+  }
+
+  holdSocket(h: boolean) {
+    this.held = h
+    const conn = this.conn
+    if (conn !== undefined && !conn.closed) h ? conn.socket.ref() : conn.socket.unref()
+  }
+
+  async quit() {
+    const c = this.conn ?? (await this.connecting?.catch(() => undefined))
+    this.conn = undefined
+    if (c) await c.quit()
+  }
+}
+
+/** The script calls of the general way (scriptCalls.ts) over the link: EVAL or EVALSHA, NOSCRIPT and LOADING handled, batches. */
+const generalScripts = (link: Link, loadingWait: () => LoadingWait) =>
+  scriptCalls({
+    loaded: link.loaded,
+    command: (call, withSource) => {
+      const s = luaScript(call.script)
+      const out: Array<ScriptArg> = withSource ? ["EVAL", s.source, call.keys.length] : ["EVALSHA", s.sha, call.keys.length]
+      for (const k of call.keys) out.push(k)
+      for (const a of call.args) out.push(a)
+      return out
+    },
+    roundTrip: async (commands) => (await link.roundTrip(commands)).map((a) => (a instanceof ReplyError ? { ok: false, error: a } : { ok: true, value: a })),
+    decode: shape,
+    loadingWait
+  })
+
+/**
+ * A single script call. To a script this connection has run: one EVALSHA, framed in one Buffer
+ * (with the bytes of a reused key list built once), no batch bookkeeping. Anything else (the first
+ * call, a NOSCRIPT answer, no connection yet) goes the general way (scriptCalls). Every single
+ * call goes through here, the Effect ones (`script`, `scriptBuffer`) too; batches do not.
+ */
+const framedScripts = (link: Link, scripts: ReturnType<typeof scriptCalls>) => {
+  const frames = evalshaFrames()
+  return (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean): Promise<unknown> => {
+    const c = link.conn
+    if (c === undefined || c.closed || !link.loaded.has(name)) return scripts.scriptPromise(name, keys, args, buffers)
+    let frame: Buffer
+    try {
+      frame = frames(luaScript(name).sha, String(keys.length), keys, args)
+    } catch (e) {
+      return Promise.reject(scriptError(name, e))
+    }
+    return c.sendFrame(frame, link.commandTimeoutMs).then(
+      (reply) => {
+        if (!(reply instanceof ReplyError)) return shape(reply, buffers)
+        // LOADING: nothing ran; the general way waits it out.
+        if (isLoadingReply(reply)) return scripts.scriptPromise(name, keys, args, buffers)
+        if (!reply.message.startsWith("NOSCRIPT")) throw scriptError(name, reply)
+        link.loaded.delete(name)
+        return scripts.scriptPromise(name, keys, args, buffers)
+      },
+      (e: unknown) => {
+        throw scriptError(name, e)
+      }
+    )
+  }
+}
+
+/** The service over a connected link. */
+const lightService = (link: Link, loadingWait: () => LoadingWait): LightRedisShape => {
+  const scripts = generalScripts(link, loadingWait)
+  const scriptPromise = framedScripts(link, scripts)
+  /** `scriptPromise` as an Effect (it rejects with a RedisError only). */
+  const runScript = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
+    Effect.tryPromise({ try: () => scriptPromise(name, keys, args, buffers), catch: (e) => e as RedisError })
+  const command = (op: string, args: ReadonlyArray<string | number>) =>
+    Effect.tryPromise({
+      try: () =>
+        whileLoading(async () => {
+          const [reply] = await link.roundTrip([args])
+          if (reply instanceof ReplyError) throw reply
+          return shape(reply, false)
+        }, loadingWait),
+      catch: (cause) => redisError(op, cause)
+    })
+  const shapeOf: Omit<LightRedisShape, "client"> = {
+    isCluster: false,
+    target: link.target,
+    scriptBatch: scripts.scriptBatch,
+    script: (name, keys, args) => runScript(name, keys, args, false),
+    scriptBuffer: (name, keys, args) => runScript(name, keys, args, true),
+    scriptPromise,
+    command,
+    use: (op) => Effect.fail(new RedisError({ op, message: notLight(op) })),
+    connectionState: () => ({ down: link.conn === undefined || link.conn.closed, outages: link.outages }),
+    duplicate: Effect.fail(new RedisConnectionError({ target: link.target, message: notLight("a second connection (blocking commands, pub/sub)") })),
+    holdSocket: (h) => link.holdSocket(h),
+    quit: () => link.quit()
+  }
+  return Object.defineProperty(shapeOf, "client", {
+    get: () => {
+      throw new Error(notLight("the ioredis client"))
+    }
+  }) as LightRedisShape
+}
+
+/**
  * Connects (failing with RedisConnectionError when the server cannot be reached or refuses the
  * credentials or database) and returns the service; a later dropped connection is opened again by
  * the next call.
@@ -364,121 +511,7 @@ export const connectLightRedis = (options: RedisOptions): Effect.Effect<LightRed
       // ioredis may be loaded in this process all the same (the application's, or Cluster support
       // imported beside this): undo what that did to String.prototype (fastStringPrototype.ts).
       restoreFastStringPrototype()
-      let conn: Connection | undefined = first
-      let connecting: Promise<Connection> | undefined
-      let held = true
-      let outages = 0
-      // Scripts this connection has run (so the server has them cached): EVALSHA for those.
-      const loaded = new Set<LuaName>()
-
-      const current = (): Promise<Connection> => {
-        if (conn !== undefined && !conn.closed) return Promise.resolve(conn)
-        if (conn !== undefined) ((conn = undefined), outages++, loaded.clear())
-        connecting ??= open(address, target, connectTimeoutMs).then(
-          (c) => {
-            conn = c
-            connecting = undefined
-            if (!held) c.socket.unref()
-            return c
-          },
-          (e: unknown) => {
-            connecting = undefined
-            throw new Error(`cannot connect to Redis at ${target} again: ${errorMessage(e).replace(/\.+$/, "")}`)
-          }
-        )
-        return connecting
-      }
-
-      /** Sends the commands in one round trip; rejects only when the round trip itself failed. */
-      const roundTrip = async (commands: ReadonlyArray<ReadonlyArray<ScriptArg>>): Promise<Array<unknown>> => {
-        const c = await current()
-        return Promise.all(c.send(commands, commandTimeoutMs))
-      }
-
-      const scripts = scriptCalls({
-        loaded,
-        command: (call, withSource) => {
-          const s = luaScript(call.script)
-          const out: Array<ScriptArg> = withSource ? ["EVAL", s.source, call.keys.length] : ["EVALSHA", s.sha, call.keys.length]
-          for (const k of call.keys) out.push(k)
-          for (const a of call.args) out.push(a)
-          return out
-        },
-        roundTrip: async (commands) => (await roundTrip(commands)).map((a) => (a instanceof ReplyError ? { ok: false, error: a } : { ok: true, value: a })),
-        decode: shape,
-        loadingWait
-      })
-
-      // A call to a script this connection has run: one EVALSHA, framed in one Buffer (with the
-      // bytes of a reused key list built once), no batch bookkeeping. Anything else (the first
-      // call, a NOSCRIPT answer, no connection yet) goes the general way (scriptCalls). Every single
-      // call goes through here, the Effect ones (`script`, `scriptBuffer`) too; batches do not.
-      const frames = evalshaFrames()
-      const scriptPromise = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean): Promise<unknown> => {
-        const c = conn
-        if (c === undefined || c.closed || !loaded.has(name)) return scripts.scriptPromise(name, keys, args, buffers)
-        let frame: Buffer
-        try {
-          frame = frames(luaScript(name).sha, String(keys.length), keys, args)
-        } catch (e) {
-          return Promise.reject(scriptError(name, e))
-        }
-        return c.sendFrame(frame, commandTimeoutMs).then(
-          (reply) => {
-            if (!(reply instanceof ReplyError)) return shape(reply, buffers)
-            // LOADING: nothing ran; the general way waits it out.
-            if (isLoadingReply(reply)) return scripts.scriptPromise(name, keys, args, buffers)
-            if (!reply.message.startsWith("NOSCRIPT")) throw scriptError(name, reply)
-            loaded.delete(name)
-            return scripts.scriptPromise(name, keys, args, buffers)
-          },
-          (e: unknown) => {
-            throw scriptError(name, e)
-          }
-        )
-      }
-
-      /** `scriptPromise` as an Effect (it rejects with a RedisError only). */
-      const runScript = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
-        Effect.tryPromise({ try: () => scriptPromise(name, keys, args, buffers), catch: (e) => e as RedisError })
-
-      const command = (op: string, args: ReadonlyArray<string | number>) =>
-        Effect.tryPromise({
-          try: () =>
-            whileLoading(async () => {
-              const [reply] = await roundTrip([args])
-              if (reply instanceof ReplyError) throw reply
-              return shape(reply, false)
-            }, loadingWait),
-          catch: (cause) => redisError(op, cause)
-        })
-
-      const shapeOf: Omit<LightRedisShape, "client"> = {
-        isCluster: false,
-        target,
-        scriptBatch: scripts.scriptBatch,
-        script: (name, keys, args) => runScript(name, keys, args, false),
-        scriptBuffer: (name, keys, args) => runScript(name, keys, args, true),
-        scriptPromise,
-        command,
-        use: (op) => Effect.fail(new RedisError({ op, message: notLight(op) })),
-        connectionState: () => ({ down: conn === undefined || conn.closed, outages }),
-        duplicate: Effect.fail(new RedisConnectionError({ target, message: notLight("a second connection (blocking commands, pub/sub)") })),
-        holdSocket: (h) => {
-          held = h
-          if (conn !== undefined && !conn.closed) h ? conn.socket.ref() : conn.socket.unref()
-        },
-        quit: async () => {
-          const c = conn ?? (await connecting?.catch(() => undefined))
-          conn = undefined
-          if (c) await c.quit()
-        }
-      }
-      return Object.defineProperty(shapeOf, "client", {
-        get: () => {
-          throw new Error(notLight("the ioredis client"))
-        }
-      }) as LightRedisShape
+      return lightService(new Link(first, address, target, connectTimeoutMs, commandTimeoutMs), loadingWait)
     })
   )
 }
