@@ -19,7 +19,8 @@ import * as Effect from "effect/Effect"
 import { CommandTimeout, RedisConnectionError, RedisError, errorMessage, redisError } from "./errors.js"
 import type { LuaName } from "./lua.generated.js"
 import type { RedisShape } from "./Redis.js"
-import { scriptCalls } from "./scriptCalls.js"
+import { type CommandAnswer, scriptCalls } from "./scriptCalls.js"
+import type { ScriptArg, ScriptCall } from "./transport.js"
 import { sha1Hex } from "../hash/sha1.js"
 import { decodeResult, encodeScriptArgs, withPrelude } from "./restProtocol.js"
 
@@ -84,20 +85,17 @@ interface Answer {
 
 const notOverHttp = (what: string) => `${what} needs a TCP connection (ioredis); over HTTP only script calls and plain commands are available`
 
-/**
- * The service over HTTP. `use`, `client` and `duplicate` (ioredis, pub/sub) do not exist over HTTP:
- * they fail with a RedisError saying so. The queue steps of `effect-asynq/edge` need none of them.
- */
-export const makeHttpRedis = (options: HttpRedisOptions, scripts: ScriptSources, requestTimeoutMs?: number): RedisShape => {
-  const target = describeHttpTarget(options.url)
+/** One POST to the REST endpoint: the parsed JSON answer, or a thrown error (an HTTP error with a JSON `error` is a ReplyError). */
+type Post = (path: string, body: unknown) => Promise<unknown>
+
+/** The POST of the service at `options.url`, each bounded by its timeout. */
+const httpPost = (options: HttpRedisOptions, target: string, requestTimeoutMs: number | undefined): Post => {
   const base = options.url.replace(/\/+$/, "")
   const doFetch = options.fetch ?? ((...args: Parameters<typeof fetch>) => fetch(...args))
   const timeoutMs = requestTimeoutMs ?? options.timeoutMs ?? defaultHttpTimeoutMs
   const timeoutOption = requestTimeoutMs === undefined ? "timeoutMs" : "a third of timeoutMs, per request"
   const headers = { authorization: `Bearer ${options.token}`, "content-type": "application/json", "upstash-encoding": "base64" }
-
-  /** One POST; the parsed JSON answer, or a thrown error (an HTTP error with a JSON `error` is a ReplyError). */
-  const post = async (path: string, body: unknown): Promise<unknown> => {
+  return async (path, body) => {
     const res = await doFetch(base + path, { method: "POST", headers, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) }).catch((e: unknown) => {
       if (e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError")) throw new CommandTimeout(target, timeoutMs, timeoutOption)
       // e.g. "fetch failed" (refused, DNS, TLS): say where, and why when the runtime tells.
@@ -117,7 +115,10 @@ export const makeHttpRedis = (options: HttpRedisOptions, scripts: ScriptSources,
     }
     return json
   }
+}
 
+/** The EVAL (with the source) or EVALSHA command of a call, from the scripts the transport was given (their SHA1s computed once). */
+const scriptCommands = (scripts: ScriptSources) => {
   const shas = new Map<LuaName, string>()
   const sourceOf = (name: LuaName): string => {
     const s = scripts[name]
@@ -132,34 +133,51 @@ export const makeHttpRedis = (options: HttpRedisOptions, scripts: ScriptSources,
     }
     return sha
   }
+  return (call: ScriptCall, withSource: boolean): ReadonlyArray<ScriptArg> => [
+    withSource ? "EVAL" : "EVALSHA",
+    withSource ? sourceOf(call.script) : shaOf(call.script),
+    call.keys.length,
+    ...call.keys,
+    ...encodeScriptArgs(call.args)
+  ]
+}
 
+/** One round trip: one command as a plain POST (its error answer comes back as an HTTP error), several as a pipeline. */
+const httpRoundTrip =
+  (post: Post, target: string) =>
+  async (commands: ReadonlyArray<ReadonlyArray<ScriptArg>>): Promise<ReadonlyArray<CommandAnswer>> => {
+    if (commands.length === 1) {
+      try {
+        return [{ ok: true, value: ((await post("", commands[0])) as Answer).result }]
+      } catch (e) {
+        if (!(e instanceof ReplyError)) throw e
+        return [{ ok: false, error: e }]
+      }
+    }
+    const json = await post("/pipeline", commands)
+    if (!Array.isArray(json) || json.length !== commands.length) throw new Error(`${target} answered the pipeline with ${JSON.stringify(json)?.slice(0, 200)}`)
+    return (json as Array<Answer>).map((a) => (typeof a.error === "string" ? { ok: false, error: new ReplyError(a.error) } : { ok: true, value: a.result }))
+  }
+
+/**
+ * The service over HTTP. `use`, `client` and `duplicate` (ioredis, pub/sub) do not exist over HTTP:
+ * they fail with a RedisError saying so. The queue steps of `effect-asynq/edge` need none of them.
+ */
+export const makeHttpRedis = (options: HttpRedisOptions, scripts: ScriptSources, requestTimeoutMs?: number): RedisShape => {
+  const target = describeHttpTarget(options.url)
+  const post = httpPost(options, target, requestTimeoutMs)
   const calls = scriptCalls({
     // The scripts run in this isolate so far (the server keeps them cached).
     loaded: new Set<LuaName>(),
-    command: (call, withSource) => [withSource ? "EVAL" : "EVALSHA", withSource ? sourceOf(call.script) : shaOf(call.script), call.keys.length, ...call.keys, ...encodeScriptArgs(call.args)],
-    // One command as a plain POST (its error answer comes back as an HTTP error), several as a pipeline.
-    roundTrip: async (commands) => {
-      if (commands.length === 1) {
-        try {
-          return [{ ok: true, value: ((await post("", commands[0])) as Answer).result }]
-        } catch (e) {
-          if (!(e instanceof ReplyError)) throw e
-          return [{ ok: false, error: e }]
-        }
-      }
-      const json = await post("/pipeline", commands)
-      if (!Array.isArray(json) || json.length !== commands.length) throw new Error(`${target} answered the pipeline with ${JSON.stringify(json)?.slice(0, 200)}`)
-      return (json as Array<Answer>).map((a) => (typeof a.error === "string" ? { ok: false, error: new ReplyError(a.error) } : { ok: true, value: a.result }))
-    },
+    command: scriptCommands(scripts),
+    roundTrip: httpRoundTrip(post, target),
     decode: decodeResult
   })
-
   const command = (op: string, args: ReadonlyArray<string | number>) =>
     Effect.tryPromise({
       try: async () => decodeResult(((await post("", args)) as Answer).result, false),
       catch: (cause) => redisError(op, cause)
     })
-
   const shape: Omit<RedisShape, "client"> = {
     isCluster: false,
     target,
