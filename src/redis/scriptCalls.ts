@@ -35,66 +35,86 @@ export const scriptError = (script: LuaName, err: unknown): RedisError => redisE
 
 const failure = (call: ScriptCall, err: unknown): BatchReply => ({ ok: false, error: scriptError(call.script, err) })
 
+/**
+ * Sorts one round trip's answers: each reply lands in `replies`, a NOSCRIPT call on the first
+ * attempt goes in `again` (to go as EVAL), a LOADING one in `loading`, any other error fails its
+ * call. Returns the LOADING answer to wait out, if any.
+ */
+const sortAnswers = (
+  t: ScriptTransport,
+  calls: ReadonlyArray<ScriptCall>,
+  pending: ReadonlyArray<number>,
+  answers: ReadonlyArray<CommandAnswer>,
+  first: boolean,
+  buffers: boolean,
+  replies: Array<BatchReply>,
+  again: Array<number>,
+  loading: Array<number>
+): Error | undefined => {
+  let loadingAnswer: Error | undefined
+  pending.forEach((i, j) => {
+    const call = calls[i]!
+    const a = answers[j] ?? { ok: false, error: new Error("no answer for this command in the round trip") }
+    if (!a.ok) {
+      if (first && a.error.message.startsWith("NOSCRIPT")) again.push(i)
+      else if (t.loadingWait !== undefined && isLoadingReply(a.error)) (loading.push(i), (loadingAnswer = a.error))
+      else replies[i] = failure(call, a.error)
+    } else {
+      t.loaded.add(call.script)
+      replies[i] = { ok: true, value: t.decode(a.value, call.buffers ?? buffers) }
+    }
+  })
+  return loadingAnswer
+}
+
+/** Runs the calls over `t`, each with its own outcome. NOSCRIPT calls go again once (as EVAL); LOADING ones (nothing ran) while the server loads. */
+const runCalls = async (t: ScriptTransport, calls: ReadonlyArray<ScriptCall>, buffers: boolean): Promise<Array<BatchReply>> => {
+  const replies: Array<BatchReply> = new Array(calls.length)
+  let pending = calls.map((_, i) => i)
+  let wait: LoadingWait | undefined
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    const sourced = new Set<LuaName>()
+    let answers: ReadonlyArray<CommandAnswer>
+    try {
+      const commands = pending.map((i) => {
+        const call = calls[i]!
+        const withSource = attempt > 0 || (!t.loaded.has(call.script) && !sourced.has(call.script))
+        if (withSource) sourced.add(call.script)
+        return t.command(call, withSource)
+      })
+      answers = await t.roundTrip(commands)
+    } catch (err) {
+      for (const i of pending) replies[i] = failure(calls[i]!, err)
+      return replies
+    }
+    const again: Array<number> = []
+    const loading: Array<number> = []
+    const loadingAnswer = sortAnswers(t, calls, pending, answers, attempt === 0, buffers, replies, again, loading)
+    if (loadingAnswer !== undefined) {
+      try {
+        await (wait ??= t.loadingWait!())(loadingAnswer)
+        again.push(...loading)
+        again.sort((a, b) => a - b)
+      } catch (err) {
+        for (const i of loading) replies[i] = failure(calls[i]!, err)
+      }
+    }
+    pending = again
+  }
+  return replies
+}
+
 /** The RedisShape members that run scripts, over `t`. */
 export const scriptCalls = (t: ScriptTransport) => {
-  const runCalls = async (calls: ReadonlyArray<ScriptCall>, buffers: boolean): Promise<Array<BatchReply>> => {
-    const replies: Array<BatchReply> = new Array(calls.length)
-    let pending = calls.map((_, i) => i)
-    let wait: LoadingWait | undefined
-    // NOSCRIPT calls go again once (as EVAL); LOADING ones (nothing ran) while the server loads.
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      const sourced = new Set<LuaName>()
-      let answers: ReadonlyArray<CommandAnswer>
-      try {
-        const commands = pending.map((i) => {
-          const call = calls[i]!
-          const withSource = attempt > 0 || (!t.loaded.has(call.script) && !sourced.has(call.script))
-          if (withSource) sourced.add(call.script)
-          return t.command(call, withSource)
-        })
-        answers = await t.roundTrip(commands)
-      } catch (err) {
-        for (const i of pending) replies[i] = failure(calls[i]!, err)
-        return replies
-      }
-      const again: Array<number> = []
-      const loading: Array<number> = []
-      let loadingAnswer: Error | undefined
-      pending.forEach((i, j) => {
-        const call = calls[i]!
-        const a = answers[j] ?? { ok: false, error: new Error("no answer for this command in the round trip") }
-        if (!a.ok) {
-          if (attempt === 0 && a.error.message.startsWith("NOSCRIPT")) again.push(i)
-          else if (t.loadingWait !== undefined && isLoadingReply(a.error)) (loading.push(i), (loadingAnswer = a.error))
-          else replies[i] = failure(call, a.error)
-        } else {
-          t.loaded.add(call.script)
-          replies[i] = { ok: true, value: t.decode(a.value, call.buffers ?? buffers) }
-        }
-      })
-      if (loadingAnswer !== undefined) {
-        try {
-          await (wait ??= t.loadingWait!())(loadingAnswer)
-          again.push(...loading)
-          again.sort((a, b) => a - b)
-        } catch (err) {
-          for (const i of loading) replies[i] = failure(calls[i]!, err)
-        }
-      }
-      pending = again
-    }
-    return replies
-  }
-
   const runPromise = (script: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean): Promise<unknown> =>
-    runCalls([{ script, keys, args }], buffers).then(([r]) => {
+    runCalls(t, [{ script, keys, args }], buffers).then(([r]) => {
       if (r!.ok) return r!.value
       throw r!.error
     })
 
   const run = (script: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
     Effect.flatMap(
-      Effect.promise(() => runCalls([{ script, keys, args }], buffers)),
+      Effect.promise(() => runCalls(t, [{ script, keys, args }], buffers)),
       ([r]) => (r!.ok ? Effect.succeed(r!.value) : Effect.fail(r!.error))
     )
 
@@ -111,7 +131,7 @@ export const scriptCalls = (t: ScriptTransport) => {
         : Effect.promise(() => {
             // runCalls builds its request before its first await; the light client writes it once its
             // connection is there, in the order requests came (continuations of one awaited connection).
-            const done = runCalls(calls, opts?.buffers === true)
+            const done = runCalls(t, calls, opts?.buffers === true)
             opts?.onSent?.()
             return done
           })
