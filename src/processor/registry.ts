@@ -34,8 +34,8 @@ export interface ActiveTask {
   /** Set by the running task: stops its handler (called once, by `Registry.stop`). */
   onStop: ((reason: StopReason) => void) | undefined
   /**
-   * Set by the fetch loop on a Redis Cluster: called once, when writing the task's outcome first
-   * fails (the task then gives its slot back while the write is tried again: see fetcher.ts).
+   * Set by the intake on a Redis Cluster (writesAside.ts): called once, when writing the task's outcome first
+   * fails (the task then gives its slot back while the write is tried again: see writesAside.ts and intake/slots.ts).
    */
   onWriteFailed: (() => void) | undefined
 }

@@ -124,10 +124,13 @@ export const makeFetchSource = <R>(deps: FetchSourceDeps<R>): FetchSource<R> => 
     return rest && writeFailedQueues.length > 0 ? Effect.andThen(rest.failed(writeFailedQueues.splice(0)), tried) : tried
   }
 
-  // The poll interval is a deadline on the shared timer that raises the wake signal: the wait itself
+  /** When the loop looks again at the latest, after a fetch that came back short at `now`. */
+  const nextLookAtMs = (now: number) => now + idleWaitMs
+
+  // The next look is a deadline on the shared timer that raises the wake signal: the wait itself
   // is a plain one, which a wake-up message resumes at once (no race with a sleep set up per wait).
   const untilNextLook = Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    const unwatch = deps.deadlines.add(now + idleWaitMs, () => wake.raise())
+    const unwatch = deps.deadlines.add(nextLookAtMs(now), () => wake.raise())
     return wake.wait().pipe(Effect.ensuring(Effect.sync(unwatch)))
   }).pipe(Effect.asVoid)
 

@@ -9,7 +9,6 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
-import type * as Scope from "effect/Scope"
 import type { Broker } from "../../broker/Broker.js"
 import type { RedisError } from "../../redis/errors.js"
 import type { DequeueLeaseResult, LeasedTask } from "../../steps/dequeueLease.js"
@@ -67,16 +66,18 @@ export const makeIntake = <R>(deps: IntakeDeps<R>): Intake<R> => {
 
 /**
  * The Server's intake (its loop is `fetchLoop`): the slots, the three sources and the acker, made
- * together in the scope (the fetch's resting queues are probed in it).
+ * together, each given what it needs when it is made. Attempts it starts outside the loop's fiber
+ * (a hand-over from the receiver) run in `deps.attempts` with the context this runs in.
  */
-export const makeLoopIntake = <R>(deps: IntakeDeps<R>, settings: LoopSettings): Effect.Effect<LoopIntake<R>, never, R | Broker | Scope.Scope> =>
+export const makeLoopIntake = <R>(deps: IntakeDeps<R>, settings: LoopSettings): Effect.Effect<LoopIntake<R>, never, R | Broker> =>
   Effect.gen(function* () {
     const { options, broker, registry } = deps
     const { wake, slotFreed } = settings
     const cluster = broker.redis.isCluster
     const clock = yield* Clock.Clock
     const runFork = yield* FiberSet.runtime(deps.attempts)<R | Broker>()
-    // Each source starts what it leases with `start` (defined below, once the attempts' deps are: only called later).
+    // Each source starts what it leases with `start`/`startOne`: they read `run` (the attempts' deps,
+    // made last, with the acker that carries the ride) only when called, after this returns.
     const start = (got: DequeueLeaseResult) => startLeased(run, got)
     const startOne = (task: LeasedTask, nowMs: number) => {
       options.observer?.fetched(1)
