@@ -46,4 +46,5 @@ export const openHandoverConnection = Effect.fn("Broker.openHandoverConnection")
 })
 
 /** Drops the hand-over connection and connects it again (its reply did not come: the connection is presumed dead). */
-export const resetHandoverConnection = (conn: HandoverConnection): Effect.Effect<void> => Effect.sync(() => conn.client.disconnect(true))
+export const resetHandoverConnection = (conn: HandoverConnection): Effect.Effect<void> =>
+  Effect.sync(() => conn.client.disconnect(true))

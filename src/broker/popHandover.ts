@@ -7,7 +7,10 @@ import { blockSeconds, type HandoverConnection } from "./handoverConnection.js"
  * straight from the reply's callback (no Effect step before the worker has it); none came in the
  * block time, nothing. Built once and run again for each wait (no allocation per run but the call).
  */
-export const popHandover = (conn: HandoverConnection, onHandover: (message: Buffer) => void): Effect.Effect<void, RedisError> =>
+export const popHandover = (
+  conn: HandoverConnection,
+  onHandover: (message: Buffer) => void
+): Effect.Effect<void, RedisError> =>
   Effect.tryPromise({
     try: () =>
       conn.client.blpopBuffer(...conn.keys, blockSeconds).then((reply) => {

@@ -15,7 +15,9 @@ export const repairHandoverLists = (conn: HandoverConnection): Effect.Effect<voi
           type === "list" || type === "none"
             ? Effect.void
             : Effect.andThen(
-                Effect.logWarning(`hand-over list ${key} held a ${type}, not a list: deleted (hand-overs to this worker in its queue resume)`),
+                Effect.logWarning(
+                  `hand-over list ${key} held a ${type}, not a list: deleted (hand-overs to this worker in its queue resume)`
+                ),
                 Effect.tryPromise(() => conn.client.del(key))
               )
         ),

@@ -23,7 +23,11 @@ export const fetchLoop = <R>(intake: LoopIntake<R>): Effect.Effect<never, never,
     const running = intake.deps.registry.tasks
     // Rides go while the loop runs (until its end, after it left the queues it parked on).
     slots.taking = true
-    yield* Effect.addFinalizer(() => Effect.sync(() => void (slots.taking = false)))
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        slots.taking = false
+      })
+    )
     if (parking) yield* Effect.addFinalizer(() => Effect.flatMap(Clock.currentTimeMillis, parking.leave))
     for (;;) {
       slotFreed.clear()
@@ -38,12 +42,24 @@ export const fetchLoop = <R>(intake: LoopIntake<R>): Effect.Effect<never, never,
       const want = fetchWant(slots, fetchBatchSize)
       if (want <= 0) continue
       slots.fetching = want
-      const short = yield* fetch.fetch(want).pipe(Effect.ensuring(Effect.sync(() => void (slots.fetching = 0))))
+      const short = yield* fetch.fetch(want).pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            slots.fetching = 0
+          })
+        )
+      )
       if (short) {
         // Idle: no ride goes (it would find the queues empty too), and a hand-over with a free slot
         // starts straight from the receiver (slots.ts).
         slots.idle = true
-        yield* fetch.untilNextLook.pipe(Effect.ensuring(Effect.sync(() => void (slots.idle = false))))
+        yield* fetch.untilNextLook.pipe(
+          Effect.ensuring(
+            Effect.sync(() => {
+              slots.idle = false
+            })
+          )
+        )
       }
     }
   }).pipe(Effect.scoped) as Effect.Effect<never, never, R | Broker>

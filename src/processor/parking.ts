@@ -236,9 +236,10 @@ const startNow = (s: State, push: Push): boolean => {
 const onPush = (s: State, message: Buffer) => {
   const push = parsePush(message)
   if (!push) return
-  let list = s.received.get(push.queue)
-  if (list === undefined) s.received.set(push.queue, (list = []))
-  list.push({ token: push.token, id: push.id })
+  const list = s.received.get(push.queue)
+  const record = { token: push.token, id: push.id }
+  if (list === undefined) s.received.set(push.queue, [record])
+  else list.push(record)
   const now = s.intake.nowMs()
   if (overdue(s, now)) stalled(s, now)
   if (s.released.has(push.token)) return
@@ -381,10 +382,13 @@ const settle = (s: State, decide: () => PushDecision, nowMs: number): Effect.Eff
 const parkingOf = (s: State): Parking => ({
   server: s.server,
   parked: (queue, token) => {
-    let list = s.tokens.get(queue)
-    if (!list) s.tokens.set(queue, (list = []))
-    list.push({ queue, token, started: [] })
-    if (list.length > tokensKept) list.shift()
+    const left: Token = { queue, token, started: [] }
+    const list = s.tokens.get(queue)
+    if (list === undefined) s.tokens.set(queue, [left])
+    else {
+      list.push(left)
+      if (list.length > tokensKept) list.shift()
+    }
   },
   room: (queue, token, room) => {
     const t = findToken(s, queue, token)

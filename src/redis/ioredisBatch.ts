@@ -7,7 +7,17 @@
 import * as Effect from "effect/Effect"
 import type { ChainableCommander } from "ioredis"
 import { isLoadingReply, type LoadingWait, whileLoading } from "./loading.js"
-import { type ServiceContext, bounded, evalsha, evalshaArgs, isClusterClient, isNoScript, loadFor, scriptError, sendSource } from "./ioredisContext.js"
+import {
+  type ServiceContext,
+  bounded,
+  evalsha,
+  evalshaArgs,
+  isClusterClient,
+  isNoScript,
+  loadFor,
+  scriptError,
+  sendSource
+} from "./ioredisContext.js"
 import { keySlot } from "./keySlot.js"
 import { type LuaName, luaScript } from "./scripts.js"
 import type { RedisClient } from "./Redis.js"
@@ -20,7 +30,12 @@ const single = (ctx: ServiceContext, c: RedisClient, call: ScriptCall, buffers: 
     (err: unknown): BatchReply => ({ ok: false, error: scriptError(ctx, call.script, err) })
   )
 
-const singleAttempt = async (ctx: ServiceContext, c: RedisClient, call: ScriptCall, buffers: boolean): Promise<unknown> => {
+const singleAttempt = async (
+  ctx: ServiceContext,
+  c: RedisClient,
+  call: ScriptCall,
+  buffers: boolean
+): Promise<unknown> => {
   const s = luaScript(call.script)
   if (sendSource(ctx, call.script)) {
     const argv = evalshaArgs(s.source, call.keys, call.args)
@@ -45,10 +60,16 @@ const singleAttempt = async (ctx: ServiceContext, c: RedisClient, call: ScriptCa
 const loadMissing = async (ctx: ServiceContext, c: RedisClient, calls: ReadonlyArray<ScriptCall>) => {
   for (const call of calls) {
     const name = call.script
-    const key = isClusterClient(c) ? `${name} ${c.slots[call.keys.length === 0 ? -1 : keySlot(call.keys[0]!)]?.[0] ?? "*"}` : name
+    const key = isClusterClient(c)
+      ? `${name} ${c.slots[call.keys.length === 0 ? -1 : keySlot(call.keys[0]!)]?.[0] ?? "*"}`
+      : name
     if (ctx.loaded.has(key)) continue
     try {
-      await loadFor(c, luaScript(name).source, calls.filter((x) => x.script === name))
+      await loadFor(
+        c,
+        luaScript(name).source,
+        calls.filter((x) => x.script === name)
+      )
       ctx.loaded.add(key)
     } catch {
       // e.g. one cluster node unreachable: the calls to it fail on their own (they answer
@@ -64,7 +85,14 @@ const loadMissing = async (ctx: ServiceContext, c: RedisClient, calls: ReadonlyA
  * pipeline goes as EVAL when the connection has not run it yet (it caches it for the EVALSHAs
  * after it: one connection runs them in order); returns the scripts sent so.
  */
-const queueCalls = (ctx: ServiceContext, p: ChainableCommander, calls: ReadonlyArray<ScriptCall>, pending: ReadonlyArray<number>, buffers: boolean, first: boolean) => {
+const queueCalls = (
+  ctx: ServiceContext,
+  p: ChainableCommander,
+  calls: ReadonlyArray<ScriptCall>,
+  pending: ReadonlyArray<number>,
+  buffers: boolean,
+  first: boolean
+) => {
   const sourced = new Set<LuaName>()
   for (const i of pending) {
     const call = calls[i]!
@@ -104,21 +132,31 @@ const sortAnswers = (
   pending.forEach((i, j) => {
     const [err, value] = res[j] ?? [new Error("no reply in the pipeline's answer"), undefined]
     if (err && isNoScript(err) && !reloaded) again.push(i)
-    else if (err && isLoadingReply(err)) (loading.push(i), (loadingAnswer = err))
-    else if (err) fail(i, err)
+    else if (err && isLoadingReply(err)) {
+      loading.push(i)
+      loadingAnswer = err
+    } else if (err) fail(i, err)
     else replies[at ? at[i]! : i] = { ok: true, value }
   })
   return loadingAnswer
 }
 
 /** One pipeline of calls (of one slot on a cluster), each call its own reply; NOSCRIPT calls are sent again once. */
-const pipelined = async (ctx: ServiceContext, c: RedisClient, calls: ReadonlyArray<ScriptCall>, buffers: boolean, replies: Array<BatchReply>, at: ReadonlyArray<number> | undefined) => {
+const pipelined = async (
+  ctx: ServiceContext,
+  c: RedisClient,
+  calls: ReadonlyArray<ScriptCall>,
+  buffers: boolean,
+  replies: Array<BatchReply>,
+  at: ReadonlyArray<number> | undefined
+) => {
   // One call: a plain EVALSHA (a pipeline costs more CPU for no gain).
   if (calls.length === 1) {
     replies[at ? at[0]! : 0] = await single(ctx, c, calls[0]!, calls[0]!.buffers ?? buffers)
     return
   }
-  const fail: Fail = (i, err) => (replies[at ? at[i]! : i] = { ok: false, error: scriptError(ctx, calls[i]!.script, err) })
+  const fail: Fail = (i, err) =>
+    (replies[at ? at[i]! : i] = { ok: false, error: scriptError(ctx, calls[i]!.script, err) })
   let pending = calls.map((_, i) => i)
   // NOSCRIPT calls go again once (after loading the script); LOADING ones (nothing ran) while the server loads.
   let reloaded = false
@@ -140,7 +178,8 @@ const pipelined = async (ctx: ServiceContext, c: RedisClient, calls: ReadonlyArr
     const loadingAnswer = sortAnswers(res, pending, reloaded, replies, at, fail, again, loading)
     if (loadingAnswer !== undefined) {
       try {
-        await (wait ??= ctx.loadingWait())(loadingAnswer)
+        wait ??= ctx.loadingWait()
+        await wait(loadingAnswer)
         again.push(...loading)
         again.sort((a, b) => a - b)
       } catch (err) {
@@ -174,7 +213,13 @@ const bySlot = (calls: ReadonlyArray<ScriptCall>): ReadonlyArray<ReadonlyArray<n
 }
 
 /** A Cluster batch: the scripts its masters lack loaded, then one pipeline per slot; `handedOver` once they are all handed to ioredis. */
-const clusterBatch = (ctx: ServiceContext, calls: ReadonlyArray<ScriptCall>, buffers: boolean, replies: Array<BatchReply>, handedOver: () => void) =>
+const clusterBatch = (
+  ctx: ServiceContext,
+  calls: ReadonlyArray<ScriptCall>,
+  buffers: boolean,
+  replies: Array<BatchReply>,
+  handedOver: () => void
+) =>
   // Bounded as a whole: calls (and script loads) held while no node is reachable time out.
   bounded(
     ctx,
@@ -184,14 +229,29 @@ const clusterBatch = (ctx: ServiceContext, calls: ReadonlyArray<ScriptCall>, buf
       const done =
         groups.length === 1
           ? pipelined(ctx, ctx.client, calls, buffers, replies, undefined)
-          : Promise.all(groups.map((idx) => pipelined(ctx, ctx.client, idx.map((i) => calls[i]!), buffers, replies, idx)))
+          : Promise.all(
+              groups.map((idx) =>
+                pipelined(
+                  ctx,
+                  ctx.client,
+                  idx.map((i) => calls[i]!),
+                  buffers,
+                  replies,
+                  idx
+                )
+              )
+            )
       handedOver()
       await done
     })()
   )
 
 /** Runs a batch: each call its own reply (never fails as a whole). */
-export const scriptBatch = (ctx: ServiceContext, calls: ReadonlyArray<ScriptCall>, opts?: ScriptBatchOptions): Effect.Effect<ReadonlyArray<BatchReply>> =>
+export const scriptBatch = (
+  ctx: ServiceContext,
+  calls: ReadonlyArray<ScriptCall>,
+  opts?: ScriptBatchOptions
+): Effect.Effect<ReadonlyArray<BatchReply>> =>
   calls.length === 0
     ? Effect.sync(() => {
         opts?.onSent?.()
@@ -217,7 +277,8 @@ export const scriptBatch = (ctx: ServiceContext, calls: ReadonlyArray<ScriptCall
           // A Cluster batch that timed out (or, defensively, any failure): each call left without
           // a reply gets the error; a copy is returned, as the calls still running may fill theirs.
           const out = replies.slice()
-          for (let i = 0; i < calls.length; i++) if (out[i] === undefined) out[i] = { ok: false, error: scriptError(ctx, calls[i]!.script, err) }
+          for (let i = 0; i < calls.length; i++)
+            if (out[i] === undefined) out[i] = { ok: false, error: scriptError(ctx, calls[i]!.script, err) }
           return out as ReadonlyArray<BatchReply>
         } finally {
           handedOver()

@@ -5,7 +5,7 @@
  * ioredis is imported for its types only.
  */
 import type { Cluster, Redis as IORedis } from "ioredis"
-import { CommandTimeout, RedisError, errorMessage, redisError } from "./errors.js"
+import { CommandTimeout, errorMessage, type RedisError, redisError } from "./errors.js"
 import type { LoadingWait } from "./loading.js"
 import { keySlot } from "./keySlot.js"
 import { evalshaFrames } from "./respFrame.js"
@@ -18,9 +18,15 @@ export const isClusterClient = (c: RedisClient): c is Cluster => c.isCluster ===
 
 /** ioredis sends a Buffer as raw bytes but a plain Uint8Array as the text "10,3,…": wrap it (no copy). */
 const toArg = (a: ScriptArg): string | number | Buffer =>
-  typeof a === "string" || typeof a === "number" || Buffer.isBuffer(a) ? a : Buffer.from(a.buffer, a.byteOffset, a.byteLength)
+  typeof a === "string" || typeof a === "number" || Buffer.isBuffer(a)
+    ? a
+    : Buffer.from(a.buffer, a.byteOffset, a.byteLength)
 /** EVALSHA's arguments: sha, key count, keys, args (one array, no intermediate copies). */
-export const evalshaArgs = (sha: string, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>): Array<string | number | Buffer> => {
+export const evalshaArgs = (
+  sha: string,
+  keys: ReadonlyArray<string>,
+  args: ReadonlyArray<ScriptArg>
+): Array<string | number | Buffer> => {
   const out: Array<string | number | Buffer> = [sha, keys.length]
   for (const k of keys) out.push(k)
   for (const a of args) out.push(toArg(a))
@@ -32,7 +38,11 @@ interface CommandLike {
   readonly promise: Promise<unknown>
   toWritable(socket: object): string | Buffer
 }
-export type CommandClass = new (name: string, args: Array<string>, options: { replyEncoding: string | null; errorStack?: Error | undefined }) => CommandLike
+export type CommandClass = new (
+  name: string,
+  args: Array<string>,
+  options: { replyEncoding: string | null; errorStack?: Error | undefined }
+) => CommandLike
 
 /**
  * A single node's (or Sentinel master's) EVALSHA sent as RESP bytes built in one Buffer
@@ -43,7 +53,12 @@ export type CommandClass = new (name: string, args: Array<string>, options: { re
  * the client does not allow it: a Cluster (ioredis routes by the keys it parses), a client with a
  * `keyPrefix` (ioredis would prefix the keys), or no Command class given.
  */
-export const framedEvalsha = (client: RedisClient, Base: CommandClass | undefined): ((sha: string, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) => Promise<unknown>) | undefined => {
+export const framedEvalsha = (
+  client: RedisClient,
+  Base: CommandClass | undefined
+):
+  | ((sha: string, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) => Promise<unknown>)
+  | undefined => {
   if (isClusterClient(client)) return undefined
   const options = client.options as { readonly keyPrefix?: string; readonly showFriendlyErrorStack?: boolean }
   if (typeof Base !== "function" || options.keyPrefix) return undefined
@@ -58,7 +73,10 @@ export const framedEvalsha = (client: RedisClient, Base: CommandClass | undefine
     const frame = frameOf(sha, count, keys, args)
     // Constructed without arguments: ioredis copies them with Array.prototype.flat, about 3 µs for
     // four strings (measured); `args` is then set to the same list it would have held.
-    const command = new Base("evalsha", noArgs, { replyEncoding: buffers ? null : "utf8", errorStack: errorStack ? new Error() : undefined }) as CommandLike & {
+    const command = new Base("evalsha", noArgs, {
+      replyEncoding: buffers ? null : "utf8",
+      errorStack: errorStack ? new Error() : undefined
+    }) as CommandLike & {
       toWritable: () => Buffer
       args: Array<string>
     }
@@ -74,7 +92,9 @@ export const isNoScript = (e: unknown) => errorMessage(e).startsWith("NOSCRIPT")
 
 /** The command timeout an ioredis client was opened with (a Cluster's is in its nodes' options), if any. */
 export const configuredTimeout = (c: RedisClient): number | undefined => {
-  const o = (isClusterClient(c) ? c.options.redisOptions : c.options) as { readonly commandTimeout?: unknown } | undefined
+  const o = (isClusterClient(c) ? c.options.redisOptions : c.options) as
+    | { readonly commandTimeout?: unknown }
+    | undefined
   return typeof o?.commandTimeout === "number" ? o.commandTimeout : undefined
 }
 
@@ -104,7 +124,12 @@ export const loadFor = async (c: RedisClient, source: string, calls: ReadonlyArr
 }
 
 /** A single node's framed EVALSHA (`framedEvalsha`). */
-export type FramedEvalsha = (sha: string, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) => Promise<unknown>
+export type FramedEvalsha = (
+  sha: string,
+  keys: ReadonlyArray<string>,
+  args: ReadonlyArray<ScriptArg>,
+  buffers: boolean
+) => Promise<unknown>
 
 /** What the service's calls share. */
 export interface ServiceContext {
@@ -131,7 +156,12 @@ export interface ServiceContext {
 
 /** No reply within the command timeout, saying so when the connection was not ready. */
 export const timedOut = (ctx: ServiceContext) =>
-  new CommandTimeout(ctx.target, ctx.commandTimeoutMs, "commandTimeoutMs", ctx.client.status === "ready" ? undefined : `the connection is ${ctx.client.status}`)
+  new CommandTimeout(
+    ctx.target,
+    ctx.commandTimeoutMs,
+    "commandTimeoutMs",
+    ctx.client.status === "ready" ? undefined : `the connection is ${ctx.client.status}`
+  )
 
 /** A failure as the RedisError of `op`: ioredis's "Command timed out" becomes a CommandTimeout naming the server. */
 export const failure = (ctx: ServiceContext, op: string, cause: unknown): RedisError =>
@@ -150,8 +180,14 @@ export const bounded = <A>(ctx: ServiceContext, p: Promise<A>): Promise<A> =>
     : new Promise<A>((resolve, reject) => {
         const timer = setTimeout(() => reject(timedOut(ctx)), ctx.commandTimeoutMs)
         p.then(
-          (v) => (clearTimeout(timer), resolve(v)),
-          (e: unknown) => (clearTimeout(timer), reject(e))
+          (v) => {
+            clearTimeout(timer)
+            resolve(v)
+          },
+          (e: unknown) => {
+            clearTimeout(timer)
+            reject(e)
+          }
         )
       })
 
@@ -159,13 +195,25 @@ export const bounded = <A>(ctx: ServiceContext, p: Promise<A>): Promise<A> =>
 export const sendSource = (ctx: ServiceContext, name: LuaName) => !ctx.isCluster && !ctx.loaded.has(name)
 
 /** After a NOSCRIPT answer: the same call again as EVAL with the source (which caches it). */
-export const evalAgain = (c: RedisClient, name: LuaName, argv: Array<string | number | Buffer>, buffers: boolean): Promise<unknown> => {
+export const evalAgain = (
+  c: RedisClient,
+  name: LuaName,
+  argv: Array<string | number | Buffer>,
+  buffers: boolean
+): Promise<unknown> => {
   argv[0] = luaScript(name).source
   return buffers ? c.callBuffer("EVAL", ...argv) : c.call("EVAL", ...argv)
 }
 
 /** One EVALSHA on `c`: framed (prebuilt bytes) on the service's own client when it allows it, else through ioredis's call. */
-export const evalsha = (ctx: ServiceContext, c: RedisClient, sha: string, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean): Promise<unknown> => {
+export const evalsha = (
+  ctx: ServiceContext,
+  c: RedisClient,
+  sha: string,
+  keys: ReadonlyArray<string>,
+  args: ReadonlyArray<ScriptArg>,
+  buffers: boolean
+): Promise<unknown> => {
   if (ctx.framed !== undefined && c === ctx.client) return ctx.framed(sha, keys, args, buffers)
   const argv = evalshaArgs(sha, keys, args)
   return buffers ? c.callBuffer("EVALSHA", ...argv) : c.call("EVALSHA", ...argv)

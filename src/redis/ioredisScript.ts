@@ -5,15 +5,32 @@
  * connection) is one EVALSHA and one handler on its Promise.
  */
 import { isLoadingReply, type LoadingWait } from "./loading.js"
-import { type ServiceContext, bounded, evalAgain, evalsha, evalshaArgs, isNoScript, scriptError, sendSource } from "./ioredisContext.js"
+import {
+  type ServiceContext,
+  bounded,
+  evalAgain,
+  evalsha,
+  evalshaArgs,
+  isNoScript,
+  scriptError,
+  sendSource
+} from "./ioredisContext.js"
 import { RedisError } from "./errors.js"
 import { type LuaName, luaScript } from "./scripts.js"
 import type { ScriptArg } from "./transport.js"
 
 /** One script call as a Promise that rejects with a RedisError. On a Cluster the whole call is bounded by the command timeout. */
-export const runScriptPromise = (ctx: ServiceContext, name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean): Promise<unknown> =>
+export const runScriptPromise = (
+  ctx: ServiceContext,
+  name: LuaName,
+  keys: ReadonlyArray<string>,
+  args: ReadonlyArray<ScriptArg>,
+  buffers: boolean
+): Promise<unknown> =>
   ctx.isCluster
-    ? bounded(ctx, runAttempt(ctx, name, keys, args, buffers, undefined)).catch((e: unknown) => Promise.reject(e instanceof RedisError ? e : scriptError(ctx, name, e)))
+    ? bounded(ctx, runAttempt(ctx, name, keys, args, buffers, undefined)).catch((e: unknown) =>
+        Promise.reject(e instanceof RedisError ? e : scriptError(ctx, name, e))
+      )
     : runAttempt(ctx, name, keys, args, buffers, undefined)
 
 /** One try of a script call; a LOADING answer waits (`wait`, started at the first) and tries again. */

@@ -365,7 +365,11 @@ class Link {
   current(): Promise<Connection> {
     const conn = this.conn
     if (conn !== undefined && !conn.closed) return Promise.resolve(conn)
-    if (conn !== undefined) ((this.conn = undefined), this.outages++, this.loaded.clear())
+    if (conn !== undefined) {
+      this.conn = undefined
+      this.outages++
+      this.loaded.clear()
+    }
     this.connecting ??= open(this.address, this.target, this.connectTimeoutMs).then(
       (c) => {
         this.conn = c

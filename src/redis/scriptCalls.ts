@@ -57,7 +57,10 @@ const sortAnswers = (
     const a = answers[j] ?? { ok: false, error: new Error("no answer for this command in the round trip") }
     if (!a.ok) {
       if (first && a.error.message.startsWith("NOSCRIPT")) again.push(i)
-      else if (t.loadingWait !== undefined && isLoadingReply(a.error)) (loading.push(i), (loadingAnswer = a.error))
+      else if (t.loadingWait !== undefined && isLoadingReply(a.error)) {
+        loading.push(i)
+        loadingAnswer = a.error
+      }
       else replies[i] = failure(call, a.error)
     } else {
       t.loaded.add(call.script)
@@ -92,7 +95,8 @@ const runCalls = async (t: ScriptTransport, calls: ReadonlyArray<ScriptCall>, bu
     const loadingAnswer = sortAnswers(t, calls, pending, answers, attempt === 0, buffers, replies, again, loading)
     if (loadingAnswer !== undefined) {
       try {
-        await (wait ??= t.loadingWait!())(loadingAnswer)
+        wait ??= t.loadingWait!()
+        await wait(loadingAnswer)
         again.push(...loading)
         again.sort((a, b) => a - b)
       } catch (err) {

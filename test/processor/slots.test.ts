@@ -6,7 +6,14 @@
  * slots, else go back. End to end: ride.test.ts, parking.test.ts, idle.test.ts.
  */
 import { describe, expect, it } from "vitest"
-import { fetchWant, freedSignal, makeSlots, pushDecider, rideWant, startsDirect } from "../../src/processor/intake/slots.js"
+import {
+  fetchWant,
+  freedSignal,
+  makeSlots,
+  pushDecider,
+  rideWant,
+  startsDirect
+} from "../../src/processor/intake/slots.js"
 import { makeRegistry } from "../../src/processor/registry.js"
 import { makeActiveTask } from "../../src/processor/runAttempt.js"
 import { makeSignal } from "../../src/processor/Signal.js"
@@ -14,7 +21,9 @@ import { makeWritesAside } from "../../src/processor/writesAside.js"
 import { baseNowMs, makeMsg } from "../support/arrange.js"
 
 const running = (registry: ReturnType<typeof makeRegistry>, n: number) => {
-  const tasks = Array.from({ length: n }, (_, i) => makeActiveTask(makeMsg("slots", `t${registry.tasks.size + i}`), baseNowMs, baseNowMs + 30_000))
+  const tasks = Array.from({ length: n }, (_, i) =>
+    makeActiveTask(makeMsg("slots", `t${registry.tasks.size + i}`), baseNowMs, baseNowMs + 30_000)
+  )
   for (const t of tasks) registry.add(t)
   return tasks
 }
@@ -22,7 +31,12 @@ const running = (registry: ReturnType<typeof makeRegistry>, n: number) => {
 describe("intake slots", () => {
   it("a slot is free unless a task runs in it, a ride reserved it or the loop's fetch holds it; a task whose write was set aside gives its slot back", () => {
     const registry = makeRegistry()
-    const aside = makeWritesAside(registry, 10, () => {}, () => {})
+    const aside = makeWritesAside(
+      registry,
+      10,
+      () => {},
+      () => {}
+    )
     const slots = makeSlots(10, registry, aside)
     const [first] = running(registry, 3)
     slots.reserved = 2

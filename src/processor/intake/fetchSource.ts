@@ -52,10 +52,17 @@ export type StartLeased<R> = (got: DequeueLeaseResult) => Effect.Effect<Array<Fi
  * A queue that fails is reported in `failedQueues` and the other queues' tasks start; the pass
  * fails only when every queue it visited failed (nothing was leased then).
  */
-export const fetchPass = <R>(start: StartLeased<R>, leaseMs: number, request: FetchRequest): Effect.Effect<Fetched, RedisError, R | Broker> =>
+export const fetchPass = <R>(
+  start: StartLeased<R>,
+  leaseMs: number,
+  request: FetchRequest
+): Effect.Effect<Fetched, RedisError, R | Broker> =>
   Effect.uninterruptible(
     Effect.flatMap(leaseFrom(request.queues, request.count, leaseMs, request.parking), (got) =>
-      Effect.map(start(got), (started): Fetched => ({ started, corrupt: got.corrupt.length, failedQueues: got.failedQueues }))
+      Effect.map(
+        start(got),
+        (started): Fetched => ({ started, corrupt: got.corrupt.length, failedQueues: got.failedQueues })
+      )
     )
   )
 
@@ -72,7 +79,10 @@ export interface FetchSource<R> {
   readonly writeFailed: (task: ActiveTask) => void
 }
 
-const errorBackoff = Schedule.min([Schedule.exponential(Duration.millis(100), 2), Schedule.spaced(Duration.seconds(5))]).pipe(Schedule.jittered)
+const errorBackoff = Schedule.min([
+  Schedule.exponential(Duration.millis(100), 2),
+  Schedule.spaced(Duration.seconds(5))
+]).pipe(Schedule.jittered)
 
 /** What the fetch loop's fetches run with. */
 export interface FetchSourceDeps<R> {
@@ -95,17 +105,28 @@ export const makeFetchSource = <R>(deps: FetchSourceDeps<R>): FetchSource<R> => 
   // A parked worker's token is the lease of whatever is handed to it (parking.ts): the idle loop
   // looks again (and leaves a fresh token) at least every half lease, so a hand-over arrives with
   // half a lease or more left. The default poll interval (1 s) is far below that.
-  const idleWaitMs = deps.parking ? Math.min(options.pollIntervalMs, Math.floor(options.leaseMs / 2)) : options.pollIntervalMs
+  const idleWaitMs = deps.parking
+    ? Math.min(options.pollIntervalMs, Math.floor(options.leaseMs / 2))
+    : options.pollIntervalMs
 
   /** One fetch: this round's queue order (less the resting queues), for `want` slots. Returns whether it came back short. */
   const fetchOnce = (want: number) =>
     // fetchPass itself is uninterruptible (a leased task is always started); nothing before it needs to be.
     Effect.flatMap(queueOrder(options.queues, options.strictPriority), (order) => {
       wake.clear()
-      return Effect.flatMap(fetchPass(deps.start, options.leaseMs, { queues: rest ? rest.usable(order) : order, count: want, parking: deps.parking }), (got) => {
-        const short = got.started.length + got.corrupt < want
-        return rest && got.failedQueues.length > 0 ? Effect.as(rest.failed(got.failedQueues), short) : Effect.succeed(short)
-      })
+      return Effect.flatMap(
+        fetchPass(deps.start, options.leaseMs, {
+          queues: rest ? rest.usable(order) : order,
+          count: want,
+          parking: deps.parking
+        }),
+        (got) => {
+          const short = got.started.length + got.corrupt < want
+          return rest && got.failedQueues.length > 0
+            ? Effect.as(rest.failed(got.failedQueues), short)
+            : Effect.succeed(short)
+        }
+      )
     })
 
   const fetch = (want: number): Effect.Effect<boolean, never, R | Broker | Scope.Scope> => {
@@ -121,7 +142,9 @@ export const makeFetchSource = <R>(deps: FetchSourceDeps<R>): FetchSource<R> => 
         Effect.orDie
       )
     )
-    return rest && writeFailedQueues.length > 0 ? Effect.andThen(rest.failed(writeFailedQueues.splice(0)), tried) : tried
+    return rest && writeFailedQueues.length > 0
+      ? Effect.andThen(rest.failed(writeFailedQueues.splice(0)), tried)
+      : tried
   }
 
   /** When the loop looks again at the latest, after a fetch that came back short at `now`. */
@@ -137,6 +160,7 @@ export const makeFetchSource = <R>(deps: FetchSourceDeps<R>): FetchSource<R> => 
   return {
     fetch,
     untilNextLook,
-    writeFailed: (task) => void writeFailedQueues.push({ queue: task.msg.queue, error: "writing a task's outcome failed" })
+    writeFailed: (task) =>
+      void writeFailedQueues.push({ queue: task.msg.queue, error: "writing a task's outcome failed" })
   }
 }

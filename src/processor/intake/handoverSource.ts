@@ -42,10 +42,15 @@ export const handoverIntake = (deps: {
  * otherwise they go back to pending. A waiting push is leased to this worker but not yet
  * registered (its lease is not extended): it waits at most `maxPushWaitMs` (parking.ts).
  */
-export const takeHandovers = <R>(parking: ParkingState, slots: Slots, start: StartLeased<R>): Effect.Effect<unknown, never, R | Broker> =>
+export const takeHandovers = <R>(
+  parking: ParkingState,
+  slots: Slots,
+  start: StartLeased<R>
+): Effect.Effect<unknown, never, R | Broker> =>
   Effect.flatMap(Clock.currentTimeMillis, (now) => parking.settle(pushDecider(slots), now)).pipe(
-    Effect.flatMap((got): Effect.Effect<unknown, never, R | Broker> =>
-      got.tasks.length + got.corrupt.length + got.failedQueues.length === 0 ? Effect.void : start(got)
+    Effect.flatMap(
+      (got): Effect.Effect<unknown, never, R | Broker> =>
+        got.tasks.length + got.corrupt.length + got.failedQueues.length === 0 ? Effect.void : start(got)
     ),
     Effect.uninterruptible
   )

@@ -16,7 +16,6 @@ import type { Acker } from "../acker.js"
 import { makeAckerFor } from "../ackerLanes.js"
 import { makeParking, type ParkingState } from "../parking.js"
 import type { ActiveTask } from "../registry.js"
-import type { RunDeps } from "../runAttempt.js"
 import type { Signal } from "../Signal.js"
 import { makeWritesAside } from "../writesAside.js"
 import { type Fetched, type FetchRequest, fetchPass, type FetchSource, makeFetchSource } from "./fetchSource.js"
@@ -69,7 +68,10 @@ export const makeIntake = <R>(deps: IntakeDeps<R>): Intake<R> => {
  * together, each given what it needs when it is made. Attempts it starts outside the loop's fiber
  * (a hand-over from the receiver) run in `deps.attempts` with the context this runs in.
  */
-export const makeLoopIntake = <R>(deps: IntakeDeps<R>, settings: LoopSettings): Effect.Effect<LoopIntake<R>, never, R | Broker> =>
+export const makeLoopIntake = <R>(
+  deps: IntakeDeps<R>,
+  settings: LoopSettings
+): Effect.Effect<LoopIntake<R>, never, R | Broker> =>
   Effect.gen(function* () {
     const { options, broker, registry } = deps
     const { wake, slotFreed } = settings
@@ -85,10 +87,27 @@ export const makeLoopIntake = <R>(deps: IntakeDeps<R>, settings: LoopSettings): 
     }
     // On a Cluster, a task whose outcome write failed gives its slot back while the write is retried
     // (writesAside.ts), and its queue rests from the fetch source's next fetch on.
-    const aside = cluster ? makeWritesAside(registry, options.concurrency, (task) => fetch.writeFailed(task), () => slotFreed.raise()) : undefined
+    const aside = cluster
+      ? makeWritesAside(
+          registry,
+          options.concurrency,
+          (task) => fetch.writeFailed(task),
+          () => slotFreed.raise()
+        )
+      : undefined
     const slots = makeSlots(options.concurrency, registry, aside)
-    const parking = settings.parkAs === undefined ? undefined : makeParking(settings.parkAs, options.queueNames, handoverIntake({ slots, wake, slotFreed, clock, startOne }))
-    const fetch = makeFetchSource<R>({ options, wake, deadlines: deps.deadlines, cluster, parking: parking?.parking, start })
+    const parking =
+      settings.parkAs === undefined
+        ? undefined
+        : makeParking(settings.parkAs, options.queueNames, handoverIntake({ slots, wake, slotFreed, clock, startOne }))
+    const fetch = makeFetchSource<R>({
+      options,
+      wake,
+      deadlines: deps.deadlines,
+      cluster,
+      parking: parking?.parking,
+      start
+    })
     const rider = cluster ? undefined : makeRideSource<R>({ options, broker, slots, wake, slotFreed, parking, start })
     const prepare = aside
       ? (task: ActiveTask) => {
@@ -96,7 +115,12 @@ export const makeLoopIntake = <R>(deps: IntakeDeps<R>, settings: LoopSettings): 
           aside.watch(task)
         }
       : deps.prepare
-    const run: StartDeps<R> = { ...deps, acker: makeAckerFor(broker, rider), slotFreed: freedSignal(slots, slotFreed), prepare }
+    const run: StartDeps<R> = {
+      ...deps,
+      acker: makeAckerFor(broker, rider),
+      slotFreed: freedSignal(slots, slotFreed),
+      prepare
+    }
     return {
       acker: run.acker,
       take: (request) => fetchPass(start, options.leaseMs, request),

@@ -45,7 +45,9 @@ export interface Slots {
 export const makeSlots = (concurrency: number, registry: Registry, aside: WritesAside | undefined): Slots => {
   const tasks = registry.tasks
   const slots: Slots = {
-    free: aside ? () => concurrency - tasks.size + aside.count() - slots.reserved - slots.fetching : () => concurrency - tasks.size - slots.reserved - slots.fetching,
+    free: aside
+      ? () => concurrency - tasks.size + aside.count() - slots.reserved - slots.fetching
+      : () => concurrency - tasks.size - slots.reserved - slots.fetching,
     taking: false,
     idle: false,
     reserved: 0,
@@ -73,7 +75,13 @@ export const startsDirect = (slots: Slots): boolean => slots.idle && slots.free(
  */
 export const pushDecider = (slots: Slots): (() => PushDecision) => {
   let accepted = 0
-  return () => (slots.free() - accepted > 0 ? (accepted++, "start") : slots.reserved > 0 ? "wait" : "giveBack")
+  return () => {
+    if (slots.free() - accepted > 0) {
+      accepted++
+      return "start"
+    }
+    return slots.reserved > 0 ? "wait" : "giveBack"
+  }
 }
 
 /**

@@ -33,7 +33,11 @@ export interface StartDeps<R> extends RunDeps<R> {
  * Registers a freshly leased task and returns its attempt, to run in a fiber of `deps.attempts`
  * (with the observer's span, `onSettled`, and the slot-freed signal when it ends).
  */
-export const registerAttempt = <R>(deps: StartDeps<R>, leased: LeasedTask, now: number): Effect.Effect<Settled, never, R | Broker> => {
+export const registerAttempt = <R>(
+  deps: StartDeps<R>,
+  leased: LeasedTask,
+  now: number
+): Effect.Effect<Settled, never, R | Broker> => {
   const task = makeActiveTask(leased.msg, now, leased.leaseExpiresAtMs)
   deps.prepare?.(task)
   deps.registry.add(task)
@@ -41,28 +45,49 @@ export const registerAttempt = <R>(deps: StartDeps<R>, leased: LeasedTask, now: 
   const run = observer ? observer.attempt(task, runAttempt(deps, task)) : runAttempt(deps, task)
   const onSettled = deps.options.onSettled
   const attempt = onSettled
-    ? run.pipe(Effect.tap((outcome) => Effect.try(() => onSettled(task.msg, outcome)).pipe(Effect.catch((e) => Effect.logWarning(`onSettled threw: ${String(e)}`)))))
+    ? run.pipe(
+        Effect.tap((outcome) =>
+          Effect.try(() => onSettled(task.msg, outcome)).pipe(
+            Effect.catch((e) => Effect.logWarning(`onSettled threw: ${String(e)}`))
+          )
+        )
+      )
     : run
   const slotFreed = deps.slotFreed
-  return slotFreed ? Effect.ensuring(attempt, Effect.sync(() => slotFreed.raise())) : attempt
+  return slotFreed
+    ? Effect.ensuring(
+        attempt,
+        Effect.sync(() => slotFreed.raise())
+      )
+    : attempt
 }
 
 /**
  * Registers and starts freshly leased tasks (each attempt in its own fiber, started at once: it runs
  * up to its first wait), and reports the corrupt ones set aside and the queues that failed.
  */
-export const startLeased = <R>(deps: StartDeps<R>, got: DequeueLeaseResult): Effect.Effect<Array<Fiber.Fiber<Settled>>, never, R | Broker> => {
+export const startLeased = <R>(
+  deps: StartDeps<R>,
+  got: DequeueLeaseResult
+): Effect.Effect<Array<Fiber.Fiber<Settled>>, never, R | Broker> => {
   const start = Effect.flatMap(Clock.currentTimeMillis, (now) => {
     deps.options.observer?.fetched(got.tasks.length)
-    const startOne = (leased: LeasedTask) => FiberSet.run(deps.attempts, registerAttempt(deps, leased, now), { startImmediately: true })
+    const startOne = (leased: LeasedTask) =>
+      FiberSet.run(deps.attempts, registerAttempt(deps, leased, now), { startImmediately: true })
     // One task (a hand-over, a fetch at low load) without forEach's machinery.
-    return got.tasks.length === 1 ? Effect.map(startOne(got.tasks[0]!), (f) => [f]) : Effect.forEach(got.tasks, startOne)
+    return got.tasks.length === 1
+      ? Effect.map(startOne(got.tasks[0]!), (f) => [f])
+      : Effect.forEach(got.tasks, startOne)
   })
   // The common case, nothing corrupt and no queue failed, logs nothing.
   if (got.corrupt.length === 0 && got.failedQueues.length === 0) return start
   return Effect.andThen(
     Effect.andThen(
-      Effect.forEach(got.corrupt, (c) => Effect.logError(`task ${c.id} in queue "${c.queue}" ${c.outcome}: ${c.error}`), { discard: true }),
+      Effect.forEach(
+        got.corrupt,
+        (c) => Effect.logError(`task ${c.id} in queue "${c.queue}" ${c.outcome}: ${c.error}`),
+        { discard: true }
+      ),
       logQueueFailures("taking tasks", got.failedQueues)
     ),
     start
