@@ -16,7 +16,8 @@ import type * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Schedule from "effect/Schedule"
 import type { Broker } from "../broker/Broker.js"
-import { type DequeueLeaseResult, dequeueLeaseCall, type LeasedTask, leaseFrom, type Parking } from "../steps/dequeueLease.js"
+import { type DequeueLeaseResult, dequeueLeaseCall, type FlowLimited, type LeasedTask, leaseFrom, type Parking } from "../steps/dequeueLease.js"
+import { flowIdleWait } from "./flowWait.js"
 import type { RedisError } from "../redis/errors.js"
 import type { QueueFailure } from "../steps/queueFailures.js"
 import type { Ride, Rider } from "./acker.js"
@@ -60,6 +61,8 @@ export interface Fetched {
   readonly corrupt: number
   /** Queues that could not be served in this pass (logged); the others were. */
   readonly failedQueues: ReadonlyArray<QueueFailure>
+  /** Set when a queue's flow-control limit held back tasks this pass would have taken. */
+  readonly limited?: FlowLimited
 }
 
 const errorBackoff = Schedule.min([Schedule.exponential(Duration.millis(100), 2), Schedule.spaced(Duration.seconds(5))]).pipe(Schedule.jittered)
@@ -116,13 +119,18 @@ export const fetchPass = <R>(
 ): Effect.Effect<Fetched, RedisError, R | Broker> =>
   Effect.uninterruptible(
     Effect.flatMap(leaseFrom(request.queues, request.count, deps.options.leaseMs, request.parking), (got) =>
-      Effect.map(startLeased(deps, got), (started): Fetched => ({ started, corrupt: got.corrupt.length, failedQueues: got.failedQueues }))
+      Effect.map(startLeased(deps, got), (started): Fetched =>
+        got.limited
+          ? { started, corrupt: got.corrupt.length, failedQueues: got.failedQueues, limited: got.limited }
+          : { started, corrupt: got.corrupt.length, failedQueues: got.failedQueues }
+      )
     )
   )
 
 /**
  * The fetch loop's fetch: this round's queue order (less the queues resting after a failure, on a
- * Cluster: see queueRest.ts), for `want` slots. Returns whether it came back short.
+ * Cluster: see queueRest.ts), for `want` slots. Returns whether it came back short, and whether a
+ * queue's flow-control limit held it back (flowWait.ts).
  */
 const fetchForSlots = <R>(deps: FetcherDeps<R>, want: number, rest: QueueRest | undefined) =>
   // fetchPass itself is uninterruptible (a leased task is always started); nothing before it needs to be.
@@ -130,7 +138,8 @@ const fetchForSlots = <R>(deps: FetcherDeps<R>, want: number, rest: QueueRest | 
     deps.wake.clear()
     return Effect.flatMap(fetchPass(deps, { queues: rest ? rest.usable(order) : order, count: want, parking: deps.parking?.parking }), (got) => {
       const short = got.started.length + got.corrupt < want
-      return rest && got.failedQueues.length > 0 ? Effect.as(rest.failed(got.failedQueues), short) : Effect.succeed(short)
+      const out = { short, limited: got.limited }
+      return rest && got.failedQueues.length > 0 ? Effect.as(rest.failed(got.failedQueues), out) : Effect.succeed(out)
     })
   })
 
@@ -278,7 +287,7 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
       const fetch = fetchForSlots(loopDeps, want, rest)
       // The first try runs bare (no retry schedule built for the usual case); a failure goes on as
       // Effect.retry with the backoff from its first delay (the first failure is replayed, not re-sent).
-      const short = yield* Effect.catch(fetch, (first) =>
+      const { short, limited } = yield* Effect.catch(fetch, (first) =>
         replayFirst(first, fetch).pipe(
           Effect.retry({
             schedule: errorBackoff,
@@ -291,10 +300,11 @@ export const fetchLoop = <R>(deps: FetcherDeps<R>): Effect.Effect<never, never, 
         idle = true
         // The poll interval is a deadline on the shared timer that raises the wake signal: the wait itself
         // is a plain one, which a wake-up message resumes at once (no race with a sleep set up per wait).
-        const pollAt = (yield* Clock.currentTimeMillis) + idleWaitMs
-        const unwatch = deps.deadlines.add(pollAt, () => deps.wake.raise())
+        // A queue's flow limit that held this fetch back shortens the wait to its next allowance (flowWait.ts).
+        const idleWait = flowIdleWait(limited, yield* Clock.currentTimeMillis, idleWaitMs)
+        const unwatch = deps.deadlines.add(idleWait.deadlineMs, () => deps.wake.raise())
         parking?.setDirect(direct)
-        yield* deps.wake.wait().pipe(
+        yield* (idleWait.onSlotFreed ? Effect.raceFirst(deps.wake.wait(), deps.slotFreed.wait()) : deps.wake.wait()).pipe(
           Effect.ensuring(
             Effect.sync(() => {
               parking?.setDirect(undefined)

@@ -103,6 +103,13 @@ export interface QueueKeys {
    */
   readonly dueMs: string
   /**
+   * Not asynq's: the queue's flow-control limit (a hash; absent for an unlimited queue): a rate
+   * (`interval_ms` between tasks, `burst`, and the `limit` / `per_ms` it was given as), a
+   * `concurrency` cap, and the rate's state `tat` (GCRA's theoretical arrival time, unix ms).
+   * Read by the lease scripts (lua/includes/flowLimit.lua); written by lua/setQueueLimit.lua.
+   */
+  readonly flow: string
+  /**
    * Not asynq's: the hand-overs not yet confirmed by their worker (a zset: member
    * `<token>\n<byte length of server id>\n<server id><task id>`, score: when it goes back to
    * pending unless confirmed, unix ms). See lua/confirmHandovers.lua and lua/reclaimHandovers.lua.
@@ -155,6 +162,7 @@ export const queueKeys = (queue: string): QueueKeys => {
     parkRoom: `${prefix}parkroom`,
     pushList: (serverId) => `${prefix}push:${serverId}`,
     dueMs: `${prefix}due_ms`,
+    flow: `${prefix}flow`,
     handover: `${prefix}handover`,
     alive: (serverId) => `${prefix}alive:${serverId}`,
     processedTotal: `${prefix}processed`,
