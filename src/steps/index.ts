@@ -25,5 +25,7 @@ export { aggregate, type AggregatedTask, type AggregateFailure, type AggregateOp
 export { janitor, type JanitorOptions, type JanitorResult } from "./janitor.js"
 export type { QueueFailure } from "./queueFailures.js"
 export { pauseQueue, unpauseQueue } from "./pauseQueue.js"
+export { type EnqueueModeError, type EnqueueModeOptions, enqueueThrottled, type EnqueueThrottledResult } from "./enqueueThrottled.js"
+export { enqueueDebounced, type EnqueueDebouncedResult } from "./enqueueDebounced.js"
 export { clearQueueLimit, getQueueLimit, parseRate, type QueueLimit, type QueueLimitInfo, type RatePeriod, setQueueLimit } from "./queueLimit.js"
 export { publishCancel } from "../broker/publishCancel.js"

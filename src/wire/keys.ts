@@ -110,6 +110,16 @@ export interface QueueKeys {
    */
   readonly flow: string
   /**
+   * Not asynq's: a throttle key (a string: the id of the task it let through in its window; it
+   * expires with the window). Written by lua/enqueueThrottled.lua.
+   */
+  readonly throttle: (key: string) => string
+  /**
+   * Not asynq's: a debounce key (a string: the id of the key's latest scheduled task). Written by
+   * lua/enqueueDebounced.lua.
+   */
+  readonly debounce: (key: string) => string
+  /**
    * Not asynq's: the hand-overs not yet confirmed by their worker (a zset: member
    * `<token>\n<byte length of server id>\n<server id><task id>`, score: when it goes back to
    * pending unless confirmed, unix ms). See lua/confirmHandovers.lua and lua/reclaimHandovers.lua.
@@ -163,6 +173,8 @@ export const queueKeys = (queue: string): QueueKeys => {
     pushList: (serverId) => `${prefix}push:${serverId}`,
     dueMs: `${prefix}due_ms`,
     flow: `${prefix}flow`,
+    throttle: (key) => `${prefix}throttle:${key}`,
+    debounce: (key) => `${prefix}debounce:${key}`,
     handover: `${prefix}handover`,
     alive: (serverId) => `${prefix}alive:${serverId}`,
     processedTotal: `${prefix}processed`,
