@@ -26,6 +26,7 @@ import { InvalidArgument } from "../broker/errors.js"
 import { makeAckerFor } from "./ackerLanes.js"
 import { makeDeadlines } from "./deadlines.js"
 import { fetchPass, type StartDeps } from "./fetcher.js"
+import { flowDrainWaitMs } from "./flowWait.js"
 import { heartbeatLoop } from "./heartbeat.js"
 import { handlerOf, type HandlerInput } from "./Mux.js"
 import { resolveOptions, type ServerOptions } from "./options.js"
@@ -311,11 +312,17 @@ const runTasks = <R>(
           progress.stoppedBecause = "deadline"
           return
         }
-        const { started, corrupt, failedQueues: failedNow } = yield* fetchPass(deps, { queues: config.queues, count: 1 })
+        const { started, corrupt, failedQueues: failedNow, limited } = yield* fetchPass(deps, { queues: config.queues, count: 1 })
         counts.corrupt += corrupt
         for (const f of failedNow) failedQueues.set(f.queue, f.error)
         const attempt = started[0]
-        if (!attempt) return
+        if (!attempt) {
+          // A queue's flow limit held the fetch back: wait for it while the deadline allows (flowWait.ts).
+          const waitMs = flowDrainWaitMs(limited, now, deps.options.pollIntervalMs)
+          if (waitMs === undefined || deadlineMs - (now + waitMs) < margin) return
+          yield* Effect.sleep(Duration.millis(waitMs))
+          continue
+        }
         counts[counter[yield* Fiber.join(attempt)]]++
         progress.settled++
       }

@@ -20,3 +20,14 @@ export const flowIdleWait = (limited: FlowLimited | undefined, nowMs: number, id
   if (limited === undefined) return { deadlineMs: usual, onSlotFreed: false }
   return { deadlineMs: limited.untilMs === undefined ? usual : Math.min(usual, Math.max(nowMs, limited.untilMs)), onSlotFreed: limited.capped }
 }
+
+/**
+ * How long a time-boxed drain's worker waits after a fetch that took nothing because a queue's
+ * flow-control limit held it back: until the rate's next allowance, or one poll interval at a
+ * concurrency cap; undefined when no limit held it back (the queues are empty: the worker is done).
+ */
+export const flowDrainWaitMs = (limited: FlowLimited | undefined, nowMs: number, pollIntervalMs: number): number | undefined => {
+  if (limited === undefined) return undefined
+  if (limited.untilMs !== undefined) return Math.max(0, limited.untilMs - nowMs)
+  return pollIntervalMs
+}
