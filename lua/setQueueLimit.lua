@@ -1,7 +1,8 @@
 -- setQueueLimit: sets or clears a queue's flow-control limit (not asynq's; read where tasks are
 -- leased, includes/flowLimit.lua). The limit given replaces the one before (a field not given is
 -- removed); the rate's state (tat) is kept while the queue keeps a rate, so replacing a limit does
--- not hand out a fresh burst. With neither a rate nor a cap the key is deleted: the queue is
+-- not hand out a fresh burst (a faster rate applies at once: the lease brings a TAT later than the
+-- new rate allows back within it, includes/flowLimit.lua). With neither a rate nor a cap the key is deleted: the queue is
 -- unlimited again and its dequeues pay nothing for the feature.
 -- KEYS[1] asynq:{q}:flow
 -- ARGV[1] the rate's interval between two tasks, ms (> 0), or "" for no rate

@@ -30,7 +30,9 @@ local function flowAllowance(flowKey, activeKey, nowMs, want)
   local interval = tonumber(f[1])
   if interval and interval > 0 then
     local burst = math.max(math.floor(tonumber(f[2]) or 1), 1)
-    local tat = math.max(tonumber(f[4]) or nowMs, nowMs)
+    -- A TAT can be no later than now + burst * interval (no lease takes it further); one that is
+    -- (the rate was just made faster, or a worker's clock runs ahead) is brought back to that.
+    local tat = math.min(math.max(tonumber(f[4]) or nowMs, nowMs), nowMs + burst * interval)
     -- k tasks may start now while tat + k * interval - now <= burst * interval.
     local room = math.floor((burst * interval - (tat - nowMs)) / interval + 1e-9)
     limit.interval, limit.burst, limit.tat = interval, burst, tat

@@ -157,6 +157,13 @@ layer(testBrokerLayer())("queue limits (real Redis)", (it) => {
       const again = yield* dequeueLease({ queues: ["fl-replace"], count: 5 })
       expect(again.tasks).toHaveLength(0)
       expect(again.limited).toEqual({ untilMs: baseNowMs + 100, capped: false })
+      // From one a minute to ten a second: the wait the slow rate left (a minute) is cut to the new rate's.
+      yield* setQueueLimit("fl-replace", { rate: { limit: 1, per: "1m" } })
+      yield* TestClock.adjust(100)
+      expect((yield* dequeueLease({ queues: ["fl-replace"], count: 5 })).tasks).toHaveLength(1)
+      expect((yield* dequeueLease({ queues: ["fl-replace"], count: 5 })).limited).toEqual({ untilMs: baseNowMs + 100 + 60_000, capped: false })
+      yield* setQueueLimit("fl-replace", { rate: { limit: 10, per: "1s" } })
+      expect((yield* dequeueLease({ queues: ["fl-replace"], count: 5 })).limited).toEqual({ untilMs: baseNowMs + 200, capped: false })
     })
   )
 
