@@ -21,6 +21,7 @@
 -- KEYS[15] asynq:{q}:parkroom  (not asynq's: how many tasks each of them may still be handed)
 -- KEYS[16] asynq:{q}:due_ms    (not asynq's: exact due times of scheduled and retry tasks)
 -- KEYS[17] asynq:{q}:handover  (not asynq's: hand-overs not yet confirmed by their worker)
+-- KEYS[18] asynq:{q}:flow      (not asynq's: the queue's flow-control limit)
 -- ARGV[1] "1" force, "0" only when empty
 -- ARGV[2] batch size (> 0)
 -- Returns {1, deleted in this call} removed; {0, left} a batch was deleted, call again; {-1, tasks} not empty
@@ -29,13 +30,13 @@
 --- @include "includes/deleteTaskHash.lua"
 local pendingKey, activeKey, scheduledKey, retryKey, archivedKey, completedKey,
   leaseKey, groupsKey, aggregationSetsKey, pausedKey,
-  taskKeyPrefix, groupKeyPrefix, lockPrefix, parkedKey, parkRoomKey, dueKey, handoverKey = unpack(KEYS)
+  taskKeyPrefix, groupKeyPrefix, lockPrefix, parkedKey, parkRoomKey, dueKey, handoverKey, flowKey = unpack(KEYS)
 local force, batchSize = unpack(ARGV)
 batchSize = tonumber(batchSize)
 local stateZsets = {scheduledKey, retryKey, archivedKey, completedKey}
 local structureKeys = {
   pendingKey, activeKey, scheduledKey, retryKey, archivedKey, completedKey,
-  leaseKey, groupsKey, aggregationSetsKey, pausedKey, parkedKey, parkRoomKey, dueKey, handoverKey
+  leaseKey, groupsKey, aggregationSetsKey, pausedKey, parkedKey, parkRoomKey, dueKey, handoverKey, flowKey
 }
 local active = redis.call("LLEN", activeKey)
 if active > 0 then

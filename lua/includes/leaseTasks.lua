@@ -4,7 +4,10 @@
 -- in active), then HGET msg, HSET state "active", HDEL pending_since per task, and one ZADD puts
 -- every leased id in the lease set. A popped id whose task hash has no msg (dangling id) is
 -- removed from active again and given with msg false, so the caller can report it.
--- Defines leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix, leaseExpiry, maxTasks, out)
+-- A queue with a flow-control limit (asynq:{q}:flow, derived from the paused key: same slot) leases
+-- no more than the limit allows now (includes/flowLimit.lua). An unlimited queue pays nothing for
+-- it: the paused check is one EXISTS of both keys, as it was one EXISTS of the paused key.
+-- Defines leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix, leaseExpiry, maxTasks, out, nowMs)
 --   pendingKey     asynq:{q}:pending
 --   pausedKey      asynq:{q}:paused
 --   activeKey      asynq:{q}:active
@@ -13,10 +16,22 @@
 --   leaseExpiry    lease expiry, unix seconds (the lease zset score)
 --   maxTasks       most tasks to take (a number >= 1)
 --   out            a table the pairs id, msg (false for a dangling id) are appended to
--- Returns nothing.
-local function leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix, leaseExpiry, maxTasks, out)
-  if redis.call("EXISTS", pausedKey) == 1 then
-    return
+--   nowMs          now, unix ms (the flow limit's clock)
+-- Returns nil, or when a flow limit cut the lease short, the wait until the next task is allowed
+-- (flowCharge in includes/flowLimit.lua: ms >= 0 for the rate, -1 for the concurrency cap).
+--- @include "includes/flowLimit.lua"
+local function leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix, leaseExpiry, maxTasks, out, nowMs)
+  local flowKey = string.sub(pausedKey, 1, -7) .. "flow"
+  local limit
+  if redis.call("EXISTS", pausedKey, flowKey) > 0 then
+    if redis.call("EXISTS", pausedKey) == 1 then
+      return
+    end
+    limit = flowAllowance(flowKey, activeKey, tonumber(nowMs), maxTasks)
+    maxTasks = limit.allowed
+    if maxTasks == 0 then
+      return flowCharge(flowKey, limit, 0)
+    end
   end
   local ids
   if maxTasks == 1 then
@@ -51,5 +66,8 @@ local function leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPre
   end
   for i = 1, #leased, 2000 do
     redis.call("ZADD", leaseKey, unpack(leased, i, math.min(i + 1999, #leased)))
+  end
+  if limit then
+    return flowCharge(flowKey, limit, #leased / 2)
   end
 end

@@ -1,5 +1,7 @@
 -- includes/pushToParked.lua: hands a new task straight to an idle effect-asynq worker instead of
--- the pending list, saving that worker the dequeue round trip. A worker whose dequeue came back
+-- the pending list, saving that worker the dequeue round trip. Never for a queue with a flow-control
+-- limit (asynq:{q}:flow, includes/flowLimit.lua): its tasks are leased only by a dequeue, which
+-- applies the limit (the enqueue then publishes its wake-up instead). A worker whose dequeue came back
 -- short left a park token in asynq:{q}:parked (field: its server id, value: a lease score unique to
 -- that park, see lua/dequeueLease.lua), and in asynq:{q}:parkroom how many tasks it may be handed
 -- under it (the slots that dequeue left unfilled). Only when the queue has no pending task (FIFO
@@ -53,7 +55,7 @@ local function pushToParked(pendingKey, taskKey, taskId, msg, lockKey, queueName
   local parkedKey, roomKey = base .. "parked", base .. "parkroom"
   -- A parked key of the wrong type (damaged) hands nothing over: the task is written as pending.
   local parked = redis.pcall("HGETALL", parkedKey)
-  if parked.err or #parked == 0 or redis.call("EXISTS", base .. "paused") == 1 then
+  if parked.err or #parked == 0 or redis.call("EXISTS", base .. "paused", base .. "flow") > 0 then
     return false
   end
   for i = 1, #parked, 2 do

@@ -27,7 +27,7 @@ export const deleteQueueScript = defineScript<RemoveQueueInput, RemoveQueueStep,
   buffers: false,
   keys: ({ queue }) => {
     const k = queueKeys(queue)
-    return [k.pending, k.active, k.scheduled, k.retry, k.archived, k.completed, k.lease, k.allGroups, k.allAggregationSets, k.paused, k.taskPrefix, k.groupPrefix, k.uniquePrefix, k.parked, k.parkRoom, k.dueMs, k.handover]
+    return [k.pending, k.active, k.scheduled, k.retry, k.archived, k.completed, k.lease, k.allGroups, k.allAggregationSets, k.paused, k.taskPrefix, k.groupPrefix, k.uniquePrefix, k.parked, k.parkRoom, k.dueMs, k.handover, k.flow]
   },
   args: ({ force, batch }) => [force ? "1" : "0", batch],
   decode: (reply, { queue, done }) =>

@@ -46,6 +46,9 @@ export const replyCodes = {
   enqueue: { 0: taskIdConflict, [-1]: duplicateTask },
   schedule: { 0: taskIdConflict, [-1]: duplicateTask },
   addToGroup: { 0: taskIdConflict, [-1]: duplicateTask },
+  // Enqueue modes: {1, …} written, {2, id} throttled (enqueueThrottled).
+  enqueueThrottled: { 0: taskIdConflict },
+  enqueueDebounced: { 0: taskIdConflict },
   // Periodic occurrence: 1 written, 2 generated id taken (draw another), -2 already done by another instance.
   scheduler_claim: { 0: taskIdConflict, [-1]: duplicateTask },
   // Lease transitions: 1 moved, 2 already moved by this same call (a resend after a lost reply).

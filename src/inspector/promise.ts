@@ -10,7 +10,8 @@ import type { TaskInfo } from "../steps/taskInfo.js"
 import type { TaskState } from "../wire/keys.js"
 import { archiveAll, deleteAll, runAll } from "./bulkActions.js"
 import { clusterKeySlot, clusterNodes } from "./cluster.js"
-import { cancelProcessing, pauseQueue, unpauseQueue } from "./control.js"
+import { cancelProcessing, clearQueueLimit, pauseQueue, setQueueLimit, unpauseQueue } from "./control.js"
+import type { QueueLimit, QueueLimitInfo } from "../steps/queueLimit.js"
 import { deleteQueue, type DeleteQueueOptions } from "./deleteQueue.js"
 import { getTaskInfo } from "./getTaskInfo.js"
 import { groups } from "./groups.js"
@@ -58,6 +59,13 @@ export interface Inspector {
   readonly pauseQueue: (queue: string) => Promise<void>
   /** Resumes a paused queue. */
   readonly unpauseQueue: (queue: string) => Promise<void>
+  /**
+   * Sets a queue's flow-control limit (a rate and/or a concurrency cap, global across every
+   * effect-asynq worker), replacing the one it had; resolves with the limit as stored.
+   */
+  readonly setQueueLimit: (queue: string, limit: QueueLimit) => Promise<QueueLimitInfo>
+  /** Removes a queue's flow-control limit (the queue is unlimited again). */
+  readonly clearQueueLimit: (queue: string) => Promise<void>
   /** Deletes a queue (with `force`, its tasks too; never while one is active). */
   readonly deleteQueue: (queue: string, options?: DeleteQueueOptions) => Promise<{ readonly deletedTasks: number }>
   /** Asks the server running a task to cancel it (best effort); resolves with how many servers heard it. */
@@ -105,6 +113,8 @@ export const createInspector = (options: InspectorOptions = {}): Inspector => {
     deleteAll: (q, state, o) => run(deleteAll(q, state, o)),
     pauseQueue: (q) => run(pauseQueue(q)),
     unpauseQueue: (q) => run(unpauseQueue(q)),
+    setQueueLimit: (q, l) => run(setQueueLimit(q, l)),
+    clearQueueLimit: (q) => run(clearQueueLimit(q)),
     deleteQueue: (q, o) => run(deleteQueue(q, o)),
     cancelProcessing: (id) => run(cancelProcessing(id)),
     servers: () => run(servers()),

@@ -1,6 +1,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { memoryUsageScript, queueStatsScript } from "../broker/queueInfo.js"
+import { getQueueLimitScript } from "../broker/queueLimit.js"
 import { bindScript, runScripts } from "../broker/script.js"
 import { requireQueue } from "../broker/queues.js"
 import type { QueueInfo } from "./types.js"
@@ -13,13 +14,15 @@ const groupSampleSize = 5
 export const getQueueInfo = Effect.fn("Inspector.getQueueInfo")(function* (queue: string) {
   yield* requireQueue(queue)
   const now = yield* Clock.currentTimeMillis
-  const [stats, memory] = yield* runScripts([
+  const [stats, memory, flow] = yield* runScripts([
     bindScript(queueStatsScript, { queue, nowMs: now }),
-    bindScript(memoryUsageScript, { queue, taskSample: taskSampleSize, groupSample: groupSampleSize })
+    bindScript(memoryUsageScript, { queue, taskSample: taskSampleSize, groupSample: groupSampleSize }),
+    bindScript(getQueueLimitScript, { queue })
   ])
   const { pending, active, scheduled, retry, archived, completed, processed, failed, processedTotal, failedTotal, paused, groups, aggregating, oldestPendingSince: oldest } =
     yield* Effect.fromResult(stats)
   const memoryUsage = yield* Effect.fromResult(memory)
+  const limit = yield* Effect.fromResult(flow)
   let latencyMs = 0
   if (/^\d+$/.test(oldest) && oldest !== "0") latencyMs = Math.max(0, now - Number(BigInt(oldest) / 1_000_000n))
   const info: QueueInfo = {
@@ -40,7 +43,8 @@ export const getQueueInfo = Effect.fn("Inspector.getQueueInfo")(function* (queue
     processedTotal: processedTotal,
     failedTotal: failedTotal,
     paused,
-    timestamp: new Date(now)
+    timestamp: new Date(now),
+    ...(limit ? { limit } : {})
   }
   return info
 })

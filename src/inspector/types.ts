@@ -1,5 +1,6 @@
 /** What the inspector returns: asynq's Inspector types, in milliseconds and Dates. */
 import type { QueueCounters } from "../broker/queueInfo.js"
+import type { QueueLimitInfo } from "../broker/queueLimit.js"
 import type { TaskState } from "../wire/keys.js"
 
 /** A queue's state at one moment (asynq's QueueInfo): its counters, plus what the inspector derives. */
@@ -13,6 +14,8 @@ export interface QueueInfo extends Omit<QueueCounters, "oldestPendingSince"> {
   readonly size: number
   /** When this snapshot was taken. */
   readonly timestamp: Date
+  /** The queue's flow-control limit (not asynq's: effect-asynq workers apply it); absent when it has none. */
+  readonly limit?: QueueLimitInfo
 }
 
 /** Counters of one day (asynq's DailyStats). */

@@ -65,6 +65,37 @@ export const queueMetricFamilies: ReadonlyArray<QueueMetricFamily> = [
   { name: "asynq_queue_paused_total", help: "Number of queues paused", type: "gauge", samples: perQueue((i) => (i.paused ? 1 : 0)) }
 ]
 
+/** Only the queues that have this part of a flow-control limit get a sample. */
+const perLimitedQueue = (value: (info: QueueInfo) => number | undefined) => (info: QueueInfo) => {
+  const v = value(info)
+  return v === undefined ? [] : [{ labels: [["queue", info.queue]] as const, value: v }]
+}
+
+/**
+ * effect-asynq's flow-control limits (not asynq's): written only for the queues that have one (a
+ * family with no sample is left out, so a deployment without limits scrapes asynq's seven only).
+ */
+export const queueLimitFamilies: ReadonlyArray<QueueMetricFamily> = [
+  {
+    name: "effect_asynq_queue_rate_limit_per_second",
+    help: "Tasks per second the queue's rate limit lets start, across all effect-asynq workers.",
+    type: "gauge",
+    samples: perLimitedQueue((i) => (i.limit?.rate ? (i.limit.rate.limit * 1000) / i.limit.rate.perMs : undefined))
+  },
+  {
+    name: "effect_asynq_queue_rate_limit_burst",
+    help: "Tasks the queue's rate limit lets start at once after a quiet spell.",
+    type: "gauge",
+    samples: perLimitedQueue((i) => i.limit?.rate?.burst)
+  },
+  {
+    name: "effect_asynq_queue_concurrency_limit",
+    help: "Most tasks of the queue active at once, across all effect-asynq workers.",
+    type: "gauge",
+    samples: perLimitedQueue((i) => i.limit?.concurrency)
+  }
+]
+
 const escapeHelp = (s: string) => s.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")
 const escapeLabel = (s: string) => s.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")
 const formatValue = (v: number) => (Number.isNaN(v) ? "NaN" : v === Infinity ? "+Inf" : v === -Infinity ? "-Inf" : String(v))
@@ -76,10 +107,12 @@ const formatValue = (v: number) => (Number.isNaN(v) ? "NaN" : v === Infinity ? "
 export const renderQueueMetrics = (infos: ReadonlyArray<QueueInfo>): string => {
   if (infos.length === 0) return ""
   const lines: Array<string> = []
-  const families = [...queueMetricFamilies].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const families = [...queueMetricFamilies, ...queueLimitFamilies].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
   for (const family of families) {
+    const raw = infos.flatMap(family.samples)
+    if (raw.length === 0) continue
     lines.push(`# HELP ${family.name} ${escapeHelp(family.help)}`, `# TYPE ${family.name} ${family.type}`)
-    const samples = infos.flatMap(family.samples).map((s) => ({
+    const samples = raw.map((s) => ({
       key: s.labels.map(([, v]) => v).join("\u0000"),
       text: `${family.name}{${s.labels.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(",")}} ${formatValue(s.value)}`
     }))

@@ -24,6 +24,7 @@ import { Broker } from "../broker/Broker.js"
 import { makeObserver } from "./workerObserver.js"
 import { InvalidArgument } from "../broker/errors.js"
 import { makeDeadlines } from "./deadlines.js"
+import { flowDrainWaitMs } from "./flowWait.js"
 import { type Intake, type IntakeDeps, makeIntake } from "./intake/intake.js"
 import { heartbeatLoop } from "./heartbeat.js"
 import { handlerOf, type HandlerInput } from "./Mux.js"
@@ -316,11 +317,17 @@ const runTasks = <R>(
           progress.stoppedBecause = "deadline"
           return
         }
-        const { started, corrupt, failedQueues: failedNow } = yield* run.intake.take({ queues: config.queues, count: 1 })
+        const { started, corrupt, failedQueues: failedNow, limited } = yield* run.intake.take({ queues: config.queues, count: 1 })
         counts.corrupt += corrupt
         for (const f of failedNow) failedQueues.set(f.queue, f.error)
         const attempt = started[0]
-        if (!attempt) return
+        if (!attempt) {
+          // A queue's flow limit held the fetch back: wait for it while the deadline allows (flowWait.ts).
+          const waitMs = flowDrainWaitMs(limited, now, run.deps.options.pollIntervalMs)
+          if (waitMs === undefined || deadlineMs - (now + waitMs) < margin) return
+          yield* Effect.sleep(Duration.millis(waitMs))
+          continue
+        }
         counts[counter[yield* Fiber.join(attempt)]]++
         progress.settled++
       }

@@ -3,6 +3,8 @@
  * and the errors the processor records when it stops a handler itself.
  */
 import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
 
 /** Return (or throw) from a handler: archive the task now, no more retries. Wrapping it (as `cause`) works too. */
 export class SkipRetry extends Data.TaggedError("SkipRetry")<{ readonly message: string }> {
@@ -15,6 +17,29 @@ export class SkipRetry extends Data.TaggedError("SkipRetry")<{ readonly message:
 export class RevokeTask extends Data.TaggedError("RevokeTask")<{ readonly message: string }> {
   constructor(message = "revoke task") {
     super({ message })
+  }
+}
+
+/**
+ * Return (or throw) from a handler when the task cannot run now because of a rate limit (a remote
+ * API answered 429, say): the task goes back to the queue, due `retryAfter` from now (a number is
+ * milliseconds; `"30 seconds"` or a Duration work too), **without using up a retry**: it is not a
+ * failure (the retried count, the failed counters and the error handler are left alone), and it is
+ * never archived for it. Wrapping it (as `cause`) works too.
+ *
+ * ```ts
+ * import { RateLimited } from "effect-asynq/worker"
+ *
+ * const handler = async () => {
+ *   const res = await fetch("https://api.example.com/send", { method: "POST" })
+ *   if (res.status === 429) throw new RateLimited({ retryAfter: Number(res.headers.get("retry-after") ?? "1") * 1000 })
+ * }
+ * ```
+ */
+export class RateLimited extends Data.TaggedError("RateLimited")<{ readonly retryAfterMs: number; readonly message: string }> {
+  constructor(options: { readonly retryAfter: Duration.Input; readonly message?: string }) {
+    const ms = Option.match(Duration.fromInput(options.retryAfter), { onNone: () => NaN, onSome: (d) => Duration.toMillis(d) })
+    super({ retryAfterMs: ms, message: options.message ?? `rate limited: retry after ${ms} ms` })
   }
 }
 
@@ -56,6 +81,16 @@ export const hasTagInChain = (e: unknown, tag: string): boolean => {
 export const isSkipRetry = (e: unknown): boolean => hasTagInChain(e, "SkipRetry")
 /** Whether an error (or one in its `cause` chain) is a `RevokeTask`: the task is dropped. */
 export const isRevokeTask = (e: unknown): boolean => hasTagInChain(e, "RevokeTask")
+
+/** The `RateLimited` error in `e`'s `cause` chain, if there is one (the task goes back without using a retry). */
+export const rateLimitedIn = (e: unknown): RateLimited | undefined => {
+  let cur: unknown = e
+  for (let depth = 0; depth < 16 && cur !== undefined && cur !== null; depth++) {
+    if (cur instanceof RateLimited) return cur
+    cur = typeof cur === "object" && "cause" in cur ? (cur as { cause: unknown }).cause : undefined
+  }
+  return undefined
+}
 
 /** The text recorded as a task's `error_msg` for whatever a handler failed with. */
 export const errorText = (e: unknown): string => {

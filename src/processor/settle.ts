@@ -23,7 +23,7 @@ import { requeue } from "../steps/requeue.js"
 import { retry } from "../steps/retry.js"
 import { defaultRetryDelayMs } from "../steps/retryDelay.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
-import { errorText, HandlerNotFound, isRevokeTask, isSkipRetry } from "./errors.js"
+import { errorText, HandlerNotFound, isRevokeTask, isSkipRetry, type RateLimited, rateLimitedIn } from "./errors.js"
 import { warnMissingHandler } from "./missingHandler.js"
 import type { Acker } from "./acker.js"
 import type { ResolvedOptions } from "./options.js"
@@ -131,6 +131,25 @@ const retryDelayMs = (options: ResolvedOptions, msg: TaskMessage, error: unknown
 }
 
 /**
+ * A handler's `RateLimited`: the task goes to the retry set, due after its `retryAfter`, not counted
+ * (asynq's retry with isFailure false: `retried` and the failed counters unchanged, `error_msg` says
+ * why; no error handler, never archived for it). A `retryAfter` that is not a duration >= 0 uses the
+ * default retry delay of the task's attempt (logged).
+ */
+const settleRateLimited = (entry: ActiveTask, limited: RateLimited, errorMsg: string) =>
+  Effect.gen(function* () {
+    const msg = entry.msg
+    const atMs = yield* Clock.currentTimeMillis
+    const asked = limited.retryAfterMs
+    const delay =
+      Number.isFinite(asked) && asked >= 0
+        ? asked
+        : yield* Effect.logWarning(`task ${msg.id}: RateLimited with retryAfter ${asked} ms; using the default delay`).pipe(Effect.andThen(defaultRetryDelayMs(msg.retried)))
+    yield* Effect.logDebug(`task ${msg.id} (${msg.type}) rate limited, back in ${delay} ms (no retry used): ${errorMsg}`)
+    return yield* write(entry, "rate-limited give back", retry(msg, { retryAtMs: atMs + delay, errorMsg, isFailure: false, atMs }), "retried")
+  })
+
+/**
  * asynq's handleFailedMessage: error handler, then RevokeTask → drop, no retries left or SkipRetry →
  * archive, else retry. A stop at a drain's hard stop (TaskStopped "function-deadline") is always a
  * counted failure, whatever `isFailure` says.
@@ -145,6 +164,8 @@ export const settleFailure = Effect.fnUntraced(function* (
 ) {
   const msg = entry.msg
   const errorMsg = errorText(error)
+  const limited = alwaysCounts ? undefined : rateLimitedIn(error)
+  if (limited) return yield* settleRateLimited(entry, limited, errorMsg)
   if (options.errorHandler) {
     const eh = options.errorHandler
     yield* Effect.tryPromise({ try: async () => eh(task, error), catch: (e) => e }).pipe(

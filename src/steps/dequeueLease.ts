@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { Broker } from "../broker/Broker.js"
 import type { IdAndBytes } from "../broker/decode.js"
-import { dequeueLeaseScript } from "../broker/dequeueLease.js"
+import { dequeueLeaseScript, type FlowWait } from "../broker/dequeueLease.js"
 import { connectionOutages, isLostReply } from "../broker/lostReply.js"
 import type { RidingLease } from "../broker/completeAndLease.js"
 import { leaseScore, releaseLeasesScript } from "../broker/releaseLeases.js"
@@ -43,6 +43,26 @@ export interface DequeueLeaseResult {
    * `tasks`. Empty when all went well.
    */
   readonly failedQueues: ReadonlyArray<QueueFailure>
+  /**
+   * Set when a queue's flow-control limit held back tasks this call would have taken (the other
+   * queues were still visited): `untilMs`, the earliest time (unix ms, the caller's clock) at which
+   * a rate-limited queue allows its next task; `capped`, a queue's concurrency cap was reached (a
+   * task of it has to end first). Absent when no limit cut the call.
+   */
+  readonly limited?: FlowLimited
+}
+
+/** How a queue's flow-control limit held back a dequeue (see `DequeueLeaseResult.limited`). */
+export interface FlowLimited {
+  readonly untilMs: number | undefined
+  readonly capped: boolean
+}
+
+/** Adds one queue's flow wait (the reply's, relative to `nowMs`) to what a dequeue was held back by. */
+const addLimited = (acc: FlowLimited | undefined, wait: FlowWait, nowMs: number): FlowLimited => {
+  if (wait.by === "concurrency") return { untilMs: acc?.untilMs, capped: true }
+  const untilMs = nowMs + wait.waitMs
+  return { untilMs: acc?.untilMs === undefined ? untilMs : Math.min(acc.untilMs, untilMs), capped: acc?.capped ?? false }
 }
 
 /**
@@ -89,6 +109,7 @@ export const leaseFrom = (queues: ReadonlyArray<string>, count: number, leaseMs:
       const corrupt: Array<CorruptTask> = []
       const failures = queueFailures<RedisError>()
       const visited: Array<string> = []
+      let limited: FlowLimited | undefined
       const outages = () => broker.redis.connectionState().outages
       /** Visits queues[i] and the ones after it while tasks are wanted. */
       const visit = (i: number): Effect.Effect<void, never, Broker> => {
@@ -101,12 +122,14 @@ export const leaseFrom = (queues: ReadonlyArray<string>, count: number, leaseMs:
         const park = parking ? { server: parking.server, token: leaseScore(expiresSec) } : undefined
         // Told before the call goes out: a park whose reply is lost is still one the worker knows of.
         if (park) parking!.parked(queue, park.token)
-        const popped = runScript(dequeueLeaseScript, { queue, count: want, leaseExpiresAtSec: expiresSec, leaseScore: score, park }).pipe(
+        const popped = runScript(dequeueLeaseScript, { queue, count: want, leaseExpiresAtSec: expiresSec, nowMs: now, leaseScore: score, park }).pipe(
           Effect.tapError((e) => (isLostReply(e) ? releaseLeasedToNobody(queue, score, [], now) : Effect.void))
         )
-        return Effect.flatMap(failures.isolate(queue, popped), (pairs) => {
-          if (pairs === undefined) return visit(i + 1)
-          if (park && pairs.length < want) parking!.room?.(queue, park.token, want - pairs.length)
+        return Effect.flatMap(failures.isolate(queue, popped), (reply) => {
+          if (reply === undefined) return visit(i + 1)
+          const pairs = reply.pairs
+          if (reply.limited) limited = addLimited(limited, reply.limited, now)
+          if (park && !reply.limited && pairs.length < want) parking!.room?.(queue, park.token, want - pairs.length)
           const sorted = Effect.andThen(
             sortLeased(queue, pairs, expiresSec, now, tasks, corrupt, failures),
             Effect.suspend(() => visit(i + 1))
@@ -118,7 +141,13 @@ export const leaseFrom = (queues: ReadonlyArray<string>, count: number, leaseMs:
       }
       return visit(0).pipe(
         Effect.andThen(Effect.suspend(() => (tasks.length === 0 && corrupt.length === 0 ? failures.unlessAllFailed(visited) : Effect.void))),
-        Effect.as({ tasks, corrupt, failedQueues: failures.failedQueues } satisfies DequeueLeaseResult as DequeueLeaseResult)
+        Effect.andThen(
+          Effect.sync(() =>
+            limited
+              ? ({ tasks, corrupt, failedQueues: failures.failedQueues, limited } satisfies DequeueLeaseResult as DequeueLeaseResult)
+              : ({ tasks, corrupt, failedQueues: failures.failedQueues } satisfies DequeueLeaseResult as DequeueLeaseResult)
+          )
+        )
       )
     })
   )
@@ -207,7 +236,7 @@ export interface DequeueLeaseCall {
 export const dequeueLeaseCall = (queue: string, count: number, leaseMs: number, nowMs: number, outagesAtSend?: number): DequeueLeaseCall => {
   const expiresSec = unixSeconds(nowMs + leaseMs)
   const score = leaseScore(expiresSec)
-  const bound = bindScript(dequeueLeaseScript, { queue, count, leaseExpiresAtSec: expiresSec, leaseScore: score })
+  const bound = bindScript(dequeueLeaseScript, { queue, count, leaseExpiresAtSec: expiresSec, nowMs, leaseScore: score })
   return {
     call: bound.call,
     lease: { queue, count, leaseScore: score },
@@ -216,15 +245,17 @@ export const dequeueLeaseCall = (queue: string, count: number, leaseMs: number, 
       Effect.suspend(() => {
         const decoded = bound.decode(reply)
         if (Result.isFailure(decoded)) return Effect.fail(decoded.failure)
-        const pairs = decoded.success
+        const pairs = decoded.success.pairs
+        const wait = decoded.success.limited
         const tasks: Array<LeasedTask> = []
         const corrupt: Array<CorruptTask> = []
         const failures = queueFailures<RedisError>()
-        const sorted = Effect.as(sortLeased(queue, pairs, expiresSec, nowMs, tasks, corrupt, failures), {
-          tasks,
-          corrupt,
-          failedQueues: failures.failedQueues
-        } satisfies DequeueLeaseResult as DequeueLeaseResult)
+        const sorted = Effect.as(
+          sortLeased(queue, pairs, expiresSec, nowMs, tasks, corrupt, failures),
+          (wait
+            ? { tasks, corrupt, failedQueues: failures.failedQueues, limited: addLimited(undefined, wait, nowMs) }
+            : { tasks, corrupt, failedQueues: failures.failedQueues }) satisfies DequeueLeaseResult as DequeueLeaseResult
+        )
         if (outagesAtSend === undefined) return sorted
         return Effect.flatMap(connectionOutages, (outages) =>
           outages !== outagesAtSend ? Effect.andThen(releaseLeasedToNobody(queue, score, pairs.map((p) => p.id), nowMs), sorted) : sorted

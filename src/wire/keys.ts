@@ -103,6 +103,23 @@ export interface QueueKeys {
    */
   readonly dueMs: string
   /**
+   * Not asynq's: the queue's flow-control limit (a hash; absent for an unlimited queue): a rate
+   * (`interval_ms` between tasks, `burst`, and the `limit` / `per_ms` it was given as), a
+   * `concurrency` cap, and the rate's state `tat` (GCRA's theoretical arrival time, unix ms).
+   * Read by the lease scripts (lua/includes/flowLimit.lua); written by lua/setQueueLimit.lua.
+   */
+  readonly flow: string
+  /**
+   * Not asynq's: a throttle key (a string: the id of the task it let through in its window; it
+   * expires with the window). Written by lua/enqueueThrottled.lua.
+   */
+  readonly throttle: (key: string) => string
+  /**
+   * Not asynq's: a debounce key (a string: the id of the key's latest scheduled task). Written by
+   * lua/enqueueDebounced.lua.
+   */
+  readonly debounce: (key: string) => string
+  /**
    * Not asynq's: the hand-overs not yet confirmed by their worker (a zset: member
    * `<token>\n<byte length of server id>\n<server id><task id>`, score: when it goes back to
    * pending unless confirmed, unix ms). See lua/confirmHandovers.lua and lua/reclaimHandovers.lua.
@@ -155,6 +172,9 @@ export const queueKeys = (queue: string): QueueKeys => {
     parkRoom: `${prefix}parkroom`,
     pushList: (serverId) => `${prefix}push:${serverId}`,
     dueMs: `${prefix}due_ms`,
+    flow: `${prefix}flow`,
+    throttle: (key) => `${prefix}throttle:${key}`,
+    debounce: (key) => `${prefix}debounce:${key}`,
     handover: `${prefix}handover`,
     alive: (serverId) => `${prefix}alive:${serverId}`,
     processedTotal: `${prefix}processed`,

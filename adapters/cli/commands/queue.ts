@@ -1,6 +1,10 @@
 import * as Effect from "effect/Effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { pauseQueue, unpauseQueue } from "../../../src/inspector/control.js"
+import * as Option from "effect/Option"
+import { InvalidArgument } from "../../../src/broker/errors.js"
+import { requireQueue } from "../../../src/broker/queues.js"
+import { clearQueueLimit, getQueueLimit, pauseQueue, setQueueLimit, unpauseQueue } from "../../../src/inspector/control.js"
+import { parseRate, type QueueLimitInfo } from "../../../src/steps/queueLimit.js"
 import { deleteQueue } from "../../../src/inspector/deleteQueue.js"
 import { history } from "../../../src/inspector/history.js"
 import { getQueueInfo } from "../../../src/inspector/queueInfo.js"
@@ -30,6 +34,7 @@ const inspect = Command.make("inspect", { queue: queueArg }, ({ queue }) =>
           fields([
             ["queue", i.queue],
             ["paused", i.paused],
+            ["limit", limitText(i.limit)],
             ["size", i.size],
             ["pending", i.pending],
             ["active", i.active],
@@ -92,8 +97,57 @@ const rm = Command.make(
     )
 ).pipe(Command.withDescription("Delete a queue (refused when it holds tasks, unless --force)"))
 
+const periodText = (ms: number) => (ms === 1000 ? "s" : ms === 60_000 ? "m" : ms === 3_600_000 ? "h" : `${ms}ms`)
+
+/** A queue's flow-control limit in one line: `100/s (burst 1), concurrency 5`, or `none`. */
+export const limitText = (limit: QueueLimitInfo | undefined): string => {
+  if (!limit) return "none"
+  const parts: Array<string> = []
+  if (limit.rate) parts.push(`${limit.rate.limit}/${periodText(limit.rate.perMs)} (burst ${limit.rate.burst})`)
+  if (limit.concurrency !== undefined) parts.push(`concurrency ${limit.concurrency}`)
+  return parts.join(", ")
+}
+
+const limitCmd = Command.make(
+  "limit",
+  {
+    queue: queueArg,
+    rate: Flag.String("rate").pipe(Flag.withDescription("At most this many tasks per period, across all workers: 100/s, 5/1m, 20/500ms"), Flag.optional),
+    burst: Flag.Int("burst").pipe(Flag.withDescription("With --rate: tasks that may start at once after a quiet spell (default 1)"), Flag.optional),
+    concurrency: Flag.Int("concurrency").pipe(Flag.withDescription("At most this many tasks of the queue active at once, across all workers"), Flag.optional),
+    clear: Flag.Boolean("clear").pipe(Flag.withDescription("Remove the queue's limit"), Flag.withDefault(false))
+  },
+  ({ queue, rate, burst, concurrency, clear }) =>
+    withBroker(
+      Effect.gen(function* () {
+        const given = Option.isSome(rate) || Option.isSome(burst) || Option.isSome(concurrency)
+        if (clear) {
+          if (given) return yield* new InvalidArgument({ field: "clear", message: "--clear takes no --rate, --burst or --concurrency" })
+          yield* clearQueueLimit(queue)
+          return yield* emit(() => ({ queue, limit: null }), () => `Cleared the limit of queue "${queue}": it is unlimited.`)
+        }
+        if (!given) {
+          yield* requireQueue(queue)
+          const current = yield* getQueueLimit(queue)
+          return yield* emit(() => ({ queue, limit: current ?? null }), () => `Queue "${queue}": limit ${limitText(current)}.`)
+        }
+        const parsed = Option.isSome(rate) ? yield* parseRate(rate.value) : undefined
+        const stored = yield* setQueueLimit(queue, {
+          ...(parsed ? { rate: parsed } : {}),
+          ...(Option.isSome(burst) ? { burst: burst.value } : {}),
+          ...(Option.isSome(concurrency) ? { concurrency: concurrency.value } : {})
+        })
+        yield* emit(() => ({ queue, limit: stored }), () => `Queue "${queue}": limit ${limitText(stored)}.`)
+      })
+    )
+).pipe(
+  Command.withDescription(
+    "Show or set a queue's flow-control limit (--rate, --burst, --concurrency; replaces the limit it had), or remove it (--clear). Applied by effect-asynq workers only: Go asynq servers do not see it"
+  )
+)
+
 export const queue = Command.make("queue").pipe(
   Command.withDescription("Manage queues"),
-  Command.withSubcommands([ls, inspect, historyCmd, pause, unpause, rm])
+  Command.withSubcommands([ls, inspect, historyCmd, pause, unpause, limitCmd, rm])
 )
 

@@ -15,9 +15,10 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import type { Broker } from "../../broker/Broker.js"
 import type { RedisError } from "../../redis/errors.js"
-import { type DequeueLeaseResult, leaseFrom, type Parking } from "../../steps/dequeueLease.js"
+import { type DequeueLeaseResult, type FlowLimited, leaseFrom, type Parking } from "../../steps/dequeueLease.js"
 import type { QueueFailure } from "../../steps/queueFailures.js"
 import type { Deadlines } from "../deadlines.js"
+import { flowIdleWait } from "../flowWait.js"
 import type { ResolvedOptions } from "../options.js"
 import { queueOrder } from "../queueOrder.js"
 import { makeQueueRest } from "../queueRest.js"
@@ -34,6 +35,8 @@ export interface Fetched {
   readonly corrupt: number
   /** Queues that could not be served in this pass (logged); the others were. */
   readonly failedQueues: ReadonlyArray<QueueFailure>
+  /** Set when a queue's flow-control limit held back tasks this pass would have taken (flowWait.ts). */
+  readonly limited?: FlowLimited
 }
 
 /** What a fetch pass asks for: the queues in the order to visit, how many tasks, and the parking of a worker that parks. */
@@ -61,7 +64,10 @@ export const fetchPass = <R>(
     Effect.flatMap(leaseFrom(request.queues, request.count, leaseMs, request.parking), (got) =>
       Effect.map(
         start(got),
-        (started): Fetched => ({ started, corrupt: got.corrupt.length, failedQueues: got.failedQueues })
+        (started): Fetched =>
+          got.limited
+            ? { started, corrupt: got.corrupt.length, failedQueues: got.failedQueues, limited: got.limited }
+            : { started, corrupt: got.corrupt.length, failedQueues: got.failedQueues }
       )
     )
   )
@@ -73,7 +79,11 @@ export interface FetchSource<R> {
    * is tried again after a backoff. Returns whether it came back short (the queues are empty).
    */
   readonly fetch: (want: number) => Effect.Effect<boolean, never, R | Broker | Scope.Scope>
-  /** After a short fetch: waits for a wake-up, or until the poll interval has passed. */
+  /**
+   * After a short fetch: waits for a wake-up, or until the poll interval has passed — or, when a
+   * queue's flow limit held that fetch back, until its next allowance (and, at a concurrency cap,
+   * until one of this worker's attempts ends): flowWait.ts.
+   */
   readonly untilNextLook: Effect.Effect<void>
   /** A task whose outcome write failed (on a Cluster; writesAside.ts): its queue rests from the next fetch on. */
   readonly writeFailed: (task: ActiveTask) => void
@@ -89,6 +99,8 @@ export interface FetchSourceDeps<R> {
   readonly options: ResolvedOptions
   /** Raised by the subscriber (wake channel), the forwarder, reconnects and the deadline of the poll interval. */
   readonly wake: Signal
+  /** Raised when one of this worker's attempts ends (a queue at its concurrency cap may have room then). */
+  readonly slotFreed: Signal
   readonly deadlines: Deadlines
   /** On a Cluster, failing queues rest (queueRest.ts). */
   readonly cluster: boolean
@@ -102,6 +114,8 @@ export const makeFetchSource = <R>(deps: FetchSourceDeps<R>): FetchSource<R> => 
   const rest = deps.cluster ? makeQueueRest() : undefined
   /** Queues of tasks whose outcome write failed, to rest from the next fetch on. */
   const writeFailedQueues: Array<QueueFailure> = []
+  /** How a flow limit held back the last fetch (undefined: it did not). */
+  let lastLimited: FlowLimited | undefined
   // A parked worker's token is the lease of whatever is handed to it (parking.ts): the idle loop
   // looks again (and leaves a fresh token) at least every half lease, so a hand-over arrives with
   // half a lease or more left. The default poll interval (1 s) is far below that.
@@ -121,6 +135,7 @@ export const makeFetchSource = <R>(deps: FetchSourceDeps<R>): FetchSource<R> => 
           parking: deps.parking
         }),
         (got) => {
+          lastLimited = got.limited
           const short = got.started.length + got.corrupt < want
           return rest && got.failedQueues.length > 0
             ? Effect.as(rest.failed(got.failedQueues), short)
@@ -147,14 +162,14 @@ export const makeFetchSource = <R>(deps: FetchSourceDeps<R>): FetchSource<R> => 
       : tried
   }
 
-  /** When the loop looks again at the latest, after a fetch that came back short at `now`. */
-  const nextLookAtMs = (now: number) => now + idleWaitMs
-
   // The next look is a deadline on the shared timer that raises the wake signal: the wait itself
   // is a plain one, which a wake-up message resumes at once (no race with a sleep set up per wait).
+  // A flow limit that held the last fetch back moves the deadline to its next allowance.
   const untilNextLook = Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    const unwatch = deps.deadlines.add(nextLookAtMs(now), () => wake.raise())
-    return wake.wait().pipe(Effect.ensuring(Effect.sync(unwatch)))
+    const next = flowIdleWait(lastLimited, now, idleWaitMs)
+    const unwatch = deps.deadlines.add(next.deadlineMs, () => wake.raise())
+    const woken = next.onSlotFreed ? Effect.raceFirst(wake.wait(), deps.slotFreed.wait()) : wake.wait()
+    return woken.pipe(Effect.ensuring(Effect.sync(unwatch)))
   }).pipe(Effect.asVoid)
 
   return {

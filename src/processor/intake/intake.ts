@@ -103,6 +103,7 @@ export const makeLoopIntake = <R>(
     const fetch = makeFetchSource<R>({
       options,
       wake,
+      slotFreed,
       deadlines: deps.deadlines,
       cluster,
       parking: parking?.parking,

@@ -1,0 +1,59 @@
+/**
+ * A queue's flow-control limit (not asynq's): the hash `asynq:{q}:flow` the lease scripts read
+ * (lua/includes/flowLimit.lua). Written and cleared by `setQueueLimit`, read by `getQueueLimit`.
+ */
+import * as Result from "effect/Result"
+import { queueKeys } from "../wire/keys.js"
+import { integerReply, unexpectedReply } from "./decode.js"
+import { utf8Text } from "./fields.js"
+import { defineScript } from "./script.js"
+import { getQueueLimitLua, setQueueLimitLua } from "../redis/lua.generated.js"
+
+/** A queue's flow-control limit as stored and shown (queue info, the CLI, /metrics): a rate (interval between tasks, burst, and the rate as given) and/or a concurrency cap. */
+export interface QueueLimitInfo {
+  readonly rate?: {
+    /** Tasks per period, as given. */
+    readonly limit: number
+    /** The period, ms, as given. */
+    readonly perMs: number
+    /** Time between two tasks, ms (`perMs / limit`). */
+    readonly intervalMs: number
+    /** Tasks the rate lets start at once after a quiet spell. */
+    readonly burst: number
+  }
+  /** At most this many tasks of the queue active at once, across every worker. */
+  readonly concurrency?: number
+}
+
+/** Script `setQueueLimit`: replaces the queue's limit (`undefined`: clears it, the queue is unlimited). */
+export const setQueueLimitScript = defineScript<{ readonly queue: string; readonly limit: QueueLimitInfo | undefined }, void>({
+  name: "setQueueLimit", source: setQueueLimitLua,
+  buffers: false,
+  keys: ({ queue }) => [queueKeys(queue).flow],
+  args: ({ limit }) => {
+    const rate = limit?.rate
+    return [rate ? rate.intervalMs : "", rate ? rate.burst : "", rate ? rate.limit : "", rate ? rate.perMs : "", limit?.concurrency ?? ""]
+  },
+  decode: (reply) => Result.map(integerReply("setQueueLimit", reply), () => undefined)
+})
+
+const num = (v: unknown): number | undefined => {
+  if (typeof v !== "string" && !(v instanceof Uint8Array)) return undefined
+  const n = Number(typeof v === "string" ? v : utf8Text(v))
+  return Number.isFinite(n) ? n : undefined
+}
+
+/** Script `getQueueLimit`: the queue's limit, or undefined for an unlimited queue (fields that do not read as numbers are left out). */
+export const getQueueLimitScript = defineScript<{ readonly queue: string }, QueueLimitInfo | undefined>({
+  name: "getQueueLimit", source: getQueueLimitLua,
+  buffers: false,
+  keys: ({ queue }) => [queueKeys(queue).flow],
+  args: () => [],
+  decode: (reply) => {
+    if (!Array.isArray(reply) || reply.length !== 6) return Result.fail(unexpectedReply("getQueueLimit", reply, "an array of six fields"))
+    const [limit, perMs, burst, intervalMs, concurrency] = reply.map(num)
+    const rate = limit !== undefined && perMs !== undefined && burst !== undefined && intervalMs !== undefined ? { limit, perMs, intervalMs, burst } : undefined
+    if (rate === undefined && concurrency === undefined) return Result.succeed(undefined)
+    return Result.succeed({ ...(rate ? { rate } : {}), ...(concurrency !== undefined ? { concurrency } : {}) })
+  }
+})

@@ -1,0 +1,53 @@
+/**
+ * `effect-asynq queue limit QUEUE [--rate N/period] [--burst N] [--concurrency N] [--clear]`: shows,
+ * sets and clears a queue's flow-control limit; `queue inspect` and /metrics show it.
+ */
+import type { Redis as IORedis } from "ioredis"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { asynqMsg, putPending } from "../support/asynqLayout.js"
+import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
+import { runCli } from "./runCli.js"
+
+let c: IORedis
+const cli = (...args: Array<string>) => runCli(args, { REDIS_URL: testRedisUrl() })
+
+beforeAll(async () => {
+  await flushTestDb()
+  c = rawClient()
+})
+afterAll(() => c.disconnect())
+
+describe("CLI queue limit (real Redis)", { timeout: 240_000 }, () => {
+  it("sets, shows (also in queue inspect) and clears a limit; refuses bad input with exit 2 and writes nothing", async () => {
+    await putPending(c, asynqMsg("mail", "m1"), Date.now())
+    expect((await cli("queue", "limit", "mail")).stdout).toBe('Queue "mail": limit none.\n')
+
+    const set = await cli("queue", "limit", "mail", "--rate", "100/s", "--burst", "20", "--concurrency", "5")
+    expect(set.code).toBe(0)
+    expect(set.stdout).toBe('Queue "mail": limit 100/s (burst 20), concurrency 5.\n')
+    expect(await c.hgetall("asynq:{mail}:flow")).toEqual({ interval_ms: "10", burst: "20", limit: "100", per_ms: "1000", concurrency: "5" })
+    expect((await cli("queue", "limit", "mail")).stdout).toBe('Queue "mail": limit 100/s (burst 20), concurrency 5.\n')
+    expect((await cli("queue", "inspect", "mail")).stdout).toMatch(/^limit:\s+100\/s \(burst 20\), concurrency 5$/m)
+    const json = JSON.parse((await cli("queue", "limit", "mail", "--json")).stdout)
+    expect(json).toEqual({ queue: "mail", limit: { rate: { limit: 100, perMs: 1000, intervalMs: 10, burst: 20 }, concurrency: 5 } })
+
+    // A new limit replaces the old one: the cap is gone, the default burst (50 ms of tasks) applies.
+    expect((await cli("queue", "limit", "mail", "--rate", "6000/m")).stdout).toBe('Queue "mail": limit 6000/m (burst 5).\n')
+
+    const bad = await cli("queue", "limit", "mail", "--rate", "fast")
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toMatch(/rate must be <tasks>\/<period>/)
+    const both = await cli("queue", "limit", "mail", "--clear", "--concurrency", "3")
+    expect(both.code).toBe(2)
+    const ghost = await cli("queue", "limit", "ghost", "--concurrency", "3")
+    expect(ghost.code).toBe(1)
+    expect(ghost.stderr).toBe('effect-asynq: queue "ghost" does not exist\n')
+    expect(await c.exists("asynq:{ghost}:flow")).toBe(0)
+    expect(await c.hget("asynq:{mail}:flow", "limit")).toBe("6000")
+
+    const cleared = await cli("queue", "limit", "mail", "--clear")
+    expect(cleared.stdout).toBe('Cleared the limit of queue "mail": it is unlimited.\n')
+    expect(await c.exists("asynq:{mail}:flow")).toBe(0)
+    expect((await cli("queue", "inspect", "mail")).stdout).toMatch(/^limit:\s+none$/m)
+  })
+})
