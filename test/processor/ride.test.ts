@@ -9,7 +9,7 @@ import { queueKeys } from "../../src/wire/keys.js"
 import { brokerLayerAt, testBrokerLayer } from "../support/arrange.js"
 import { startRedisServer } from "../support/redis-server.js"
 import { luaScript } from "../../src/redis/scripts.js"
-import { flushTestDb, rawClient, testDb } from "../support/redis.js"
+import { flushTestDb, rawClient } from "../support/redis.js"
 import { waitFor } from "../support/waitFor.js"
 
 let c: IORedis
