@@ -25,6 +25,7 @@ import { makeObserver } from "./workerObserver.js"
 import { InvalidArgument } from "../broker/errors.js"
 import { makeDeadlines } from "./deadlines.js"
 import { flowDrainWaitMs } from "./flowWait.js"
+import { forwardDueOnEmpty } from "./forwardDue.js"
 import { type Intake, type IntakeDeps, makeIntake } from "./intake/intake.js"
 import { heartbeatLoop } from "./heartbeat.js"
 import { handlerOf, type HandlerInput } from "./Mux.js"
@@ -71,6 +72,16 @@ export interface DrainConfig<R = never>
    * are made whenever a tracer is installed.
    */
   readonly metrics?: boolean
+  /**
+   * Scheduled and retry tasks of the drain's queues (what the maintenance tick forwards):
+   * - `false` (default): the drain leaves them to the tick; it ends when nothing is pending.
+   * - `true`: whenever its queues run out of pending tasks, the drain first moves the ones already
+   *   due to pending (one forward pass) and goes on with them.
+   * - `{ waitMs }`: that, and when nothing is due yet, it waits for the earliest task that comes due
+   *   within `waitMs` (and before its margin), moves it on its millisecond and runs it: a drain
+   *   started a little before a task's time runs it on time.
+   */
+  readonly forwardDue?: boolean | { readonly waitMs: number }
 }
 
 /** What one drain did. */
@@ -324,9 +335,13 @@ const runTasks = <R>(
         if (!attempt) {
           // A queue's flow limit held the fetch back: wait for it while the deadline allows (flowWait.ts).
           const waitMs = flowDrainWaitMs(limited, now, run.deps.options.pollIntervalMs)
-          if (waitMs === undefined || deadlineMs - (now + waitMs) < margin) return
-          yield* Effect.sleep(Duration.millis(waitMs))
-          continue
+          if (waitMs !== undefined && deadlineMs - (now + waitMs) >= margin) {
+            yield* Effect.sleep(Duration.millis(waitMs))
+            continue
+          }
+          // Nothing pending: with forwardDue, due scheduled and retry tasks come next (forwardDue.ts).
+          if (waitMs === undefined && (yield* forwardDueOnEmpty(config.queues, config.forwardDue, deadlineMs - margin))) continue
+          return
         }
         counts[counter[yield* Fiber.join(attempt)]]++
         progress.settled++

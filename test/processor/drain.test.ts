@@ -409,3 +409,51 @@ describe("issue 29: tasks with no handler are warned about once per type and que
     expect(warnings).toHaveLength(2)
   })
 })
+
+describe("drain with forwardDue (TestClock)", () => {
+  const t0 = Math.floor(Date.now() / 1000) * 1000 + 250
+  const config = (forwardDue: Config["forwardDue"], starts: Array<[string, number]>): Config => ({
+    queues: ["work"],
+    safetyMarginMs: 1000,
+    handler: (task) => Clock.currentTimeMillis.pipe(Effect.map((now) => void starts.push([task.id, now]))),
+    ...(forwardDue !== undefined ? { forwardDue } : {})
+  })
+  const schedule = () =>
+    runAt(
+      t0 - 10_000,
+      Effect.gen(function* () {
+        yield* enqueue("job", {}, { queue: "work", processAt: new Date(t0 - 5_000), taskId: "overdue" })
+        yield* enqueue("job", {}, { queue: "work", processAt: new Date(t0 + 500), taskId: "in-500" })
+        yield* enqueue("job", {}, { queue: "work", processAt: new Date(t0 + 2_500), taskId: "after-the-margin" })
+      })
+    )
+
+  it("by default leaves scheduled tasks to the tick, even one already due", async () => {
+    await schedule()
+    const starts: Array<[string, number]> = []
+    const s = await drainAt(t0, config(undefined, starts))
+    expect(s).toMatchObject({ succeeded: 0, stoppedBecause: "empty" })
+    expect(await redis.zcard(k.scheduled)).toBe(3)
+  })
+
+  it("true: forwards and runs what is due when the queue runs empty, and ends without waiting for the rest", async () => {
+    await schedule()
+    const starts: Array<[string, number]> = []
+    const s = await drainAt(t0, config(true, starts))
+    expect(s).toMatchObject({ succeeded: 1, stoppedBecause: "empty" })
+    expect(starts.map(([id]) => id)).toEqual(["overdue"])
+    expect((await redis.zrange(k.scheduled, "0", "-1")).sort()).toEqual(["after-the-margin", "in-500"])
+  })
+
+  it("{ waitMs }: also waits for a task that comes due before the margin and runs it on its time; one due after the margin is left", async () => {
+    await schedule()
+    const starts: Array<[string, number]> = []
+    const s = await drainAt(t0, config({ waitMs: 2_000 }, starts))
+    expect(s).toMatchObject({ succeeded: 2, stoppedBecause: "empty" })
+    expect(starts.map(([id]) => id)).toEqual(["overdue", "in-500"])
+    // Not before its due millisecond; virtual time moves 20 ms a step while Redis answers.
+    expect(starts[1]![1]).toBeGreaterThanOrEqual(t0 + 500)
+    expect(starts[1]![1]).toBeLessThan(t0 + 600)
+    expect(await redis.zrange(k.scheduled, "0", "-1")).toEqual(["after-the-margin"])
+  })
+})
