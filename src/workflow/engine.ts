@@ -1,0 +1,395 @@
+/**
+ * The durable `WorkflowEngine` on asynq's Redis: effect's `WorkflowEngine.Encoded` contract, with
+ * every piece of an execution's state in one hash on the execution's control queue
+ * (`asynq:{q}:wf:x:<execution id>`) and every state transition one Lua script in that queue's slot.
+ *
+ * - A run (a replay of the workflow from the top) is an ordinary asynq task of type
+ *   `effect-asynq:wf:run` on the control queue, so leases, retries, recovery, the CLI and asynqmon
+ *   apply. An execution has at most one run task at a time (the hash's `task` field).
+ * - The run begins with `workflowRunStart` (which hands it the whole hash: replayed activities and
+ *   deferreds are read from it without a round trip) and ends with `workflowRunEnd`. A wake
+ *   (`workflowWake`: a deferred's exit, a resume, a child's completion) that lands while the run
+ *   goes sets the wake flag, which `workflowRunEnd` consumes in the same script as the suspension:
+ *   the next run is enqueued, so no wake is lost. Wakes while a run is pending coalesce into it.
+ * - An activity runs in the run's process; its exit is stored (`workflowActivityDone`, first write
+ *   wins) before it is returned, and every replay reads the stored exit.
+ *
+ * Control queues: a workflow's runs go to `<queue>:<workflow name>`, or with `shards` > 1 to
+ * `<queue>:<workflow name>#<n>`, n from a hash of the execution id (spreading executions over
+ * Redis Cluster slots; every process must use the same `queue` and `shards`).
+ */
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
+import type * as Activity from "effect/workflow/Activity"
+import type * as DurableDeferred from "effect/workflow/DurableDeferred"
+import * as Workflow from "effect/workflow/Workflow"
+import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
+import { Broker } from "../broker/Broker.js"
+import { registerQueueScript } from "../broker/enqueue.js"
+import { runScript } from "../broker/script.js"
+import { subscribeChannels } from "../broker/subscribe.js"
+import { unixNanosString } from "../broker/time.js"
+import { readExecutionFields, workflowActivityDoneScript } from "../broker/workflowActivityDone.js"
+import { workflowRunEndScript } from "../broker/workflowRunEnd.js"
+import { workflowRunStartScript } from "../broker/workflowRunStart.js"
+import { workflowStartScript } from "../broker/workflowStart.js"
+import { type NextRun, workflowWakeScript } from "../broker/workflowWake.js"
+import type { Task } from "../processor/Task.js"
+import * as Server from "../processor/Server.js"
+import type { ServerOptions } from "../processor/options.js"
+import { newTaskId } from "../steps/taskId.js"
+import { emptyTaskMessage, encodeTaskMessage } from "../wire/TaskMessage.js"
+import { workflowDoneChannel } from "../wire/workflowKeys.js"
+import { codecsOf, decodeExit, encodeExit } from "./codec.js"
+
+/** The task type of a workflow run (a replay of one execution), on the workflow's control queue. */
+export const workflowRunTaskType = "effect-asynq:wf:run"
+
+/** Options of the workflow engine layer. */
+export interface WorkflowLayerOptions {
+  /** Prefix of the control queues: a workflow's runs go to `<queue>:<workflow name>` (default "workflow"). */
+  readonly queue?: string
+  /** Control queues per workflow (default 1); more spread executions over Redis Cluster slots. Every process must agree. */
+  readonly shards?: number
+  /** Runs of one registered workflow processed at the same time in this process (default 10). */
+  readonly concurrency?: number
+  /** How many times asynq retries a run that failed for lack of Redis or a crash of its handler (default 25). */
+  readonly runMaxRetry?: number
+  /** A run's timeout in seconds (default 1800, asynq's); a run longer than that is stopped and retried. */
+  readonly runTimeoutSec?: number
+  /** More options of the worker that runs the registered workflows (queues and concurrency are set by the layer). */
+  readonly server?: Omit<ServerOptions, "queues" | "concurrency">
+}
+
+/** The resolved options. */
+interface Resolved {
+  readonly queue: string
+  readonly shards: number
+  readonly concurrency: number
+  readonly runMaxRetry: number
+  readonly runTimeoutSec: number
+  readonly server: Omit<ServerOptions, "queues" | "concurrency">
+}
+
+const resolve = (o: WorkflowLayerOptions = {}): Resolved => {
+  const shards = o.shards ?? 1
+  if (!Number.isInteger(shards) || shards < 1 || shards > 1024) throw new RangeError(`workflow layer: shards must be an integer from 1 to 1024, got ${shards}`)
+  const concurrency = o.concurrency ?? 10
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`workflow layer: concurrency must be a positive integer, got ${concurrency}`)
+  const queue = o.queue ?? "workflow"
+  if (queue.trim() === "" || /[{}]/.test(queue)) throw new RangeError(`workflow layer: queue must be a non-empty name without braces, got ${JSON.stringify(queue)}`)
+  return { queue, shards, concurrency, runMaxRetry: o.runMaxRetry ?? 25, runTimeoutSec: o.runTimeoutSec ?? 1800, server: o.server ?? {} }
+}
+
+/** FNV-1a (32 bit) of a string's UTF-16 code units: the shard of an execution id. */
+const fnv1a = (s: string): number => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i)
+    h = Math.imul(h, 0x01000193)
+  }
+  return h >>> 0
+}
+
+/** The control queues of a workflow (one per shard). */
+export const controlQueues = (options: { readonly queue: string; readonly shards: number }, workflowName: string): ReadonlyArray<string> =>
+  options.shards === 1 ? [`${options.queue}:${workflowName}`] : Array.from({ length: options.shards }, (_, i) => `${options.queue}:${workflowName}#${i}`)
+
+/** The control queue of one execution. */
+export const controlQueueOf = (options: { readonly queue: string; readonly shards: number }, workflowName: string, executionId: string): string =>
+  options.shards === 1 ? `${options.queue}:${workflowName}` : `${options.queue}:${workflowName}#${fnv1a(executionId) % options.shards}`
+
+/** What a run of this process knows of its execution: the hash read at its start, kept up to date with what the run writes. */
+interface RunState {
+  readonly queue: string
+  readonly fields: Map<string, string>
+  readonly instance: WorkflowEngine.WorkflowInstance["Service"]
+  fiber: Fiber.Fiber<Workflow.Result<unknown, unknown>, unknown> | undefined
+}
+
+interface Registered {
+  readonly workflow: Workflow.Any
+  readonly execute: (payload: object, executionId: string) => Effect.Effect<unknown, unknown, WorkflowEngine.WorkflowInstance | WorkflowEngine.WorkflowEngine>
+}
+
+interface Parent {
+  readonly workflow: string
+  readonly executionId: string
+}
+
+const InterruptField = "interrupt"
+const InterruptUnsafeField = "interruptUnsafe"
+
+/** Builds the engine (needs the Broker; registrations start a worker in their scope). */
+export const make = (options?: WorkflowLayerOptions) =>
+  Effect.gen(function* () {
+    const opts = resolve(options)
+    const broker = yield* Broker
+    const layerScope = yield* Effect.scope
+    const workflows = new Map<string, Registered>()
+    const runs = new Map<string, RunState>()
+    const deferredState = WorkflowEngine.makeDeferredState()
+    const textEncoder = new TextEncoder()
+
+    /** A broker call: Redis errors retried a few times, then a defect (the Encoded contract has no error channel). */
+    const call = <A, E>(eff: Effect.Effect<A, E, Broker>): Effect.Effect<A> =>
+      eff.pipe(
+        Effect.retry({ schedule: Schedule.exponential("50 millis"), times: 4, while: (e) => (e as { _tag?: string })._tag === "RedisError" }),
+        Effect.orDie,
+        Effect.provideService(Broker, broker)
+      )
+
+    const queueOf = (workflowName: string, executionId: string) => controlQueueOf(opts, workflowName, executionId)
+
+    const registered = new Set<string>()
+    /** asynq:queues lists the control queue (the CLI and asynqmon find it there); once per queue and process. */
+    const registerQueue = (queue: string) => (registered.has(queue) ? Effect.void : Effect.tap(call(runScript(registerQueueScript, queue)), () => Effect.sync(() => registered.add(queue))))
+
+    /** A fresh run task for an execution (used by a script only when it enqueues a run). */
+    const nextRun = (queue: string, workflowName: string, executionId: string): Effect.Effect<NextRun> =>
+      Effect.map(Clock.currentTimeMillis, (nowMs) => {
+        const runId = newTaskId()
+        const payload = textEncoder.encode(JSON.stringify({ workflow: workflowName, executionId }))
+        const runMessage = encodeTaskMessage({
+          ...emptyTaskMessage,
+          type: workflowRunTaskType,
+          payload,
+          id: runId,
+          queue,
+          retry: opts.runMaxRetry,
+          timeout: opts.runTimeoutSec
+        })
+        return { queue, runId, runMessage, pendingSince: unixNanosString(nowMs) }
+      })
+
+    /** Records a fact (or nothing) and wakes the execution. */
+    const wake = (workflowName: string, executionId: string, field: string, value: string, mode: "a" | "e") => {
+      const queue = queueOf(workflowName, executionId)
+      return Effect.flatMap(nextRun(queue, workflowName, executionId), (run) =>
+        call(runScript(workflowWakeScript, { ...run, executionId, field, value, mode }))
+      )
+    }
+
+    // Completion notices for `awaitComplete`: one subscription per layer, opened on first use.
+    const waiters = new Map<string, Set<Deferred.Deferred<void>>>()
+    const subscribed = yield* Effect.cached(
+      subscribeChannels([workflowDoneChannel], {
+        onMessage: (_channel, message) => {
+          const set = waiters.get(message)
+          if (set) for (const d of set) Deferred.doneUnsafe(d, Exit.void)
+        },
+        onReady: () => {}
+      }).pipe(Scope.provide(layerScope), Effect.provideService(Broker, broker), Effect.orDie)
+    )
+
+    const resultOf = (workflow: Workflow.Any, state: string, result: string, failed: boolean): Effect.Effect<Workflow.Result<unknown, unknown>> =>
+      state === "complete" || (state === "suspended" && result !== "")
+        ? codecsOf(workflow).decodeResult(result)
+        : Effect.succeed(new Workflow.Suspended(failed ? { failed: true } : {}))
+
+    /** Wakes the parent of a completed execution (again, when a run of a complete execution is retried: idempotent). */
+    const wakeParent = (fields: ReadonlyMap<string, string>) => {
+      const parent = fields.get("parent")
+      if (parent === undefined) return Effect.void
+      const p = JSON.parse(parent) as Parent
+      return Effect.asVoid(wake(p.workflow, p.executionId, "", "", "a"))
+    }
+
+    /** One run of an execution: the handler of its run task. */
+    const runTask = (task: Task) =>
+      Effect.gen(function* () {
+        const { workflow: name, executionId } = task.json<{ workflow: string; executionId: string }>()
+        const entry = workflows.get(name)
+        if (entry === undefined) return yield* Effect.fail(new Error(`workflow "${name}" is not registered in this worker`))
+        const queue = task.queue
+        const start = yield* call(runScript(workflowRunStartScript, { queue, executionId, runId: task.id }))
+        if (start._tag === "Stale" || start._tag === "Missing") return
+        if (start._tag === "Complete") return yield* wakeParent(start.fields)
+        const fields = new Map(start.fields)
+        const workflow = entry.workflow
+        const codecs = codecsOf(workflow)
+        const payload = yield* codecs.decodePayload(fields.get("payload") ?? "{}")
+        const instance = WorkflowEngine.WorkflowInstance.initial(workflow, executionId)
+        const run: RunState = { queue, fields, instance, fiber: undefined }
+        runs.set(executionId, run)
+        const suspendOnFailure = Context.get(workflow.annotations, Workflow.SuspendOnFailure)
+        const fiber = yield* entry.execute(payload, executionId).pipe(
+          Effect.onExit((exit) => {
+            // As the memory engine: a safe interrupt takes effect when the run would suspend (or
+            // fail under SuspendOnFailure); an unsafe one always. The run then ends interrupted,
+            // so finalizers and compensations run and a final result is recorded.
+            const interrupted = fields.has(InterruptField) || fields.has(InterruptUnsafeField)
+            if (!interrupted || (!fields.has(InterruptUnsafeField) && !instance.suspended && !instance.abandoned && !(suspendOnFailure && Exit.isFailure(exit)))) {
+              return Effect.void
+            }
+            instance.interrupted = true
+            instance.suspended = false
+            return Effect.withFiber((f) => Effect.interruptible(Fiber.interrupt(f)))
+          }),
+          Workflow.intoResult,
+          Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
+          (eff) => deferredState.trackRun(instance, eff),
+          Effect.forkChild({ startImmediately: true })
+        )
+        run.fiber = fiber
+        const exit = yield* Fiber.await(fiber).pipe(Effect.ensuring(Effect.sync(() => runs.get(executionId) === run && runs.delete(executionId))))
+        let result: Workflow.Result<unknown, unknown>
+        if (Exit.isSuccess(exit)) result = exit.value
+        else if (Cause.hasInterruptsOnly(exit.cause) && instance.suspended) result = new Workflow.Suspended({}) // preempted by a wake
+        else return yield* Effect.failCause(exit.cause) // stopped from outside (shutdown, lost lease): asynq retries the run
+        const encoded = yield* codecs.encodeResult(result)
+        const next = yield* nextRun(queue, name, executionId)
+        const outcome = result._tag === "Complete" ? "complete" : "suspended"
+        const ended = yield* call(
+          runScript(workflowRunEndScript, { ...next, executionId, endingRunId: task.id, outcome, result: encoded, failed: result._tag === "Suspended" && result.failed === true })
+        )
+        if (ended === "recorded" && outcome === "complete") yield* wakeParent(fields)
+      })
+
+    const encoded: WorkflowEngine.Encoded = {
+      register: (workflow, execute) =>
+        Effect.gen(function* () {
+          if (workflows.has(workflow._tag)) return yield* Effect.die(new Error(`workflow "${workflow._tag}" is registered twice with this engine`))
+          workflows.set(workflow._tag, { workflow, execute })
+          yield* Effect.addFinalizer(() => Effect.sync(() => workflows.delete(workflow._tag)))
+          const queues = controlQueues(opts, workflow._tag)
+          yield* Effect.forEach(queues, registerQueue, { discard: true })
+          yield* Server.start({ [workflowRunTaskType]: runTask }, { ...opts.server, concurrency: opts.concurrency, queues: Object.fromEntries(queues.map((q) => [q, 1])) }).pipe(
+            Effect.provideService(Broker, broker),
+            Effect.orDie
+          )
+        }),
+
+      execute: <const Discard extends boolean>(
+        workflow: Workflow.Any,
+        options: { readonly executionId: string; readonly payload: object; readonly discard: Discard; readonly parent?: WorkflowEngine.WorkflowInstance["Service"] | undefined; readonly detached?: boolean | undefined }
+      ) =>
+        Effect.gen(function* () {
+          const { executionId } = options
+          const queue = queueOf(workflow._tag, executionId)
+          const codecs = codecsOf(workflow)
+          const payload = yield* codecs.encodePayload(options.payload)
+          const parent = options.parent !== undefined && !options.detached ? JSON.stringify({ workflow: options.parent.workflow._tag, executionId: options.parent.executionId } satisfies Parent) : ""
+          yield* registerQueue(queue)
+          const run = yield* nextRun(queue, workflow._tag, executionId)
+          const started = yield* call(runScript(workflowStartScript, { ...run, executionId, workflow: workflow._tag, payload, parent }))
+          if (options.discard) return undefined
+          if (started._tag === "Started") return new Workflow.Suspended({})
+          return yield* resultOf(workflow, started.state, started.result, started.failed)
+        }) as Effect.Effect<Discard extends true ? void : Workflow.Result<unknown, unknown>>,
+
+      poll: (workflow, executionId) =>
+        Effect.gen(function* () {
+          const [state, result, failed] = yield* call(readExecutionFields(queueOf(workflow._tag, executionId), executionId, ["state", "result", "failed"]))
+          // As the memory engine: nothing while a run is pending or going; the last result otherwise.
+          if (state !== "complete" && state !== "suspended") return Option.none()
+          return Option.some(yield* resultOf(workflow, state, result ?? "", failed === "1"))
+        }),
+
+      awaitComplete: (workflow, executionId) =>
+        Effect.gen(function* () {
+          yield* subscribed
+          const queue = queueOf(workflow._tag, executionId)
+          const key = `${queue}\n${executionId}`
+          const done = yield* Deferred.make<void>()
+          let set = waiters.get(key)
+          if (!set) waiters.set(key, (set = new Set()))
+          set.add(done)
+          const forget = Effect.sync(() => {
+            set.delete(done)
+            if (set.size === 0 && waiters.get(key) === set) waiters.delete(key)
+          })
+          // Subscribed first, read second: a completion between the two is seen by the read.
+          const [state] = yield* call(readExecutionFields(queue, executionId, ["state"]))
+          if (state === "complete") return yield* forget
+          yield* Deferred.await(done).pipe(Effect.ensuring(forget))
+        }),
+
+      interrupt: (workflow, executionId) =>
+        Effect.gen(function* () {
+          const local = runs.get(executionId)
+          if (local) local.fields.set(InterruptField, "1")
+          yield* wake(workflow._tag, executionId, InterruptField, "1", "e")
+        }),
+
+      interruptUnsafe: (workflow, executionId) =>
+        Effect.gen(function* () {
+          yield* wake(workflow._tag, executionId, InterruptUnsafeField, "1", "e")
+          const local = runs.get(executionId)
+          if (local) {
+            local.fields.set(InterruptUnsafeField, "1")
+            // Cut off the run here; its end (interrupted) records the final result.
+            local.instance.suspended = false
+            if (local.fiber) yield* Effect.forkIn(Fiber.interrupt(local.fiber), layerScope)
+          }
+        }),
+
+      resume: (workflow, executionId) => Effect.asVoid(wake(workflow._tag, executionId, "", "", "e")),
+
+      activityExecute: (activity: Activity.Any, attempt: number) =>
+        Effect.gen(function* () {
+          const instance = yield* WorkflowEngine.WorkflowInstance
+          const executionId = instance.executionId
+          const run = runs.get(executionId)
+          const queue = run?.queue ?? queueOf(instance.workflow._tag, executionId)
+          const field = `a:${activity.name}/${attempt}`
+          const stored = run?.fields.get(field)
+          if (stored !== undefined) return new Workflow.Complete({ exit: yield* decodeExit(stored) })
+          // A pending interrupt replays only to rebuild compensations: no new activity runs.
+          if (run && (run.fields.has(InterruptField) || run.fields.has(InterruptUnsafeField)) && !instance.interrupted) return new Workflow.Suspended({})
+          const activityInstance = WorkflowEngine.WorkflowInstance.initial(instance.workflow, executionId)
+          activityInstance.interrupted = instance.interrupted
+          const result = yield* activity.executeEncoded.pipe(Workflow.intoResult, Effect.provideService(WorkflowEngine.WorkflowInstance, activityInstance))
+          if (result._tag === "Suspended") return result
+          const exit = yield* encodeExit(result.exit)
+          // Stored before it is returned; the first write wins and every writer returns it.
+          const winner = (yield* call(runScript(workflowActivityDoneScript, { queue, executionId, field, exit }))) ?? exit
+          run?.fields.set(field, winner)
+          return winner === exit ? result : new Workflow.Complete({ exit: yield* decodeExit(winner) })
+        }),
+
+      deferredResult: (deferred: DurableDeferred.Any) =>
+        Effect.gen(function* () {
+          const instance = yield* WorkflowEngine.WorkflowInstance
+          const executionId = instance.executionId
+          const run = runs.get(executionId)
+          const field = `d:${deferred.name}`
+          let value = run?.fields.get(field)
+          if (value === undefined) {
+            const [read] = yield* call(readExecutionFields(run?.queue ?? queueOf(instance.workflow._tag, executionId), executionId, [field]))
+            value = read
+            if (value !== undefined) run?.fields.set(field, value)
+          }
+          return value === undefined ? Option.none() : Option.some(yield* decodeExit(value))
+        }),
+
+      deferredDone: (o) =>
+        Effect.gen(function* () {
+          const exit = yield* encodeExit(o.exit)
+          const outcome = yield* wake(o.workflowName, o.executionId, `d:${o.deferredName}`, exit, "a")
+          // A run of this process parked on the deferred is cut short (it replays at once, the wake
+          // flag saw to that); forked, so a workflow completing its own deferred never waits on itself.
+          if (outcome !== "already-set") yield* Effect.forkIn(deferredState.deferredDone(o.executionId, o.deferredName), layerScope)
+        }),
+
+      scheduleClock: (workflow, o) =>
+        // Stage 1: an in-process timer (as the memory engine). Durable clocks as scheduled tasks come next.
+        Effect.forkIn(
+          Effect.delay(
+            Effect.flatMap(encodeExit(Exit.void), (exit) => wake(workflow._tag, o.executionId, `d:${o.clock.deferred.name}`, exit, "a")),
+            o.clock.duration
+          ),
+          layerScope
+        ).pipe(Effect.asVoid)
+    }
+    const engine = WorkflowEngine.makeUnsafe(encoded)
+    return engine
+  })

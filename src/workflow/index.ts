@@ -1,0 +1,27 @@
+/**
+ * effect-asynq/workflow: a durable `WorkflowEngine` (effect's `effect/workflow`) on asynq's Redis.
+ * Write plain `effect/workflow` code (`Workflow.make`, `Activity.make`, `DurableDeferred`, …) and
+ * provide `layer()` instead of `WorkflowEngine.layerMemory`: executions, activity results and
+ * deferreds are stored in Redis, and each run of a workflow is an ordinary asynq task on the
+ * workflow's control queue, processed by the workers of the processes that register the workflow
+ * (`Workflow.toLayer`).
+ *
+ *   const Engine = WorkflowEngineLayer.layer().pipe(Layer.provide(Broker.layer), Layer.provide(Redis.layer({ url })))
+ *   const Worker = SendEmail.toLayer(({ to }) => ...).pipe(Layer.provide(Engine))
+ */
+import * as Layer from "effect/Layer"
+import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
+import type { Broker } from "../broker/Broker.js"
+import { make, type WorkflowLayerOptions } from "./engine.js"
+
+export { controlQueueOf, controlQueues, type WorkflowLayerOptions, workflowRunTaskType } from "./engine.js"
+
+/**
+ * The durable workflow engine as a Layer providing effect's `WorkflowEngine`, over the `Broker`.
+ * Workflows registered with it (`Workflow.toLayer`) get a worker in this process for their
+ * control queues while the registration's layer is alive; a process that registers none only
+ * starts, polls, resumes, interrupts and completes deferreds. Options are checked when the layer
+ * is built (a RangeError names the bad one).
+ */
+export const layer = (options?: WorkflowLayerOptions): Layer.Layer<WorkflowEngine.WorkflowEngine, never, Broker> =>
+  Layer.effect(WorkflowEngine.WorkflowEngine, make(options))

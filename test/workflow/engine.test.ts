@@ -1,0 +1,219 @@
+/**
+ * effect-asynq/workflow's guarantees that the in-memory engine cannot show: no lost wake, wakes
+ * coalescing into one run, state surviving the worker, runs as ordinary asynq tasks, first write
+ * wins for activity exits, leftover run tasks doing nothing.
+ */
+import { Effect, Layer, Option, Schedule, Schema } from "effect"
+import { Activity, DurableDeferred, Workflow, type WorkflowEngine } from "effect/workflow"
+import type { Redis as IORedis } from "ioredis"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { runScript } from "../../src/broker/script.js"
+import { workflowActivityDoneScript } from "../../src/broker/workflowActivityDone.js"
+import { workflowRunStartScript } from "../../src/broker/workflowRunStart.js"
+import { workflowStartScript } from "../../src/broker/workflowStart.js"
+import { allQueues, queueKeys } from "../../src/wire/keys.js"
+import { workflowExecutionKey } from "../../src/wire/workflowKeys.js"
+import { controlQueueOf } from "../../src/workflow/index.js"
+import { runBroker } from "../processor/support.js"
+import { flushTestDb, rawClient } from "../support/redis.js"
+import { engineLayer, makeRuntime, normalize, runProgram } from "./support.js"
+
+let c: IORedis
+beforeAll(async () => {
+  await flushTestDb()
+  c = rawClient()
+})
+afterAll(() => c.disconnect())
+
+const none = Layer.empty as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine>
+
+/** Waits (bounded: 10 s) until the execution has a result. */
+const untilPolled = <A, E, R>(poll: Effect.Effect<Option.Option<Workflow.Result<A, E>>, never, R>) =>
+  poll.pipe(Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: Option.isSome }), Effect.timeout("10 seconds"))
+
+describe("no lost wake", () => {
+  const LostWake = Workflow.make("Wf.LostWake", { payload: { id: Schema.String }, success: Schema.String, idempotencyKey: ({ id }) => id })
+  const Go = DurableDeferred.make("go", { success: Schema.String })
+
+  it("a deferred completed after the run read it, while the run is still writing its suspension, leads to another run", async () => {
+    const prefix = "lostwake"
+    const executionId = await Effect.runPromise(LostWake.executionId({ id: "w" }))
+    const key = workflowExecutionKey(controlQueueOf({ queue: prefix, shards: 1 }, "Wf.LostWake", executionId), executionId)
+    let stateAtWake: string | null = "not reached"
+    let woken = false
+    const registrations = LostWake.toLayer(() =>
+      Effect.gen(function* () {
+        const token = yield* DurableDeferred.token(Go)
+        // The race, forced: the run has read the deferred (absent) and is suspending; before it
+        // writes its suspension, the deferred is completed (as another process would).
+        return yield* DurableDeferred.await(Go).pipe(
+          Effect.ensuring(
+            Effect.suspend(() => {
+              if (woken) return Effect.void
+              woken = true
+              return Effect.promise(() => c.hget(key, "state")).pipe(
+                Effect.tap((s) => Effect.sync(() => (stateAtWake = s))),
+                Effect.andThen(DurableDeferred.succeed(Go, { token, value: "in time" }))
+              )
+            })
+          )
+        )
+      })
+    )
+    const exit = await runProgram(engineLayer("redis", prefix), registrations, LostWake.execute({ id: "w" }).pipe(Effect.timeout("8 seconds")))
+    // The completion landed while the run was going (state "running"), and still the execution went on.
+    expect(stateAtWake).toBe("running")
+    expect(normalize(exit)).toEqual({ success: "in time" })
+    expect(await c.hmget(key, "state", "runs", "wake", "task")).toEqual(["complete", "2", null, null])
+  })
+})
+
+describe("wakes coalesce", () => {
+  const Many = Workflow.make("Wf.Many", { payload: { id: Schema.String }, success: Schema.Number, idempotencyKey: ({ id }) => id })
+  const deferreds = Array.from({ length: 10 }, (_, i) => DurableDeferred.make(`d${i}`, { success: Schema.Number }))
+  let prepared = 0
+  const registrations = Many.toLayer(() =>
+    Effect.gen(function* () {
+      yield* Activity.make({ name: "prepare", execute: Effect.sync(() => void prepared++) })
+      const xs = yield* Effect.forEach(deferreds, (d) => DurableDeferred.await(d))
+      return xs.reduce((a, b) => a + b, 0)
+    })
+  )
+  const prefix = "coalesce"
+  const queue = (id: string) => Effect.map(Many.executionId({ id }), (executionId) => ({ executionId, queue: controlQueueOf({ queue: prefix, shards: 1 }, "Wf.Many", executionId) }))
+  const completeAll = (id: string) =>
+    Effect.forEach(deferreds, (d, i) => Effect.flatMap(DurableDeferred.tokenFromPayload(d, { workflow: Many, payload: { id } }), (token) => DurableDeferred.succeed(d, { token, value: i })), { discard: true })
+
+  it("ten completions while the first run is pending: still one run task, and one run completes the execution", async () => {
+    const { executionId, queue: q } = await Effect.runPromise(queue("pending"))
+    // A process that registers no workflow starts and signals; nothing runs there.
+    const client = makeRuntime(engineLayer("redis", prefix), none)
+    try {
+      await client.runPromise(Many.execute({ id: "pending" }, { discard: true }))
+      await client.runPromise(completeAll("pending"))
+      expect(await c.llen(queueKeys(q).pending)).toBe(1)
+      expect(await c.hget(workflowExecutionKey(q, executionId), "state")).toBe("pending")
+    } finally {
+      await client.dispose()
+    }
+    const exit = await runProgram(engineLayer("redis", prefix), registrations, Many.execute({ id: "pending" }))
+    expect(normalize(exit)).toEqual({ success: 45 })
+    expect(await c.hget(workflowExecutionKey(q, executionId), "runs")).toBe("1")
+  })
+
+  it("ten completions while suspended with no worker up: one run enqueued; a new worker finishes without running the stored activity again", async () => {
+    const { executionId, queue: q } = await Effect.runPromise(queue("suspended"))
+    prepared = 0
+    // A first worker runs the execution until it suspends on d0, then goes away.
+    const first = await runProgram(
+      engineLayer("redis", prefix),
+      registrations,
+      Effect.flatMap(Many.execute({ id: "suspended" }, { discard: true }), (id) => untilPolled(Many.poll(id)))
+    )
+    expect(normalize(first)).toMatchObject({ success: { _tag: "Some", value: { _tag: "Suspended" } } })
+    expect(prepared).toBe(1)
+    const client = makeRuntime(engineLayer("redis", prefix), none)
+    try {
+      await client.runPromise(completeAll("suspended"))
+    } finally {
+      await client.dispose()
+    }
+    expect(await c.llen(queueKeys(q).pending)).toBe(1)
+    // A new worker (as after a restart) replays: the activity's stored exit is read, not run again.
+    const exit = await runProgram(engineLayer("redis", prefix), registrations, Many.execute({ id: "suspended" }))
+    expect(normalize(exit)).toEqual({ success: 45 })
+    expect(prepared).toBe(1)
+    expect(await c.hget(workflowExecutionKey(q, executionId), "runs")).toBe("2")
+  })
+})
+
+describe("runs are asynq tasks on the control queue", () => {
+  const Hello = Workflow.make("Wf.Hello", { payload: { name: Schema.String }, success: Schema.String, idempotencyKey: ({ name }) => name })
+
+  it("the control queue is listed in asynq:queues and counts each run as a processed task", async () => {
+    const prefix = "visible"
+    const q = controlQueueOf({ queue: prefix, shards: 1 }, "Wf.Hello", "any")
+    const exit = await runProgram(engineLayer("redis", prefix), Hello.toLayer(({ name }) => Effect.succeed(`hello ${name}`)), Hello.execute({ name: "ann" }))
+    expect(normalize(exit)).toEqual({ success: "hello ann" })
+    expect(await c.sismember(allQueues, q)).toBe(1)
+    expect(await c.get(queueKeys(q).processedTotal)).toBe("1")
+    expect(await c.llen(queueKeys(q).pending)).toBe(0)
+  })
+
+  it("shards spread executions over control queues, each execution staying on its own", async () => {
+    const prefix = "sharded"
+    const names = Array.from({ length: 8 }, (_, i) => `n${i}`)
+    const exit = await runProgram(
+      engineLayer("redis", prefix, { shards: 4 }),
+      Hello.toLayer(({ name }) => Effect.succeed(`hello ${name}`)),
+      Effect.forEach(names, (name) => Hello.execute({ name }), { concurrency: "unbounded" })
+    )
+    expect(normalize(exit)).toEqual({ success: names.map((n) => `hello ${n}`) })
+    const used = new Set<string>()
+    for (const name of names) {
+      const id = await Effect.runPromise(Hello.executionId({ name }))
+      const q = controlQueueOf({ queue: prefix, shards: 4 }, "Wf.Hello", id)
+      used.add(q)
+      expect(await c.hget(workflowExecutionKey(q, id), "state")).toBe("complete")
+    }
+    expect(used.size).toBeGreaterThan(1)
+  })
+})
+
+describe("SuspendOnFailure", () => {
+  const Fragile = Workflow.make("Wf.Fragile", { payload: { id: Schema.String }, success: Schema.String, idempotencyKey: ({ id }) => id }).annotate(Workflow.SuspendOnFailure, true)
+  const Nudge = DurableDeferred.make("nudge")
+
+  it("an automatic wake (a deferred) leaves a failed execution parked; resume runs it", async () => {
+    const prefix = "fragile"
+    let fixed = false
+    const exit = await runProgram(
+      engineLayer("redis", prefix),
+      Fragile.toLayer(() => (fixed ? Effect.succeed("fixed") : Effect.die(new Error("broken")))),
+      Effect.gen(function* () {
+        const id = yield* Fragile.execute({ id: "f" }, { discard: true })
+        const parked = yield* untilPolled(Fragile.poll(id))
+        const q = controlQueueOf({ queue: prefix, shards: 1 }, "Wf.Fragile", id)
+        const token = yield* DurableDeferred.tokenFromPayload(Nudge, { workflow: Fragile, payload: { id: "f" } })
+        yield* DurableDeferred.succeed(Nudge, { token, value: undefined })
+        const afterNudge = yield* Effect.promise(() => Promise.all([c.llen(queueKeys(q).pending), c.hget(workflowExecutionKey(q, id), "state")]))
+        fixed = true
+        yield* Fragile.resume(id)
+        const result = yield* Fragile.execute({ id: "f" })
+        return { parked: Option.map(parked, (r) => (r._tag === "Suspended" ? r.failed : r._tag)), afterNudge, result }
+      })
+    )
+    expect(normalize(exit)).toEqual({ success: { parked: Option.some(true), afterNudge: [0, "suspended"], result: "fixed" } })
+  })
+})
+
+describe("scripts", () => {
+  it("workflowActivityDone: the first write wins and every writer gets it back; no hash is created for an unknown execution", async () => {
+    const q = "scripts"
+    await c.hset(workflowExecutionKey(q, "x1"), "wf", "W", "state", "running")
+    const first = await runBroker(runScript(workflowActivityDoneScript, { queue: q, executionId: "x1", field: "a:step/1", exit: "first" }))
+    const second = await runBroker(runScript(workflowActivityDoneScript, { queue: q, executionId: "x1", field: "a:step/1", exit: "second" }))
+    expect([first, second]).toEqual(["first", "first"])
+    expect(await runBroker(runScript(workflowActivityDoneScript, { queue: q, executionId: "nope", field: "a:step/1", exit: "x" }))).toBeUndefined()
+    expect(await c.exists(workflowExecutionKey(q, "nope"))).toBe(0)
+  })
+
+  it("workflowRunStart: a run task that is not the execution's current one does nothing", async () => {
+    const q = "scripts"
+    await c.hset(workflowExecutionKey(q, "x2"), "wf", "W", "state", "pending", "task", "current", "runs", "0")
+    expect(await runBroker(runScript(workflowRunStartScript, { queue: q, executionId: "x2", runId: "leftover" }))).toEqual({ _tag: "Stale" })
+    expect(await c.hmget(workflowExecutionKey(q, "x2"), "state", "runs")).toEqual(["pending", "0"])
+    const go = await runBroker(runScript(workflowRunStartScript, { queue: q, executionId: "x2", runId: "current" }))
+    expect(go._tag).toBe("Run")
+    expect(await c.hmget(workflowExecutionKey(q, "x2"), "state", "runs")).toEqual(["running", "1"])
+  })
+
+  it("workflowStart: an execution id of another workflow is refused with InvalidState, nothing written", async () => {
+    const q = "scripts"
+    await c.hset(workflowExecutionKey(q, "x3"), "wf", "Other", "state", "complete")
+    const start = { queue: q, executionId: "x3", workflow: "Mine", payload: "{}", parent: "", runId: "r1", runMessage: "m", pendingSince: "0" }
+    const error = await runBroker(Effect.flip(runScript(workflowStartScript, start)))
+    expect(error).toMatchObject({ _tag: "InvalidState", message: 'cannot start workflow "Mine" as execution "x3": that execution id belongs to workflow "Other"' })
+    expect(await c.llen(queueKeys(q).pending)).toBe(0)
+  })
+})
