@@ -22,6 +22,7 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -40,6 +41,7 @@ import { unixNanosString } from "../broker/time.js"
 import { readExecutionFields, workflowActivityDoneScript } from "../broker/workflowActivityDone.js"
 import { workflowRunEndScript } from "../broker/workflowRunEnd.js"
 import { workflowRunStartScript } from "../broker/workflowRunStart.js"
+import { workflowScheduleClockScript } from "../broker/workflowScheduleClock.js"
 import { workflowStartScript } from "../broker/workflowStart.js"
 import { type NextRun, workflowWakeScript } from "../broker/workflowWake.js"
 import type { Task } from "../processor/Task.js"
@@ -52,6 +54,9 @@ import { codecsOf, decodeExit, encodeExit } from "./codec.js"
 
 /** The task type of a workflow run (a replay of one execution), on the workflow's control queue. */
 export const workflowRunTaskType = "effect-asynq:wf:run"
+
+/** The task type of a durable clock (DurableClock.sleep): a scheduled task that completes the clock's deferred when due. */
+export const workflowClockTaskType = "effect-asynq:wf:clock"
 
 /** Options of the workflow engine layer. */
 export interface WorkflowLayerOptions {
@@ -157,18 +162,13 @@ export const make = (options?: WorkflowLayerOptions) =>
     const nextRun = (queue: string, workflowName: string, executionId: string): Effect.Effect<NextRun> =>
       Effect.map(Clock.currentTimeMillis, (nowMs) => {
         const runId = newTaskId()
-        const payload = textEncoder.encode(JSON.stringify({ workflow: workflowName, executionId }))
-        const runMessage = encodeTaskMessage({
-          ...emptyTaskMessage,
-          type: workflowRunTaskType,
-          payload,
-          id: runId,
-          queue,
-          retry: opts.runMaxRetry,
-          timeout: opts.runTimeoutSec
-        })
+        const runMessage = controlMessage(workflowRunTaskType, runId, queue, { workflow: workflowName, executionId })
         return { queue, runId, runMessage, pendingSince: unixNanosString(nowMs) }
       })
+
+    /** A task message of the control queue (a run or a clock), JSON payload. */
+    const controlMessage = (type: string, id: string, queue: string, payload: unknown) =>
+      encodeTaskMessage({ ...emptyTaskMessage, type, payload: textEncoder.encode(JSON.stringify(payload)), id, queue, retry: opts.runMaxRetry, timeout: opts.runTimeoutSec })
 
     /** Records a fact (or nothing) and wakes the execution. */
     const wake = (workflowName: string, executionId: string, field: string, value: string, mode: "a" | "e") => {
@@ -254,6 +254,13 @@ export const make = (options?: WorkflowLayerOptions) =>
         if (ended === "recorded" && outcome === "complete") yield* wakeParent(fields)
       })
 
+    /** A durable clock that is due: completes its deferred (first write wins), which wakes the execution. */
+    const clockTask = (task: Task) =>
+      Effect.gen(function* () {
+        const { workflow, executionId, name } = task.json<{ workflow: string; executionId: string; name: string }>()
+        yield* wake(workflow, executionId, `d:DurableClock/${name}`, yield* encodeExit(Exit.void), "a")
+      })
+
     const encoded: WorkflowEngine.Encoded = {
       register: (workflow, execute) =>
         Effect.gen(function* () {
@@ -262,7 +269,7 @@ export const make = (options?: WorkflowLayerOptions) =>
           yield* Effect.addFinalizer(() => Effect.sync(() => workflows.delete(workflow._tag)))
           const queues = controlQueues(opts, workflow._tag)
           yield* Effect.forEach(queues, registerQueue, { discard: true })
-          yield* Server.start({ [workflowRunTaskType]: runTask }, { ...opts.server, concurrency: opts.concurrency, queues: Object.fromEntries(queues.map((q) => [q, 1])) }).pipe(
+          yield* Server.start({ [workflowRunTaskType]: runTask, [workflowClockTaskType]: clockTask }, { ...opts.server, concurrency: opts.concurrency, queues: Object.fromEntries(queues.map((q) => [q, 1])) }).pipe(
             Effect.provideService(Broker, broker),
             Effect.orDie
           )
@@ -381,14 +388,14 @@ export const make = (options?: WorkflowLayerOptions) =>
         }),
 
       scheduleClock: (workflow, o) =>
-        // Stage 1: an in-process timer (as the memory engine). Durable clocks as scheduled tasks come next.
-        Effect.forkIn(
-          Effect.delay(
-            Effect.flatMap(encodeExit(Exit.void), (exit) => wake(workflow._tag, o.executionId, `d:${o.clock.deferred.name}`, exit, "a")),
-            o.clock.duration
-          ),
-          layerScope
-        ).pipe(Effect.asVoid)
+        Effect.gen(function* () {
+          const queue = queueOf(workflow._tag, o.executionId)
+          const nowMs = yield* Clock.currentTimeMillis
+          const taskId = `clock:${o.executionId}:${o.clock.name}`
+          const taskMessage = controlMessage(workflowClockTaskType, taskId, queue, { workflow: workflow._tag, executionId: o.executionId, name: o.clock.name })
+          yield* registerQueue(queue)
+          yield* call(runScript(workflowScheduleClockScript, { queue, executionId: o.executionId, deferredField: `d:${o.clock.deferred.name}`, taskId, taskMessage, wakeUpMs: nowMs + Duration.toMillis(o.clock.duration) }))
+        })
     }
     const engine = WorkflowEngine.makeUnsafe(encoded)
     return engine

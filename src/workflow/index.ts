@@ -14,7 +14,7 @@ import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import type { Broker } from "../broker/Broker.js"
 import { make, type WorkflowLayerOptions } from "./engine.js"
 
-export { controlQueueOf, controlQueues, type WorkflowLayerOptions, workflowRunTaskType } from "./engine.js"
+export { controlQueueOf, controlQueues, workflowClockTaskType, type WorkflowLayerOptions, workflowRunTaskType } from "./engine.js"
 
 /**
  * The durable workflow engine as a Layer providing effect's `WorkflowEngine`, over the `Broker`.

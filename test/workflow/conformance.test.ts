@@ -4,10 +4,10 @@
  * each case compares the two results, and the side effects (how often each activity body ran).
  */
 import { Effect, Layer, Option, Schedule, Schema } from "effect"
-import { Activity, DurableDeferred, Workflow } from "effect/workflow"
+import { Activity, DurableClock, DurableDeferred, Workflow, WorkflowEngine } from "effect/workflow"
 import { beforeAll, describe, expect, it } from "vitest"
 import { flushTestDb } from "../support/redis.js"
-import { engineLayer, engines, type EngineKind, normalize, runProgram } from "./support.js"
+import { engineLayer, engines, type EngineKind, normalize, normalize as normalizeExit, runProgram } from "./support.js"
 
 beforeAll(() => flushTestDb())
 
@@ -196,7 +196,120 @@ const fan: Case = {
   })
 }
 
-const cases: ReadonlyArray<Case> = [steps, fails, retries, dies, once, approval, rejected, parked, fan]
+// --- child workflows --------------------------------------------------------------------------
+const Child = Workflow.make("Conf.Child", { payload: { n: Schema.Number }, success: Schema.Number, error: Boom, idempotencyKey: ({ n }) => String(n) })
+const Parent = Workflow.make("Conf.Parent", { payload: { n: Schema.Number }, success: Schema.Number, error: Boom, idempotencyKey: ({ n }) => String(n) })
+const children: Case = {
+  name: "child workflows: the parent suspends until each child completes, then gets its result (and its typed failure)",
+  make: (count) => ({
+    registrations: Layer.mergeAll(
+      Child.toLayer(({ n }) =>
+        Activity.make({
+          name: "times10",
+          success: Schema.Number,
+          error: Boom,
+          execute: Effect.suspend(() => (count(`child ${n}`), n < 0 ? Effect.fail({ _tag: "Boom" as const, reason: `negative ${n}` }) : Effect.succeed(n * 10)))
+        })
+      ),
+      Parent.toLayer(({ n }) =>
+        Effect.gen(function* () {
+          const a = yield* Child.execute({ n })
+          const b = yield* Child.execute({ n: n + 1 })
+          return a + b
+        })
+      )
+    ),
+    program: Effect.all([Effect.exit(Parent.execute({ n: 1 })), Effect.exit(Parent.execute({ n: -5 }))]).pipe(Effect.map((xs) => xs.map(normalizeExit)))
+  })
+}
+
+const FanChildren = Workflow.make("Conf.FanChildren", { payload: { n: Schema.Number }, success: Schema.Number, error: Boom, idempotencyKey: ({ n }) => String(n) })
+const fanChildren: Case = {
+  name: "fan-out of 20 child workflows and fan-in",
+  make: (count) => ({
+    registrations: Layer.mergeAll(
+      Child.toLayer(({ n }) => Activity.make({ name: "times10", success: Schema.Number, error: Boom, execute: Effect.sync(() => (count("child"), n * 10)) })),
+      FanChildren.toLayer(({ n }) =>
+        Effect.map(
+          Effect.all(
+            Array.from({ length: n }, (_, i) => Child.execute({ n: 1000 + i })),
+            { concurrency: "unbounded" }
+          ),
+          (xs) => xs.reduce((a, b) => a + b, 0)
+        )
+      )
+    ),
+    program: FanChildren.execute({ n: 20 })
+  })
+}
+
+// --- interrupt and compensation ---------------------------------------------------------------
+const Trip = Workflow.make("Conf.Trip", { payload: { id: Schema.String }, success: Schema.String, idempotencyKey: ({ id }) => id })
+const Confirmed = DurableDeferred.make("confirmed")
+const untilComplete = <A, E, R>(poll: Effect.Effect<Option.Option<Workflow.Result<A, E>>, never, R>) =>
+  poll.pipe(
+    Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: (r) => Option.isSome(r) && r.value._tag === "Complete" }),
+    Effect.map((r) => (Option.isSome(r) && r.value._tag === "Complete" ? normalizeExit(r.value.exit) : undefined))
+  )
+const tripWorkflow = (count: (name: string) => void) =>
+  Trip.toLayer(() =>
+    Effect.gen(function* () {
+      yield* Activity.make({ name: "book", success: Schema.String, execute: Effect.sync(() => (count("book"), "booking-1")) }).pipe(
+        Workflow.withCompensation((booking) => Effect.sync(() => count(`cancel ${booking}`)))
+      )
+      yield* DurableDeferred.await(Confirmed)
+      return yield* Activity.make({ name: "pay", success: Schema.String, execute: Effect.sync(() => (count("pay"), "paid")) })
+    })
+  )
+const interrupted = (unsafe: boolean): Case => ({
+  name: `${unsafe ? "interruptUnsafe" : "interrupt"} of a suspended execution: no new activity runs, compensations run, the interrupted result is recorded`,
+  make: (count) => ({
+    registrations: tripWorkflow(count),
+    program: Effect.gen(function* () {
+      const id = yield* Trip.execute({ id: unsafe ? "u" : "s" }, { discard: true })
+      yield* untilPolled(Trip.poll(id))
+      yield* unsafe ? Effect.flatMap(WorkflowEngine.WorkflowEngine, (e) => e.interruptUnsafe(Trip, id)) : Trip.interrupt(id)
+      return yield* untilComplete(Trip.poll(id))
+    })
+  })
+})
+const compensated: Case = {
+  name: "a workflow that fails after a compensated activity runs the compensation once",
+  make: (count) => ({
+    registrations: Fails.toLayer(() =>
+      Effect.gen(function* () {
+        yield* Activity.make({ name: "reserve", success: Schema.String, execute: Effect.sync(() => (count("reserve"), "seat-7")) }).pipe(
+          Workflow.withCompensation((seat) => Effect.sync(() => count(`release ${seat}`)))
+        )
+        return yield* Activity.make({ name: "charge", error: Boom, execute: Effect.suspend(() => (count("charge"), Effect.fail({ _tag: "Boom" as const, reason: "declined" }))) })
+      })
+    ),
+    program: Fails.execute({ id: "comp" })
+  })
+}
+
+// --- durable clocks ---------------------------------------------------------------------------
+const Nap = Workflow.make("Conf.Nap", { payload: { id: Schema.String }, success: Schema.String, idempotencyKey: ({ id }) => id })
+const nap: Case = {
+  name: "DurableClock.sleep through the engine's clock suspends the execution and wakes it when due",
+  make: (count) => ({
+    registrations: Nap.toLayer(() =>
+      Effect.gen(function* () {
+        yield* Activity.make({ name: "before", execute: Effect.sync(() => count("before")) })
+        yield* DurableClock.sleep({ name: "nap", duration: "300 millis", inMemoryThreshold: 0 })
+        yield* Activity.make({ name: "after", execute: Effect.sync(() => count("after")) })
+        return "rested"
+      })
+    ),
+    program: Effect.gen(function* () {
+      const id = yield* Nap.execute({ id: "z" }, { discard: true })
+      const parked = yield* untilPolled(Nap.poll(id))
+      return { parked: parked._tag, result: yield* Nap.execute({ id: "z" }) }
+    })
+  })
+}
+
+const cases: ReadonlyArray<Case> = [steps, fails, retries, dies, once, approval, rejected, parked, fan, children, fanChildren, interrupted(false), interrupted(true), compensated, nap]
 
 let run = 0
 const runCase = async (c: Case, kind: EngineKind) => {

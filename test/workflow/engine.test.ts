@@ -3,8 +3,9 @@
  * coalescing into one run, state surviving the worker, runs as ordinary asynq tasks, first write
  * wins for activity exits, leftover run tasks doing nothing.
  */
-import { Effect, Layer, Option, Schedule, Schema } from "effect"
-import { Activity, DurableDeferred, Workflow, type WorkflowEngine } from "effect/workflow"
+import { Effect, Layer, ManagedRuntime, Option, References, Schedule, Schema } from "effect"
+import { Activity, DurableClock, DurableDeferred, Workflow, WorkflowEngine } from "effect/workflow"
+import { TestClock } from "effect/testing"
 import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { runScript } from "../../src/broker/script.js"
@@ -13,9 +14,10 @@ import { workflowRunStartScript } from "../../src/broker/workflowRunStart.js"
 import { workflowStartScript } from "../../src/broker/workflowStart.js"
 import { allQueues, queueKeys } from "../../src/wire/keys.js"
 import { workflowExecutionKey } from "../../src/wire/workflowKeys.js"
-import { controlQueueOf } from "../../src/workflow/index.js"
+import { controlQueueOf, workflowClockTaskType } from "../../src/workflow/index.js"
 import { runBroker } from "../processor/support.js"
 import { flushTestDb, rawClient } from "../support/redis.js"
+import { waitFor } from "../support/waitFor.js"
 import { engineLayer, makeRuntime, normalize, runProgram } from "./support.js"
 
 let c: IORedis
@@ -184,6 +186,59 @@ describe("SuspendOnFailure", () => {
       })
     )
     expect(normalize(exit)).toEqual({ success: { parked: Option.some(true), afterNudge: [0, "suspended"], result: "fixed" } })
+  })
+})
+
+describe("durable clocks", () => {
+  const Nap = Workflow.make("Wf.Nap", { payload: { id: Schema.String }, success: Schema.String, idempotencyKey: ({ id }) => id })
+
+  it("DurableClock.sleep is a scheduled asynq task at now + duration, once per clock name; it wakes the execution when the clock reaches it", async () => {
+    const prefix = "clock"
+    const startMs = Date.UTC(2030, 0, 1, 0, 0, 0, 250)
+    let after = 0
+    const registrations = Nap.toLayer(() =>
+      Effect.gen(function* () {
+        yield* DurableClock.sleep({ name: "nap", duration: "10 minutes" })
+        yield* Activity.make({ name: "after", execute: Effect.sync(() => void after++) })
+        return "rested"
+      })
+    )
+    // Everything on a TestClock, set before the worker starts: the engine's schedule, the
+    // worker's forwarder, the caller's retries.
+    const clock = ManagedRuntime.make(TestClock.layer())
+    await clock.runPromise(TestClock.setTime(startMs))
+    const clockContext = await clock.runPromise(Effect.context<never>())
+    const rt = ManagedRuntime.make(
+      registrations.pipe(Layer.provideMerge(engineLayer("redis", prefix)), Layer.provideMerge(Layer.succeedContext(clockContext)), Layer.provide(Layer.succeed(References.MinimumLogLevel, "Error")))
+    )
+    try {
+      const id = await rt.runPromise(Nap.execute({ id: "n" }, { discard: true }))
+      const q = controlQueueOf({ queue: prefix, shards: 1 }, "Wf.Nap", id)
+      const clockId = `clock:${id}:nap`
+      await waitFor("the execution to suspend", () => c.hget(workflowExecutionKey(q, id), "state"), (s) => s === "suspended")
+      // A scheduled task of the control queue, due at now + 10 minutes (asynq's score: whole seconds, rounded up).
+      expect(await c.zscore(queueKeys(q).scheduled, clockId)).toBe(String(Math.ceil((startMs + 600_000) / 1000)))
+      expect(await c.hget(queueKeys(q).task(clockId), "state")).toBe("scheduled")
+      // Scheduling it again (a replay does) writes nothing new.
+      await rt.runPromise(
+        Effect.flatMap(WorkflowEngine.WorkflowEngine, (e) => e.scheduleClock(Nap, { executionId: id, clock: DurableClock.make({ name: "nap", duration: "10 minutes" }) }))
+      )
+      expect(await c.zcard(queueKeys(q).scheduled)).toBe(1)
+      // Not due a second early.
+      await rt.runPromise(TestClock.adjust("599 seconds"))
+      await new Promise((r) => setTimeout(r, 200))
+      expect(await c.hget(workflowExecutionKey(q, id), "state")).toBe("suspended")
+      await rt.runPromise(TestClock.adjust("1 second"))
+      await waitFor("the execution to complete", () => c.hget(workflowExecutionKey(q, id), "state"), (s) => s === "complete")
+      expect(after).toBe(1)
+      expect(Option.map(await rt.runPromise(Nap.poll(id)), (r) => r._tag)).toEqual(Option.some("Complete"))
+      // The clock task was an ordinary task of the queue, processed like the runs.
+      expect(await c.exists(queueKeys(q).task(clockId))).toBe(0)
+      expect(workflowClockTaskType).toBe("effect-asynq:wf:clock")
+    } finally {
+      await rt.dispose()
+      await clock.dispose()
+    }
   })
 })
 
