@@ -75,7 +75,7 @@ export interface WorkflowLayerOptions {
 }
 
 /** The resolved options. */
-interface Resolved {
+export interface Resolved {
   readonly queue: string
   readonly shards: number
   readonly concurrency: number
@@ -84,7 +84,8 @@ interface Resolved {
   readonly server: Omit<ServerOptions, "queues" | "concurrency">
 }
 
-const resolve = (o: WorkflowLayerOptions = {}): Resolved => {
+/** Options with their defaults; a RangeError names a bad one. */
+export const resolve = (o: WorkflowLayerOptions = {}): Resolved => {
   const shards = o.shards ?? 1
   if (!Number.isInteger(shards) || shards < 1 || shards > 1024) throw new RangeError(`workflow layer: shards must be an integer from 1 to 1024, got ${shards}`)
   const concurrency = o.concurrency ?? 10
@@ -111,6 +112,25 @@ export const controlQueues = (options: { readonly queue: string; readonly shards
 /** The control queue of one execution. */
 export const controlQueueOf = (options: { readonly queue: string; readonly shards: number }, workflowName: string, executionId: string): string =>
   options.shards === 1 ? `${options.queue}:${workflowName}` : `${options.queue}:${workflowName}#${fnv1a(executionId) % options.shards}`
+
+const textEncoder = new TextEncoder()
+
+/** A task message of a control queue (a run or a clock), with a JSON payload. */
+const controlMessageOf = (opts: Resolved, type: string, id: string, queue: string, payload: unknown) =>
+  encodeTaskMessage({ ...emptyTaskMessage, type, payload: textEncoder.encode(JSON.stringify(payload)), id, queue, retry: opts.runMaxRetry, timeout: opts.runTimeoutSec })
+
+/** A fresh run task for an execution (a script uses it only when it enqueues a run). */
+const nextRunOf = (opts: Resolved, queue: string, workflowName: string, executionId: string): Effect.Effect<NextRun> =>
+  Effect.map(Clock.currentTimeMillis, (nowMs) => {
+    const runId = newTaskId()
+    return { queue, runId, runMessage: controlMessageOf(opts, workflowRunTaskType, runId, queue, { workflow: workflowName, executionId }), pendingSince: unixNanosString(nowMs) }
+  })
+
+/** Records a fact of an execution (or nothing: field "") and wakes it (lua/workflowWake.lua). Needs only the Broker. */
+export const wakeExecution = (opts: Resolved, workflowName: string, executionId: string, field: string, value: string, mode: "a" | "e") => {
+  const queue = controlQueueOf(opts, workflowName, executionId)
+  return Effect.flatMap(nextRunOf(opts, queue, workflowName, executionId), (run) => runScript(workflowWakeScript, { ...run, executionId, field, value, mode }))
+}
 
 /** What a run of this process knows of its execution: the hash read at its start, kept up to date with what the run writes. */
 interface RunState {
@@ -142,7 +162,6 @@ export const make = (options?: WorkflowLayerOptions) =>
     const workflows = new Map<string, Registered>()
     const runs = new Map<string, RunState>()
     const deferredState = WorkflowEngine.makeDeferredState()
-    const textEncoder = new TextEncoder()
 
     /** A broker call: Redis errors retried a few times, then a defect (the Encoded contract has no error channel). */
     const call = <A, E>(eff: Effect.Effect<A, E, Broker>): Effect.Effect<A> =>
@@ -158,25 +177,11 @@ export const make = (options?: WorkflowLayerOptions) =>
     /** asynq:queues lists the control queue (the CLI and asynqmon find it there); once per queue and process. */
     const registerQueue = (queue: string) => (registered.has(queue) ? Effect.void : Effect.tap(call(runScript(registerQueueScript, queue)), () => Effect.sync(() => registered.add(queue))))
 
-    /** A fresh run task for an execution (used by a script only when it enqueues a run). */
-    const nextRun = (queue: string, workflowName: string, executionId: string): Effect.Effect<NextRun> =>
-      Effect.map(Clock.currentTimeMillis, (nowMs) => {
-        const runId = newTaskId()
-        const runMessage = controlMessage(workflowRunTaskType, runId, queue, { workflow: workflowName, executionId })
-        return { queue, runId, runMessage, pendingSince: unixNanosString(nowMs) }
-      })
-
-    /** A task message of the control queue (a run or a clock), JSON payload. */
-    const controlMessage = (type: string, id: string, queue: string, payload: unknown) =>
-      encodeTaskMessage({ ...emptyTaskMessage, type, payload: textEncoder.encode(JSON.stringify(payload)), id, queue, retry: opts.runMaxRetry, timeout: opts.runTimeoutSec })
-
+    const controlMessage = (type: string, id: string, queue: string, payload: unknown) => controlMessageOf(opts, type, id, queue, payload)
+    const nextRun = (queue: string, workflowName: string, executionId: string) => nextRunOf(opts, queue, workflowName, executionId)
     /** Records a fact (or nothing) and wakes the execution. */
-    const wake = (workflowName: string, executionId: string, field: string, value: string, mode: "a" | "e") => {
-      const queue = queueOf(workflowName, executionId)
-      return Effect.flatMap(nextRun(queue, workflowName, executionId), (run) =>
-        call(runScript(workflowWakeScript, { ...run, executionId, field, value, mode }))
-      )
-    }
+    const wake = (workflowName: string, executionId: string, field: string, value: string, mode: "a" | "e") =>
+      call(wakeExecution(opts, workflowName, executionId, field, value, mode))
 
     // Completion notices for `awaitComplete`: one subscription per layer, opened on first use.
     const waiters = new Map<string, Set<Deferred.Deferred<void>>>()

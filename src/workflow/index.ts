@@ -14,6 +14,7 @@ import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import type { Broker } from "../broker/Broker.js"
 import { make, type WorkflowLayerOptions } from "./engine.js"
 
+export { completeDeferred, type ControlQueueOptions, createDeferredClient, type DeferredClient } from "./deferred.js"
 export { controlQueueOf, controlQueues, workflowClockTaskType, type WorkflowLayerOptions, workflowRunTaskType } from "./engine.js"
 
 /**

@@ -14,9 +14,9 @@ import { workflowRunStartScript } from "../../src/broker/workflowRunStart.js"
 import { workflowStartScript } from "../../src/broker/workflowStart.js"
 import { allQueues, queueKeys } from "../../src/wire/keys.js"
 import { workflowExecutionKey } from "../../src/wire/workflowKeys.js"
-import { controlQueueOf, workflowClockTaskType } from "../../src/workflow/index.js"
+import { controlQueueOf, createDeferredClient, workflowClockTaskType } from "../../src/workflow/index.js"
 import { runBroker } from "../processor/support.js"
-import { flushTestDb, rawClient } from "../support/redis.js"
+import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
 import { waitFor } from "../support/waitFor.js"
 import { engineLayer, makeRuntime, normalize, runProgram } from "./support.js"
 
@@ -186,6 +186,35 @@ describe("SuspendOnFailure", () => {
       })
     )
     expect(normalize(exit)).toEqual({ success: { parked: Option.some(true), afterNudge: [0, "suspended"], result: "fixed" } })
+  })
+})
+
+describe("completing a deferred from outside", () => {
+  const Signup = Workflow.make("Wf.Signup", { payload: { email: Schema.String }, success: Schema.String, idempotencyKey: ({ email }) => email })
+  const Verified = DurableDeferred.make("verified", { success: Schema.Struct({ at: Schema.Number }) })
+
+  it("the Promise client completes it by token (no engine in that process): the execution resumes; the first completion wins; a bad token is refused", async () => {
+    const prefix = "outside"
+    const client = createDeferredClient({ redis: testRedisUrl(), queue: prefix })
+    try {
+      const exit = await runProgram(
+        engineLayer("redis", prefix),
+        Signup.toLayer(({ email }) => Effect.map(DurableDeferred.await(Verified), ({ at }) => `${email} verified at ${at}`)),
+        Effect.gen(function* () {
+          const id = yield* Signup.execute({ email: "a@b.c" }, { discard: true })
+          yield* untilPolled(Signup.poll(id))
+          const token = yield* DurableDeferred.tokenFromPayload(Verified, { workflow: Signup, payload: { email: "a@b.c" } })
+          const first = yield* Effect.promise(() => client.succeed(Verified, token, { at: 1 }))
+          const second = yield* Effect.promise(() => client.succeed(Verified, token, { at: 2 }))
+          const bad = yield* Effect.promise(() => client.succeed(Verified, "not-a-token", { at: 3 }).then(() => "accepted", (e: { _tag: string; field: string }) => `${e._tag} ${e.field}`))
+          const result = yield* Signup.execute({ email: "a@b.c" })
+          return { first, second, bad, result }
+        })
+      )
+      expect(normalize(exit)).toEqual({ success: { first: true, second: false, bad: "InvalidArgument token", result: "a@b.c verified at 1" } })
+    } finally {
+      await client.close()
+    }
   })
 })
 
