@@ -70,7 +70,10 @@ export interface WorkflowLayerOptions {
   readonly runMaxRetry?: number
   /** A run's timeout in seconds (default 1800, asynq's); a run longer than that is stopped and retried. */
   readonly runTimeoutSec?: number
-  /** More options of the worker that runs the registered workflows (queues and concurrency are set by the layer). */
+  /**
+   * More options of the worker that runs the registered workflows (queues and concurrency are set
+   * by the layer; `retryDelay` defaults to 1 s doubling up to a minute, for runs whose worker died).
+   */
   readonly server?: Omit<ServerOptions, "queues" | "concurrency">
 }
 
@@ -94,6 +97,13 @@ export const resolve = (o: WorkflowLayerOptions = {}): Resolved => {
   if (queue.trim() === "" || /[{}]/.test(queue)) throw new RangeError(`workflow layer: queue must be a non-empty name without braces, got ${JSON.stringify(queue)}`)
   return { queue, shards, concurrency, runMaxRetry: o.runMaxRetry ?? 25, runTimeoutSec: o.runTimeoutSec ?? 1800, server: o.server ?? {} }
 }
+
+/**
+ * The retry delay of a run or clock task that failed (its worker crashed, lost Redis, was stopped):
+ * 1 s, 2 s, 4 s, … up to a minute. A run is a replay, so trying again soon is safe, and asynq's
+ * default (15 s and more) would hold a workflow up for nothing.
+ */
+const runRetryDelay = (retried: number): number => Math.min(1000 * 2 ** retried, 60_000)
 
 /** FNV-1a (32 bit) of a string's UTF-16 code units: the shard of an execution id. */
 const fnv1a = (s: string): number => {
@@ -274,7 +284,7 @@ export const make = (options?: WorkflowLayerOptions) =>
           yield* Effect.addFinalizer(() => Effect.sync(() => workflows.delete(workflow._tag)))
           const queues = controlQueues(opts, workflow._tag)
           yield* Effect.forEach(queues, registerQueue, { discard: true })
-          yield* Server.start({ [workflowRunTaskType]: runTask, [workflowClockTaskType]: clockTask }, { ...opts.server, concurrency: opts.concurrency, queues: Object.fromEntries(queues.map((q) => [q, 1])) }).pipe(
+          yield* Server.start({ [workflowRunTaskType]: runTask, [workflowClockTaskType]: clockTask }, { retryDelay: runRetryDelay, ...opts.server, concurrency: opts.concurrency, queues: Object.fromEntries(queues.map((q) => [q, 1])) }).pipe(
             Effect.provideService(Broker, broker),
             Effect.orDie
           )
