@@ -260,7 +260,12 @@ export const make = (options?: WorkflowLayerOptions) =>
         if (Exit.isSuccess(exit)) result = exit.value
         else if (Cause.hasInterruptsOnly(exit.cause) && instance.suspended) result = new Workflow.Suspended({}) // preempted by a wake
         else return yield* Effect.failCause(exit.cause) // stopped from outside (shutdown, lost lease): asynq retries the run
-        const encoded = yield* codecs.encodeResult(result)
+        // A result its schemas reject is recorded as a defect (retrying the run would not help).
+        const encoded = yield* codecs.encodeResult(result).pipe(
+          Effect.catchCause((cause) =>
+            codecs.encodeResult(new Workflow.Complete({ exit: Exit.die(`the result of workflow "${name}" does not fit its schemas: ${Cause.pretty(cause)}`) }))
+          )
+        )
         const next = yield* nextRun(queue, name, executionId)
         const outcome = result._tag === "Complete" ? "complete" : "suspended"
         const ended = yield* call(

@@ -271,6 +271,17 @@ describe("durable clocks", () => {
   })
 })
 
+describe("results", () => {
+  const Wrong = Workflow.make("Wf.Wrong", { payload: { id: Schema.String }, success: Schema.Number, idempotencyKey: ({ id }) => id })
+
+  it("a result its schema rejects is recorded as a defect naming the workflow, not retried forever", async () => {
+    const exit = await runProgram(engineLayer("redis", "wrong"), Wrong.toLayer(() => Effect.succeed("not a number" as unknown as number)), Wrong.execute({ id: "w" }))
+    const n = normalize(exit) as { failure: Array<{ die: string }> }
+    expect(n.failure).toHaveLength(1)
+    expect(n.failure[0]!.die).toContain('the result of workflow "Wf.Wrong" does not fit its schemas')
+  })
+})
+
 describe("scripts", () => {
   it("workflowActivityDone: the first write wins and every writer gets it back; no hash is created for an unknown execution", async () => {
     const q = "scripts"
