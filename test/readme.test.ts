@@ -85,6 +85,7 @@ const entryPoints: Record<string, string> = {
   "effect-asynq/inspector": "src/inspector/index.ts",
   "effect-asynq/scheduler": "src/scheduler/index.ts",
   "effect-asynq/wire": "src/wire/index.ts",
+  "effect-asynq/workflow": "src/workflow/index.ts",
   "effect-asynq/dashboard": "adapters/dashboard/index.ts",
   "effect-asynq/observability": "src/observability/index.ts",
   "effect-asynq/serverless": "adapters/serverless/index.ts",

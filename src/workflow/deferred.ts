@@ -56,7 +56,7 @@ export interface DeferredClient {
 }
 
 /** A Promise client that completes deferreds by token (Redis from `redis`, else REDIS_URL, else localhost). */
-export const createDeferredClient = (options: ControlQueueOptions & { readonly redis?: RedisOptions | string } = {}): DeferredClient => {
+export const createDeferredClient = (options: ControlQueueOptions & { readonly redis?: RedisOptions | string | undefined } = {}): DeferredClient => {
   const { redis, ...queues } = options
   const runtime = makeBrokerRuntime(redis)
   return {

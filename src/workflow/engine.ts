@@ -61,20 +61,20 @@ export const workflowClockTaskType = "effect-asynq:wf:clock"
 /** Options of the workflow engine layer. */
 export interface WorkflowLayerOptions {
   /** Prefix of the control queues: a workflow's runs go to `<queue>:<workflow name>` (default "workflow"). */
-  readonly queue?: string
+  readonly queue?: string | undefined
   /** Control queues per workflow (default 1); more spread executions over Redis Cluster slots. Every process must agree. */
-  readonly shards?: number
+  readonly shards?: number | undefined
   /** Runs of one registered workflow processed at the same time in this process (default 10). */
-  readonly concurrency?: number
+  readonly concurrency?: number | undefined
   /** How many times asynq retries a run that failed for lack of Redis or a crash of its handler (default 25). */
-  readonly runMaxRetry?: number
+  readonly runMaxRetry?: number | undefined
   /** A run's timeout in seconds (default 1800, asynq's); a run longer than that is stopped and retried. */
-  readonly runTimeoutSec?: number
+  readonly runTimeoutSec?: number | undefined
   /**
    * More options of the worker that runs the registered workflows (queues and concurrency are set
    * by the layer; `retryDelay` defaults to 1 s doubling up to a minute, for runs whose worker died).
    */
-  readonly server?: Omit<ServerOptions, "queues" | "concurrency">
+  readonly server?: Omit<ServerOptions, "queues" | "concurrency"> | undefined
 }
 
 /** The resolved options. */
