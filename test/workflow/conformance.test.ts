@@ -225,7 +225,7 @@ const children: Case = {
 
 const FanChildren = Workflow.make("Conf.FanChildren", { payload: { n: Schema.Number }, success: Schema.Number, error: Boom, idempotencyKey: ({ n }) => String(n) })
 const fanChildren: Case = {
-  name: "fan-out of 20 child workflows and fan-in",
+  name: "fan-out of 100 child workflows and fan-in",
   make: (count) => ({
     registrations: Layer.mergeAll(
       Child.toLayer(({ n }) => Activity.make({ name: "times10", success: Schema.Number, error: Boom, execute: Effect.sync(() => (count("child"), n * 10)) })),
@@ -239,7 +239,7 @@ const fanChildren: Case = {
         )
       )
     ),
-    program: FanChildren.execute({ n: 20 })
+    program: FanChildren.execute({ n: 100 })
   })
 }
 
