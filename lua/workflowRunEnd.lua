@@ -1,5 +1,6 @@
 -- workflowRunEnd: a run of a workflow execution ends (running -> complete | suspended). Complete:
--- stores the result and publishes the execution on "effect-asynq:wf:done". Suspended: stores the
+-- stores the result (the hash then expires after the retention, when one is set) and publishes
+-- the execution on "effect-asynq:wf:done". Suspended: stores the
 -- Suspended result; when a wake landed while the run was going (the wake flag, set by
 -- workflowWake), the flag is consumed here and the next run is enqueued at once, so a wake is
 -- never lost between the run's last read and its suspension. An automatic wake does not resume
@@ -17,18 +18,22 @@
 -- ARGV[7]  pending_since: unix time in nanoseconds
 -- ARGV[8]  control queue name
 -- ARGV[9]  the done message published on completion: <queue> "\n" <execution id>
+-- ARGV[10] how long a complete execution is kept, in ms ("0": kept until deleted)
 -- Returns  1  recorded (complete; or suspended with no wake pending)
 --          2  suspended, and a wake came during the run: the next run is enqueued
 --          0  not the execution's current run task (nothing written)
 --- @include "includes/enqueueRun.lua"
 local execKey, taskKeyPrefix, pendingKey = unpack(KEYS)
-local runId, outcome, result, failed, nextRunId, nextMsg, pendingSince, queueName, doneMessage = unpack(ARGV)
+local runId, outcome, result, failed, nextRunId, nextMsg, pendingSince, queueName, doneMessage, retentionMs = unpack(ARGV)
 if redis.call("HGET", execKey, "task") ~= runId then
   return 0
 end
 if outcome == "complete" then
   redis.call("HSET", execKey, "state", "complete", "result", result)
   redis.call("HDEL", execKey, "task", "wake", "failed")
+  if tonumber(retentionMs) > 0 then
+    redis.call("PEXPIRE", execKey, retentionMs)
+  end
   redis.call("PUBLISH", "effect-asynq:wf:done", doneMessage)
   return 1
 end

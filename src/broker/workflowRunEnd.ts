@@ -16,6 +16,8 @@ export interface WorkflowRunEndInput extends NextRun {
   readonly result: string
   /** Suspended by SuspendOnFailure. */
   readonly failed: boolean
+  /** Keep a complete execution this long (ms); 0: until deleted. */
+  readonly retentionMs: number
 }
 
 /** What the end did: recorded; recorded and the next run enqueued (a wake came during the run); or nothing (a leftover run). */
@@ -30,7 +32,7 @@ export const workflowRunEndScript = defineScript<WorkflowRunEndInput, WorkflowRu
     const k = queueKeys(i.queue)
     return [workflowExecutionKey(i.queue, i.executionId), k.taskPrefix, k.pending]
   },
-  args: (i) => [i.endingRunId, i.outcome, i.result, i.failed ? "1" : "0", i.runId, i.runMessage, i.pendingSince, i.queue, `${i.queue}\n${i.executionId}`],
+  args: (i) => [i.endingRunId, i.outcome, i.result, i.failed ? "1" : "0", i.runId, i.runMessage, i.pendingSince, i.queue, `${i.queue}\n${i.executionId}`, Math.max(0, Math.ceil(i.retentionMs))],
   decode: (reply) =>
     Result.flatMap(integerReply("workflowRunEnd", reply), (n) =>
       n === 1 ? Result.succeed("recorded" as const) : n === 2 ? Result.succeed("next-run-enqueued" as const) : n === 0 ? Result.succeed("stale" as const) : Result.fail(unexpectedReply("workflowRunEnd", n, "0, 1 or 2"))

@@ -68,6 +68,12 @@ export interface WorkflowLayerOptions {
   readonly concurrency?: number | undefined
   /** How many times asynq retries a run that failed for lack of Redis or a crash of its handler (default 25). */
   readonly runMaxRetry?: number | undefined
+  /**
+   * How long a complete execution's state is kept (ms; default: until deleted). Past it, starting
+   * the same execution id starts it anew, and a parent replaying past it would run the child again:
+   * keep it longer than any parent waits.
+   */
+  readonly completedRetentionMs?: number | undefined
   /** A run's timeout in seconds (default 1800, asynq's); a run longer than that is stopped and retried. */
   readonly runTimeoutSec?: number | undefined
   /**
@@ -84,6 +90,7 @@ export interface Resolved {
   readonly concurrency: number
   readonly runMaxRetry: number
   readonly runTimeoutSec: number
+  readonly completedRetentionMs: number
   readonly server: Omit<ServerOptions, "queues" | "concurrency">
 }
 
@@ -95,7 +102,9 @@ export const resolve = (o: WorkflowLayerOptions = {}): Resolved => {
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`workflow layer: concurrency must be a positive integer, got ${concurrency}`)
   const queue = o.queue ?? "workflow"
   if (queue.trim() === "" || /[{}]/.test(queue)) throw new RangeError(`workflow layer: queue must be a non-empty name without braces, got ${JSON.stringify(queue)}`)
-  return { queue, shards, concurrency, runMaxRetry: o.runMaxRetry ?? 25, runTimeoutSec: o.runTimeoutSec ?? 1800, server: o.server ?? {} }
+  const completedRetentionMs = o.completedRetentionMs ?? 0
+  if (!Number.isFinite(completedRetentionMs) || completedRetentionMs < 0) throw new RangeError(`workflow layer: completedRetentionMs must be a finite number of ms >= 0, got ${completedRetentionMs}`)
+  return { queue, shards, concurrency, runMaxRetry: o.runMaxRetry ?? 25, runTimeoutSec: o.runTimeoutSec ?? 1800, completedRetentionMs, server: o.server ?? {} }
 }
 
 /**
@@ -269,7 +278,15 @@ export const make = (options?: WorkflowLayerOptions) =>
         const next = yield* nextRun(queue, name, executionId)
         const outcome = result._tag === "Complete" ? "complete" : "suspended"
         const ended = yield* call(
-          runScript(workflowRunEndScript, { ...next, executionId, endingRunId: task.id, outcome, result: encoded, failed: result._tag === "Suspended" && result.failed === true })
+          runScript(workflowRunEndScript, {
+            ...next,
+            executionId,
+            endingRunId: task.id,
+            outcome,
+            result: encoded,
+            failed: result._tag === "Suspended" && result.failed === true,
+            retentionMs: opts.completedRetentionMs
+          })
         )
         if (ended === "recorded" && outcome === "complete") yield* wakeParent(fields)
       })

@@ -140,6 +140,19 @@ describe("runs are asynq tasks on the control queue", () => {
     expect(await c.sismember(allQueues, q)).toBe(1)
     expect(await c.get(queueKeys(q).processedTotal)).toBe("1")
     expect(await c.llen(queueKeys(q).pending)).toBe(0)
+    // Kept until deleted, by default.
+    const id = await Effect.runPromise(Hello.executionId({ name: "ann" }))
+    expect(await c.pttl(workflowExecutionKey(q, id))).toBe(-1)
+  })
+
+  it("completedRetentionMs: a complete execution's state expires after it", async () => {
+    const prefix = "retained"
+    const exit = await runProgram(engineLayer("redis", prefix, { completedRetentionMs: 60_000 }), Hello.toLayer(({ name }) => Effect.succeed(`hello ${name}`)), Hello.execute({ name: "bob" }))
+    expect(normalize(exit)).toEqual({ success: "hello bob" })
+    const id = await Effect.runPromise(Hello.executionId({ name: "bob" }))
+    const ttl = await c.pttl(workflowExecutionKey(controlQueueOf({ queue: prefix, shards: 1 }, "Wf.Hello", id), id))
+    expect(ttl).toBeGreaterThan(0)
+    expect(ttl).toBeLessThanOrEqual(60_000)
   })
 
   it("shards spread executions over control queues, each execution staying on its own", async () => {
