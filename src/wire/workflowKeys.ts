@@ -10,3 +10,6 @@ export const workflowExecutionKey = (queue: string, executionId: string): string
 
 /** The channel every completed execution is published on (message: `<queue>\n<execution id>`). */
 export const workflowDoneChannel = "effect-asynq:wf:done"
+
+/** The channel an interrupt is announced on (message: `<queue>\n<execution id>\n<field>`), so the process running the execution applies it at once. */
+export const workflowInterruptChannel = "effect-asynq:wf:interrupt"

@@ -49,7 +49,8 @@ import * as Server from "../processor/Server.js"
 import type { ServerOptions } from "../processor/options.js"
 import { newTaskId } from "../steps/taskId.js"
 import { emptyTaskMessage, encodeTaskMessage } from "../wire/TaskMessage.js"
-import { workflowDoneChannel } from "../wire/workflowKeys.js"
+import { workflowDoneChannel, workflowInterruptChannel } from "../wire/workflowKeys.js"
+import { publishWorkflowInterrupt } from "../broker/workflowNotices.js"
 import { codecsOf, decodeExit, encodeExit } from "./codec.js"
 
 /** The task type of a workflow run (a replay of one execution), on the workflow's control queue. */
@@ -202,17 +203,42 @@ export const make = (options?: WorkflowLayerOptions) =>
     const wake = (workflowName: string, executionId: string, field: string, value: string, mode: "a" | "e") =>
       call(wakeExecution(opts, workflowName, executionId, field, value, mode))
 
-    // Completion notices for `awaitComplete`: one subscription per layer, opened on first use.
+    /** Applies an interrupt to a run of this process: no new activity starts; an unsafe one also cuts the run short (it replays at once). */
+    const interruptLocal = (executionId: string, field: string) =>
+      Effect.suspend(() => {
+        const local = runs.get(executionId)
+        if (!local || local.fields.has(field)) return Effect.void
+        local.fields.set(field, "1")
+        if (field !== InterruptUnsafeField || !local.fiber) return Effect.void
+        local.instance.suspended = false
+        return Effect.asVoid(Effect.forkIn(Fiber.interrupt(local.fiber), layerScope))
+      })
+
+    // Notices, on one subscription per layer opened on first use (a worker's first registration,
+    // or the first awaitComplete): completions for `awaitComplete`, interrupts for running runs.
     const waiters = new Map<string, Set<Deferred.Deferred<void>>>()
     const subscribed = yield* Effect.cached(
-      subscribeChannels([workflowDoneChannel], {
-        onMessage: (_channel, message) => {
+      subscribeChannels([workflowDoneChannel, workflowInterruptChannel], {
+        onMessage: (channel, message) => {
+          if (channel === workflowInterruptChannel) {
+            const [, executionId, field] = message.split("\n")
+            if (executionId !== undefined && (field === InterruptField || field === InterruptUnsafeField)) Effect.runFork(interruptLocal(executionId, field))
+            return
+          }
           const set = waiters.get(message)
           if (set) for (const d of set) Deferred.doneUnsafe(d, Exit.void)
         },
         onReady: () => {}
       }).pipe(Scope.provide(layerScope), Effect.provideService(Broker, broker), Effect.orDie)
     )
+
+    /** Records an interrupt, wakes the execution and tells the process running it. */
+    const interruptWith = (workflow: Workflow.Any, executionId: string, field: string) =>
+      Effect.gen(function* () {
+        yield* wake(workflow._tag, executionId, field, "1", "e")
+        yield* interruptLocal(executionId, field)
+        yield* call(publishWorkflowInterrupt(queueOf(workflow._tag, executionId), executionId, field))
+      })
 
     const resultOf = (workflow: Workflow.Any, state: string, result: string, failed: boolean): Effect.Effect<Workflow.Result<unknown, unknown>> =>
       state === "complete" || (state === "suspended" && result !== "")
@@ -241,33 +267,41 @@ export const make = (options?: WorkflowLayerOptions) =>
         const workflow = entry.workflow
         const codecs = codecsOf(workflow)
         const payload = yield* codecs.decodePayload(fields.get("payload") ?? "{}")
-        const instance = WorkflowEngine.WorkflowInstance.initial(workflow, executionId)
-        const run: RunState = { queue, fields, instance, fiber: undefined }
-        runs.set(executionId, run)
         const suspendOnFailure = Context.get(workflow.annotations, Workflow.SuspendOnFailure)
-        const fiber = yield* entry.execute(payload, executionId).pipe(
-          Effect.onExit((exit) => {
-            // As the memory engine: a safe interrupt takes effect when the run would suspend (or
-            // fail under SuspendOnFailure); an unsafe one always. The run then ends interrupted,
-            // so finalizers and compensations run and a final result is recorded.
-            const interrupted = fields.has(InterruptField) || fields.has(InterruptUnsafeField)
-            if (!interrupted || (!fields.has(InterruptUnsafeField) && !instance.suspended && !instance.abandoned && !(suspendOnFailure && Exit.isFailure(exit)))) {
-              return Effect.void
-            }
-            instance.interrupted = true
-            instance.suspended = false
-            return Effect.withFiber((f) => Effect.interruptible(Fiber.interrupt(f)))
-          }),
-          Workflow.intoResult,
-          Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
-          (eff) => deferredState.trackRun(instance, eff),
-          Effect.forkChild({ startImmediately: true })
-        )
-        run.fiber = fiber
-        const exit = yield* Fiber.await(fiber).pipe(Effect.ensuring(Effect.sync(() => runs.get(executionId) === run && runs.delete(executionId))))
+        /** The replay of the workflow, with the fields known so far. */
+        const replay = Effect.gen(function* () {
+          const instance = WorkflowEngine.WorkflowInstance.initial(workflow, executionId)
+          const run: RunState = { queue, fields, instance, fiber: undefined }
+          runs.set(executionId, run)
+          const fiber = yield* entry.execute(payload, executionId).pipe(
+            Effect.onExit((exit) => {
+              // As the memory engine: a safe interrupt takes effect when the run would suspend (or
+              // fail under SuspendOnFailure); an unsafe one always. The run then ends interrupted,
+              // so finalizers and compensations run and a final result is recorded.
+              const interrupted = fields.has(InterruptField) || fields.has(InterruptUnsafeField)
+              if (!interrupted || (!fields.has(InterruptUnsafeField) && !instance.suspended && !instance.abandoned && !(suspendOnFailure && Exit.isFailure(exit)))) {
+                return Effect.void
+              }
+              instance.interrupted = true
+              instance.suspended = false
+              return Effect.withFiber((f) => Effect.interruptible(Fiber.interrupt(f)))
+            }),
+            Workflow.intoResult,
+            Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
+            (eff) => deferredState.trackRun(instance, eff),
+            Effect.forkChild({ startImmediately: true })
+          )
+          run.fiber = fiber
+          const exit = yield* Fiber.await(fiber).pipe(Effect.ensuring(Effect.sync(() => runs.get(executionId) === run && runs.delete(executionId))))
+          return { exit, instance }
+        })
+        const { exit, instance } = yield* replay
         let result: Workflow.Result<unknown, unknown>
         if (Exit.isSuccess(exit)) result = exit.value
         else if (Cause.hasInterruptsOnly(exit.cause) && instance.suspended) result = new Workflow.Suspended({}) // preempted by a wake
+        // Cut short by interruptUnsafe: the run's scope closed with the interrupt (its finalizers
+        // and compensations ran), so that is the final result.
+        else if (Cause.hasInterruptsOnly(exit.cause) && fields.has(InterruptUnsafeField)) result = new Workflow.Complete({ exit: Exit.failCause(exit.cause) })
         else return yield* Effect.failCause(exit.cause) // stopped from outside (shutdown, lost lease): asynq retries the run
         // A result its schemas reject is recorded as a defect (retrying the run would not help).
         const encoded = yield* codecs.encodeResult(result).pipe(
@@ -306,6 +340,7 @@ export const make = (options?: WorkflowLayerOptions) =>
           yield* Effect.addFinalizer(() => Effect.sync(() => workflows.delete(workflow._tag)))
           const queues = controlQueues(opts, workflow._tag)
           yield* Effect.forEach(queues, registerQueue, { discard: true })
+          yield* subscribed
           yield* Server.start({ [workflowRunTaskType]: runTask, [workflowClockTaskType]: clockTask }, { retryDelay: runRetryDelay, ...opts.server, concurrency: opts.concurrency, queues: Object.fromEntries(queues.map((q) => [q, 1])) }).pipe(
             Effect.provideService(Broker, broker),
             Effect.orDie
@@ -357,24 +392,9 @@ export const make = (options?: WorkflowLayerOptions) =>
           yield* Deferred.await(done).pipe(Effect.ensuring(forget))
         }),
 
-      interrupt: (workflow, executionId) =>
-        Effect.gen(function* () {
-          const local = runs.get(executionId)
-          if (local) local.fields.set(InterruptField, "1")
-          yield* wake(workflow._tag, executionId, InterruptField, "1", "e")
-        }),
+      interrupt: (workflow, executionId) => interruptWith(workflow, executionId, InterruptField),
 
-      interruptUnsafe: (workflow, executionId) =>
-        Effect.gen(function* () {
-          yield* wake(workflow._tag, executionId, InterruptUnsafeField, "1", "e")
-          const local = runs.get(executionId)
-          if (local) {
-            local.fields.set(InterruptUnsafeField, "1")
-            // Cut off the run here; its end (interrupted) records the final result.
-            local.instance.suspended = false
-            if (local.fiber) yield* Effect.forkIn(Fiber.interrupt(local.fiber), layerScope)
-          }
-        }),
+      interruptUnsafe: (workflow, executionId) => interruptWith(workflow, executionId, InterruptUnsafeField),
 
       resume: (workflow, executionId) => Effect.asVoid(wake(workflow._tag, executionId, "", "", "e")),
 

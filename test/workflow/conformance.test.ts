@@ -273,6 +273,32 @@ const interrupted = (unsafe: boolean): Case => ({
     })
   })
 })
+const Long = Workflow.make("Conf.Long", { payload: { id: Schema.String }, success: Schema.String, idempotencyKey: ({ id }) => id })
+const interruptedRunning: Case = {
+  name: "interruptUnsafe of a running execution (an activity in flight): the run is cut, compensations run, the interrupted result is recorded",
+  make: (count) => {
+    let started!: () => void
+    const inFlight = new Promise<void>((resolve) => (started = resolve))
+    return {
+      registrations: Long.toLayer(() =>
+        Effect.gen(function* () {
+          yield* Activity.make({ name: "book", success: Schema.String, execute: Effect.sync(() => (count("book"), "booking-2")) }).pipe(
+            Workflow.withCompensation((booking) => Effect.sync(() => count(`cancel ${booking}`)))
+          )
+          yield* Activity.make({ name: "wait", execute: Effect.andThen(Effect.sync(() => (count("wait"), started())), Effect.never) })
+          return "never"
+        })
+      ),
+      program: Effect.gen(function* () {
+        const id = yield* Long.execute({ id: "l" }, { discard: true })
+        yield* Effect.promise(() => inFlight)
+        yield* Effect.flatMap(WorkflowEngine.WorkflowEngine, (e) => e.interruptUnsafe(Long, id))
+        return yield* untilComplete(Long.poll(id))
+      })
+    }
+  }
+}
+
 const compensated: Case = {
   name: "a workflow that fails after a compensated activity runs the compensation once",
   make: (count) => ({
@@ -309,7 +335,7 @@ const nap: Case = {
   })
 }
 
-const cases: ReadonlyArray<Case> = [steps, fails, retries, dies, once, approval, rejected, parked, fan, children, fanChildren, interrupted(false), interrupted(true), compensated, nap]
+const cases: ReadonlyArray<Case> = [steps, fails, retries, dies, once, approval, rejected, parked, fan, children, fanChildren, interrupted(false), interrupted(true), interruptedRunning, compensated, nap]
 
 let run = 0
 const runCase = async (c: Case, kind: EngineKind) => {

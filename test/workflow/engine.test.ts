@@ -284,6 +284,68 @@ describe("durable clocks", () => {
   })
 })
 
+describe("interrupting an execution that runs in another process", () => {
+  const Job = Workflow.make("Wf.Job", { payload: { id: Schema.String }, success: Schema.String, idempotencyKey: ({ id }) => id })
+
+  const setup = () => {
+    const seen: Array<string> = []
+    let started!: () => void
+    const inFlight = new Promise<void>((resolve) => (started = resolve))
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    const registrations = Job.toLayer(() =>
+      Effect.gen(function* () {
+        yield* Activity.make({ name: "book", execute: Effect.sync(() => void seen.push("book")) }).pipe(Workflow.withCompensation(() => Effect.sync(() => void seen.push("compensate"))))
+        yield* Activity.make({ name: "slow", execute: Effect.andThen(Effect.sync(() => started()), Effect.promise(() => released)) })
+        yield* Activity.make({ name: "next", execute: Effect.sync(() => void seen.push("next")) })
+        return "done"
+      })
+    )
+    return { seen, inFlight, release, registrations }
+  }
+
+  it("interrupt: the running run starts no new activity once its in-flight one ends; compensations run; the result is interrupted", async () => {
+    const prefix = "remote-interrupt"
+    const { seen, inFlight, release, registrations } = setup()
+    const worker = makeRuntime(engineLayer("redis", prefix), registrations)
+    const client = makeRuntime(engineLayer("redis", prefix), none)
+    try {
+      const id = await worker.runPromise(Job.execute({ id: "j1" }, { discard: true }))
+      await inFlight
+      // From a process that does not run it (told through Redis).
+      await client.runPromise(Job.interrupt(id))
+      release()
+      const result = await client.runPromise(untilPolled(Job.poll(id)).pipe(Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: (r) => Option.isSome(r) && r.value._tag === "Complete" })))
+      expect(Option.isSome(result) && result.value._tag === "Complete" && normalize(result.value.exit)).toEqual({ failure: [{ interrupt: true }] })
+      expect(seen).toEqual(["book", "compensate"])
+    } finally {
+      release()
+      await client.dispose()
+      await worker.dispose()
+    }
+  })
+
+  it("interruptUnsafe: the in-flight activity is cut short at once; compensations run; the result is interrupted", async () => {
+    const prefix = "remote-interrupt-unsafe"
+    const { seen, inFlight, release, registrations } = setup()
+    const worker = makeRuntime(engineLayer("redis", prefix), registrations)
+    const client = makeRuntime(engineLayer("redis", prefix), none)
+    try {
+      const id = await worker.runPromise(Job.execute({ id: "j2" }, { discard: true }))
+      await inFlight
+      await client.runPromise(Effect.flatMap(WorkflowEngine.WorkflowEngine, (e) => e.interruptUnsafe(Job, id)))
+      // Never released: the run must be cut.
+      const result = await client.runPromise(untilPolled(Job.poll(id)).pipe(Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: (r) => Option.isSome(r) && r.value._tag === "Complete" })))
+      expect(Option.isSome(result) && result.value._tag === "Complete" && normalize(result.value.exit)).toEqual({ failure: [{ interrupt: true }] })
+      expect(seen).toEqual(["book", "compensate"])
+    } finally {
+      release()
+      await client.dispose()
+      await worker.dispose()
+    }
+  })
+})
+
 describe("results", () => {
   const Wrong = Workflow.make("Wf.Wrong", { payload: { id: Schema.String }, success: Schema.Number, idempotencyKey: ({ id }) => id })
 
