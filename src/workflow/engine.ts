@@ -203,7 +203,7 @@ export const make = (options?: WorkflowLayerOptions) =>
     const wake = (workflowName: string, executionId: string, field: string, value: string, mode: "a" | "e") =>
       call(wakeExecution(opts, workflowName, executionId, field, value, mode))
 
-    /** Applies an interrupt to a run of this process: no new activity starts; an unsafe one also cuts the run short (it replays at once). */
+    /** Applies an interrupt to a run of this process: no new activity starts; an unsafe one also cuts the run short (it then ends interrupted). */
     const interruptLocal = (executionId: string, field: string) =>
       Effect.suspend(() => {
         const local = runs.get(executionId)
