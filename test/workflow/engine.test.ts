@@ -10,6 +10,7 @@ import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { runScript } from "../../src/broker/script.js"
 import { workflowActivityDoneScript } from "../../src/broker/workflowActivityDone.js"
+import { workflowRunEndScript } from "../../src/broker/workflowRunEnd.js"
 import { workflowRunStartScript } from "../../src/broker/workflowRunStart.js"
 import { workflowStartScript } from "../../src/broker/workflowStart.js"
 import { allQueues, queueKeys } from "../../src/wire/keys.js"
@@ -385,5 +386,33 @@ describe("scripts", () => {
     const error = await runBroker(Effect.flip(runScript(workflowStartScript, start)))
     expect(error).toMatchObject({ _tag: "InvalidState", message: 'cannot start workflow "Mine" as execution "x3": that execution id belongs to workflow "Other"' })
     expect(await c.llen(queueKeys(q).pending)).toBe(0)
+  })
+
+  it("workflowRunEnd: a run suspending by SuspendOnFailure is run again only for an explicit wake that came meanwhile", async () => {
+    const q = "scripts"
+    const end = (executionId: string) =>
+      runBroker(
+        runScript(workflowRunEndScript, {
+          queue: q,
+          executionId,
+          endingRunId: "r1",
+          outcome: "suspended",
+          result: "{}",
+          failed: true,
+          retentionMs: 0,
+          runId: `next-${executionId}`,
+          runMessage: "m",
+          pendingSince: "0"
+        })
+      )
+    await c.hset(workflowExecutionKey(q, "x4"), "wf", "W", "state", "running", "task", "r1", "wake", "a")
+    expect(await end("x4")).toBe("recorded")
+    expect(await c.hmget(workflowExecutionKey(q, "x4"), "state", "failed", "task", "wake")).toEqual(["suspended", "1", null, null])
+    await c.hset(workflowExecutionKey(q, "x5"), "wf", "W", "state", "running", "task", "r1", "wake", "e")
+    expect(await end("x5")).toBe("next-run-enqueued")
+    expect(await c.hmget(workflowExecutionKey(q, "x5"), "state", "failed", "task", "wake")).toEqual(["pending", null, "next-x5", null])
+    expect(await c.lrange(queueKeys(q).pending, 0, -1)).toEqual(["next-x5"])
+    // A leftover run ends nothing.
+    expect(await end("x5")).toBe("stale")
   })
 })
