@@ -41,7 +41,7 @@ export const completeDeferred = Effect.fn("Workflow.completeDeferred")(function*
     Effect.mapError((e) => new InvalidArgument({ field: "exit", message: `the exit does not fit deferred "${deferred.name}": ${e.message}` }))
   )
   const json = yield* encodeExit(encoded)
-  const outcome = yield* wakeExecution(resolve(options), token.workflowName, token.executionId, `d:${token.deferredName}`, json, "a")
+  const outcome = yield* wakeExecution(yield* resolve(options), token.workflowName, token.executionId, `d:${token.deferredName}`, json, "a")
   return outcome !== "already-set"
 })
 

@@ -35,6 +35,7 @@ import * as Workflow from "effect/workflow/Workflow"
 import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import { Broker } from "../broker/Broker.js"
 import { registerQueueScript } from "../broker/enqueue.js"
+import { InvalidArgument } from "../broker/errors.js"
 import { runScript } from "../broker/script.js"
 import { subscribeChannels } from "../broker/subscribe.js"
 import { unixNanosString } from "../broker/time.js"
@@ -95,17 +96,22 @@ export interface Resolved {
   readonly server: Omit<ServerOptions, "queues" | "concurrency">
 }
 
-/** Options with their defaults; a RangeError names a bad one. */
-export const resolve = (o: WorkflowLayerOptions = {}): Resolved => {
+/** Options with their defaults, or an InvalidArgument naming the bad one (nothing started). */
+export const resolve = (o: WorkflowLayerOptions = {}): Effect.Effect<Resolved, InvalidArgument> => {
+  const bad = (field: string, message: string) => Effect.fail(new InvalidArgument({ field, message: `workflow layer: ${message}` }))
   const shards = o.shards ?? 1
-  if (!Number.isInteger(shards) || shards < 1 || shards > 1024) throw new RangeError(`workflow layer: shards must be an integer from 1 to 1024, got ${shards}`)
+  if (!Number.isInteger(shards) || shards < 1 || shards > 1024) return bad("shards", `shards must be an integer from 1 to 1024, got ${shards}`)
   const concurrency = o.concurrency ?? 10
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`workflow layer: concurrency must be a positive integer, got ${concurrency}`)
+  if (!Number.isInteger(concurrency) || concurrency < 1) return bad("concurrency", `concurrency must be a positive integer, got ${concurrency}`)
   const queue = o.queue ?? "workflow"
-  if (queue.trim() === "" || /[{}]/.test(queue)) throw new RangeError(`workflow layer: queue must be a non-empty name without braces, got ${JSON.stringify(queue)}`)
+  if (queue.trim() === "" || /[{}\s]/.test(queue)) return bad("queue", `queue must be a non-empty name without braces or spaces, got ${JSON.stringify(queue)}`)
+  const runMaxRetry = o.runMaxRetry ?? 25
+  if (!Number.isInteger(runMaxRetry) || runMaxRetry < 0) return bad("runMaxRetry", `runMaxRetry must be an integer >= 0, got ${runMaxRetry}`)
+  const runTimeoutSec = o.runTimeoutSec ?? 1800
+  if (!Number.isInteger(runTimeoutSec) || runTimeoutSec < 1) return bad("runTimeoutSec", `runTimeoutSec must be a whole number of seconds >= 1, got ${runTimeoutSec}`)
   const completedRetentionMs = o.completedRetentionMs ?? 0
-  if (!Number.isFinite(completedRetentionMs) || completedRetentionMs < 0) throw new RangeError(`workflow layer: completedRetentionMs must be a finite number of ms >= 0, got ${completedRetentionMs}`)
-  return { queue, shards, concurrency, runMaxRetry: o.runMaxRetry ?? 25, runTimeoutSec: o.runTimeoutSec ?? 1800, completedRetentionMs, server: o.server ?? {} }
+  if (!Number.isFinite(completedRetentionMs) || completedRetentionMs < 0) return bad("completedRetentionMs", `completedRetentionMs must be a finite number of ms >= 0, got ${completedRetentionMs}`)
+  return Effect.succeed({ queue, shards, concurrency, runMaxRetry, runTimeoutSec, completedRetentionMs, server: o.server ?? {} })
 }
 
 /**
@@ -176,7 +182,7 @@ const InterruptUnsafeField = "interruptUnsafe"
 /** Builds the engine (needs the Broker; registrations start a worker in their scope). */
 export const make = (options?: WorkflowLayerOptions) =>
   Effect.gen(function* () {
-    const opts = resolve(options)
+    const opts = yield* resolve(options)
     const broker = yield* Broker
     const layerScope = yield* Effect.scope
     const workflows = new Map<string, Registered>()

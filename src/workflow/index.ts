@@ -6,12 +6,14 @@
  * workflow's control queue, processed by the workers of the processes that register the workflow
  * (`Workflow.toLayer`).
  *
- *   const Engine = WorkflowEngineLayer.layer().pipe(Layer.provide(Broker.layer), Layer.provide(Redis.layer({ url })))
- *   const Worker = SendEmail.toLayer(({ to }) => ...).pipe(Layer.provide(Engine))
+ *   import * as DurableWorkflows from "effect-asynq/workflow"
+ *   const Engine = DurableWorkflows.layer().pipe(Layer.provide(Broker.layer), Layer.provide(Redis.layer({ url })))
+ *   const Worker = SendEmail.toLayer(({ to }) => ...).pipe(Layer.provideMerge(Engine))
  */
 import * as Layer from "effect/Layer"
 import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import type { Broker } from "../broker/Broker.js"
+import type { InvalidArgument } from "../broker/errors.js"
 import { make, type WorkflowLayerOptions } from "./engine.js"
 
 export { completeDeferred, type ControlQueueOptions, createDeferredClient, type DeferredClient } from "./deferred.js"
@@ -22,7 +24,7 @@ export { controlQueueOf, controlQueues, workflowClockTaskType, type WorkflowLaye
  * Workflows registered with it (`Workflow.toLayer`) get a worker in this process for their
  * control queues while the registration's layer is alive; a process that registers none only
  * starts, polls, resumes, interrupts and completes deferreds. Options are checked when the layer
- * is built (a RangeError names the bad one).
+ * is built: a bad one fails the build with an InvalidArgument naming it.
  */
-export const layer = (options?: WorkflowLayerOptions): Layer.Layer<WorkflowEngine.WorkflowEngine, never, Broker> =>
+export const layer = (options?: WorkflowLayerOptions): Layer.Layer<WorkflowEngine.WorkflowEngine, InvalidArgument, Broker> =>
   Layer.effect(WorkflowEngine.WorkflowEngine, make(options))

@@ -15,7 +15,9 @@ import { workflowRunStartScript } from "../../src/broker/workflowRunStart.js"
 import { workflowStartScript } from "../../src/broker/workflowStart.js"
 import { allQueues, queueKeys } from "../../src/wire/keys.js"
 import { workflowExecutionKey } from "../../src/wire/workflowKeys.js"
-import { controlQueueOf, createDeferredClient, workflowClockTaskType } from "../../src/workflow/index.js"
+import { controlQueueOf, createDeferredClient, layer, workflowClockTaskType } from "../../src/workflow/index.js"
+import { testBrokerLayer } from "../support/arrange.js"
+import type { Broker } from "../../src/broker/Broker.js"
 import { runBroker } from "../processor/support.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
 import { waitFor } from "../support/waitFor.js"
@@ -344,6 +346,19 @@ describe("interrupting an execution that runs in another process", () => {
       await client.dispose()
       await worker.dispose()
     }
+  })
+})
+
+describe("options", () => {
+  it.each([
+    [{ shards: 0 }, "shards"],
+    [{ concurrency: 1.5 }, "concurrency"],
+    [{ queue: "a{b}" }, "queue"],
+    [{ completedRetentionMs: -1 }, "completedRetentionMs"]
+  ] as const)("a bad option fails the layer's build with an InvalidArgument naming it (%j)", async (options, field) => {
+    const built = await Effect.runPromise(Effect.flip(Layer.build(layer(options).pipe(Layer.provide(testBrokerLayer() as Layer.Layer<Broker>))).pipe(Effect.scoped)))
+    expect(built).toMatchObject({ _tag: "InvalidArgument", field })
+    expect((built as { message: string }).message).toContain(`workflow layer: ${field} must be`)
   })
 })
 
