@@ -32,6 +32,7 @@ import * as Scope from "effect/Scope"
 import type * as Activity from "effect/workflow/Activity"
 import type * as DurableDeferred from "effect/workflow/DurableDeferred"
 import * as Workflow from "effect/workflow/Workflow"
+import { TokenParsed } from "effect/workflow/DurableDeferred"
 import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import { Broker } from "../broker/Broker.js"
 import { registerQueueScript } from "../broker/enqueue.js"
@@ -45,6 +46,7 @@ import { workflowRunStartScript } from "../broker/workflowRunStart.js"
 import { workflowScheduleClockScript } from "../broker/workflowScheduleClock.js"
 import { workflowStartScript } from "../broker/workflowStart.js"
 import { type NextRun, workflowWakeScript } from "../broker/workflowWake.js"
+import { SkipRetry } from "../processor/errors.js"
 import type { Task } from "../processor/Task.js"
 import * as Server from "../processor/Server.js"
 import type { ServerOptions } from "../processor/options.js"
@@ -59,6 +61,14 @@ export const workflowRunTaskType = "effect-asynq:wf:run"
 
 /** The task type of a durable clock (DurableClock.sleep): a scheduled task that completes the clock's deferred when due. */
 export const workflowClockTaskType = "effect-asynq:wf:clock"
+
+/**
+ * The task type that completes a DurableDeferred from any asynq client (a Go `asynq.Client`
+ * included): enqueue it on the execution's control queue with the JSON payload
+ * `{"token": "<deferred token>", "value": <encoded value>}` (success) or
+ * `{"token": "<deferred token>", "error": <encoded error>}` (failure). The first completion wins.
+ */
+export const workflowDeferredTaskType = "effect-asynq:wf:deferred"
 
 /** Options of the workflow engine layer. */
 export interface WorkflowLayerOptions {
@@ -338,6 +348,19 @@ export const make = (options?: WorkflowLayerOptions) =>
         yield* wake(workflow, executionId, `d:DurableClock/${name}`, yield* encodeExit(Exit.void), "a")
       })
 
+    /** A deferred completed by a control task (any asynq client): recorded as the token says, waking the execution. */
+    const deferredTask = (task: Task) =>
+      Effect.gen(function* () {
+        const body = yield* Effect.try({ try: () => task.json<{ token?: unknown; value?: unknown; error?: unknown }>(), catch: (e) => new SkipRetry(`${workflowDeferredTaskType}: the payload is not JSON: ${String(e)}`) })
+        const token = yield* Effect.try({
+          try: () => TokenParsed.fromString(String(body?.token)),
+          catch: () => new SkipRetry(`${workflowDeferredTaskType}: "token" is not a DurableDeferred token`)
+        })
+        if (!("value" in body) && !("error" in body)) return yield* new SkipRetry(`${workflowDeferredTaskType}: the payload needs "value" (success) or "error" (failure)`)
+        const exit = "error" in body ? Exit.fail(body.error) : Exit.succeed(body.value)
+        yield* wake(token.workflowName, token.executionId, `d:${token.deferredName}`, yield* encodeExit(exit), "a")
+      })
+
     const encoded: WorkflowEngine.Encoded = {
       register: (workflow, execute) =>
         Effect.gen(function* () {
@@ -347,7 +370,7 @@ export const make = (options?: WorkflowLayerOptions) =>
           const queues = controlQueues(opts, workflow._tag)
           yield* Effect.forEach(queues, registerQueue, { discard: true })
           yield* subscribed
-          yield* Server.start({ [workflowRunTaskType]: runTask, [workflowClockTaskType]: clockTask }, { retryDelay: runRetryDelay, ...opts.server, concurrency: opts.concurrency, queues: Object.fromEntries(queues.map((q) => [q, 1])) }).pipe(
+          yield* Server.start({ [workflowRunTaskType]: runTask, [workflowClockTaskType]: clockTask, [workflowDeferredTaskType]: deferredTask }, { retryDelay: runRetryDelay, ...opts.server, concurrency: opts.concurrency, queues: Object.fromEntries(queues.map((q) => [q, 1])) }).pipe(
             Effect.provideService(Broker, broker),
             Effect.orDie
           )

@@ -17,7 +17,7 @@ import type { InvalidArgument } from "../broker/errors.js"
 import { make, type WorkflowLayerOptions } from "./engine.js"
 
 export { completeDeferred, type ControlQueueOptions, createDeferredClient, type DeferredClient } from "./deferred.js"
-export { controlQueueOf, controlQueues, workflowClockTaskType, type WorkflowLayerOptions, workflowRunTaskType } from "./engine.js"
+export { controlQueueOf, controlQueues, workflowClockTaskType, workflowDeferredTaskType, type WorkflowLayerOptions, workflowRunTaskType } from "./engine.js"
 
 /**
  * The durable workflow engine as a Layer providing effect's `WorkflowEngine`, over the `Broker`.

@@ -15,7 +15,8 @@ import { workflowRunStartScript } from "../../src/broker/workflowRunStart.js"
 import { workflowStartScript } from "../../src/broker/workflowStart.js"
 import { allQueues, queueKeys } from "../../src/wire/keys.js"
 import { workflowExecutionKey } from "../../src/wire/workflowKeys.js"
-import { controlQueueOf, createDeferredClient, layer, workflowClockTaskType } from "../../src/workflow/index.js"
+import { controlQueueOf, createDeferredClient, layer, workflowClockTaskType, workflowDeferredTaskType } from "../../src/workflow/index.js"
+import { enqueue } from "../../src/steps/enqueue.js"
 import { testBrokerLayer } from "../support/arrange.js"
 import type { Broker } from "../../src/broker/Broker.js"
 import { runBroker } from "../processor/support.js"
@@ -230,6 +231,45 @@ describe("completing a deferred from outside", () => {
       expect(normalize(exit)).toEqual({ success: { first: true, second: false, bad: "InvalidArgument token", result: "a@b.c verified at 1" } })
     } finally {
       await client.close()
+    }
+  })
+})
+
+describe("completing a deferred with a control task (what a Go asynq client enqueues)", () => {
+  const Payment = Workflow.make("Wf.Payment", { payload: { order: Schema.String }, success: Schema.String, error: Schema.String, idempotencyKey: ({ order }) => order })
+  const Paid = DurableDeferred.make("paid", { success: Schema.Struct({ amount: Schema.Number }), error: Schema.String })
+
+  it("an effect-asynq:wf:deferred task with {token, value} or {token, error} on the control queue completes it; a malformed one is archived", async () => {
+    const prefix = "control"
+    const exit = await runProgram(
+      engineLayer("redis", prefix),
+      Payment.toLayer(({ order }) => Effect.map(DurableDeferred.await(Paid), ({ amount }) => `${order} paid ${amount}`)),
+      Effect.gen(function* () {
+        const outcome = (order: string, body: (token: string) => unknown) =>
+          Effect.gen(function* () {
+            const id = yield* Payment.execute({ order }, { discard: true })
+            yield* untilPolled(Payment.poll(id))
+            const token = yield* DurableDeferred.tokenFromPayload(Paid, { workflow: Payment, payload: { order } })
+            const queue = controlQueueOf({ queue: prefix, shards: 1 }, "Wf.Payment", id)
+            // A plain asynq task with a JSON payload: what a Go asynq.Client would enqueue.
+            yield* Effect.orDie(enqueue(workflowDeferredTaskType, body(token), { queue }).pipe(Effect.provide(testBrokerLayer() as Layer.Layer<Broker>)))
+            return normalize(yield* Effect.exit(Payment.execute({ order })))
+          })
+        const paid = yield* outcome("o1", (token) => ({ token, value: { amount: 12 } }))
+        const declined = yield* outcome("o2", (token) => ({ token, error: "card declined" }))
+        return { paid, declined }
+      })
+    )
+    expect(normalize(exit)).toEqual({ success: { paid: { success: "o1 paid 12" }, declined: { failure: [{ fail: "card declined" }] } } })
+    // Malformed: archived at once (SkipRetry), nothing recorded.
+    const q = controlQueueOf({ queue: prefix, shards: 1 }, "Wf.Payment", "x")
+    const worker = makeRuntime(engineLayer("redis", prefix), Payment.toLayer(() => Effect.succeed("unused")))
+    try {
+      await worker.runPromise(Effect.void)
+      await runBroker(enqueue(workflowDeferredTaskType, { token: "nonsense", value: 1 }, { queue: q }))
+      await waitFor("the malformed task archived", () => c.zcard(queueKeys(q).archived), (n) => n === 1)
+    } finally {
+      await worker.dispose()
     }
   })
 })
