@@ -29,6 +29,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
 import type * as Activity from "effect/workflow/Activity"
 import type * as DurableDeferred from "effect/workflow/DurableDeferred"
 import * as Workflow from "effect/workflow/Workflow"
@@ -53,6 +54,7 @@ import type { ServerOptions } from "../processor/options.js"
 import { newTaskId } from "../steps/taskId.js"
 import { emptyTaskMessage, encodeTaskMessage } from "../wire/TaskMessage.js"
 import { workflowDoneChannel, workflowInterruptChannel } from "../wire/workflowKeys.js"
+import type { RedisConnectionError, RedisError } from "../redis/errors.js"
 import { publishWorkflowInterrupt } from "../broker/workflowNotices.js"
 import { codecsOf, decodeExit, encodeExit } from "./codec.js"
 
@@ -233,19 +235,30 @@ export const make = (options?: WorkflowLayerOptions) =>
     // Notices, on one subscription per layer opened on first use (a worker's first registration,
     // or the first awaitComplete): completions for `awaitComplete`, interrupts for running runs.
     const waiters = new Map<string, Set<Deferred.Deferred<void>>>()
-    const subscribed = yield* Effect.cached(
-      subscribeChannels([workflowDoneChannel, workflowInterruptChannel], {
-        onMessage: (channel, message) => {
-          if (channel === workflowInterruptChannel) {
-            const [, executionId, field] = message.split("\n")
-            if (executionId !== undefined && (field === InterruptField || field === InterruptUnsafeField)) Effect.runFork(interruptLocal(executionId, field))
-            return
-          }
-          const set = waiters.get(message)
-          if (set) for (const d of set) Deferred.doneUnsafe(d, Exit.void)
-        },
-        onReady: () => {}
-      }).pipe(Scope.provide(layerScope), Effect.provideService(Broker, broker), Effect.orDie)
+    // Subscribed once it worked: a failure (Redis down) is not remembered, the next use tries again.
+    let isSubscribed = false
+    const subscribing = Semaphore.makeUnsafe(1)
+    const subscribed: Effect.Effect<void, RedisError | RedisConnectionError> = subscribing.withPermits(1)(
+      Effect.suspend(() =>
+        isSubscribed
+          ? Effect.void
+          : subscribeChannels([workflowDoneChannel, workflowInterruptChannel], {
+              onMessage: (channel, message) => {
+                if (channel === workflowInterruptChannel) {
+                  const [, executionId, field] = message.split("\n")
+                  if (executionId !== undefined && (field === InterruptField || field === InterruptUnsafeField)) Effect.runFork(interruptLocal(executionId, field))
+                  return
+                }
+                const set = waiters.get(message)
+                if (set) for (const d of set) Deferred.doneUnsafe(d, Exit.void)
+              },
+              onReady: () => {}
+            }).pipe(
+              Scope.provide(layerScope),
+              Effect.provideService(Broker, broker),
+              Effect.tap(() => Effect.sync(() => (isSubscribed = true)))
+            )
+      )
     )
 
     /** Records an interrupt, wakes the execution and tells the process running it. */
@@ -369,7 +382,8 @@ export const make = (options?: WorkflowLayerOptions) =>
           yield* Effect.addFinalizer(() => Effect.sync(() => workflows.delete(workflow._tag)))
           const queues = controlQueues(opts, workflow._tag)
           yield* Effect.forEach(queues, registerQueue, { discard: true })
-          yield* subscribed
+          // Interrupt notices; without them an interrupt still applies at the execution's next run.
+          yield* subscribed.pipe(Effect.catch((e) => Effect.logWarning(`workflow: interrupt notices unavailable for now: ${e.message}`)))
           yield* Server.start({ [workflowRunTaskType]: runTask, [workflowClockTaskType]: clockTask, [workflowDeferredTaskType]: deferredTask }, { retryDelay: runRetryDelay, ...opts.server, concurrency: opts.concurrency, queues: Object.fromEntries(queues.map((q) => [q, 1])) }).pipe(
             Effect.provideService(Broker, broker),
             Effect.orDie
@@ -404,7 +418,8 @@ export const make = (options?: WorkflowLayerOptions) =>
 
       awaitComplete: (workflow, executionId) =>
         Effect.gen(function* () {
-          yield* subscribed
+          // Without the subscription, never early: the caller's retry schedule polls instead.
+          yield* subscribed.pipe(Effect.catch(() => Effect.never))
           const queue = queueOf(workflow._tag, executionId)
           const key = `${queue}\n${executionId}`
           const done = yield* Deferred.make<void>()
