@@ -84,6 +84,11 @@ export const replyCodes = {
     0: notFound,
     [-1]: ({ id }: ActionRef) => new InvalidState({ message: `task "${id}" is active (running) and cannot be deleted; cancel it first` })
   },
+  // workflowStart: {1} started, {2, …} already started; {-1, name} the id is another workflow's execution.
+  workflowStart: {
+    [-1]: ({ executionId, workflow, other }: { readonly executionId: string; readonly workflow: string; readonly other: string }) =>
+      new InvalidState({ message: `cannot start workflow "${workflow}" as execution "${executionId}": that execution id belongs to workflow "${other}"` })
+  },
   // inspector_getTaskInfo: {msg, state, score, result}; nil (read as code 0) when the task does not exist.
   inspector_getTaskInfo: { 0: notFound },
   // inspector_deleteQueue: {1, deleted} removed, {0, left} a batch was deleted (call again).

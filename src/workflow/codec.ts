@@ -1,0 +1,51 @@
+/**
+ * How workflow state is stored as JSON in the execution hash: activity and deferred exits (their
+ * values already encoded by effect's workflow module), payloads and results (encoded with the
+ * workflow's own schemas, as the cluster engine does).
+ */
+import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
+import * as Schema from "effect/Schema"
+import * as Workflow from "effect/workflow/Workflow"
+
+const AnyOrVoid = Schema.Union([Schema.Undefined, Schema.Any])
+const ExitJson = Schema.toCodecJson(Schema.Exit(AnyOrVoid, AnyOrVoid, Schema.Defect()))
+const encodeExitSync = Schema.encodeSync(ExitJson)
+const decodeExitSync = Schema.decodeUnknownSync(ExitJson)
+
+/** An exit whose values are JSON-encoded already (an activity's or a deferred's), as JSON text. */
+export const encodeExit = (exit: Exit.Exit<unknown, unknown>): Effect.Effect<string> =>
+  Effect.sync(() => JSON.stringify(encodeExitSync(exit)))
+
+/** The exit stored by `encodeExit`. A stored exit that cannot be read is a defect (the hash was written by something else). */
+export const decodeExit = (json: string): Effect.Effect<Exit.Exit<unknown, unknown>> =>
+  Effect.sync(() => decodeExitSync(JSON.parse(json)) as Exit.Exit<unknown, unknown>)
+
+interface Codecs {
+  readonly encodePayload: (payload: object) => Effect.Effect<string>
+  readonly decodePayload: (json: string) => Effect.Effect<object>
+  readonly encodeResult: (result: Workflow.Result<unknown, unknown>) => Effect.Effect<string>
+  readonly decodeResult: (json: string) => Effect.Effect<Workflow.Result<unknown, unknown>>
+}
+
+const cache = new WeakMap<Workflow.Any, Codecs>()
+
+/** The payload and result codecs of a workflow (built once per workflow). Encoding failures are defects. */
+export const codecsOf = (workflow: Workflow.Any): Codecs => {
+  let c = cache.get(workflow)
+  if (c) return c
+  const payload = Schema.toCodecJson(workflow.payloadSchema as unknown as Schema.Codec<object, unknown>)
+  const result = Schema.toCodecJson(Workflow.Result({ success: workflow.successSchema, error: workflow.errorSchema }) as unknown as Schema.Codec<Workflow.Result<unknown, unknown>, unknown>)
+  const encP = Schema.encodeEffect(payload)
+  const decP = Schema.decodeUnknownEffect(payload)
+  const encR = Schema.encodeEffect(result)
+  const decR = Schema.decodeUnknownEffect(result)
+  c = {
+    encodePayload: (p) => Effect.map(Effect.orDie(encP(p) as Effect.Effect<unknown, Schema.SchemaError>), (v) => JSON.stringify(v)),
+    decodePayload: (json) => Effect.orDie(Effect.suspend(() => decP(JSON.parse(json))) as Effect.Effect<object, Schema.SchemaError>),
+    encodeResult: (r) => Effect.map(Effect.orDie(encR(r) as Effect.Effect<unknown, Schema.SchemaError>), (v) => JSON.stringify(v)),
+    decodeResult: (json) => Effect.orDie(Effect.suspend(() => decR(JSON.parse(json))) as Effect.Effect<Workflow.Result<unknown, unknown>, Schema.SchemaError>)
+  }
+  cache.set(workflow, c)
+  return c
+}

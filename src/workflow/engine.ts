@@ -1,0 +1,503 @@
+/**
+ * The durable `WorkflowEngine` on asynq's Redis: effect's `WorkflowEngine.Encoded` contract, with
+ * every piece of an execution's state in one hash on the execution's control queue
+ * (`asynq:{q}:wf:x:<execution id>`) and every state transition one Lua script in that queue's slot.
+ *
+ * - A run (a replay of the workflow from the top) is an ordinary asynq task of type
+ *   `effect-asynq:wf:run` on the control queue, so leases, retries, recovery, the CLI and asynqmon
+ *   apply. An execution has at most one run task at a time (the hash's `task` field).
+ * - The run begins with `workflowRunStart` (which hands it the whole hash: replayed activities and
+ *   deferreds are read from it without a round trip) and ends with `workflowRunEnd`. A wake
+ *   (`workflowWake`: a deferred's exit, a resume, a child's completion) that lands while the run
+ *   goes sets the wake flag, which `workflowRunEnd` consumes in the same script as the suspension:
+ *   the next run is enqueued, so no wake is lost. Wakes while a run is pending coalesce into it.
+ * - An activity runs in the run's process; its exit is stored (`workflowActivityDone`, first write
+ *   wins) before it is returned, and every replay reads the stored exit.
+ *
+ * Control queues: a workflow's runs go to `<queue>:<workflow name>`, or with `shards` > 1 to
+ * `<queue>:<workflow name>#<n>`, n from a hash of the execution id (spreading executions over
+ * Redis Cluster slots; every process must use the same `queue` and `shards`).
+ */
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
+import type * as Activity from "effect/workflow/Activity"
+import type * as DurableDeferred from "effect/workflow/DurableDeferred"
+import * as Workflow from "effect/workflow/Workflow"
+import { TokenParsed } from "effect/workflow/DurableDeferred"
+import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
+import { Broker } from "../broker/Broker.js"
+import { registerQueueScript } from "../broker/enqueue.js"
+import { InvalidArgument } from "../broker/errors.js"
+import { runScript } from "../broker/script.js"
+import { subscribeChannels } from "../broker/subscribe.js"
+import { unixNanosString } from "../broker/time.js"
+import { readExecutionFields, workflowActivityDoneScript } from "../broker/workflowActivityDone.js"
+import { workflowRunEndScript } from "../broker/workflowRunEnd.js"
+import { workflowRunStartScript } from "../broker/workflowRunStart.js"
+import { workflowScheduleClockScript } from "../broker/workflowScheduleClock.js"
+import { workflowStartScript } from "../broker/workflowStart.js"
+import { type NextRun, workflowWakeScript } from "../broker/workflowWake.js"
+import { SkipRetry } from "../processor/errors.js"
+import type { Task } from "../processor/Task.js"
+import * as Server from "../processor/Server.js"
+import type { ServerOptions } from "../processor/options.js"
+import { newTaskId } from "../steps/taskId.js"
+import { emptyTaskMessage, encodeTaskMessage } from "../wire/TaskMessage.js"
+import { workflowDoneChannel, workflowInterruptChannel } from "../wire/workflowKeys.js"
+import type { RedisConnectionError, RedisError } from "../redis/errors.js"
+import { publishWorkflowInterrupt } from "../broker/workflowNotices.js"
+import { codecsOf, decodeExit, encodeExit } from "./codec.js"
+
+/** The task type of a workflow run (a replay of one execution), on the workflow's control queue. */
+export const workflowRunTaskType = "effect-asynq:wf:run"
+
+/** The task type of a durable clock (DurableClock.sleep): a scheduled task that completes the clock's deferred when due. */
+export const workflowClockTaskType = "effect-asynq:wf:clock"
+
+/**
+ * The task type that completes a DurableDeferred from any asynq client (a Go `asynq.Client`
+ * included): enqueue it on the execution's control queue with the JSON payload
+ * `{"token": "<deferred token>", "value": <encoded value>}` (success) or
+ * `{"token": "<deferred token>", "error": <encoded error>}` (failure). The first completion wins.
+ */
+export const workflowDeferredTaskType = "effect-asynq:wf:deferred"
+
+/** Options of the workflow engine layer. */
+export interface WorkflowLayerOptions {
+  /** Prefix of the control queues: a workflow's runs go to `<queue>:<workflow name>` (default "workflow"). */
+  readonly queue?: string | undefined
+  /** Control queues per workflow (default 1); more spread executions over Redis Cluster slots. Every process must agree. */
+  readonly shards?: number | undefined
+  /** Runs of one registered workflow processed at the same time in this process (default 10). */
+  readonly concurrency?: number | undefined
+  /** How many times asynq retries a run that failed for lack of Redis or a crash of its handler (default 25). */
+  readonly runMaxRetry?: number | undefined
+  /**
+   * How long a complete execution's state is kept (ms; default: until deleted). Past it, starting
+   * the same execution id starts it anew, and a parent replaying past it would run the child again:
+   * keep it longer than any parent waits.
+   */
+  readonly completedRetentionMs?: number | undefined
+  /** A run's timeout in seconds (default 1800, asynq's); a run longer than that is stopped and retried. */
+  readonly runTimeoutSec?: number | undefined
+  /**
+   * More options of the worker that runs the registered workflows (queues and concurrency are set
+   * by the layer; `retryDelay` defaults to 1 s doubling up to a minute, for runs whose worker died).
+   */
+  readonly server?: Omit<ServerOptions, "queues" | "concurrency"> | undefined
+}
+
+/** The resolved options. */
+export interface Resolved {
+  readonly queue: string
+  readonly shards: number
+  readonly concurrency: number
+  readonly runMaxRetry: number
+  readonly runTimeoutSec: number
+  readonly completedRetentionMs: number
+  readonly server: Omit<ServerOptions, "queues" | "concurrency">
+}
+
+/** Options with their defaults, or an InvalidArgument naming the bad one (nothing started). */
+export const resolve = (o: WorkflowLayerOptions = {}): Effect.Effect<Resolved, InvalidArgument> => {
+  const bad = (field: string, message: string) => Effect.fail(new InvalidArgument({ field, message: `workflow layer: ${message}` }))
+  const shards = o.shards ?? 1
+  if (!Number.isInteger(shards) || shards < 1 || shards > 1024) return bad("shards", `shards must be an integer from 1 to 1024, got ${shards}`)
+  const concurrency = o.concurrency ?? 10
+  if (!Number.isInteger(concurrency) || concurrency < 1) return bad("concurrency", `concurrency must be a positive integer, got ${concurrency}`)
+  const queue = o.queue ?? "workflow"
+  if (queue.trim() === "" || /[{}\s]/.test(queue)) return bad("queue", `queue must be a non-empty name without braces or spaces, got ${JSON.stringify(queue)}`)
+  const runMaxRetry = o.runMaxRetry ?? 25
+  if (!Number.isInteger(runMaxRetry) || runMaxRetry < 0) return bad("runMaxRetry", `runMaxRetry must be an integer >= 0, got ${runMaxRetry}`)
+  const runTimeoutSec = o.runTimeoutSec ?? 1800
+  if (!Number.isInteger(runTimeoutSec) || runTimeoutSec < 1) return bad("runTimeoutSec", `runTimeoutSec must be a whole number of seconds >= 1, got ${runTimeoutSec}`)
+  const completedRetentionMs = o.completedRetentionMs ?? 0
+  if (!Number.isFinite(completedRetentionMs) || completedRetentionMs < 0) return bad("completedRetentionMs", `completedRetentionMs must be a finite number of ms >= 0, got ${completedRetentionMs}`)
+  return Effect.succeed({ queue, shards, concurrency, runMaxRetry, runTimeoutSec, completedRetentionMs, server: o.server ?? {} })
+}
+
+/**
+ * The retry delay of a run or clock task that failed (its worker crashed, lost Redis, was stopped):
+ * 1 s, 2 s, 4 s, … up to a minute. A run is a replay, so trying again soon is safe, and asynq's
+ * default (15 s and more) would hold a workflow up for nothing.
+ */
+const runRetryDelay = (retried: number): number => Math.min(1000 * 2 ** retried, 60_000)
+
+/** FNV-1a (32 bit) of a string's UTF-16 code units: the shard of an execution id. */
+const fnv1a = (s: string): number => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i)
+    h = Math.imul(h, 0x01000193)
+  }
+  return h >>> 0
+}
+
+/** The control queues of a workflow (one per shard). */
+export const controlQueues = (options: { readonly queue: string; readonly shards: number }, workflowName: string): ReadonlyArray<string> =>
+  options.shards === 1 ? [`${options.queue}:${workflowName}`] : Array.from({ length: options.shards }, (_, i) => `${options.queue}:${workflowName}#${i}`)
+
+/** The control queue of one execution. */
+export const controlQueueOf = (options: { readonly queue: string; readonly shards: number }, workflowName: string, executionId: string): string =>
+  options.shards === 1 ? `${options.queue}:${workflowName}` : `${options.queue}:${workflowName}#${fnv1a(executionId) % options.shards}`
+
+const textEncoder = new TextEncoder()
+
+/** A task message of a control queue (a run or a clock), with a JSON payload. */
+const controlMessageOf = (opts: Resolved, type: string, id: string, queue: string, payload: unknown) =>
+  encodeTaskMessage({ ...emptyTaskMessage, type, payload: textEncoder.encode(JSON.stringify(payload)), id, queue, retry: opts.runMaxRetry, timeout: opts.runTimeoutSec })
+
+/** A fresh run task for an execution (a script uses it only when it enqueues a run). */
+const nextRunOf = (opts: Resolved, queue: string, workflowName: string, executionId: string): Effect.Effect<NextRun> =>
+  Effect.map(Clock.currentTimeMillis, (nowMs) => {
+    const runId = newTaskId()
+    return { queue, runId, runMessage: controlMessageOf(opts, workflowRunTaskType, runId, queue, { workflow: workflowName, executionId }), pendingSince: unixNanosString(nowMs) }
+  })
+
+/** Records a fact of an execution (or nothing: field "") and wakes it (lua/workflowWake.lua). Needs only the Broker. */
+export const wakeExecution = (opts: Resolved, workflowName: string, executionId: string, field: string, value: string, mode: "a" | "e") => {
+  const queue = controlQueueOf(opts, workflowName, executionId)
+  return Effect.flatMap(nextRunOf(opts, queue, workflowName, executionId), (run) => runScript(workflowWakeScript, { ...run, executionId, field, value, mode }))
+}
+
+/** What a run of this process knows of its execution: the hash read at its start, kept up to date with what the run writes. */
+interface RunState {
+  readonly queue: string
+  readonly fields: Map<string, string>
+  readonly instance: WorkflowEngine.WorkflowInstance["Service"]
+  fiber: Fiber.Fiber<Workflow.Result<unknown, unknown>, unknown> | undefined
+}
+
+interface Registered {
+  readonly workflow: Workflow.Any
+  readonly execute: (payload: object, executionId: string) => Effect.Effect<unknown, unknown, WorkflowEngine.WorkflowInstance | WorkflowEngine.WorkflowEngine>
+}
+
+interface Parent {
+  readonly workflow: string
+  readonly executionId: string
+}
+
+const InterruptField = "interrupt"
+const InterruptUnsafeField = "interruptUnsafe"
+
+/** Builds the engine (needs the Broker; registrations start a worker in their scope). */
+export const make = (options?: WorkflowLayerOptions) =>
+  Effect.gen(function* () {
+    const opts = yield* resolve(options)
+    const broker = yield* Broker
+    const layerScope = yield* Effect.scope
+    const workflows = new Map<string, Registered>()
+    const runs = new Map<string, RunState>()
+    const deferredState = WorkflowEngine.makeDeferredState()
+
+    /** A broker call: Redis errors retried a few times, then a defect (the Encoded contract has no error channel). */
+    const call = <A, E>(eff: Effect.Effect<A, E, Broker>): Effect.Effect<A> =>
+      eff.pipe(
+        Effect.retry({ schedule: Schedule.exponential("50 millis"), times: 4, while: (e) => (e as { _tag?: string })._tag === "RedisError" }),
+        Effect.orDie,
+        Effect.provideService(Broker, broker)
+      )
+
+    const queueOf = (workflowName: string, executionId: string) => controlQueueOf(opts, workflowName, executionId)
+
+    const registered = new Set<string>()
+    /** asynq:queues lists the control queue (the CLI and asynqmon find it there); once per queue and process. */
+    const registerQueue = (queue: string) => (registered.has(queue) ? Effect.void : Effect.tap(call(runScript(registerQueueScript, queue)), () => Effect.sync(() => registered.add(queue))))
+
+    const controlMessage = (type: string, id: string, queue: string, payload: unknown) => controlMessageOf(opts, type, id, queue, payload)
+    const nextRun = (queue: string, workflowName: string, executionId: string) => nextRunOf(opts, queue, workflowName, executionId)
+    /** Records a fact (or nothing) and wakes the execution. */
+    const wake = (workflowName: string, executionId: string, field: string, value: string, mode: "a" | "e") =>
+      call(wakeExecution(opts, workflowName, executionId, field, value, mode))
+
+    /** Applies an interrupt to a run of this process: no new activity starts; an unsafe one also cuts the run short (it then ends interrupted). */
+    const interruptLocal = (executionId: string, field: string) =>
+      Effect.suspend(() => {
+        const local = runs.get(executionId)
+        if (!local || local.fields.has(field)) return Effect.void
+        local.fields.set(field, "1")
+        if (field !== InterruptUnsafeField || !local.fiber) return Effect.void
+        local.instance.suspended = false
+        return Effect.asVoid(Effect.forkIn(Fiber.interrupt(local.fiber), layerScope))
+      })
+
+    // Notices, on one subscription per layer opened on first use (a worker's first registration,
+    // or the first awaitComplete): completions for `awaitComplete`, interrupts for running runs.
+    const waiters = new Map<string, Set<Deferred.Deferred<void>>>()
+    // Subscribed once it worked: a failure (Redis down) is not remembered, the next use tries again.
+    let isSubscribed = false
+    const subscribing = Semaphore.makeUnsafe(1)
+    const subscribed: Effect.Effect<void, RedisError | RedisConnectionError> = subscribing.withPermits(1)(
+      Effect.suspend(() =>
+        isSubscribed
+          ? Effect.void
+          : subscribeChannels([workflowDoneChannel, workflowInterruptChannel], {
+              onMessage: (channel, message) => {
+                if (channel === workflowInterruptChannel) {
+                  const [, executionId, field] = message.split("\n")
+                  if (executionId !== undefined && (field === InterruptField || field === InterruptUnsafeField)) Effect.runFork(interruptLocal(executionId, field))
+                  return
+                }
+                const set = waiters.get(message)
+                if (set) for (const d of set) Deferred.doneUnsafe(d, Exit.void)
+              },
+              onReady: () => {}
+            }).pipe(
+              Scope.provide(layerScope),
+              Effect.provideService(Broker, broker),
+              Effect.tap(() => Effect.sync(() => (isSubscribed = true)))
+            )
+      )
+    )
+
+    /** Records an interrupt, wakes the execution and tells the process running it. */
+    const interruptWith = (workflow: Workflow.Any, executionId: string, field: string) =>
+      Effect.gen(function* () {
+        yield* wake(workflow._tag, executionId, field, "1", "e")
+        yield* interruptLocal(executionId, field)
+        yield* call(publishWorkflowInterrupt(queueOf(workflow._tag, executionId), executionId, field))
+      })
+
+    const resultOf = (workflow: Workflow.Any, state: string, result: string, failed: boolean): Effect.Effect<Workflow.Result<unknown, unknown>> =>
+      state === "complete" || (state === "suspended" && result !== "")
+        ? codecsOf(workflow).decodeResult(result)
+        : Effect.succeed(new Workflow.Suspended(failed ? { failed: true } : {}))
+
+    /** Wakes the parent of a completed execution (again, when a run of a complete execution is retried: idempotent). */
+    const wakeParent = (fields: ReadonlyMap<string, string>) => {
+      const parent = fields.get("parent")
+      if (parent === undefined) return Effect.void
+      const p = JSON.parse(parent) as Parent
+      return Effect.asVoid(wake(p.workflow, p.executionId, "", "", "a"))
+    }
+
+    /** One run of an execution: the handler of its run task. */
+    const runTask = (task: Task) =>
+      Effect.gen(function* () {
+        const { workflow: name, executionId } = task.json<{ workflow: string; executionId: string }>()
+        const entry = workflows.get(name)
+        if (entry === undefined) return yield* Effect.fail(new Error(`workflow "${name}" is not registered in this worker`))
+        const queue = task.queue
+        const start = yield* call(runScript(workflowRunStartScript, { queue, executionId, runId: task.id }))
+        if (start._tag === "Stale" || start._tag === "Missing") return
+        if (start._tag === "Complete") return yield* wakeParent(start.fields)
+        const fields = new Map(start.fields)
+        const workflow = entry.workflow
+        const codecs = codecsOf(workflow)
+        const payload = yield* codecs.decodePayload(fields.get("payload") ?? "{}")
+        const suspendOnFailure = Context.get(workflow.annotations, Workflow.SuspendOnFailure)
+        /** The replay of the workflow, with the fields known so far. */
+        const replay = Effect.gen(function* () {
+          const instance = WorkflowEngine.WorkflowInstance.initial(workflow, executionId)
+          const run: RunState = { queue, fields, instance, fiber: undefined }
+          runs.set(executionId, run)
+          const fiber = yield* entry.execute(payload, executionId).pipe(
+            Effect.onExit((exit) => {
+              // As the memory engine: a safe interrupt takes effect when the run would suspend (or
+              // fail under SuspendOnFailure); an unsafe one always. The run then ends interrupted,
+              // so finalizers and compensations run and a final result is recorded.
+              const interrupted = fields.has(InterruptField) || fields.has(InterruptUnsafeField)
+              if (!interrupted || (!fields.has(InterruptUnsafeField) && !instance.suspended && !instance.abandoned && !(suspendOnFailure && Exit.isFailure(exit)))) {
+                return Effect.void
+              }
+              instance.interrupted = true
+              instance.suspended = false
+              return Effect.withFiber((f) => Effect.interruptible(Fiber.interrupt(f)))
+            }),
+            Workflow.intoResult,
+            Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
+            (eff) => deferredState.trackRun(instance, eff),
+            Effect.forkChild({ startImmediately: true })
+          )
+          run.fiber = fiber
+          const exit = yield* Fiber.await(fiber).pipe(Effect.ensuring(Effect.sync(() => runs.get(executionId) === run && runs.delete(executionId))))
+          return { exit, instance }
+        })
+        const { exit, instance } = yield* replay
+        let result: Workflow.Result<unknown, unknown>
+        if (Exit.isSuccess(exit)) result = exit.value
+        else if (Cause.hasInterruptsOnly(exit.cause) && instance.suspended) result = new Workflow.Suspended({}) // preempted by a wake
+        // Cut short by interruptUnsafe: the run's scope closed with the interrupt (its finalizers
+        // and compensations ran), so that is the final result.
+        else if (Cause.hasInterruptsOnly(exit.cause) && fields.has(InterruptUnsafeField)) result = new Workflow.Complete({ exit: Exit.failCause(exit.cause) })
+        else return yield* Effect.failCause(exit.cause) // stopped from outside (shutdown, lost lease): asynq retries the run
+        // A result its schemas reject is recorded as a defect (retrying the run would not help).
+        const encoded = yield* codecs.encodeResult(result).pipe(
+          Effect.catchCause((cause) =>
+            codecs.encodeResult(new Workflow.Complete({ exit: Exit.die(`the result of workflow "${name}" does not fit its schemas: ${Cause.pretty(cause)}`) }))
+          )
+        )
+        const next = yield* nextRun(queue, name, executionId)
+        const outcome = result._tag === "Complete" ? "complete" : "suspended"
+        const ended = yield* call(
+          runScript(workflowRunEndScript, {
+            ...next,
+            executionId,
+            endingRunId: task.id,
+            outcome,
+            result: encoded,
+            failed: result._tag === "Suspended" && result.failed === true,
+            retentionMs: opts.completedRetentionMs
+          })
+        )
+        if (ended === "recorded" && outcome === "complete") yield* wakeParent(fields)
+      })
+
+    /** A durable clock that is due: completes its deferred (first write wins), which wakes the execution. */
+    const clockTask = (task: Task) =>
+      Effect.gen(function* () {
+        const { workflow, executionId, name } = task.json<{ workflow: string; executionId: string; name: string }>()
+        yield* wake(workflow, executionId, `d:DurableClock/${name}`, yield* encodeExit(Exit.void), "a")
+      })
+
+    /** A deferred completed by a control task (any asynq client): recorded as the token says, waking the execution. */
+    const deferredTask = (task: Task) =>
+      Effect.gen(function* () {
+        const body = yield* Effect.try({ try: () => task.json<{ token?: unknown; value?: unknown; error?: unknown }>(), catch: (e) => new SkipRetry(`${workflowDeferredTaskType}: the payload is not JSON: ${String(e)}`) })
+        const token = yield* Effect.try({
+          try: () => TokenParsed.fromString(String(body?.token)),
+          catch: () => new SkipRetry(`${workflowDeferredTaskType}: "token" is not a DurableDeferred token`)
+        })
+        if (!("value" in body) && !("error" in body)) return yield* new SkipRetry(`${workflowDeferredTaskType}: the payload needs "value" (success) or "error" (failure)`)
+        const exit = "error" in body ? Exit.fail(body.error) : Exit.succeed(body.value)
+        yield* wake(token.workflowName, token.executionId, `d:${token.deferredName}`, yield* encodeExit(exit), "a")
+      })
+
+    const encoded: WorkflowEngine.Encoded = {
+      register: (workflow, execute) =>
+        Effect.gen(function* () {
+          if (workflows.has(workflow._tag)) return yield* Effect.die(new Error(`workflow "${workflow._tag}" is registered twice with this engine`))
+          workflows.set(workflow._tag, { workflow, execute })
+          yield* Effect.addFinalizer(() => Effect.sync(() => workflows.delete(workflow._tag)))
+          const queues = controlQueues(opts, workflow._tag)
+          yield* Effect.forEach(queues, registerQueue, { discard: true })
+          // Interrupt notices; without them an interrupt still applies at the execution's next run.
+          yield* subscribed.pipe(Effect.catch((e) => Effect.logWarning(`workflow: interrupt notices unavailable for now: ${e.message}`)))
+          yield* Server.start({ [workflowRunTaskType]: runTask, [workflowClockTaskType]: clockTask, [workflowDeferredTaskType]: deferredTask }, { retryDelay: runRetryDelay, ...opts.server, concurrency: opts.concurrency, queues: Object.fromEntries(queues.map((q) => [q, 1])) }).pipe(
+            Effect.provideService(Broker, broker),
+            Effect.orDie
+          )
+        }),
+
+      execute: <const Discard extends boolean>(
+        workflow: Workflow.Any,
+        options: { readonly executionId: string; readonly payload: object; readonly discard: Discard; readonly parent?: WorkflowEngine.WorkflowInstance["Service"] | undefined; readonly detached?: boolean | undefined }
+      ) =>
+        Effect.gen(function* () {
+          const { executionId } = options
+          const queue = queueOf(workflow._tag, executionId)
+          const codecs = codecsOf(workflow)
+          const payload = yield* codecs.encodePayload(options.payload)
+          const parent = options.parent !== undefined && !options.detached ? JSON.stringify({ workflow: options.parent.workflow._tag, executionId: options.parent.executionId } satisfies Parent) : ""
+          yield* registerQueue(queue)
+          const run = yield* nextRun(queue, workflow._tag, executionId)
+          const started = yield* call(runScript(workflowStartScript, { ...run, executionId, workflow: workflow._tag, payload, parent }))
+          if (options.discard) return undefined
+          if (started._tag === "Started") return new Workflow.Suspended({})
+          return yield* resultOf(workflow, started.state, started.result, started.failed)
+        }) as Effect.Effect<Discard extends true ? void : Workflow.Result<unknown, unknown>>,
+
+      poll: (workflow, executionId) =>
+        Effect.gen(function* () {
+          const [state, result, failed] = yield* call(readExecutionFields(queueOf(workflow._tag, executionId), executionId, ["state", "result", "failed"]))
+          // As the memory engine: nothing while a run is pending or going; the last result otherwise.
+          if (state !== "complete" && state !== "suspended") return Option.none()
+          return Option.some(yield* resultOf(workflow, state, result ?? "", failed === "1"))
+        }),
+
+      awaitComplete: (workflow, executionId) =>
+        Effect.gen(function* () {
+          // Without the subscription, never early: the caller's retry schedule polls instead.
+          yield* subscribed.pipe(Effect.catch(() => Effect.never))
+          const queue = queueOf(workflow._tag, executionId)
+          const key = `${queue}\n${executionId}`
+          const done = yield* Deferred.make<void>()
+          let set = waiters.get(key)
+          if (!set) waiters.set(key, (set = new Set()))
+          set.add(done)
+          const forget = Effect.sync(() => {
+            set.delete(done)
+            if (set.size === 0 && waiters.get(key) === set) waiters.delete(key)
+          })
+          // Subscribed first, read second: a completion between the two is seen by the read.
+          const [state] = yield* call(readExecutionFields(queue, executionId, ["state"]))
+          if (state === "complete") return yield* forget
+          yield* Deferred.await(done).pipe(Effect.ensuring(forget))
+        }),
+
+      interrupt: (workflow, executionId) => interruptWith(workflow, executionId, InterruptField),
+
+      interruptUnsafe: (workflow, executionId) => interruptWith(workflow, executionId, InterruptUnsafeField),
+
+      resume: (workflow, executionId) => Effect.asVoid(wake(workflow._tag, executionId, "", "", "e")),
+
+      activityExecute: (activity: Activity.Any, attempt: number) =>
+        Effect.gen(function* () {
+          const instance = yield* WorkflowEngine.WorkflowInstance
+          const executionId = instance.executionId
+          const run = runs.get(executionId)
+          const queue = run?.queue ?? queueOf(instance.workflow._tag, executionId)
+          const field = `a:${activity.name}/${attempt}`
+          const stored = run?.fields.get(field)
+          if (stored !== undefined) return new Workflow.Complete({ exit: yield* decodeExit(stored) })
+          // A pending interrupt replays only to rebuild compensations: no new activity runs.
+          if (run && (run.fields.has(InterruptField) || run.fields.has(InterruptUnsafeField)) && !instance.interrupted) return new Workflow.Suspended({})
+          const activityInstance = WorkflowEngine.WorkflowInstance.initial(instance.workflow, executionId)
+          activityInstance.interrupted = instance.interrupted
+          const result = yield* activity.executeEncoded.pipe(Workflow.intoResult, Effect.provideService(WorkflowEngine.WorkflowInstance, activityInstance))
+          if (result._tag === "Suspended") return result
+          const exit = yield* encodeExit(result.exit)
+          // Stored before it is returned; the first write wins and every writer returns it.
+          const winner = (yield* call(runScript(workflowActivityDoneScript, { queue, executionId, field, exit }))) ?? exit
+          run?.fields.set(field, winner)
+          return winner === exit ? result : new Workflow.Complete({ exit: yield* decodeExit(winner) })
+        }),
+
+      deferredResult: (deferred: DurableDeferred.Any) =>
+        Effect.gen(function* () {
+          const instance = yield* WorkflowEngine.WorkflowInstance
+          const executionId = instance.executionId
+          const run = runs.get(executionId)
+          const field = `d:${deferred.name}`
+          let value = run?.fields.get(field)
+          if (value === undefined) {
+            const [read] = yield* call(readExecutionFields(run?.queue ?? queueOf(instance.workflow._tag, executionId), executionId, [field]))
+            value = read
+            if (value !== undefined) run?.fields.set(field, value)
+          }
+          return value === undefined ? Option.none() : Option.some(yield* decodeExit(value))
+        }),
+
+      deferredDone: (o) =>
+        Effect.gen(function* () {
+          const exit = yield* encodeExit(o.exit)
+          const outcome = yield* wake(o.workflowName, o.executionId, `d:${o.deferredName}`, exit, "a")
+          // A run of this process parked on the deferred is cut short (it replays at once, the wake
+          // flag saw to that); forked, so a workflow completing its own deferred never waits on itself.
+          if (outcome !== "already-set") yield* Effect.forkIn(deferredState.deferredDone(o.executionId, o.deferredName), layerScope)
+        }),
+
+      scheduleClock: (workflow, o) =>
+        Effect.gen(function* () {
+          const queue = queueOf(workflow._tag, o.executionId)
+          const nowMs = yield* Clock.currentTimeMillis
+          const taskId = `clock:${o.executionId}:${o.clock.name}`
+          const taskMessage = controlMessage(workflowClockTaskType, taskId, queue, { workflow: workflow._tag, executionId: o.executionId, name: o.clock.name })
+          yield* registerQueue(queue)
+          yield* call(runScript(workflowScheduleClockScript, { queue, executionId: o.executionId, deferredField: `d:${o.clock.deferred.name}`, taskId, taskMessage, wakeUpMs: nowMs + Duration.toMillis(o.clock.duration) }))
+        })
+    }
+    const engine = WorkflowEngine.makeUnsafe(encoded)
+    return engine
+  })

@@ -1,0 +1,30 @@
+/**
+ * effect-asynq/workflow: a durable `WorkflowEngine` (effect's `effect/workflow`) on asynq's Redis.
+ * Write plain `effect/workflow` code (`Workflow.make`, `Activity.make`, `DurableDeferred`, …) and
+ * provide `layer()` instead of `WorkflowEngine.layerMemory`: executions, activity results and
+ * deferreds are stored in Redis, and each run of a workflow is an ordinary asynq task on the
+ * workflow's control queue, processed by the workers of the processes that register the workflow
+ * (`Workflow.toLayer`).
+ *
+ *   import * as DurableWorkflows from "effect-asynq/workflow"
+ *   const Engine = DurableWorkflows.layer().pipe(Layer.provide(Broker.layer), Layer.provide(Redis.layer({ url })))
+ *   const Worker = SendEmail.toLayer(({ to }) => ...).pipe(Layer.provideMerge(Engine))
+ */
+import * as Layer from "effect/Layer"
+import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
+import type { Broker } from "../broker/Broker.js"
+import type { InvalidArgument } from "../broker/errors.js"
+import { make, type WorkflowLayerOptions } from "./engine.js"
+
+export { completeDeferred, type ControlQueueOptions, createDeferredClient, type DeferredClient } from "./deferred.js"
+export { controlQueueOf, controlQueues, workflowClockTaskType, workflowDeferredTaskType, type WorkflowLayerOptions, workflowRunTaskType } from "./engine.js"
+
+/**
+ * The durable workflow engine as a Layer providing effect's `WorkflowEngine`, over the `Broker`.
+ * Workflows registered with it (`Workflow.toLayer`) get a worker in this process for their
+ * control queues while the registration's layer is alive; a process that registers none only
+ * starts, polls, resumes, interrupts and completes deferreds. Options are checked when the layer
+ * is built: a bad one fails the build with an InvalidArgument naming it.
+ */
+export const layer = (options?: WorkflowLayerOptions): Layer.Layer<WorkflowEngine.WorkflowEngine, InvalidArgument, Broker> =>
+  Layer.effect(WorkflowEngine.WorkflowEngine, make(options))
