@@ -88,13 +88,16 @@ describe("queue limits across three worker processes", () => {
     const rate = ((to - from) * 1000) / (starts[to]! - starts[from]!)
     expect(rate).toBeGreaterThan(190)
     expect(rate).toBeLessThan(210)
-    // No one-second window (from any start) holds more than the rate and its burst.
+    // No one-second window (from any start) holds more than the rate and its burst. The limit holds
+    // at lease time; a start is stamped when the handler runs, a little later, and on a loaded machine
+    // that lateness moves some starts into the next window: 20 more (100 ms at the rate) are allowed
+    // for it. Without the limit the three workers start thousands a second.
     let most = 0
     for (let i = 0, j = 0; i < starts.length; i++) {
       while (starts[i]! - starts[j]! >= 1000) j++
       most = Math.max(most, i - j + 1)
     }
-    expect(most).toBeLessThanOrEqual(200 + 10 + 2)
+    expect(most).toBeLessThanOrEqual(200 + 10 + 20)
     await expectAllRanOnce(queue, n)
   })
 
