@@ -11,7 +11,7 @@ const replacer = (_k: string, v: unknown) => (v instanceof Uint8Array ? Buffer.f
  * recolour or retitle the user's terminal.
  */
 export const visible = (s: string): string =>
-  // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is what this does
   s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`)
 
 /** Prints `json()` as JSON when --json is set, else `text()` (with control characters made visible). */

@@ -71,7 +71,7 @@ export const workerCommand = async (a: WorkerArgs): Promise<number> => {
     process.removeListener("SIGTERM", onSignal)
     process.removeListener("SIGINT", onSignal)
   }
-  let loaded
+  let loaded: Awaited<ReturnType<typeof loadHandlersModule>>
   try {
     loaded = await loadHandlersModule(a.handlersModule)
   } catch (e) {

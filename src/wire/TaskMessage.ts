@@ -160,7 +160,7 @@ const encodeCommon = (m: TaskMessage): Uint8Array | undefined => {
   let headerKeys: Array<string> | undefined
   let headerSizes: Array<number> | undefined
   for (const k in m.headers) {
-    if (!Object.prototype.hasOwnProperty.call(m.headers, k)) continue
+    if (!Object.hasOwn(m.headers, k)) continue
     headerKeys ??= []
     headerKeys.push(k)
   }

@@ -98,9 +98,11 @@ describe("CLI against real Redis", { timeout: 240_000 }, () => {
     await putPending(c, asynqMsg("default", "evil", { type: "x\u001b]0;pwned\u0007\u001b[31mred", errorMsg: "bad\u001b[2J" }), Date.now())
     const ls = await cli("task", "ls", "--queue", "default", "--state", "pending")
     expect(ls.code).toBe(0)
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for control characters
     expect(ls.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/)
     expect(ls.stdout).toContain("x\\x1b]0;pwned\\x07\\x1b[31mred")
     const insp = await cli("task", "inspect", "--queue", "default", "--id", "evil")
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for control characters
     expect(insp.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/)
     // --json is escaped by JSON itself, and stays exact.
     const json = JSON.parse((await cli("task", "inspect", "--queue", "default", "--id", "evil", "--json")).stdout)

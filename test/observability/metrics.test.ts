@@ -42,7 +42,7 @@ const scrape = async (url: string) => {
 }
 
 /** The value of one series line (`name{labels} value`), or undefined when the series is not there. */
-const valueOf = (text: string, series: string): number | undefined => {
+const seriesValue = (text: string, series: string): number | undefined => {
   const line = text.split("\n").find((l) => l.startsWith(series + " "))
   return line === undefined ? undefined : Number(line.slice(series.length + 1))
 }
@@ -79,11 +79,11 @@ describe("worker metrics at /metrics", () => {
           expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/)
           yield* Effect.promise(() => waitFor("five outcomes and the held task started", () => settled.length === 5 && holdStarted))
           // The held task is running: in flight 1, and the heartbeat extends its lease.
-          const extended = (t: string) => valueOf(t, 'asynq_worker_lease_extensions_total{queue="mq"}') ?? 0
+          const extended = (t: string) => seriesValue(t, 'asynq_worker_lease_extensions_total{queue="mq"}') ?? 0
           const before = extended(yield* Effect.promise(() => scrape(url)))
           const during = yield* Effect.promise(() => waitFor("a lease extension of the held task", () => scrape(url), (t) => extended(t) > before))
-          expect(valueOf(during, 'asynq_worker_tasks_in_flight{queue="mq"}')).toBe(1)
-          expect(valueOf(during, 'asynq_worker_tasks_in_flight{queue="other"}')).toBe(0)
+          expect(seriesValue(during, 'asynq_worker_tasks_in_flight{queue="mq"}')).toBe(1)
+          expect(seriesValue(during, 'asynq_worker_tasks_in_flight{queue="other"}')).toBe(0)
           // Someone else takes the held task's lease (as a recoverer would): the next heartbeat finds it lost.
           yield* Effect.promise(() => c.zrem("asynq:{mq}:lease", hold.id))
           yield* Effect.promise(() => waitFor("the lost lease's outcome", () => settled.length, (n) => n === 6))
@@ -95,19 +95,19 @@ describe("worker metrics at /metrics", () => {
     )
     const t = ids.text
     expect(settled.sort()).toEqual(["archived", "completed", "completed", "completed", "lease-lost", "retried"])
-    expect(valueOf(t, 'asynq_worker_attempts_total{queue="mq",type="m:ok",outcome="completed"}')).toBe(3)
-    expect(valueOf(t, 'asynq_worker_attempts_total{queue="mq",type="m:fail",outcome="archived"}')).toBe(1)
-    expect(valueOf(t, 'asynq_worker_attempts_total{queue="mq",type="m:retry",outcome="retried"}')).toBe(1)
-    expect(valueOf(t, 'asynq_worker_attempts_total{queue="mq",type="m:hold",outcome="lease-lost"}')).toBe(1)
+    expect(seriesValue(t, 'asynq_worker_attempts_total{queue="mq",type="m:ok",outcome="completed"}')).toBe(3)
+    expect(seriesValue(t, 'asynq_worker_attempts_total{queue="mq",type="m:fail",outcome="archived"}')).toBe(1)
+    expect(seriesValue(t, 'asynq_worker_attempts_total{queue="mq",type="m:retry",outcome="retried"}')).toBe(1)
+    expect(seriesValue(t, 'asynq_worker_attempts_total{queue="mq",type="m:hold",outcome="lease-lost"}')).toBe(1)
     expect(t.split("\n").filter((l) => l.startsWith("asynq_worker_attempts_total{"))).toHaveLength(4)
-    expect(valueOf(t, 'asynq_worker_attempt_duration_seconds_count{queue="mq",type="m:ok"}')).toBe(3)
-    expect(valueOf(t, 'asynq_worker_attempt_duration_seconds_bucket{queue="mq",type="m:ok",le="+Inf"}')).toBe(3)
-    expect(valueOf(t, 'asynq_worker_attempt_duration_seconds_count{queue="mq",type="m:hold"}')).toBe(1)
-    expect(valueOf(t, 'asynq_worker_tasks_in_flight{queue="mq"}')).toBe(0)
-    expect(valueOf(t, 'asynq_worker_leases_lost_total{queue="mq"}')).toBe(1)
-    expect(valueOf(t, 'asynq_worker_lease_extensions_total{queue="mq"}')).toBeGreaterThanOrEqual(1)
+    expect(seriesValue(t, 'asynq_worker_attempt_duration_seconds_count{queue="mq",type="m:ok"}')).toBe(3)
+    expect(seriesValue(t, 'asynq_worker_attempt_duration_seconds_bucket{queue="mq",type="m:ok",le="+Inf"}')).toBe(3)
+    expect(seriesValue(t, 'asynq_worker_attempt_duration_seconds_count{queue="mq",type="m:hold"}')).toBe(1)
+    expect(seriesValue(t, 'asynq_worker_tasks_in_flight{queue="mq"}')).toBe(0)
+    expect(seriesValue(t, 'asynq_worker_leases_lost_total{queue="mq"}')).toBe(1)
+    expect(seriesValue(t, 'asynq_worker_lease_extensions_total{queue="mq"}')).toBeGreaterThanOrEqual(1)
     // Every leased task was counted in exactly one fetch.
-    expect(valueOf(t, "asynq_worker_fetch_batch_size_sum")).toBe(6)
+    expect(seriesValue(t, "asynq_worker_fetch_batch_size_sum")).toBe(6)
     expect(t).toContain("# TYPE asynq_worker_attempts_total counter")
     expect(t).toContain("# TYPE asynq_worker_attempt_duration_seconds histogram")
     expect(t).toContain("# TYPE asynq_worker_tasks_in_flight gauge")
@@ -134,7 +134,7 @@ describe("worker metrics at /metrics", () => {
         }).pipe(Effect.scoped, Effect.provide(testBrokerLayer()), Effect.provideService(Metric.MetricRegistry, new Map()))
       ) as Effect.Effect<string, unknown>
     )
-    expect(valueOf(text, 'asynq_worker_tasks_in_flight{queue="hq"}')).toBe(2)
+    expect(seriesValue(text, 'asynq_worker_tasks_in_flight{queue="hq"}')).toBe(2)
   })
 
   it("a Server without the metrics option records nothing", async () => {
@@ -207,18 +207,18 @@ export const options = { shutdownTimeoutMs: 2000 }
         "four attempts at /metrics",
         () => scrape(url),
         (t) =>
-          valueOf(t, 'asynq_worker_attempts_total{queue="wq",type="w:ok",outcome="completed"}') === 3 &&
-          valueOf(t, 'asynq_worker_attempts_total{queue="wq",type="w:bad",outcome="archived"}') === 1,
+          seriesValue(t, 'asynq_worker_attempts_total{queue="wq",type="w:ok",outcome="completed"}') === 3 &&
+          seriesValue(t, 'asynq_worker_attempts_total{queue="wq",type="w:bad",outcome="archived"}') === 1,
         { timeoutMs: 60_000 }
       )
       expect(text.split("\n").filter((l) => l.startsWith("asynq_worker_attempts_total{"))).toHaveLength(2)
-      expect(valueOf(text, 'asynq_worker_attempt_duration_seconds_count{queue="wq",type="w:ok"}')).toBe(3)
-      expect(valueOf(text, 'asynq_worker_tasks_in_flight{queue="wq"}')).toBe(0)
-      expect(valueOf(text, "asynq_worker_fetch_batch_size_sum")).toBe(4)
+      expect(seriesValue(text, 'asynq_worker_attempt_duration_seconds_count{queue="wq",type="w:ok"}')).toBe(3)
+      expect(seriesValue(text, 'asynq_worker_tasks_in_flight{queue="wq"}')).toBe(0)
+      expect(seriesValue(text, "asynq_worker_fetch_batch_size_sum")).toBe(4)
       // After the worker metrics, asynq's queue metrics read from Redis at the scrape.
-      expect(valueOf(text, 'asynq_tasks_processed_total{queue="wq"}')).toBe(4)
-      expect(valueOf(text, 'asynq_tasks_failed_total{queue="wq"}')).toBe(1)
-      expect(valueOf(text, 'asynq_tasks_enqueued_total{queue="wq",state="archived"}')).toBe(1)
+      expect(seriesValue(text, 'asynq_tasks_processed_total{queue="wq"}')).toBe(4)
+      expect(seriesValue(text, 'asynq_tasks_failed_total{queue="wq"}')).toBe(1)
+      expect(seriesValue(text, 'asynq_tasks_enqueued_total{queue="wq",state="archived"}')).toBe(1)
       expect(logs).toContain(`metrics at http://127.0.0.1:${port}/metrics`)
       const other = await fetch(`http://127.0.0.1:${port}/other`)
       expect(other.status).toBe(404)
