@@ -491,7 +491,7 @@ describe("dashboard API: a queue's flow-control limit", () => {
 
   it("bad input: 400 InvalidArgument saying what is wrong, and the limit stays as it was", async () => {
     await inspect(setQueueLimit("low", { concurrency: 4 }))
-    const raw = await h(new Request(origin + "/api/queues/low/limit", { method: "POST", headers: { "content-type": "application/json" }, body: "concurrency=5" }))
+    const raw = await h(new Request(`${origin}/api/queues/low/limit`, { method: "POST", headers: { "content-type": "application/json" }, body: "concurrency=5" }))
     expect(raw.status).toBe(400)
     expect(((await raw.json()) as any).error).toEqual({
       code: "InvalidArgument",
