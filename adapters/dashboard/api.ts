@@ -8,7 +8,8 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { Broker } from "../../src/broker/Broker.js"
 import { archiveAll, deleteAll, runAll } from "../../src/inspector/bulkActions.js"
-import { cancelProcessing, pauseQueue, unpauseQueue } from "../../src/inspector/control.js"
+import { requireQueue } from "../../src/broker/queues.js"
+import { cancelProcessing, clearQueueLimit, getQueueLimit, pauseQueue, setQueueLimit, unpauseQueue } from "../../src/inspector/control.js"
 import { deleteQueue } from "../../src/inspector/deleteQueue.js"
 import { InvalidArgument } from "../../src/inspector/errors.js"
 import { getTaskInfo } from "../../src/inspector/getTaskInfo.js"
@@ -22,6 +23,7 @@ import { schedulerEntries, schedulerHistory } from "../../src/inspector/schedule
 import { servers } from "../../src/inspector/servers.js"
 import { archiveTask, deleteTask, runTask } from "../../src/inspector/taskActions.js"
 import type { BulkState } from "../../src/inspector/types.js"
+import { parseRate, type QueueLimit, type RatePeriod } from "../../src/steps/queueLimit.js"
 import { prometheusContentType, queueMetricsText } from "../../src/observability/queueMetrics.js"
 import type { WorkerDetails } from "../../src/inspector/serverTypes.js"
 import type { TaskState } from "../../src/wire/keys.js"
@@ -29,6 +31,7 @@ import {
   dailyStats,
   enqueueEventJson,
   groupJson,
+  limitJson,
   queueSnapshot,
   schedulerEntryJson,
   serverJson,
@@ -82,6 +85,48 @@ const taskIds = (request: Request) =>
       return yield* new InvalidArgument({ field: "task_ids", message: 'the body must be { "task_ids": ["…"] } (an array of task ids)' })
     if (ids.length > 1000) return yield* new InvalidArgument({ field: "task_ids", message: `at most 1000 task ids per batch, got ${ids.length}` })
     return ids as ReadonlyArray<string>
+  })
+
+const limitBodyHint = '{ "rate": { "limit": 100, "per": "1s" }, "burst": 10, "concurrency": 5 } (each part optional, a rate or a concurrency at least)'
+
+/**
+ * A set-limit request's body: `{ rate?, burst?, concurrency? }`, the rate as `{ limit, per }` or a
+ * text such as "100/s"; null is the same as leaving a part out. Only the JSON types are checked
+ * here (the values are checked by setQueueLimit); an unknown field is refused, since a limit
+ * replaces the one before and a misspelt part would silently be removed.
+ */
+const limitBody = (request: Request) =>
+  Effect.gen(function* () {
+    const body: unknown = yield* Effect.tryPromise({
+      try: () => request.json(),
+      catch: () => new InvalidArgument({ field: "body", message: `the body must be JSON: ${limitBodyHint}` })
+    })
+    if (typeof body !== "object" || body === null || Array.isArray(body))
+      return yield* new InvalidArgument({ field: "body", message: `the body must be a JSON object: ${limitBodyHint}` })
+    const fields = body as Record<string, unknown>
+    for (const key of Object.keys(fields)) {
+      if (key !== "rate" && key !== "burst" && key !== "concurrency")
+        return yield* new InvalidArgument({ field: key, message: `unknown field ${JSON.stringify(key)} in the limit: the fields are rate, burst and concurrency` })
+    }
+    const count = (field: string, value: unknown) =>
+      typeof value === "number" ? Effect.succeed(value) : Effect.fail(new InvalidArgument({ field, message: `${field} must be a whole number >= 1, got ${JSON.stringify(value)}` }))
+    const given = (v: unknown) => v !== undefined && v !== null
+    let rate: QueueLimit["rate"]
+    if (typeof fields.rate === "string") rate = yield* parseRate(fields.rate)
+    else if (given(fields.rate)) {
+      const r = fields.rate as Record<string, unknown>
+      const keys = typeof r === "object" && !Array.isArray(r) ? Object.keys(r) : []
+      if (typeof r !== "object" || Array.isArray(r) || keys.some((k) => k !== "limit" && k !== "per") || !("limit" in r) || !("per" in r))
+        return yield* new InvalidArgument({ field: "rate", message: `rate must be { "limit": <tasks>, "per": <period> } or a text such as "100/s", got ${JSON.stringify(fields.rate)}` })
+      if (typeof r.per !== "string" && typeof r.per !== "number")
+        return yield* new InvalidArgument({ field: "rate.per", message: `rate.per must be a period such as "1s", "500ms", "1m" or a number of milliseconds > 0, got ${JSON.stringify(r.per)}` })
+      rate = { limit: yield* count("rate.limit", r.limit), per: r.per as RatePeriod }
+    }
+    return {
+      ...(rate !== undefined ? { rate } : {}),
+      ...(given(fields.burst) ? { burst: yield* count("burst", fields.burst) } : {}),
+      ...(given(fields.concurrency) ? { concurrency: yield* count("concurrency", fields.concurrency) } : {})
+    } satisfies QueueLimit
   })
 
 /** Runs `op` on each id; the ids it succeeded on and the ones it failed on (asynqmon's batch answer). */
@@ -251,6 +296,35 @@ export const routes: ReadonlyArray<Route> = [
     pattern: new RegExp(`^/api/queues/([^/:]+):resume$`),
     action: true,
     handle: ({ params }) => Effect.as(unpauseQueue(decode(params[0]!)), noContent())
+  },
+  {
+    method: "GET",
+    pattern: new RegExp(`^/api/queues/${Q}/limit$`),
+    action: false,
+    handle: ({ params }) =>
+      Effect.gen(function* () {
+        const queue = decode(params[0]!)
+        yield* requireQueue(queue)
+        const limit = yield* getQueueLimit(queue)
+        return json({ queue, limit: limit ? limitJson(limit) : null })
+      })
+  },
+  {
+    method: "POST",
+    pattern: new RegExp(`^/api/queues/${Q}/limit$`),
+    action: true,
+    handle: ({ params, request }) =>
+      Effect.gen(function* () {
+        const queue = decode(params[0]!)
+        const stored = yield* setQueueLimit(queue, yield* limitBody(request))
+        return json({ queue, limit: limitJson(stored) })
+      })
+  },
+  {
+    method: "DELETE",
+    pattern: new RegExp(`^/api/queues/${Q}/limit$`),
+    action: true,
+    handle: ({ params }) => Effect.as(clearQueueLimit(decode(params[0]!)), noContent())
   },
   ...listStates.map(listRoute),
   {

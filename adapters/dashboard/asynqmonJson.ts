@@ -2,9 +2,12 @@
  * The JSON shapes of asynqmon's API (snake_case fields, RFC 3339 times, "" for an unknown time,
  * payloads as text or "non-printable bytes"), built from the inspector's values. Fields asynqmon
  * does not have are added at the end of a shape (`headers`, `trace_id`, `payload_encoding`), never
- * renamed, so asynqmon's own UI and scripts written against it read ours.
+ * renamed, so asynqmon's own UI and scripts written against it read ours. A queue's flow-control
+ * limit (ours, not asynq's) is added to its snapshot only when the queue has one, so a deployment
+ * without limits answers exactly asynqmon's shape.
  */
 import type { DailyStats, GroupInfo, QueueInfo } from "../../src/inspector/types.js"
+import type { QueueLimitInfo } from "../../src/steps/queueLimit.js"
 import type { EnqueueEventDetails, SchedulerEntryDetails, ServerDetails, WorkerDetails } from "../../src/inspector/serverTypes.js"
 import type { TaskInfo } from "../../src/steps/taskInfo.js"
 
@@ -42,6 +45,17 @@ export const goDuration = (ms: number): string => {
   return sText
 }
 
+/**
+ * A queue's flow-control limit as the dashboard's API shows it (snake_case, as the rest):
+ * `{ rate?: { limit, per_ms, interval_ms, burst }, concurrency? }`.
+ */
+export const limitJson = (limit: QueueLimitInfo) => ({
+  ...(limit.rate
+    ? { rate: { limit: limit.rate.limit, per_ms: limit.rate.perMs, interval_ms: limit.rate.intervalMs, burst: limit.rate.burst } }
+    : {}),
+  ...(limit.concurrency !== undefined ? { concurrency: limit.concurrency } : {})
+})
+
 export const queueSnapshot = (q: QueueInfo) => ({
   queue: q.queue,
   memory_usage_bytes: q.memoryUsage,
@@ -62,7 +76,8 @@ export const queueSnapshot = (q: QueueInfo) => ({
   processed_total: q.processedTotal,
   failed_total: q.failedTotal,
   paused: q.paused,
-  timestamp: q.timestamp.toISOString()
+  timestamp: q.timestamp.toISOString(),
+  ...(q.limit ? { limit: limitJson(q.limit) } : {})
 })
 
 export const dailyStats = (d: DailyStats) => ({

@@ -30,7 +30,7 @@ export interface DashboardOptions {
    * by the dashboard), or a Layer providing the Redis service (e.g. `Redis.layer({ cluster })`).
    */
   readonly redis?: RedisOptions | string | RedisClient | Layer.Layer<Redis, unknown>
-  /** Allow the actions (run, archive, delete, cancel, pause/resume, bulk). Default false: read-only. */
+  /** Allow the actions (run, archive, delete, cancel, pause/resume, bulk, setting and clearing queue limits). Default false: read-only. */
   readonly allowActions?: boolean
   /** When set, every request must carry this token (Bearer header, or the cookie the login form sets; see README). */
   readonly token?: string
@@ -96,7 +96,7 @@ const readOnlyRefusal = () =>
     {
       error: {
         code: "ActionsDisabled",
-        message: "this dashboard is read-only: actions (run, archive, delete, cancel, pause) are refused; start it with --allow-actions (or allowActions: true) to allow them"
+        message: "this dashboard is read-only: actions (run, archive, delete, cancel, pause, queue limits) are refused; start it with --allow-actions (or allowActions: true) to allow them"
       }
     },
     403

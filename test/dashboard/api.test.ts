@@ -8,6 +8,7 @@ import { Effect, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createDashboardHandler, type DashboardHandler } from "../../adapters/dashboard/index.js"
 import type { Broker } from "../../src/broker/Broker.js"
+import { clearQueueLimit, getQueueLimit, setQueueLimit } from "../../src/inspector/control.js"
 import { getQueueInfo } from "../../src/inspector/queueInfo.js"
 import { getTaskInfo } from "../../src/inspector/getTaskInfo.js"
 import { brokerLayer } from "../../src/runtime/promiseRuntime.js"
@@ -439,5 +440,115 @@ describe("dashboard over a Redis the application gives", () => {
     // The dashboard does not close what the application owns.
     expect(await client.ping()).toBe("PONG")
     client.disconnect()
+  })
+})
+
+describe("dashboard API: a queue's flow-control limit", () => {
+  let h: DashboardHandler
+  beforeAll(() => {
+    h = createDashboardHandler({ redis: testRedisUrl(), allowActions: true })
+  })
+  afterAll(async () => {
+    await inspect(clearQueueLimit("low"))
+    await h.close()
+  })
+  const queueRow = async (handler: DashboardHandler, q: string) => ((await get(handler, "/api/queues")).body.queues as Array<any>).find((x) => x.queue === q)
+
+  it("POST /api/queues/{q}/limit sets it (the stored form, default burst worked out); the queue list, the queue, GET …/limit and the inspector show it", async () => {
+    const set = await send(h, "POST", "/api/queues/low/limit", { rate: { limit: 100, per: "1s" }, concurrency: 5 }, { origin })
+    expect(set.status).toBe(200)
+    const shown = { rate: { limit: 100, per_ms: 1000, interval_ms: 10, burst: 5 }, concurrency: 5 }
+    expect(set.body).toEqual({ queue: "low", limit: shown })
+    expect(await inspect(getQueueLimit("low"))).toEqual({ rate: { limit: 100, perMs: 1000, intervalMs: 10, burst: 5 }, concurrency: 5 })
+    const low = await queueRow(h, "low")
+    expect(low.limit).toEqual(shown)
+    // asynqmon's fields first and unchanged; the limit is the one field added, only on the queue that has one
+    expect(Object.keys(low).slice(0, -1).sort()).toEqual(snapshotKeys)
+    for (const q of ["default", "cron", "slow"]) expect(Object.keys(await queueRow(h, q)).sort()).toEqual(snapshotKeys)
+    expect((await get(h, "/api/queues/low")).body.current.limit).toEqual(shown)
+    expect((await get(h, "/api/queues/low/limit")).body).toEqual({ queue: "low", limit: shown })
+    expect((await get(h, "/api/queues/default/limit")).body).toEqual({ queue: "default", limit: null })
+    expect((await get(h, "/metrics")).text).toContain('effect_asynq_queue_concurrency_limit{queue="low"} 5\n')
+  })
+
+  it("a limit replaces the one before (a part left out is removed); the rate may be a text such as \"6000/m\" and carries its burst", async () => {
+    expect((await send(h, "POST", "/api/queues/low/limit", { concurrency: 2 })).body).toEqual({ queue: "low", limit: { concurrency: 2 } })
+    expect(await inspect(getQueueLimit("low"))).toEqual({ concurrency: 2 })
+    const text = await send(h, "POST", "/api/queues/low/limit", { rate: "6000/m", burst: 3, concurrency: null })
+    expect(text.body).toEqual({ queue: "low", limit: { rate: { limit: 6000, per_ms: 60_000, interval_ms: 10, burst: 3 } } })
+    expect(await inspect(getQueueLimit("low"))).toEqual({ rate: { limit: 6000, perMs: 60_000, intervalMs: 10, burst: 3 } })
+  })
+
+  it("DELETE /api/queues/{q}/limit clears it (204): the queue is unlimited and its snapshot is asynqmon's shape again", async () => {
+    await inspect(setQueueLimit("low", { concurrency: 3 }))
+    expect((await send(h, "DELETE", "/api/queues/low/limit")).status).toBe(204)
+    expect(await inspect(getQueueLimit("low"))).toBeUndefined()
+    expect(Object.keys(await queueRow(h, "low")).sort()).toEqual(snapshotKeys)
+    expect((await get(h, "/api/queues/low/limit")).body).toEqual({ queue: "low", limit: null })
+    // clearing a queue that has no limit is no error
+    expect((await send(h, "DELETE", "/api/queues/low/limit")).status).toBe(204)
+  })
+
+  it("bad input: 400 InvalidArgument saying what is wrong, and the limit stays as it was", async () => {
+    await inspect(setQueueLimit("low", { concurrency: 4 }))
+    const raw = await h(new Request(`${origin}/api/queues/low/limit`, { method: "POST", headers: { "content-type": "application/json" }, body: "concurrency=5" }))
+    expect(raw.status).toBe(400)
+    expect(((await raw.json()) as any).error).toEqual({
+      code: "InvalidArgument",
+      message: 'the body must be JSON: { "rate": { "limit": 100, "per": "1s" }, "burst": 10, "concurrency": 5 } (each part optional, a rate or a concurrency at least)'
+    })
+    const cases: Array<readonly [unknown, string]> = [
+      [[5], 'the body must be a JSON object: { "rate": { "limit": 100, "per": "1s" }, "burst": 10, "concurrency": 5 } (each part optional, a rate or a concurrency at least)'],
+      [{}, "a queue limit needs a rate or a concurrency cap (clearQueueLimit removes a limit)"],
+      [{ concurency: 5 }, 'unknown field "concurency" in the limit: the fields are rate, burst and concurrency'],
+      [{ concurrency: 0 }, "concurrency must be a whole number >= 1, got 0"],
+      [{ concurrency: "5" }, 'concurrency must be a whole number >= 1, got "5"'],
+      [{ concurrency: 2.5 }, "concurrency must be a whole number >= 1, got 2.5"],
+      [{ rate: { limit: 10, per: "fortnight" } }, 'rate.per must be a period such as "1s", "500ms", "1m" or a number of milliseconds > 0, got "fortnight"'],
+      [{ rate: { limit: 10 } }, 'rate must be { "limit": <tasks>, "per": <period> } or a text such as "100/s", got {"limit":10}'],
+      [{ rate: { limit: 0, per: "1s" } }, "rate.limit must be a whole number >= 1, got 0"],
+      [{ rate: "lots" }, 'rate must be <tasks>/<period>, such as "100/s", "5/1m" or "20/500ms", got "lots"'],
+      [{ burst: 5, concurrency: 2 }, "burst applies to a rate: give a rate with it"]
+    ]
+    for (const [body, message] of cases) {
+      const r = await send(h, "POST", "/api/queues/low/limit", body)
+      expect({ body, status: r.status, error: r.body.error }).toEqual({ body, status: 400, error: { code: "InvalidArgument", message } })
+    }
+    expect(await inspect(getQueueLimit("low"))).toEqual({ concurrency: 4 })
+  })
+
+  it("an unknown queue: 404 QueueNotFound for set, clear and read, and nothing is written", async () => {
+    for (const r of [
+      await send(h, "POST", "/api/queues/no-such-queue/limit", { concurrency: 1 }),
+      await send(h, "DELETE", "/api/queues/no-such-queue/limit"),
+      await get(h, "/api/queues/no-such-queue/limit")
+    ]) {
+      expect(r.status).toBe(404)
+      expect(r.body.error).toEqual({ code: "QueueNotFound", message: 'queue "no-such-queue" does not exist' })
+    }
+    expect(await inspect(getQueueLimit("no-such-queue"))).toBeUndefined()
+    expect((await get(h, "/api/queues")).body.queues.map((q: any) => q.queue)).not.toContain("no-such-queue")
+  })
+
+  it("read-only: setting and clearing are refused (403 ActionsDisabled) and change nothing; reading is allowed", async () => {
+    await inspect(setQueueLimit("low", { concurrency: 4 }))
+    for (const r of [await send(readOnly, "POST", "/api/queues/low/limit", { concurrency: 9 }), await send(readOnly, "DELETE", "/api/queues/low/limit")]) {
+      expect(r.status).toBe(403)
+      expect(r.body.error.code).toBe("ActionsDisabled")
+      expect(r.body.error.message).toContain("--allow-actions")
+    }
+    expect(await inspect(getQueueLimit("low"))).toEqual({ concurrency: 4 })
+    expect((await get(readOnly, "/api/queues/low/limit")).body).toEqual({ queue: "low", limit: { concurrency: 4 } })
+    expect((await queueRow(readOnly, "low")).limit).toEqual({ concurrency: 4 })
+  })
+
+  it("refused from another site's page (cross-site Origin) and for a host the dashboard does not answer, changing nothing", async () => {
+    await inspect(setQueueLimit("low", { concurrency: 4 }))
+    const cross = await send(h, "POST", "/api/queues/low/limit", { concurrency: 9 }, { origin: "https://evil.example" })
+    expect(cross.status).toBe(403)
+    expect(cross.body.error.code).toBe("CrossSiteRequest")
+    const rebound = await h(new Request("http://attacker.example:8080/api/queues/low/limit", { method: "DELETE", headers: { host: "attacker.example:8080" } }))
+    expect(rebound.status).toBe(421)
+    expect(await inspect(getQueueLimit("low"))).toEqual({ concurrency: 4 })
   })
 })

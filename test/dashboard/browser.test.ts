@@ -1,7 +1,8 @@
 /**
  * The dashboard in a real headless browser (Debian's chromium driven by playwright-core) on real
  * queue data: every page loads and shows the data, a click goes from the queue to a task's detail,
- * an action works with actions allowed and is refused (button disabled, API 403) without; the token
+ * an action works with actions allowed and is refused (button disabled, API 403) without; a queue's
+ * limit is shown and, with actions allowed, set through its form and cleared; the token
  * login (styled, a wrong token said, the token never in a URL); a page on a name rebound to
  * 127.0.0.1 (DNS rebinding, via Chromium's host resolver rules) reads and changes nothing.
  * Skipped, saying so, only where /usr/bin/chromium is missing (`.ci/run` installs it).
@@ -15,6 +16,7 @@ import { chromium, type BrowserContext, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type DashboardServer, serveDashboard } from "../../adapters/dashboard/index.js"
 import type { Broker } from "../../src/broker/Broker.js"
+import { clearQueueLimit, getQueueLimit, setQueueLimit } from "../../src/inspector/control.js"
 import { getTaskInfo } from "../../src/inspector/getTaskInfo.js"
 import { getQueueInfo } from "../../src/inspector/queueInfo.js"
 import { brokerLayer } from "../../src/runtime/promiseRuntime.js"
@@ -214,6 +216,61 @@ describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_00
     await page.waitForFunction(() => document.querySelector('tr[data-queue="default"] [data-testid=queue-state]')?.textContent === "run")
     noErrors(page)
     await page.close()
+  })
+
+  it("with --allow-actions: the limit form on a queue sets its limit (shown on the queue and in the list, stored in Redis), says what is wrong with bad input, and clears it", async () => {
+    const page = await open(withActions, "#/queues/low/pending")
+    expect(await page.innerText("[data-testid=stat-limit]")).toBe("none")
+    expect(await page.locator("[data-testid=limit-rate]").isDisabled()).toBe(false)
+    await page.fill("[data-testid=limit-rate]", "50")
+    await page.fill("[data-testid=limit-per]", "1s")
+    await page.fill("[data-testid=limit-concurrency]", "3")
+    await page.click("button[data-action=set-limit]")
+    await page.waitForFunction(() => document.querySelector("[data-testid=stat-limit]")?.textContent !== "none")
+    // 50/s without a burst: the default, the tasks of 50 ms at the rate (3)
+    expect(await page.innerText("[data-testid=stat-limit]")).toBe("50/s (burst 3), concurrency 3")
+    expect(await page.innerText("main [role=status]")).toBe("limit of low set: 50/s (burst 3), concurrency 3")
+    expect(await inspect(getQueueLimit("low"))).toEqual({ rate: { limit: 50, perMs: 1000, intervalMs: 20, burst: 3 }, concurrency: 3 })
+    // the form shows the stored limit; a bad value is refused with the server's words and changes nothing
+    expect(await page.inputValue("[data-testid=limit-burst]")).toBe("3")
+    await page.fill("[data-testid=limit-concurrency]", "0")
+    await page.click("button[data-action=set-limit]")
+    await page.waitForSelector("main [role=alert]")
+    expect(await page.innerText("main [role=alert]")).toBe("Set limit failed: concurrency must be a whole number >= 1, got 0")
+    expect(await inspect(getQueueLimit("low"))).toEqual({ rate: { limit: 50, perMs: 1000, intervalMs: 20, burst: 3 }, concurrency: 3 })
+    await page.click("[data-testid=nav-queues]")
+    await page.waitForSelector('tr[data-queue="low"] [data-testid=queue-limit]')
+    expect(await page.innerText('tr[data-queue="low"] [data-testid=queue-limit]')).toBe("50/s (burst 3), concurrency 3")
+    expect(await page.innerText('tr[data-queue="default"] [data-testid=queue-limit]')).toBe("none")
+    await page.click('tr[data-queue="low"] [data-testid=queue-link]')
+    await page.waitForSelector("button[data-action=clear-limit]")
+    await page.click("button[data-action=clear-limit]")
+    await page.waitForFunction(() => document.querySelector("[data-testid=stat-limit]")?.textContent === "none")
+    expect(await inspect(getQueueLimit("low"))).toBeUndefined()
+    expect((page as Page & { failures: Array<string> }).failures).toEqual(["Failed to load resource: the server responded with a status of 400 (Bad Request)"])
+    await page.close()
+  })
+
+  it("read-only: a queue's limit is shown (queue and list) and its form is disabled, saying why", async () => {
+    await inspect(setQueueLimit("low", { rate: { limit: 6000, per: "1m" }, burst: 4 }))
+    try {
+      const page = await open(readOnly, "#/queues/low/pending")
+      expect(await page.innerText("[data-testid=stat-limit]")).toBe("6000/m (burst 4)")
+      // the inputs are in a disabled fieldset
+      for (const input of ["rate", "per", "burst", "concurrency"]) expect(await page.locator(`[data-testid=limit-${input}]`).isDisabled()).toBe(true)
+      expect(await page.inputValue("[data-testid=limit-per]")).toBe("1m")
+      const set = page.locator("button[data-action=set-limit]")
+      expect(await set.isDisabled()).toBe(true)
+      expect(await set.getAttribute("title")).toContain("--allow-actions")
+      expect(await page.locator("button[data-action=clear-limit]").isDisabled()).toBe(true)
+      await page.click("[data-testid=nav-queues]")
+      await page.waitForSelector('tr[data-queue="low"] [data-testid=queue-limit]')
+      expect(await page.innerText('tr[data-queue="low"] [data-testid=queue-limit]')).toBe("6000/m (burst 4)")
+      noErrors(page)
+      await page.close()
+    } finally {
+      await inspect(clearQueueLimit("low"))
+    }
   })
 
   it("token login: the form is styled, a wrong token is said, the right one opens the dashboard; the token is never in a URL", async () => {

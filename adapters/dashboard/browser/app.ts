@@ -11,6 +11,16 @@ interface DashConfig {
   readonly allowActions: boolean
   readonly basePath: string
 }
+/** A queue's flow-control limit (ours, not asynqmon's): present on a queue's row only when it has one. */
+interface LimitJson {
+  readonly rate?: {
+    readonly limit: number
+    readonly per_ms: number
+    readonly interval_ms: number
+    readonly burst: number
+  }
+  readonly concurrency?: number
+}
 interface QueueRow {
   readonly queue: string
   readonly paused: boolean
@@ -28,6 +38,7 @@ interface QueueRow {
   readonly failed_total: number
   readonly display_latency: string
   readonly memory_usage_bytes: number
+  readonly limit?: LimitJson
 }
 interface DayStats {
   readonly date: string
@@ -185,6 +196,24 @@ const fmtBytes = (bytes: number): string => {
   return `${n.toFixed(1)} ${units[i]}`
 }
 const fmtTime = (s: string | undefined): string => (s ? s.replace("T", " ").replace("Z", " UTC") : "—")
+const periodText = (ms: number): string =>
+  ms === 1000 ? "s" : ms === 60_000 ? "m" : ms === 3_600_000 ? "h" : `${ms}ms`
+/** A period as the limit form's text: `1s`, `10m`, `1h`, `500ms` (what the API reads back). */
+const periodInput = (ms: number): string =>
+  ms % 3_600_000 === 0
+    ? `${ms / 3_600_000}h`
+    : ms % 60_000 === 0
+      ? `${ms / 60_000}m`
+      : ms % 1000 === 0
+        ? `${ms / 1000}s`
+        : `${ms}ms`
+/** A queue's limit in one line, as the CLI writes it: `100/s (burst 5), concurrency 5`, or `none`. */
+const limitText = (limit: LimitJson | undefined): string => {
+  const parts: Array<string> = []
+  if (limit?.rate) parts.push(`${limit.rate.limit}/${periodText(limit.rate.per_ms)} (burst ${limit.rate.burst})`)
+  if (limit?.concurrency !== undefined) parts.push(`concurrency ${limit.concurrency}`)
+  return parts.length > 0 ? parts.join(", ") : "none"
+}
 const card = (label: string, value: string, testid?: string): HTMLDivElement =>
   el(
     "div",
@@ -354,6 +383,88 @@ const pauseOrResume = (
     ? actionButton(labels[1], () => api("POST", `/api/queues/${enc(q)}:resume`).then(() => done[1]), { name: "resume" })
     : actionButton(labels[0], () => api("POST", `/api/queues/${enc(q)}:pause`).then(() => done[0]), { name: "pause" })
 
+/**
+ * A queue's limit as a form: rate (tasks per period), burst, concurrency cap, pre-filled with the
+ * limit it has; Set replaces the limit (an empty part is removed), Clear removes it. The server
+ * checks the values and says what is wrong. Disabled, saying why, on a read-only dashboard.
+ */
+function limitForm(q: string, limit: LimitJson | undefined): HTMLFormElement {
+  const numberInput = (name: string, value: number | undefined, placeholder: string, label: string) =>
+    el("input", {
+      type: "number",
+      min: 1,
+      step: 1,
+      name,
+      value: value ?? "",
+      placeholder,
+      "aria-label": label,
+      "data-testid": `limit-${name}`
+    })
+  const rate = numberInput("rate", limit?.rate?.limit, "none", "tasks per period")
+  const per = el("input", {
+    type: "text",
+    name: "per",
+    value: limit?.rate ? periodInput(limit.rate.per_ms) : "1s",
+    placeholder: "1s",
+    "aria-label": "period (1s, 500ms, 1m, 1h)",
+    "data-testid": "limit-per"
+  })
+  const burst = numberInput("burst", limit?.rate?.burst, "default", "burst")
+  const concurrency = numberInput("concurrency", limit?.concurrency, "no cap", "concurrency cap")
+  const numberIn = (input: HTMLInputElement, label: string): number | undefined => {
+    if (input.validity.badInput) throw new Error(`${label} must be a whole number`)
+    return input.value.trim() === "" ? undefined : Number(input.value)
+  }
+  const set = actionButton(
+    "Set limit",
+    () => {
+      const body: Record<string, unknown> = {}
+      const n = numberIn(rate, "the rate")
+      if (n !== undefined) body.rate = { limit: n, per: per.value.trim() === "" ? "1s" : per.value.trim() }
+      const b = numberIn(burst, "the burst")
+      if (b !== undefined) body.burst = b
+      const c = numberIn(concurrency, "the concurrency")
+      if (c !== undefined) body.concurrency = c
+      if (Object.keys(body).length === 0)
+        throw new Error("give a rate or a concurrency cap (Clear limit removes the limit)")
+      return api<{ limit: LimitJson }>("POST", `/api/queues/${enc(q)}/limit`, body).then(
+        (res) => `limit of ${q} set: ${limitText(res.limit)}`
+      )
+    },
+    { name: "set-limit" }
+  )
+  const clear = actionButton(
+    "Clear limit",
+    () => api("DELETE", `/api/queues/${enc(q)}/limit`).then(() => `limit of ${q} cleared: it is unlimited`),
+    { name: "clear-limit" }
+  )
+  set.type = "button"
+  clear.type = "button"
+  const form = el(
+    "form",
+    { className: "limit-form", "data-testid": "limit-form" },
+    el(
+      "fieldset",
+      { disabled: !config.allowActions, title: config.allowActions ? undefined : READ_ONLY_TITLE },
+      el("legend", { text: "Limit" }),
+      el("label", {}, "Rate ", rate, " per ", per),
+      el("label", {}, "Burst ", burst),
+      el("label", {}, "Concurrency ", concurrency),
+      set,
+      clear
+    ),
+    el("p", {
+      className: "muted",
+      text: "Applied by effect-asynq workers where they lease tasks, across all of them (Go asynq servers do not see it). Leave a part empty to have none of it; the burst defaults to 50 ms of the rate."
+    })
+  )
+  form.addEventListener("submit", (e) => {
+    e.preventDefault()
+    if (config.allowActions && !set.disabled) set.click()
+  })
+  return form
+}
+
 function viewQueues(): Promise<Node> {
   setNav("queues")
   return Promise.all([
@@ -393,6 +504,7 @@ function viewQueues(): Promise<Node> {
       "Failed today",
       "Latency",
       "Memory",
+      "Limit",
       ""
     ]
     const head = el(
@@ -429,6 +541,7 @@ function viewQueues(): Promise<Node> {
         ].map(num),
         el("td", { text: q.display_latency }),
         el("td", { text: fmtBytes(q.memory_usage_bytes) }),
+        el("td", { className: q.limit ? "" : "muted", text: limitText(q.limit), "data-testid": "queue-limit" }),
         el(
           "td",
           {},
@@ -582,7 +695,8 @@ function viewQueue(q: string, state: TaskState, params: URLSearchParams): Promis
         card("Processed today", String(s.processed), "stat-processed"),
         card("Failed today", String(s.failed), "stat-failed"),
         card("Processed total", String(s.processed_total)),
-        card("Failed total", String(s.failed_total))
+        card("Failed total", String(s.failed_total)),
+        card("Limit", limitText(s.limit), "stat-limit")
       )
     )
     frag.appendChild(
@@ -592,6 +706,7 @@ function viewQueue(q: string, state: TaskState, params: URLSearchParams): Promis
         pauseOrResume(q, s.paused, ["Pause queue", "Resume queue"], ["queue paused", "queue resumed"])
       )
     )
+    frag.appendChild(limitForm(q, s.limit))
     frag.appendChild(chart(history))
     frag.appendChild(
       el(
