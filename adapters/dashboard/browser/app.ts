@@ -151,6 +151,19 @@ const READ_ONLY_TITLE = "read-only: start the dashboard with --allow-actions to 
 
 const isState = (s: string | undefined): s is TaskState => STATES.includes(s as TaskState)
 
+/** A two-column table of `keys` and their values (monospaced), with a test id. */
+function keyValueTable(testId: string, keys: ReadonlyArray<string>, value: (key: string) => string | undefined): HTMLTableElement {
+  return el(
+    "table",
+    { "data-testid": testId },
+    el(
+      "tbody",
+      {},
+      keys.map((k) => el("tr", {}, el("th", { text: k }), el("td", { className: "mono", text: value(k) })))
+    )
+  )
+}
+
 function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   attrs?: Attrs,
@@ -920,17 +933,7 @@ function viewTask(q: string, id: string): Promise<Node> {
     frag.appendChild(el("h2", { text: "Headers" }))
     if (hk.length === 0) frag.appendChild(el("p", { className: "muted", text: "No headers." }))
     else
-      frag.appendChild(
-        el(
-          "table",
-          { "data-testid": "task-headers" },
-          el(
-            "tbody",
-            {},
-            hk.map((k) => el("tr", {}, el("th", { text: k }), el("td", { className: "mono", text: headers[k] })))
-          )
-        )
-      )
+      frag.appendChild(keyValueTable("task-headers", hk, (k) => headers[k]))
     return frag
   })
 }
@@ -1148,17 +1151,7 @@ function viewRedis(): Promise<Node> {
       )
     )
     const keys = Object.keys(i).sort()
-    frag.appendChild(
-      el(
-        "table",
-        { "data-testid": "redis-info" },
-        el(
-          "tbody",
-          {},
-          keys.map((k) => el("tr", {}, el("th", { text: k }), el("td", { className: "mono", text: i[k] })))
-        )
-      )
-    )
+    frag.appendChild(keyValueTable("redis-info", keys, (k) => i[k]))
     return frag
   })
 }
