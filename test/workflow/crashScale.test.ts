@@ -17,7 +17,7 @@ import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { queueKeys } from "../../src/wire/keys.js"
 import { workflowExecutionKey } from "../../src/wire/workflowKeys.js"
-import { controlQueueOf, controlQueues, createDeferredClient } from "../../src/workflow/index.js"
+import { controlQueueOf, controlQueues, createDeferredClient, type DeferredClient } from "../../src/workflow/index.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
 import { waitFor } from "../support/waitFor.js"
 import { Approval, Scale, scaleLogKey, scaleQueues, scaleResult, scaleSteps } from "./fixtures/scaleWorkflow.js"
@@ -40,12 +40,14 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 let c: IORedis
 const children: Array<ChildProcess> = []
+let deferreds: DeferredClient | undefined
 beforeAll(async () => {
   await flushTestDb()
   c = rawClient()
 })
-afterAll(() => {
+afterAll(async () => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+  await deferreds?.close()
   c.disconnect()
 })
 
@@ -111,8 +113,8 @@ it(`${executions} workflows (5 activities, a 2 s durable sleep, a deferred) thro
   // reaches it (kept for its run), most while it waits (a wake), some across a kill.
   const tokens = await Effect.runPromise(Effect.forEach(ns, (n) => DurableDeferred.tokenFromPayload(Approval, { workflow: Scale, payload: { n } })))
   const delays = ns.map(() => 500 + Math.floor(rng() * 9_500))
-  const deferreds = createDeferredClient({ ...scaleQueues, redis: testRedisUrl() })
-  const completions = Promise.all(ns.map((n) => sleep(delays[n]!).then(() => deferreds.succeed(Approval, tokens[n]!, `ok-${n}`))))
+  const client = (deferreds = createDeferredClient({ ...scaleQueues, redis: testRedisUrl() }))
+  const completions = Promise.all(ns.map((n) => sleep(delays[n]!).then(() => client.succeed(Approval, tokens[n]!, `ok-${n}`))))
 
   /** Per "<n> <activity>": how many kills caught its body in flight (started in the killed process, its exit not stored). */
   const inFlightAtKills = new Map<string, number>()
@@ -155,7 +157,6 @@ it(`${executions} workflows (5 activities, a 2 s durable sleep, a deferred) thro
       throw new Error(`${e}\nlast worker's output:\n${last.output()}`)
     })
     expect(await completions).toEqual(ns.map(() => true))
-    await deferreds.close()
 
     // The results, read by a caller that registers nothing.
     const reader = makeRuntime(engineLayer("redis", scaleQueues.queue, { shards: scaleQueues.shards }), Layer.empty as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine>)
