@@ -9,10 +9,10 @@ import { Redis } from "ioredis"
 import { restoreFastStringPrototype } from "../src/redis/fastStringPrototype.js"
 import type { AdapterFactory, LibName } from "./libs/types.js"
 import { NotAvailable } from "./libs/types.js"
-import { enqueueBulk, enqueueConcurrent, enqueueSerial, latency, processSteady, processThroughput, scheduledLateness } from "./scenarios.js"
+import { enqueueBulk, enqueueConcurrent, enqueueSerial, latency, processSteady, processThroughput, scheduledLateness, workflow3 } from "./scenarios.js"
 import { measuredWindow, resetRedis } from "./measure.js"
 
-export type ScenarioName = "enqueueSerial" | "enqueueConcurrent" | "enqueueBulk" | "process" | "processSteady" | "latency" | "scheduledLateness"
+export type ScenarioName = "enqueueSerial" | "enqueueConcurrent" | "enqueueBulk" | "process" | "processSteady" | "latency" | "scheduledLateness" | "workflow3"
 
 export interface ChildJob {
   readonly lib: LibName
@@ -72,6 +72,8 @@ const run = async (job: ChildJob): Promise<{ result: unknown; settings: string }
         case "scheduledLateness":
           // n: the burst; the delayed and retried tasks: latenessTasks (runs on the wall clock, no warm-up).
           return scheduledLateness(lib, admin, latenessTasks(n), n, job.concurrency, job.timeoutMs)
+        case "workflow3":
+          return workflow3(lib, admin, n, job.concurrency, job.timeoutMs)
       }
     }
     if (job.warmup > 0 && job.scenario !== "processSteady" && job.scenario !== "scheduledLateness") await once(job.warmup)

@@ -3,7 +3,7 @@
  * target of issue 12, "Engine speed", where there is one) and prints them. Targets are reported, never asserted.
  */
 import type { LibName } from "./libs/types.js"
-import type { BulkResult, LatencyResult, LatenessResult, RateResult } from "./scenarios.js"
+import type { BulkResult, FlowResult, LatencyResult, LatenessResult, RateResult } from "./scenarios.js"
 
 /** results[scenarioKey][lib] = result object, or an error string when the scenario failed/was pending. */
 export type Results = Record<string, Partial<Record<LibName, unknown>>>
@@ -59,6 +59,22 @@ function payloadRows(): ReadonlyArray<RowSpec> {
     ]
   })
 }
+/**
+ * The rows of "workflow3" (issue 33): 3-step workflows per second at concurrency 50 against BullMQ's
+ * flows (a parent and 3 children), target ≥ 1.5× BullMQ's rate; Redis commands per flow, target
+ * fewer than BullMQ's; per step, and the CPU per flow.
+ */
+function flowRows(): ReadonlyArray<RowSpec> {
+  const scenario = "workflow3"
+  return [
+    { label: "3-step workflows, concurrency 50", unit: "flows/s", better: "higher", scenario, pick: rate, targets: [{ peer: "bullmq", factor: 1.5 }] },
+    { label: "3-step workflows: Redis cmds per flow", unit: "calls", better: "lower", scenario, pick: (r: FlowResult) => r.redisCalls, targets: [{ peer: "bullmq", factor: 1 }], digits: 1 },
+    { label: "3-step workflows: Redis cmds per step", unit: "calls", better: "lower", scenario, pick: (r: FlowResult) => r.redisCallsPerStep, digits: 1 },
+    { label: "3-step workflows: Node CPU per flow", unit: "µs", better: "lower", scenario, pick: (r: FlowResult) => r.nodeCpuUs },
+    { label: "3-step workflows: Redis CPU per flow", unit: "µs", better: "lower", scenario, pick: (r: FlowResult) => r.redisCpuUs }
+  ]
+}
+
 const rows: ReadonlyArray<RowSpec> = [
   { label: "enqueue one-by-one (awaited in turn)", unit: "tasks/s", better: "higher", scenario: "enqueueSerial", pick: rate, targets: [{ peer: "bee-queue", factor: 1 }] },
   { label: "enqueue one-by-one (50 callers)", unit: "tasks/s", better: "higher", scenario: "enqueueConcurrent", pick: rate },
@@ -105,6 +121,7 @@ const rows: ReadonlyArray<RowSpec> = [
   { label: "retry after 200 ms: lateness p50", unit: "ms", better: "lower", scenario: "scheduledLateness", pick: (r: LatenessResult) => r.retryP50Ms, digits: 1 },
   { label: "retry after 200 ms: lateness p99", unit: "ms", better: "lower", scenario: "scheduledLateness", pick: (r: LatenessResult) => r.retryP99Ms, digits: 1 },
   { label: "burst due at once: all ready after", unit: "ms", better: "lower", scenario: "scheduledLateness", pick: (r: LatenessResult) => r.burstAllReadyMs },
+  ...flowRows(),
   ...payloadRows()
 ]
 

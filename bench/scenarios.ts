@@ -5,7 +5,7 @@
  */
 import type { Redis } from "ioredis"
 import { measuredWindow, nodeCpu, nodeCpuDeltaUs, nowMs, percentile, redisDelta, redisSnapshot, resetRedis, sleep, type RedisDelta } from "./measure.js"
-import { type LibAdapter, NotAvailable, type Payload } from "./libs/types.js"
+import { flowSteps, flowValue, type LibAdapter, NotAvailable, type Payload } from "./libs/types.js"
 
 export const bulkBatch = 1_000
 export const concurrentCallers = 50
@@ -365,5 +365,67 @@ export const scheduledLateness = async (lib: LibAdapter, admin: Redis, n: number
     }
   } finally {
     await worker.stop()
+  }
+}
+
+export interface FlowResult extends RateResult {
+  /** Steps per flow (3). */
+  readonly steps: number
+  /** Redis commands per step: `redisCalls` (per flow) ÷ steps. */
+  readonly redisCallsPerStep: number
+  /** How the library's flows were configured. */
+  readonly flowSettings: string
+}
+
+/**
+ * "workflow3": `n` flows of three steps each (bench/libs/types.ts, FlowRunner), a worker at
+ * `concurrency` started first (idle), then the flows started one call per flow by
+ * `concurrentCallers` callers; measured from the first start to the n-th flow's final code, with
+ * Node CPU, Redis CPU and commands over the same window plus the worker's stop, so per flow they
+ * hold its start, its steps and its completion. Every flow's final code must have seen all three
+ * results (else the run fails): effect-asynq's durable workflow vs BullMQ's FlowProducer.
+ */
+export const workflow3 = async (lib: LibAdapter, admin: Redis, n: number, concurrency: number, timeoutMs: number): Promise<FlowResult> => {
+  if (!lib.flows) throw new NotAvailable(`${lib.name} has no workflows or flows`)
+  await resetRedis(admin)
+  const runner = await lib.flows()
+  try {
+    const done = new Set<number>()
+    const wrong: string[] = []
+    let lastAt = 0
+    let resolveAll!: () => void
+    const all = new Promise<void>((r) => (resolveAll = r))
+    const worker = await runner.startWorker(concurrency, (k, value) => {
+      if (value !== flowValue(k)) wrong.push(`flow ${k}: ${value}, expected ${flowValue(k)}`)
+      done.add(k)
+      if (done.size === n) {
+        lastAt = nowMs()
+        resolveAll()
+      }
+    })
+    await sleep(100)
+    const before = await redisSnapshot(admin)
+    await measuredWindow.begin()
+    const cpu0 = nodeCpu()
+    const t0 = nowMs()
+    let next = 0
+    const timer = setTimeout(() => resolveAll(), timeoutMs)
+    const caller = async () => {
+      while (next < n) await runner.addFlow(next++)
+    }
+    await Promise.all(Array.from({ length: concurrentCallers }, caller))
+    await all
+    clearTimeout(timer)
+    await worker.stop()
+    const nodeUs = nodeCpuDeltaUs(cpu0)
+    await measuredWindow.end()
+    const after = await redisSnapshot(admin)
+    if (done.size < n) throw new Error(`${lib.name}: ${done.size} of ${n} flows completed within ${timeoutMs} ms (concurrency ${concurrency})`)
+    if (wrong.length > 0) throw new Error(`${lib.name}: ${wrong.length} flows saw wrong step results, e.g. ${wrong[0]}`)
+    const seconds = (lastAt - t0) / 1000
+    const c = cost(n, nodeUs, redisDelta(before, after))
+    return { tasks: n, seconds: round(seconds, 4), perSecond: Math.round(n / seconds), ...c, steps: flowSteps.length, redisCallsPerStep: round(c.redisCalls / flowSteps.length, 2), flowSettings: runner.settings }
+  } finally {
+    await runner.close()
   }
 }

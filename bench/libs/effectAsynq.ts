@@ -6,9 +6,13 @@
  * Tasks are plain asynq tasks: type "bench", JSON payload, queue "bench", library defaults
  * (13-character ids, maxRetry 25, no retention: a processed task is deleted).
  * Delayed tasks: `processIn`; a retry: `maxRetry: 1` and the Server's `retryDelay`.
+ * Flows ("workflow3"): effect-asynq/workflow's engine (`layer({ queue, concurrency })`, defaults
+ * otherwise) running a workflow of three activities, started with `execute(…, { discard: true })`
+ * from the same process's engine.
  * Logs below Warning are dropped so the server's start/stop lines do not mix into the output.
  */
-import { Effect, Exit, Layer, References, Scope } from "effect"
+import { Effect, Exit, Layer, ManagedRuntime, References, Schema, Scope } from "effect"
+import { Activity, Workflow, type WorkflowEngine } from "effect/workflow"
 import { Broker } from "../../src/broker/Broker.js"
 import { createClient } from "../../src/client.js"
 import { Server } from "../../src/processor/index.js"
@@ -17,7 +21,46 @@ import { Redis as IORedis } from "ioredis"
 import type { HandlerInput } from "../../src/processor/Mux.js"
 import type { ServerOptions } from "../../src/processor/options.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import type { AdapterFactory, LibAdapter, Payload, WorkerHandle } from "./types.js"
+import { layer as workflowEngine } from "../../src/workflow/index.js"
+import { type AdapterFactory, type FlowRunner, flowSteps, type LibAdapter, type Payload, type WorkerHandle } from "./types.js"
+
+/** The "workflow3" workflow: three activities (step i of flow n returns n + i), their results summed at the end. */
+const Flow3 = Workflow.make("Bench.Flow3", { payload: { n: Schema.Number }, success: Schema.Number, idempotencyKey: ({ n }) => String(n) })
+
+const step = (n: number, i: number) => Activity.make({ name: `step${i}`, success: Schema.Number, execute: Effect.succeed(n + i) })
+
+/** The "workflow3" flows on control queue prefix `queue`: one runtime (engine + the registered workflow) per started worker. */
+const flowsOf = (redisUrl: string, queue: string): FlowRunner => {
+  let runtime: ManagedRuntime.ManagedRuntime<WorkflowEngine.WorkflowEngine, unknown> | undefined
+  return {
+    settings: "effect-asynq/workflow layer({ queue, concurrency }) (defaults otherwise), a workflow of 3 activities registered with Workflow.toLayer; execute(…, { discard: true }) from the same engine",
+    startWorker: async (concurrency, onDone) => {
+      const engine = workflowEngine({ queue, concurrency }).pipe(Layer.provide(Broker.layer), Layer.provide(Redis.layer({ url: redisUrl })))
+      const registered = Flow3.toLayer(({ n }) =>
+        Effect.gen(function* () {
+          let value = 0
+          for (const i of flowSteps) value += yield* step(n, i)
+          yield* Effect.sync(() => onDone(n, value))
+          return value
+        })
+      )
+      const rt = ManagedRuntime.make(registered.pipe(Layer.provideMerge(engine), Layer.provide(Layer.succeed(References.MinimumLogLevel, "Warn"))))
+      await rt.runPromise(Effect.void)
+      runtime = rt
+      return {
+        stop: async () => {
+          runtime = undefined
+          await rt.dispose()
+        }
+      }
+    },
+    addFlow: async (n) => {
+      if (runtime === undefined) throw new Error("effect-asynq flows: start the worker first (its engine starts the flows)")
+      await runtime.runPromise(Flow3.execute({ n }, { discard: true }))
+    },
+    close: async () => {}
+  }
+}
 
 /** A Server on its own connection, started in a scope that `stop` closes (graceful shutdown, then the connections). */
 const startServer = async (redisUrl: string, handlers: HandlerInput, options: ServerOptions): Promise<WorkerHandle> => {
@@ -75,6 +118,7 @@ export const make: AdapterFactory = async ({ redisUrl, queue }) => {
     startDelayedWorker: (concurrency, handler, { retryDelayMs }) =>
       startServer(redisUrl, { bench: (task) => void handler(task.json<Payload>(), task.retryCount) }, { concurrency, queues: { [queue]: 1 }, retryDelay: () => retryDelayMs }),
     readyCount: () => admin.llen(queueKeys(queue).pending),
+    flows: async () => flowsOf(redisUrl, `${queue}-flows`),
     close: async () => {
       admin.disconnect()
       await client.close()

@@ -40,6 +40,34 @@ export interface DelayedWorkerOptions {
 /** A handler that may throw (the attempt fails and the library retries it). */
 export type FailingHandler = (payload: Payload, attempt: number) => void
 
+/**
+ * The steps of the "workflow3" scenario: three steps, step i of flow n returning n + i; the flow's
+ * last piece of user code sees all three results (`flowValue`).
+ */
+export const flowSteps = [1, 2, 3] as const
+
+/** What flow `n`'s last piece of user code must see: the sum of its three steps' results. */
+export const flowValue = (n: number): number => flowSteps.reduce((sum, i) => sum + n + i, 0)
+
+/**
+ * A library's workflows for the "workflow3" scenario: a flow of three steps whose results are
+ * handed to a final piece of user code (effect-asynq: a durable workflow of three activities;
+ * BullMQ: a FlowProducer parent with three children, completed when its children did).
+ */
+export interface FlowRunner {
+  /** How the flows are configured (for the report). */
+  readonly settings: string
+  /**
+   * Starts processing flows with `concurrency` in flight; `onDone(n, value)` is called by flow n's
+   * final code with the value it computed from its steps' results. Resolves once started.
+   */
+  readonly startWorker: (concurrency: number, onDone: (n: number, value: number) => void) => Promise<WorkerHandle>
+  /** Starts flow `n` (one API call, one flow); needs a started worker in this process for effect-asynq. */
+  readonly addFlow: (n: number) => Promise<void>
+  /** Closes the producer side. */
+  readonly close: () => Promise<void>
+}
+
 export interface LibAdapter {
   readonly name: LibName
   /** How the library is configured here, for the report (fairness is checked by reading this). */
@@ -60,6 +88,8 @@ export interface LibAdapter {
   readonly startDelayedWorker?: (concurrency: number, handler: FailingHandler, options: DelayedWorkerOptions) => Promise<WorkerHandle>
   /** Tasks ready to run and not taken by a worker yet (the library's waiting/pending count). */
   readonly readyCount?: () => Promise<number>
+  /** The "workflow3" scenario's flows (libraries with workflows or flows only). */
+  readonly flows?: () => Promise<FlowRunner>
   /** Closes the producer side. */
   readonly close: () => Promise<void>
 }
