@@ -10,9 +10,11 @@ const replacer = (_k: string, v: unknown) => (v instanceof Uint8Array ? Buffer.f
  * `\xNN` escapes, so a task type, payload or error message stored in Redis cannot move the cursor,
  * recolour or retitle the user's terminal.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is what this does
+const controlCharacters = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g
+
 export const visible = (s: string): string =>
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is what this does
-  s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`)
+  s.replace(controlCharacters, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`)
 
 /** Prints `json()` as JSON when --json is set, else `text()` (with control characters made visible). */
 export const emit = (json: () => unknown, text: () => string) =>
