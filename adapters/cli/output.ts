@@ -5,14 +5,14 @@ import { Json } from "./globalFlags.js"
 
 const replacer = (_k: string, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString("base64") : v)
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is what this does
+const controlCharacters = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g
+
 /**
  * Text as a terminal should see it: control characters (other than newline and tab) become visible
  * `\xNN` escapes, so a task type, payload or error message stored in Redis cannot move the cursor,
  * recolour or retitle the user's terminal.
  */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is what this does
-const controlCharacters = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g
-
 export const visible = (s: string): string =>
   s.replace(controlCharacters, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`)
 
