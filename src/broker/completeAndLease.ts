@@ -35,7 +35,7 @@ export const completeAndLeaseScript = defineScript<CompleteAndLeaseInput, Comple
     const k = queueKeys(msgs[0]!.queue)
     return completionLockKeys(msgs, [k.active, k.lease, k.completed, k.taskPrefix, k.processed(nowMs), k.processedTotal, k.pending, k.paused])
   },
-  args: ({ msgs, nowMs, count, leaseScore }) => completionArgs([statsExpireAt(nowMs), leaseScore, count, nowMs], msgs, nowMs),
+  args: ({ msgs, nowMs, count, leaseScore }) => completionArgs([statsExpireAt(nowMs), leaseScore, count, nowMs, ""], msgs, nowMs),
   decode: (reply, { msgs }) => {
     if (!Array.isArray(reply) || reply.length !== 2) return Result.fail(unexpectedReply("completeAndLease", reply, "an array of two arrays"))
     return Result.map(completionOutcomes("completeAndLease", reply[0], msgs), (completions) => ({ completions, leaseReply: reply[1] as unknown }))
