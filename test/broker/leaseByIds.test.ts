@@ -28,7 +28,7 @@ const dumpQueue = async (queue: string): Promise<Record<string, unknown>> => {
       const h = await c.hgetallBuffer(key)
       out[name] = Object.fromEntries(Object.entries(h).map(([f, v]) => [f, v.toString("hex")]))
     } else if (type === "list") out[name] = await c.lrange(key, 0, -1)
-    else if (type === "zset") out[name] = await c.zrange(key, 0, -1, "WITHSCORES")
+    else if (type === "zset") out[name] = await c.call("ZRANGE", key, "0", "-1", "WITHSCORES")
     else if (type === "string") out[name] = await c.get(key)
     else out[name] = type
   }
