@@ -1,7 +1,8 @@
 /**
  * enqueue / enqueueMany on a real 3-master Redis Cluster (started here on loopback ports): every
  * script's keys share the queue's slot, the registration in `asynq:queues` (another slot) goes
- * alongside, and a batch over many queues (many slots) succeeds item by item.
+ * alongside, and a batch over many queues (many slots) succeeds item by item. Also: the lease of
+ * large messages keeps the script-only way there (a Cluster denies SORT GET: src/broker/leaseByIds.ts).
  */
 import { Effect, Layer, Result } from "effect"
 import { Redis as IORedis } from "ioredis"
