@@ -15,6 +15,7 @@ import { queueKeys } from "../wire/keys.js"
 import { Broker } from "./Broker.js"
 import { unexpectedReply } from "./decode.js"
 import { type DequeueLeaseInput, type DequeueLeaseReply, dequeueLeaseReply, dequeueLeaseScript } from "./dequeueLease.js"
+import { runScript } from "./script.js"
 
 /** The list the lease scripts' ids mode writes the ids into (lua/includes/leaseTasks.lua derives the same name). */
 export const leasingListKey = (queue: string): string => `${queueKeys(queue).prefix}leasing`
@@ -47,17 +48,35 @@ export const canLeaseByIds = (broker: { readonly redis: { readonly scriptSorted?
 /**
  * dequeueLease the large-message way (the module comment): the same reply as `dequeueLeaseScript`
  * for the same input and Redis state. Falls back to the script alone where the transport has no
- * `scriptSorted`.
+ * `scriptSorted`. When Redis refuses SORT's GET option (an ACL user without read access to every
+ * key, which Redis 7 requires for GET patterns), the messages of the tasks the script leased are
+ * read by id, and this connection leases the script-only way from then on (MessageSizes.refuseSort).
  */
 export const dequeueLeaseByIds = (input: DequeueLeaseInput): Effect.Effect<DequeueLeaseReply, RedisError, Broker> =>
-  Effect.flatMap(Broker, ({ redis }) => {
-    const withIds: DequeueLeaseInput = { ...input, idsOnly: true }
-    if (redis.scriptSorted === undefined) {
-      const plain: DequeueLeaseInput = { ...input, idsOnly: false }
-      return Effect.flatMap(redis.scriptBuffer(dequeueLeaseScript.name, dequeueLeaseScript.keys(plain), dequeueLeaseScript.args(plain)), (r) =>
-        Effect.fromResult(dequeueLeaseScript.decode(r, plain))
+  Effect.flatMap(Broker, ({ redis, messageSizes }) => {
+    // SORT refused (an ACL user without read access to every key): the script has leased the
+    // tasks; their messages are read by id (they are this call's now), and this connection leases
+    // the script-only way from then on.
+    const refused = (ids: unknown, error: Error) =>
+      Effect.logWarning(
+        `queue "${input.queue}": Redis refused SORT … GET (${error.message}); large messages are leased through the script from now on`
+      ).pipe(
+        Effect.andThen(Effect.sync(() => messageSizes.refuseSort())),
+        Effect.andThen(
+          redis.use("script dequeueLease", async (c) => {
+            const p = c.pipeline()
+            const prefix = queueKeys(input.queue).taskPrefix
+            if (Array.isArray(ids)) for (const id of ids) if (typeof id !== "number") p.hgetBuffer(prefix + String(id), "msg")
+            const replies = (await p.exec()) ?? []
+            return replies.map(([e, msg]) => {
+              if (e) throw e
+              return msg
+            })
+          })
+        )
       )
-    }
+    const withIds: DequeueLeaseInput = { ...input, idsOnly: true }
+    if (redis.scriptSorted === undefined) return runScript(dequeueLeaseScript, { ...input, idsOnly: false })
     const sent = redis.scriptSorted(
       dequeueLeaseScript.name,
       dequeueLeaseScript.keys(withIds),
@@ -65,10 +84,12 @@ export const dequeueLeaseByIds = (input: DequeueLeaseInput): Effect.Effect<Deque
       leasingListKey(input.queue),
       leasedMessagePattern(input.queue)
     )
-    return Effect.flatMap(sent, ([ids, messages]) => {
-      const merged = mergeLeasedMessages(ids, messages)
-      return merged === undefined
-        ? Effect.fail(unexpectedReply("dequeueLease", [ids, messages], "the leased ids and as many messages"))
-        : Effect.fromResult(dequeueLeaseReply(merged))
-    })
+    return Effect.flatMap(sent, ([ids, sorted]) =>
+      Effect.flatMap(sorted instanceof Error ? refused(ids, sorted) : Effect.succeed(sorted), (messages) => {
+        const merged = mergeLeasedMessages(ids, messages)
+        return merged === undefined
+          ? Effect.fail(unexpectedReply("dequeueLease", [ids, messages], "the leased ids and as many messages"))
+          : Effect.fromResult(dequeueLeaseReply(merged))
+      })
+    )
   })

@@ -20,6 +20,12 @@ export const largeLeaseBytes = 64 * 1024
 /** The recent average message size per queue (an exponential average over lease calls). */
 export class MessageSizes {
   private readonly average = new Map<string, number>()
+  private sortRefused = false
+
+  /** Redis refused SORT's GET option on this connection (ACL): every lease goes the script-only way from now on. */
+  refuseSort(): void {
+    this.sortRefused = true
+  }
 
   /** Records a lease call of `queue` that brought `n` messages of `bytes` bytes in all (nothing when n is 0). */
   record(queue: string, n: number, bytes: number): void {
@@ -29,9 +35,9 @@ export class MessageSizes {
     this.average.set(queue, before === undefined ? mean : before + (mean - before) / 4)
   }
 
-  /** Whether a lease of up to `count` tasks of `queue` should read the messages with SORT (the module comment). */
+  /** Whether a lease of up to `count` tasks of `queue` should read the messages with SORT (the module comment; never once SORT was refused). */
   large(queue: string, count: number): boolean {
     const average = this.average.get(queue)
-    return average !== undefined && average >= largeMessageBytes && average * count >= largeLeaseBytes
+    return !this.sortRefused && average !== undefined && average >= largeMessageBytes && average * count >= largeLeaseBytes
   }
 }

@@ -74,7 +74,8 @@ const runAttempt = (
  * transport's `scriptSorted`), bulk replies as bytes: EVAL with the source when the script is not
  * known to be cached on this connection, else EVALSHA; a NOSCRIPT answer inside the MULTI (the
  * script did not run, SORT found no list) sends the MULTI again with EVAL. A LOADING answer is
- * waited out.
+ * waited out. An error answer of SORT's (an ACL user without read access to every key: Redis 7
+ * requires it for GET patterns) comes back as SORT's reply, an Error: the script has run.
  */
 export const runScriptSortedPromise = (
   ctx: ServiceContext,
@@ -98,9 +99,9 @@ export const runScriptSortedPromise = (
         throw scriptError_
       }
       if (source) ctx.loaded.add(name)
+      // SORT's own error answer (the script has run): given back in its place, for the caller to undo the script.
       const [sortError, sorted] = replies[1]!
-      if (sortError) throw sortError
-      return [scriptReply, sorted] as const
+      return [scriptReply, sortError ?? sorted] as const
     })
   }
   return whileLoading(() => send(!ctx.loaded.has(name)), ctx.loadingWait).catch((e: unknown) =>

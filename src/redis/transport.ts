@@ -59,7 +59,8 @@ export interface RedisTransport {
    * Where the transport sends a MULTI in one round trip (a single node over ioredis; absent on a
    * Cluster, which denies SORT's GET option, and over HTTP): in one MULTI, the script (EVALSHA,
    * EVAL when it is not cached), then `SORT list BY nosort GET get` and `DEL list`. Bulk replies as
-   * bytes. Resolves to the script's reply and SORT's. The lease scripts' ids mode writes the ids
+   * bytes. Resolves to the script's reply and SORT's, or the Error SORT answered (the script has
+   * run: an ACL user without read access to every key may not use GET patterns). The lease scripts' ids mode writes the ids
    * into the list (src/broker/leaseByIds.ts), so large messages are read without Lua copying them.
    */
   readonly scriptSorted?: (

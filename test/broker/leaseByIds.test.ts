@@ -5,14 +5,16 @@
  * replies and the whole of each queue's keys afterwards (names normalized).
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import type { Redis as IORedis } from "ioredis"
 import { Broker } from "../../src/broker/Broker.js"
 import { type DequeueLeaseInput, type DequeueLeaseReply, dequeueLeaseScript } from "../../src/broker/dequeueLease.js"
 import { canLeaseByIds, dequeueLeaseByIds, leasingListKey, mergeLeasedMessages } from "../../src/broker/leaseByIds.js"
 import { runScript } from "../../src/broker/script.js"
+import { Redis } from "../../src/redis/Redis.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { baseNowMs, io, putPendingBytes, stepsTestDb, testBrokerLayer } from "../support/arrange.js"
+import { testRedisUrl } from "../support/redis.js"
 
 const c = stepsTestDb()
 
@@ -188,4 +190,23 @@ layer(testBrokerLayer())("dequeueLease, the large-message way (real Redis)", (it
     expect(mergeLeasedMessages([id], [])).toBeUndefined()
     expect(mergeLeasedMessages("x", [])).toBeUndefined()
   })
+
+  it.effect("Redis refusing SORT's GET (an ACL user limited to asynq:* keys): the messages of the leased tasks are read by id (same reply and state), and the connection leases through the script from then on", () =>
+    Effect.gen(function* () {
+      yield* io(() => arrange(["lb8-old", "lb8-new"], ["a", "b", "c", "d"], 10 * 1024))
+      yield* io(() => c.call("ACL", "SETUSER", "lease-by-ids-limited", "on", ">pw", "~asynq:*", "+@all"))
+      const limited = Layer.fresh(Broker.layer).pipe(Layer.provide(Redis.layer({ url: testRedisUrl(), username: "lease-by-ids-limited", password: "pw" })))
+      const r = yield* Effect.gen(function* () {
+        const broker = yield* Broker
+        const b = plain(yield* dequeueLeaseByIds(input("lb8-new", { count: 2 })))
+        const largeAfter = (broker.messageSizes.record("lb8-new", 1, 100 * 1024), broker.messageSizes.large("lb8-new", 10))
+        return { b, largeAfter }
+      }).pipe(Effect.provide(limited))
+      const a = plain(yield* runScript(dequeueLeaseScript, input("lb8-old", { count: 2 })))
+      expect(r.b.pairs.map((p) => p.id)).toEqual(["a", "b"])
+      expect(r.b).toEqual(a)
+      expect(yield* io(() => dumpQueue("lb8-new"))).toEqual(yield* io(() => dumpQueue("lb8-old")))
+      expect(r.largeAfter).toBe(false)
+    })
+  )
 })
