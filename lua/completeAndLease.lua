@@ -28,7 +28,7 @@
 --- @include "includes/completeTasks.lua"
 --- @include "includes/leaseTasks.lua"
 local activeKey, leaseKey, completedKey, taskKeyPrefix, processedDayKey, processedTotalKey, pendingKey, pausedKey = unpack(KEYS)
-local statExpireAt, leaseExpiry, maxTasks, nowMs, mode = unpack(ARGV, 1, 5)
+local statExpireAt, leaseExpiry, maxTasks, nowMs, mode = unpack(ARGV)
 local lockKeys = {}
 for i = 9, #KEYS do
   table.insert(lockKeys, KEYS[i])
