@@ -21,21 +21,26 @@
 --         A KEYS[6] or KEYS[7] of the wrong type (damaged) is left alone: the worker is not parked
 --         (or is handed one task per park), and the dequeue works as without it.
 -- ARGV[5] (with ARGV[4]) the park token: a lease score unique to this park, as ARGV[1]
--- Returns: a flat array id1, msg1, id2, msg2, ... (msg false for a dangling id); empty when
+-- ARGV[6] (optional) "ids": ids mode (includes/leaseTasks.lua): the reply has the ids alone, not the
+--         messages, and the ids are appended to asynq:{q}:leasing for a SORT that reads the
+--         messages in the same MULTI (src/broker/leaseByIds.ts). ARGV[4] is "" when not parking.
+-- Returns: a flat array id1, msg1, id2, msg2, ... (msg false for a dangling id; in ids mode id1, id2, ...); empty when
 -- paused or empty. When the queue's flow limit cut the call short, one more element ends the
--- array (its length is then odd): the wait until the next task is allowed, in ms from ARGV[3]
+-- array (its length is then odd; in ids mode read it as a number among the string ids): the wait until the next task is allowed, in ms from ARGV[3]
 -- (>= 0: the rate), or -1 (the concurrency cap: a task of the queue has to end first).
 -- Commands: a fixed few per call plus three per task (includes/leaseTasks.lua).
 --- @include "includes/leaseTasks.lua"
 local pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix = unpack(KEYS)
 local parkedKey, roomKey = KEYS[6], KEYS[7]
-local leaseExpiry, maxTasks, nowMs, parker, parkToken = unpack(ARGV)
+local leaseExpiry, maxTasks, nowMs, parker, parkToken, mode = unpack(ARGV)
+local idsOnly = mode == "ids"
 local out = {}
-local wait = leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix, leaseExpiry, tonumber(maxTasks), out, nowMs)
-if parker then
-  if not wait and #out < 2 * tonumber(maxTasks) and redis.call("EXISTS", pausedKey) == 0 then
+local wait = leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix, leaseExpiry, tonumber(maxTasks), out, nowMs, idsOnly)
+local popped = idsOnly and #out or #out / 2
+if parker and parker ~= "" then
+  if not wait and popped < tonumber(maxTasks) and redis.call("EXISTS", pausedKey) == 0 then
     redis.pcall("HSET", parkedKey, parker, parkToken)
-    redis.pcall("HSET", roomKey, parker, tonumber(maxTasks) - #out / 2)
+    redis.pcall("HSET", roomKey, parker, tonumber(maxTasks) - popped)
   else
     redis.pcall("HDEL", parkedKey, parker)
     redis.pcall("HDEL", roomKey, parker)

@@ -7,7 +7,12 @@
 -- A queue with a flow-control limit (asynq:{q}:flow, derived from the paused key: same slot) leases
 -- no more than the limit allows now (includes/flowLimit.lua). An unlimited queue pays nothing for
 -- it: the paused check is one EXISTS of both keys, as it was one EXISTS of the paused key.
--- Defines leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix, leaseExpiry, maxTasks, out, nowMs)
+-- Ids mode (idsOnly true; src/broker/leaseByIds.ts): no msg is read (HEXISTS instead of HGET, so a
+-- large message is not copied into Lua and into the reply); out gets the ids alone (dangling ones
+-- too, in the same order), and every popped id is also appended to the list asynq:{q}:leasing
+-- (derived from taskKeyPrefix: same slot) for a SORT ... BY nosort GET asynq:{q}:t:*->msg that
+-- follows in the same MULTI and reads the messages (nil for a dangling id), then DELs the list.
+-- Defines leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix, leaseExpiry, maxTasks, out, nowMs, idsOnly)
 --   pendingKey     asynq:{q}:pending
 --   pausedKey      asynq:{q}:paused
 --   activeKey      asynq:{q}:active
@@ -15,12 +20,13 @@
 --   taskKeyPrefix  asynq:{q}:t:   (task keys are taskKeyPrefix .. id)
 --   leaseExpiry    lease expiry, unix seconds (the lease zset score)
 --   maxTasks       most tasks to take (a number >= 1)
---   out            a table the pairs id, msg (false for a dangling id) are appended to
+--   out            a table the pairs id, msg (false for a dangling id) are appended to (ids mode: the ids)
 --   nowMs          now, unix ms (the flow limit's clock)
+--   idsOnly        true for ids mode (above)
 -- Returns nil, or when a flow limit cut the lease short, the wait until the next task is allowed
 -- (flowCharge in includes/flowLimit.lua: ms >= 0 for the rate, -1 for the concurrency cap).
 --- @include "includes/flowLimit.lua"
-local function leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix, leaseExpiry, maxTasks, out, nowMs)
+local function leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix, leaseExpiry, maxTasks, out, nowMs, idsOnly)
   local flowKey = string.sub(pausedKey, 1, -7) .. "flow"
   local limit
   if redis.call("EXISTS", pausedKey, flowKey) > 0 then
@@ -52,7 +58,12 @@ local function leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPre
   local leased = {}
   for _, id in ipairs(ids) do
     local taskKey = taskKeyPrefix .. id
-    local msg = redis.call("HGET", taskKey, "msg")
+    local msg
+    if idsOnly then
+      msg = redis.call("HEXISTS", taskKey, "msg") == 1
+    else
+      msg = redis.call("HGET", taskKey, "msg")
+    end
     if msg then
       redis.call("HSET", taskKey, "state", "active")
       redis.call("HDEL", taskKey, "pending_since")
@@ -62,7 +73,15 @@ local function leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPre
       redis.call("LREM", activeKey, 1, id)
     end
     table.insert(out, id)
-    table.insert(out, msg)
+    if not idsOnly then
+      table.insert(out, msg)
+    end
+  end
+  if idsOnly then
+    local listKey = string.sub(taskKeyPrefix, 1, -3) .. "leasing"
+    for i = 1, #ids, 1000 do
+      redis.call("RPUSH", listKey, unpack(ids, i, math.min(i + 999, #ids)))
+    end
   end
   for i = 1, #leased, 2000 do
     redis.call("ZADD", leaseKey, unpack(leased, i, math.min(i + 1999, #leased)))

@@ -1,3 +1,4 @@
+import { MessageSizes } from "./messageSizes.js"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -16,6 +17,8 @@ export interface BrokerShape {
   readonly redis: RedisShape
   /** Queues recently registered in `asynq:queues` (enqueue skips the SADD; see KnownQueues). */
   readonly knownQueues: KnownQueues
+  /** The recent average message size per queue, which picks the way a worker leases (MessageSizes). */
+  readonly messageSizes: MessageSizes
 }
 
 /** The service every step runs over: one typed operation per Lua script or Redis read. `Broker.layer` builds it over the `Redis` service. */
@@ -23,6 +26,6 @@ export class Broker extends Context.Service<Broker, BrokerShape>()("effect-asynq
   /** The broker over the Redis service in context. */
   static readonly layer: Layer.Layer<Broker, never, RedisService> = Layer.effect(
     Broker,
-    Effect.map(RedisService, (redis): BrokerShape => ({ redis, knownQueues: new KnownQueues() }))
+    Effect.map(RedisService, (redis): BrokerShape => ({ redis, knownQueues: new KnownQueues(), messageSizes: new MessageSizes() }))
   )
 }

@@ -17,6 +17,11 @@ export interface DequeueLeaseInput {
    * its server id and the park token (a lease score of its own, see `leaseScore`).
    */
   readonly park?: { readonly server: string; readonly token: string } | undefined
+  /**
+   * Ids mode (lua/includes/leaseTasks.lua): the reply has the ids alone and the ids go into
+   * asynq:{q}:leasing, for the SORT that reads the messages in the same MULTI (leaseByIds.ts).
+   */
+  readonly idsOnly?: boolean
 }
 
 /**
@@ -60,6 +65,10 @@ export const dequeueLeaseScript = defineScript<DequeueLeaseInput, DequeueLeaseRe
     return park ? [k.pending, k.paused, k.active, k.lease, k.taskPrefix, k.parked, k.parkRoom] : [k.pending, k.paused, k.active, k.lease, k.taskPrefix]
   },
   args: (i) =>
-    i.park ? [i.leaseScore ?? i.leaseExpiresAtSec, i.count, i.nowMs, i.park.server, i.park.token] : [i.leaseScore ?? i.leaseExpiresAtSec, i.count, i.nowMs],
+    i.idsOnly
+      ? [i.leaseScore ?? i.leaseExpiresAtSec, i.count, i.nowMs, i.park?.server ?? "", i.park?.token ?? "", "ids"]
+      : i.park
+        ? [i.leaseScore ?? i.leaseExpiresAtSec, i.count, i.nowMs, i.park.server, i.park.token]
+        : [i.leaseScore ?? i.leaseExpiresAtSec, i.count, i.nowMs],
   decode: (reply) => dequeueLeaseReply(reply)
 })

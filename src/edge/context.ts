@@ -3,6 +3,7 @@
  * once per client (an isolate keeps it between requests). Bad options are not thrown at creation:
  * every call fails with the RedisConnectionError, as the TCP client's calls do when they cannot connect.
  */
+import { MessageSizes } from "../broker/messageSizes.js"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import { Broker } from "../broker/Broker.js"
@@ -21,7 +22,7 @@ export const edgeContext = (options: HttpRedisOptions, scripts: ScriptSources, r
     return new RedisConnectionError({ target, message: `invalid Redis REST endpoint ${target}: ${invalid}` })
   }
   const redis = makeHttpRedis(options, scripts, requestTimeoutMs)
-  return Context.make(RedisService, redis).pipe(Context.add(Broker, { redis, knownQueues: new KnownQueues() }))
+  return Context.make(RedisService, redis).pipe(Context.add(Broker, { redis, knownQueues: new KnownQueues(), messageSizes: new MessageSizes() }))
 }
 
 /** Runs effects with an edge context (rejecting with its error when the options were unusable). */

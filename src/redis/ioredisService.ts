@@ -13,7 +13,7 @@ import { defaultCommandTimeoutMs, defaultLoadingTimeoutMs, describeTarget, type 
 import { restoreFastStringPrototype } from "./fastStringPrototype.js"
 import { type CommandClass, configuredTimeout, bounded, failure, framedEvalsha, isClusterClient, type ServiceContext } from "./ioredisContext.js"
 import { scriptBatch } from "./ioredisBatch.js"
-import { runScriptPromise } from "./ioredisScript.js"
+import { runScriptPromise, runScriptSortedPromise } from "./ioredisScript.js"
 import type { LuaName } from "./scripts.js"
 import { type OutageEvents, watchOutages } from "./reconnect.js"
 import type { RedisClient, RedisShape } from "./Redis.js"
@@ -59,7 +59,7 @@ export const makeRedisService = (
   const runPromise = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) => runScriptPromise(ctx, name, keys, args, buffers)
   const run = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
     Effect.tryPromise({ try: () => runScriptPromise(ctx, name, keys, args, buffers), catch: (e) => e as RedisError })
-  return {
+  const service: RedisShape = {
     client,
     isCluster: ctx.isCluster,
     target: ctx.target,
@@ -72,4 +72,12 @@ export const makeRedisService = (
     connectionState: watcher.state,
     duplicate
   }
+  // A Cluster denies SORT's GET option ("GET option of SORT denied in Cluster mode", Redis 7.0): the lease keeps its script-only path there.
+  return ctx.isCluster
+    ? service
+    : {
+        ...service,
+        scriptSorted: (name, keys, args, list, get) =>
+          Effect.tryPromise({ try: () => runScriptSortedPromise(ctx, name, keys, args, list, get), catch: (e) => e as RedisError })
+      }
 }

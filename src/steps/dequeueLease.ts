@@ -4,6 +4,8 @@ import * as Result from "effect/Result"
 import { Broker } from "../broker/Broker.js"
 import type { IdAndBytes } from "../broker/decode.js"
 import { dequeueLeaseScript, type FlowWait } from "../broker/dequeueLease.js"
+import { canLeaseByIds, dequeueLeaseByIds } from "../broker/leaseByIds.js"
+import type { MessageSizes } from "../broker/messageSizes.js"
 import { connectionOutages, isLostReply } from "../broker/lostReply.js"
 import type { RidingLease } from "../broker/completeAndLease.js"
 import { leaseScore, releaseLeasesScript } from "../broker/releaseLeases.js"
@@ -122,12 +124,16 @@ export const leaseFrom = (queues: ReadonlyArray<string>, count: number, leaseMs:
         const park = parking ? { server: parking.server, token: leaseScore(expiresSec) } : undefined
         // Told before the call goes out: a park whose reply is lost is still one the worker knows of.
         if (park) parking!.parked(queue, park.token)
-        const popped = runScript(dequeueLeaseScript, { queue, count: want, leaseExpiresAtSec: expiresSec, nowMs: now, leaseScore: score, park }).pipe(
+        const input = { queue, count: want, leaseExpiresAtSec: expiresSec, nowMs: now, leaseScore: score, park }
+        // Large messages are read with SORT in the lease's MULTI rather than through the script (leaseByIds.ts).
+        const byIds = canLeaseByIds(broker) && broker.messageSizes.large(queue, want)
+        const popped = (byIds ? dequeueLeaseByIds(input) : runScript(dequeueLeaseScript, input)).pipe(
           Effect.tapError((e) => (isLostReply(e) ? releaseLeasedToNobody(queue, score, [], now) : Effect.void))
         )
         return Effect.flatMap(failures.isolate(queue, popped), (reply) => {
           if (reply === undefined) return visit(i + 1)
           const pairs = reply.pairs
+          recordSizes(broker.messageSizes, queue, pairs)
           if (reply.limited) limited = addLimited(limited, reply.limited, now)
           if (park && !reply.limited && pairs.length < want) parking!.room?.(queue, park.token, want - pairs.length)
           const sorted = Effect.andThen(
@@ -176,6 +182,13 @@ export const releaseLeasedToNobody = (
       Effect.as(Effect.logWarning(`queue "${queue}": could not check for tasks leased by ${what} (the recoverer takes them back once their lease runs out): ${e.message}`), 0)
     )
   )
+
+/** Records the messages a lease brought in the queue's average message size (one update per call). */
+const recordSizes = (sizes: MessageSizes, queue: string, pairs: ReadonlyArray<IdAndBytes>): void => {
+  let bytes = 0
+  for (let i = 0; i < pairs.length; i++) bytes += pairs[i]!.bytes?.length ?? 0
+  sizes.record(queue, pairs.length, bytes)
+}
 
 /**
  * Decodes popped tasks into `tasks`; unusable ones are set aside and reported in `corrupt`. Never
@@ -233,7 +246,15 @@ export interface DequeueLeaseCall {
  * `outagesAtSend` (connectionOutages when the batch goes out): a reply landing after a reconnect
  * triggers the same check for tasks leased to nobody as `dequeueLease` does.
  */
-export const dequeueLeaseCall = (queue: string, count: number, leaseMs: number, nowMs: number, outagesAtSend?: number): DequeueLeaseCall => {
+export const dequeueLeaseCall = (
+  queue: string,
+  count: number,
+  leaseMs: number,
+  nowMs: number,
+  outagesAtSend?: number,
+  /** The worker's message sizes, told the size of the messages the call brings (the ride's). */
+  sizes?: MessageSizes
+): DequeueLeaseCall => {
   const expiresSec = unixSeconds(nowMs + leaseMs)
   const score = leaseScore(expiresSec)
   const bound = bindScript(dequeueLeaseScript, { queue, count, leaseExpiresAtSec: expiresSec, nowMs, leaseScore: score })
@@ -256,6 +277,7 @@ export const dequeueLeaseCall = (queue: string, count: number, leaseMs: number, 
             ? { tasks, corrupt, failedQueues: failures.failedQueues, limited: addLimited(undefined, wait, nowMs) }
             : { tasks, corrupt, failedQueues: failures.failedQueues }) satisfies DequeueLeaseResult as DequeueLeaseResult
         )
+        if (sizes !== undefined) recordSizes(sizes, queue, pairs)
         if (outagesAtSend === undefined) return sorted
         return Effect.flatMap(connectionOutages, (outages) =>
           outages !== outagesAtSend ? Effect.andThen(releaseLeasedToNobody(queue, score, pairs.map((p) => p.id), nowMs), sorted) : sorted

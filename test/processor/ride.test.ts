@@ -165,8 +165,8 @@ it("Redis never holds more leases than the concurrency, in the order it runs the
       else if (name === "complete") active -= 1
       else if (name === "completeBatch") active -= (argv.length - 1) / 5
       else {
-        // completeAndLease: stat expiry, lease score, count, now, then five entries per task.
-        active -= (argv.length - 4) / 5
+        // completeAndLease: stat expiry, lease score, count, now, lease mode, then five entries per task.
+        active -= (argv.length - 5) / 5
         lease(argv[2]!)
       }
       most = Math.max(most, active)
@@ -192,3 +192,58 @@ it("Redis never holds more leases than the concurrency, in the order it runs the
     await own.stop()
   }
 }, 60_000)
+
+it("a queue of large messages is leased the MULTI/SORT way by the fetch loop, not by rides; every task runs once, concurrency holds", async () => {
+  const scope = await Effect.runPromise(Scope.make())
+  try {
+    const context = await Effect.runPromise(Layer.buildWithScope(testBrokerLayer() as Layer.Layer<Broker, never>, scope))
+    const broker = context.mapUnsafe.get(Broker.key) as Broker["Service"]
+    const rideScripts: Array<string> = []
+    let sortedCalls = 0
+    const sorted = broker.redis.scriptSorted!
+    const counting = Broker.of({
+      ...broker,
+      redis: {
+        ...broker.redis,
+        scriptBatch: (calls, opts) =>
+          Effect.suspend(() => {
+            for (const x of calls) if (x.script === "dequeueLease" || x.script === "completeAndLease") rideScripts.push(x.script)
+            return broker.redis.scriptBatch(calls, opts)
+          }),
+        scriptSorted: (name, keys, args, list, get) => Effect.suspend(() => (sortedCalls++, sorted(name, keys, args, list, get)))
+      }
+    })
+    const run = <A, E>(eff: Effect.Effect<A, E, Broker>) =>
+      Effect.runPromise(eff.pipe(Effect.provideService(Broker, counting), Effect.provideService(References.MinimumLogLevel, "Error")))
+    const n = 40
+    const big = "x".repeat(100 * 1024)
+    await run(enqueueMany(Array.from({ length: n }, (_, i) => ({ type: "big", payload: { i, big }, options: { queue: "big" } }))))
+    let running = 0
+    let most = 0
+    const done: Array<number> = []
+    await run(
+      Server.start(
+        {
+          big: async (task) => {
+            most = Math.max(most, ++running)
+            await new Promise((r) => setTimeout(r, 2))
+            running--
+            const p = task.json<{ i: number; big: string }>()
+            expect(p.big.length).toBe(big.length)
+            done.push(p.i)
+          }
+        },
+        { concurrency: 4, queues: { big: 1 } }
+      ).pipe(Scope.provide(scope))
+    )
+    await waitFor("all processed", () => c.get(queueKeys("big").processedTotal), (total) => total === String(n))
+    expect(done.sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i))
+    expect(most).toBeLessThanOrEqual(4)
+    // The first lease learns the size (the script alone, fetch or ride); from then on the fetch loop's MULTI.
+    expect(sortedCalls).toBeGreaterThan(0)
+    expect(rideScripts.length).toBeLessThanOrEqual(1)
+    expect(await c.exists(queueKeys("big").prefix + "leasing")).toBe(0)
+  } finally {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+})

@@ -1,7 +1,8 @@
 /**
  * enqueue / enqueueMany on a real 3-master Redis Cluster (started here on loopback ports): every
  * script's keys share the queue's slot, the registration in `asynq:queues` (another slot) goes
- * alongside, and a batch over many queues (many slots) succeeds item by item.
+ * alongside, and a batch over many queues (many slots) succeeds item by item. Also: the lease of
+ * large messages keeps the script-only way there (a Cluster denies SORT GET: src/broker/leaseByIds.ts).
  */
 import { Effect, Layer, Result } from "effect"
 import { Redis as IORedis } from "ioredis"
@@ -9,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Broker } from "../../src/broker/Broker.js"
 import { Redis } from "../../src/redis/Redis.js"
 import { enqueue, enqueueMany } from "../../src/steps/enqueue.js"
+import { dequeueLease } from "../../src/steps/dequeueLease.js"
+import { canLeaseByIds } from "../../src/broker/leaseByIds.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { type RedisServerHandle, startRedisServer } from "../support/redis-server.js"
 import { waitFor } from "../support/waitFor.js"
@@ -79,5 +82,29 @@ describe("enqueue on Redis Cluster", () => {
     } finally {
       cluster.disconnect()
     }
+  })
+
+  it("a Cluster denies SORT's GET option even within the queue's slot, so its lease keeps the script-only way: large messages lease as before", async () => {
+    const cluster = new IORedis.Cluster(nodes.map((n) => ({ host: "127.0.0.1", port: n.port })))
+    try {
+      const k = queueKeys("cbig")
+      await cluster.rpush(k.prefix + "leasing", "a")
+      await expect(cluster.sort(k.prefix + "leasing", "BY", "nosort", "GET", `${k.taskPrefix}*->msg`)).rejects.toThrow(/GET option of SORT denied in Cluster mode/)
+      await cluster.del(k.prefix + "leasing")
+    } finally {
+      cluster.disconnect()
+    }
+    const got = await Effect.runPromise(
+      Effect.gen(function* () {
+        const broker = yield* Broker
+        expect(canLeaseByIds(broker)).toBe(false)
+        const big = "y".repeat(100 * 1024)
+        for (let i = 0; i < 4; i++) yield* enqueue("big", { i, big }, { queue: "cbig" })
+        const first = yield* dequeueLease({ queues: ["cbig"], count: 2 })
+        const second = yield* dequeueLease({ queues: ["cbig"], count: 2 })
+        return [...first.tasks, ...second.tasks].map((t) => (t.msg.payload?.length ?? 0) > big.length)
+      }).pipe(Effect.provide(brokerLayer()))
+    )
+    expect(got).toEqual([true, true, true, true])
   })
 })

@@ -6,6 +6,7 @@
  * receiver). Whatever a source leases starts through start.ts. The Server's fetch loop
  * (fetcher.ts) runs it; a drain uses only its fetch passes (no loop, rides or hand-overs).
  */
+import { canLeaseByIds } from "../../broker/leaseByIds.js"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
@@ -109,7 +110,7 @@ export const makeLoopIntake = <R>(
       parking: parking?.parking,
       start
     })
-    const rider = cluster ? undefined : makeRideSource<R>({ options, broker, slots, wake, slotFreed, parking, start })
+    const rider = cluster ? undefined : makeRideSource<R>({ options, broker, slots, wake, slotFreed, parking, start, byIds: canLeaseByIds(broker) })
     const prepare = aside
       ? (task: ActiveTask) => {
           deps.prepare?.(task)

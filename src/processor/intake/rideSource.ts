@@ -29,6 +29,8 @@ export interface RideSourceDeps<R> {
   /** The hand-overs, when the worker parks: one waiting for the slots a ride held is decided again when it lands. */
   readonly parking: ParkingState | undefined
   readonly start: StartLeased<R>
+  /** The connection leases large messages with SORT (broker/leaseByIds.ts canLeaseByIds): rides leave such queues to the fetch loop. */
+  readonly byIds: boolean
 }
 
 /** The rider the acker asks as each batch goes out, with the number of tasks the batches in flight complete. */
@@ -39,15 +41,21 @@ export const makeRideSource =
       const free = rideWant(deps.slots, acks, deps.options.fetchBatchSize)
       if (free <= 0) return Effect.undefined
       deps.slots.reserved += free
-      return Effect.flatMap(queueOrder(deps.options.queues, deps.options.strictPriority), (order) =>
-        Effect.map(Clock.currentTimeMillis, (now): Ride => ride(deps, order[0]!, free, now))
-      )
+      return Effect.flatMap(queueOrder(deps.options.queues, deps.options.strictPriority), (order) => {
+        // A queue of large messages is leased by the fetch loop (its MULTI reads them with SORT:
+        // broker/leaseByIds.ts), not in the batch's script call, which would copy them through Lua.
+        if (deps.byIds && deps.broker.messageSizes.large(order[0]!, free)) {
+          deps.slots.reserved -= free
+          return Effect.undefined
+        }
+        return Effect.map(Clock.currentTimeMillis, (now): Ride => ride(deps, order[0]!, free, now))
+      })
     })
 
 /** A ride leasing up to `free` tasks of `queue`, whose slots stay reserved until its tasks are registered. */
 const ride = <R>(deps: RideSourceDeps<R>, queue: string, free: number, now: number): Ride => {
   deps.wake.clear()
-  const fetch = dequeueLeaseCall(queue, free, deps.options.leaseMs, now, deps.broker.redis.connectionState().outages)
+  const fetch = dequeueLeaseCall(queue, free, deps.options.leaseMs, now, deps.broker.redis.connectionState().outages, deps.broker.messageSizes)
   return {
     call: fetch.call,
     lease: fetch.lease,
