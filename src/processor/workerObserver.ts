@@ -90,23 +90,7 @@ export const makeObserver = (config: ObserverConfig): Effect.Effect<Observer | u
 
     const traced = <R>(entry: ActiveTask, run: Effect.Effect<Settled, never, R>): Effect.Effect<Settled, never, R> => {
       const msg = entry.msg
-      const parent = parseTraceparent(msg.headers[traceparentHeader])
-      const options: Tracer.SpanOptionsNoTrace = {
-        kind: "consumer",
-        attributes: {
-          "messaging.system": "asynq",
-          "messaging.operation.name": "process",
-          "messaging.operation.type": "process",
-          "messaging.destination.name": msg.queue,
-          "messaging.message.id": msg.id,
-          "messaging.message.body.size": msg.payload?.length ?? 0,
-          "asynq.task.type": msg.type,
-          "asynq.task.retry_count": msg.retried,
-          "asynq.task.max_retry": msg.retry
-        },
-        ...(parent ? { parent } : {})
-      }
-      return Effect.useSpan(`process ${msg.queue}`, options, (span) => {
+      return Effect.useSpan(`process ${msg.queue}`, attemptSpanOptions(msg), (span) => {
         span.event("asynq.task.active", clock.currentTimeNanosUnsafe(), { "asynq.task.state": "active" })
         return measured(entry, Effect.withParentSpan(run, span), (outcome) => {
           const now = clock.currentTimeNanosUnsafe()
@@ -138,5 +122,25 @@ export const makeObserver = (config: ObserverConfig): Effect.Effect<Observer | u
       leasesExtended: (queue, count) => recorder?.leasesExtended(queue, count)
     })
   })
+
+/** An attempt's span: a consumer span with the messaging attributes, under the enqueue's trace when the task carries one. */
+const attemptSpanOptions = (msg: ActiveTask["msg"]): Tracer.SpanOptionsNoTrace => {
+  const parent = parseTraceparent(msg.headers[traceparentHeader])
+  return {
+    kind: "consumer",
+    attributes: {
+      "messaging.system": "asynq",
+      "messaging.operation.name": "process",
+      "messaging.operation.type": "process",
+      "messaging.destination.name": msg.queue,
+      "messaging.message.id": msg.id,
+      "messaging.message.body.size": msg.payload?.length ?? 0,
+      "asynq.task.type": msg.type,
+      "asynq.task.retry_count": msg.retried,
+      "asynq.task.max_retry": msg.retry
+    },
+    ...(parent ? { parent } : {})
+  }
+}
 
 const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : typeof e === "string" ? e : String(e))
