@@ -60,7 +60,9 @@ export const nextRunOf = (opts: RunTaskSettings, queue: string, workflowName: st
   })
 
 /** Records a fact of an execution (or nothing: field "") and wakes it (lua/workflowWake.lua). Needs only the Broker. */
-export const wakeExecution = (opts: RunTaskSettings, workflowName: string, executionId: string, field: string, value: string, mode: "a" | "e") => {
-  const queue = controlQueueOf(opts, workflowName, executionId)
-  return Effect.flatMap(nextRunOf(opts, queue, workflowName, executionId), (run) => runScript(workflowWakeScript, { ...run, executionId, field, value, mode }))
-}
+export const wakeExecution = (opts: RunTaskSettings, workflowName: string, executionId: string, field: string, value: string, mode: "a" | "e") =>
+  wakeExecutionOn(opts, controlQueueOf(opts, workflowName, executionId), workflowName, executionId, field, value, mode)
+
+/** `wakeExecution` on a control queue known already (the inspector finds it among the registered queues). */
+export const wakeExecutionOn = (opts: Omit<RunTaskSettings, "shards" | "queue">, queue: string, workflowName: string, executionId: string, field: string, value: string, mode: "a" | "e") =>
+  Effect.flatMap(nextRunOf({ ...opts, queue, shards: 1 }, queue, workflowName, executionId), (run) => runScript(workflowWakeScript, { ...run, executionId, field, value, mode }))
