@@ -105,12 +105,18 @@ const parseJson = (s: string | undefined): unknown => {
 
 const oneLine = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v) ?? String(v)).replace(/\s+/g, " ")
 
+/** A defect as stored: an Error becomes `{name, message, ...}` (shown as "name: message"), anything else its JSON. */
+const defectText = (d: unknown): string => {
+  const e = d as { name?: unknown; message?: unknown } | undefined
+  return typeof e === "object" && e !== null && typeof e.message === "string" ? oneLine(`${typeof e.name === "string" ? e.name : "Error"}: ${e.message}`) : oneLine(d)
+}
+
 /** A stored cause (effect's Cause as JSON: a list of Fail, Die and Interrupt reasons) in one line. */
 export const causeText = (cause: unknown): string => {
   const reasons = Array.isArray(cause) ? cause : [cause]
   return reasons
     .map((r: { _tag?: string; error?: unknown; defect?: unknown }) =>
-      r?._tag === "Fail" ? oneLine(r.error) : r?._tag === "Die" ? `defect: ${oneLine(r.defect)}` : r?._tag === "Interrupt" ? "interrupted" : oneLine(r)
+      r?._tag === "Fail" ? oneLine(r.error) : r?._tag === "Die" ? `defect: ${defectText(r.defect)}` : r?._tag === "Interrupt" ? "interrupted" : oneLine(r)
     )
     .join("; ")
 }
