@@ -4,16 +4,16 @@
  * included); resume and cancel with the engine's own effect (Workflow.resume / interrupt).
  */
 import { Effect, Layer, Option, Schedule, Schema } from "effect"
-import { Activity, DurableClock, DurableDeferred, Workflow, WorkflowEngine } from "effect/workflow"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Activity, DurableClock, DurableDeferred, Workflow, type WorkflowEngine } from "effect/workflow"
+import { beforeAll, describe, expect, it } from "vitest"
 import type { Broker } from "../../src/broker/Broker.js"
 import { cancelWorkflowExecution, getWorkflowExecution, listWorkflowExecutions, resumeWorkflowExecution, type WorkflowExecutionSummary } from "../../src/inspector/index.js"
 import { testBrokerLayer } from "../support/arrange.js"
-import { flushTestDb } from "../support/redis.js"
+import { createInspector } from "../../src/inspector/promise.js"
+import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
 import { engineLayer, normalize, runProgram } from "../workflow/support.js"
 
 beforeAll(() => flushTestDb())
-afterAll(() => undefined)
 
 const withBroker = <A, E>(eff: Effect.Effect<A, E, Broker>) => Effect.provide(eff, testBrokerLayer() as Layer.Layer<Broker>)
 /** The inspector's outcome of an operation as data: its value, or its error's tag. */
@@ -180,6 +180,35 @@ describe("listing", () => {
       expect(seen.every((e) => e.state === "complete" && e.outcome === "success" && e.runs === 1)).toBe(true)
       expect(new Set(seen.map((e) => e.queue))).toEqual(new Set(["tiny:Wf.Tiny#0", "tiny:Wf.Tiny#1", "tiny:Wf.Tiny#2"]))
       expect(pages.length).toBeGreaterThan(1)
+    }
+  })
+
+  it("a page does bounded work: among 30,000 other keys it returns early with a cursor, and the pages still find every execution (the Promise inspector too)", async () => {
+    const c = rawClient()
+    const inspector = createInspector({ url: testRedisUrl() })
+    try {
+      for (let i = 0; i < 30; i++) {
+        const p = c.pipeline()
+        for (let j = 0; j < 1000; j++) p.set(`filler:${i}:${j}`, "x")
+        await p.exec()
+      }
+      const first = await inspector.listWorkflowExecutions("Wf.Tiny", { queue: "tiny", shards: 1, pageSize: 1 })
+      // shards 1: the one queue "tiny:Wf.Tiny", which holds none (the executions are on the 3 shards)
+      expect(first).toEqual({ executions: [], cursor: expect.stringMatching(/^0:[1-9]\d*$/) })
+      const seen = new Set<string>()
+      let cursor: string | undefined
+      let pages = 0
+      do {
+        const page = await inspector.listWorkflowExecutions("Wf.Tiny", { queue: "tiny", pageSize: 5, cursor })
+        for (const e of page.executions) seen.add(e.executionId)
+        cursor = page.cursor
+        pages++
+      } while (cursor !== "" && pages < 1000)
+      expect(seen.size).toBe(40)
+      expect(pages).toBeGreaterThan(3)
+    } finally {
+      await inspector.close()
+      c.disconnect()
     }
   })
 })
