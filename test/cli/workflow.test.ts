@@ -78,7 +78,7 @@ describe("effect-asynq workflow", { timeout: 120_000 }, () => {
     expect(v.noWorkflow.code).toBe(1)
     expect(v.noWorkflow.stderr).toContain('workflow "Wf.Nobody" has no control queue')
     expect(v.badPage.code).toBe(2)
-    expect(v.badSize.code).toBe(2)
+    expect(v.badSize).toMatchObject({ code: 2, stderr: "effect-asynq: --size must be an integer from 1 to 1000, got 0\n" })
     expect(v.badState.code).toBe(2)
   })
 

@@ -43,6 +43,7 @@ const ls = Command.make(
     withBroker(
       Effect.gen(function* () {
         if (!Number.isInteger(a.page) || a.page < 1) return yield* new InvalidArgument({ field: "page", message: `--page must be an integer >= 1, got ${a.page}` })
+        if (!Number.isInteger(a.size) || a.size < 1 || a.size > 1000) return yield* new InvalidArgument({ field: "size", message: `--size must be an integer from 1 to 1000, got ${a.size}` })
         const state = opt(a.state)
         let page: ExecutionsPage = { executions: [], cursor: "" }
         let cursor: string | undefined
