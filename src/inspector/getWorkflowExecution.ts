@@ -1,5 +1,6 @@
 import * as Effect from "effect/Effect"
 import { ExecutionNotFound } from "../broker/errors.js"
+import { controlQueueOf } from "../steps/workflowControl.js"
 import { findExecutionQueue, readExecution, scheduledClocks } from "../broker/workflowExecutions.js"
 import { type ActivityInfo, type ClockInfo, type DeferredInfo, readExit, summaryOf, type WorkflowExecutionInfo, type WorkflowInspectOptions, workflowQueues } from "./workflowTypes.js"
 
@@ -17,7 +18,11 @@ const parseJson = (s: string | undefined): unknown => {
 /** Finds the control queue of an execution, or ExecutionNotFound. */
 export const executionQueue = Effect.fn("Inspector.executionQueue")(function* (workflow: string, executionId: string, options: WorkflowInspectOptions = {}) {
   const queues = yield* workflowQueues(workflow, options)
-  const queue = yield* findExecutionQueue(queues, executionId)
+  // The shard the engine picks for this id when the shards are all there (`shards` given, or every
+  // one registered): tried first, so the usual lookup is one EXISTS.
+  const prefix = options.queue ?? "workflow"
+  const likely = controlQueueOf({ queue: prefix, shards: queues.length === 1 && !queues[0]!.includes("#") ? 1 : queues.length }, workflow, executionId)
+  const queue = yield* findExecutionQueue(queues.includes(likely) ? [likely, ...queues.filter((q) => q !== likely)] : queues, executionId)
   if (queue === undefined) return yield* new ExecutionNotFound({ workflow, executionId, message: `workflow "${workflow}" has no execution "${executionId}"` })
   return queue
 })
