@@ -16,6 +16,7 @@ import { server } from "./commands/server.js"
 import { stats } from "./commands/stats.js"
 import { task } from "./commands/task.js"
 import { worker } from "./commands/worker.js"
+import { workflow } from "./commands/workflow.js"
 import { outcome } from "./exitCode.js"
 import { connectionFlags, Json } from "./globalFlags.js"
 import { nodeEnvironment } from "./nodeEnvironment.js"
@@ -27,7 +28,7 @@ const version = "0.1.0"
 
 export const app = Command.make("effect-asynq").pipe(
   Command.withDescription("Inspect and manage asynq task queues on Redis (wire-compatible with Go asynq)"),
-  Command.withSubcommands([stats, queue, group, task, server, cron, worker, dash]),
+  Command.withSubcommands([stats, queue, group, task, workflow, server, cron, worker, dash]),
   Command.withGlobalFlags([...connectionFlags, Json])
 )
 

@@ -60,3 +60,10 @@ export class NotACluster extends Data.TaggedError("NotACluster")<{
   readonly target: string
   readonly message: string
 }> {}
+
+/** No execution with this id of this workflow (never started, or deleted once its retention passed). */
+export class ExecutionNotFound extends Data.TaggedError("ExecutionNotFound")<{
+  readonly workflow: string
+  readonly executionId: string
+  readonly message: string
+}> {}

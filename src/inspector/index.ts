@@ -19,5 +19,20 @@ export { parseRate, type QueueLimit, type QueueLimitInfo, type RatePeriod } from
 export { servers } from "./servers.js"
 export { schedulerEntries, schedulerHistory } from "./scheduler.js"
 export { clusterKeySlot, clusterNodes } from "./cluster.js"
+export { listWorkflowExecutions, type ExecutionsPage, type ListExecutionsOptions } from "./listWorkflowExecutions.js"
+export { getWorkflowExecution } from "./getWorkflowExecution.js"
+export { cancelWorkflowExecution, resumeWorkflowExecution, type WorkflowActionOptions, type WorkflowActionResult } from "./workflowActions.js"
+export {
+  type ActivityInfo,
+  type ClockInfo,
+  type DeferredInfo,
+  type ExecutionOutcome,
+  type ExecutionState,
+  type ExecutionStateFilter,
+  executionStateFilters,
+  type WorkflowExecutionInfo,
+  type WorkflowExecutionSummary,
+  type WorkflowInspectOptions
+} from "./workflowTypes.js"
 export { createInspector, type Inspector, type InspectorOptions, RuntimeClosed } from "./promise.js"
 export { parseRedisInfo, redisInfo, type RedisNodeInfo } from "./redisInfo.js"

@@ -24,6 +24,10 @@ import { schedulerEntries, schedulerHistory } from "./scheduler.js"
 import type { EnqueueEventDetails, SchedulerEntryDetails, ServerDetails } from "./serverTypes.js"
 import { servers } from "./servers.js"
 import { archiveTask, deleteTask, runTask, type TaskActionResult } from "./taskActions.js"
+import { getWorkflowExecution } from "./getWorkflowExecution.js"
+import { type ExecutionsPage, type ListExecutionsOptions, listWorkflowExecutions } from "./listWorkflowExecutions.js"
+import { cancelWorkflowExecution, resumeWorkflowExecution, type WorkflowActionOptions, type WorkflowActionResult } from "./workflowActions.js"
+import type { WorkflowExecutionInfo, WorkflowInspectOptions } from "./workflowTypes.js"
 import type { BulkOptions, ClusterNode, DailyStats, GroupInfo, ListOptions, QueueInfo } from "./types.js"
 
 /** Where the Promise inspector connects: Redis connection options (default `REDIS_URL`, then `redis://127.0.0.1:6379`). */
@@ -82,6 +86,14 @@ export interface Inspector {
   readonly clusterNodes: (queue: string) => Promise<ReadonlyArray<ClusterNode>>
   /** Redis INFO (each master of a cluster), raw and parsed. */
   readonly redisInfo: () => Promise<ReadonlyArray<RedisNodeInfo>>
+  /** One page of a workflow's executions with their state (bounded work per page; pass the page's `cursor` for the next). */
+  readonly listWorkflowExecutions: (workflow: string, options?: ListExecutionsOptions) => Promise<ExecutionsPage>
+  /** One workflow execution in detail: state, payload, result, activities, deferreds, clocks. */
+  readonly getWorkflowExecution: (workflow: string, executionId: string, options?: WorkflowInspectOptions) => Promise<WorkflowExecutionInfo>
+  /** Resumes an execution as `Workflow.resume` does (also retries one suspended by SuspendOnFailure). */
+  readonly resumeWorkflowExecution: (workflow: string, executionId: string, options?: WorkflowActionOptions) => Promise<WorkflowActionResult>
+  /** Cancels an execution as `Workflow.interrupt` does. */
+  readonly cancelWorkflowExecution: (workflow: string, executionId: string, options?: WorkflowActionOptions) => Promise<WorkflowActionResult>
   /** Closes the Redis connection. Safe to call more than once. */
   readonly close: () => Promise<void>
 }
@@ -123,6 +135,10 @@ export const createInspector = (options: InspectorOptions = {}): Inspector => {
     clusterKeySlot: (q) => run(clusterKeySlot(q)),
     clusterNodes: (q) => run(clusterNodes(q)),
     redisInfo: () => run(redisInfo()),
+    listWorkflowExecutions: (w, o) => run(listWorkflowExecutions(w, o)),
+    getWorkflowExecution: (w, id, o) => run(getWorkflowExecution(w, id, o)),
+    resumeWorkflowExecution: (w, id, o) => run(resumeWorkflowExecution(w, id, o)),
+    cancelWorkflowExecution: (w, id, o) => run(cancelWorkflowExecution(w, id, o)),
     close: rt.close
   }
 }

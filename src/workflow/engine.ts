@@ -40,26 +40,22 @@ import { registerQueueScript } from "../broker/enqueue.js"
 import { InvalidArgument } from "../broker/errors.js"
 import { runScript } from "../broker/script.js"
 import { subscribeChannels } from "../broker/subscribe.js"
-import { unixNanosString } from "../broker/time.js"
 import { readExecutionFields, workflowActivityDoneScript } from "../broker/workflowActivityDone.js"
 import { workflowRunEndScript } from "../broker/workflowRunEnd.js"
 import { workflowRunStartScript } from "../broker/workflowRunStart.js"
 import { workflowScheduleClockScript } from "../broker/workflowScheduleClock.js"
 import { workflowStartScript } from "../broker/workflowStart.js"
-import { type NextRun, workflowWakeScript } from "../broker/workflowWake.js"
 import { SkipRetry } from "../processor/errors.js"
 import type { Task } from "../processor/Task.js"
 import * as Server from "../processor/Server.js"
 import type { ServerOptions } from "../processor/options.js"
-import { newTaskId } from "../steps/taskId.js"
-import { emptyTaskMessage, encodeTaskMessage } from "../wire/TaskMessage.js"
+import { controlMessageOf, controlQueueOf, controlQueues, nextRunOf, wakeExecution, workflowRunTaskType } from "../steps/workflowControl.js"
 import { workflowDoneChannel, workflowInterruptChannel } from "../wire/workflowKeys.js"
 import type { RedisConnectionError, RedisError } from "../redis/errors.js"
 import { publishWorkflowInterrupt } from "../broker/workflowNotices.js"
 import { codecsOf, decodeExit, encodeExit } from "./codec.js"
 
-/** The task type of a workflow run (a replay of one execution), on the workflow's control queue. */
-export const workflowRunTaskType = "effect-asynq:wf:run"
+export { controlQueueOf, controlQueues, wakeExecution, workflowRunTaskType }
 
 /** The task type of a durable clock (DurableClock.sleep): a scheduled task that completes the clock's deferred when due. */
 export const workflowClockTaskType = "effect-asynq:wf:clock"
@@ -132,43 +128,6 @@ export const resolve = (o: WorkflowLayerOptions = {}): Effect.Effect<Resolved, I
  * default (15 s and more) would hold a workflow up for nothing.
  */
 const runRetryDelay = (retried: number): number => Math.min(1000 * 2 ** retried, 60_000)
-
-/** FNV-1a (32 bit) of a string's UTF-16 code units: the shard of an execution id. */
-const fnv1a = (s: string): number => {
-  let h = 0x811c9dc5
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i)
-    h = Math.imul(h, 0x01000193)
-  }
-  return h >>> 0
-}
-
-/** The control queues of a workflow (one per shard). */
-export const controlQueues = (options: { readonly queue: string; readonly shards: number }, workflowName: string): ReadonlyArray<string> =>
-  options.shards === 1 ? [`${options.queue}:${workflowName}`] : Array.from({ length: options.shards }, (_, i) => `${options.queue}:${workflowName}#${i}`)
-
-/** The control queue of one execution. */
-export const controlQueueOf = (options: { readonly queue: string; readonly shards: number }, workflowName: string, executionId: string): string =>
-  options.shards === 1 ? `${options.queue}:${workflowName}` : `${options.queue}:${workflowName}#${fnv1a(executionId) % options.shards}`
-
-const textEncoder = new TextEncoder()
-
-/** A task message of a control queue (a run or a clock), with a JSON payload. */
-const controlMessageOf = (opts: Resolved, type: string, id: string, queue: string, payload: unknown) =>
-  encodeTaskMessage({ ...emptyTaskMessage, type, payload: textEncoder.encode(JSON.stringify(payload)), id, queue, retry: opts.runMaxRetry, timeout: opts.runTimeoutSec })
-
-/** A fresh run task for an execution (a script uses it only when it enqueues a run). */
-const nextRunOf = (opts: Resolved, queue: string, workflowName: string, executionId: string): Effect.Effect<NextRun> =>
-  Effect.map(Clock.currentTimeMillis, (nowMs) => {
-    const runId = newTaskId()
-    return { queue, runId, runMessage: controlMessageOf(opts, workflowRunTaskType, runId, queue, { workflow: workflowName, executionId }), pendingSince: unixNanosString(nowMs) }
-  })
-
-/** Records a fact of an execution (or nothing: field "") and wakes it (lua/workflowWake.lua). Needs only the Broker. */
-export const wakeExecution = (opts: Resolved, workflowName: string, executionId: string, field: string, value: string, mode: "a" | "e") => {
-  const queue = controlQueueOf(opts, workflowName, executionId)
-  return Effect.flatMap(nextRunOf(opts, queue, workflowName, executionId), (run) => runScript(workflowWakeScript, { ...run, executionId, field, value, mode }))
-}
 
 /** What a run of this process knows of its execution: the hash read at its start, kept up to date with what the run writes. */
 interface RunState {
