@@ -9,10 +9,27 @@ import { Redis } from "ioredis"
 import { restoreFastStringPrototype } from "../src/redis/fastStringPrototype.js"
 import type { AdapterFactory, LibName } from "./libs/types.js"
 import { NotAvailable } from "./libs/types.js"
-import { enqueueBulk, enqueueConcurrent, enqueueSerial, latency, processSteady, processThroughput, scheduledLateness, workflow3 } from "./scenarios.js"
+import {
+  enqueueBulk,
+  enqueueConcurrent,
+  enqueueSerial,
+  latency,
+  processSteady,
+  processThroughput,
+  scheduledLateness,
+  workflow3
+} from "./scenarios.js"
 import { measuredWindow, resetRedis } from "./measure.js"
 
-export type ScenarioName = "enqueueSerial" | "enqueueConcurrent" | "enqueueBulk" | "process" | "processSteady" | "latency" | "scheduledLateness" | "workflow3"
+export type ScenarioName =
+  | "enqueueSerial"
+  | "enqueueConcurrent"
+  | "enqueueBulk"
+  | "process"
+  | "processSteady"
+  | "latency"
+  | "scheduledLateness"
+  | "workflow3"
 
 export interface ChildJob {
   readonly lib: LibName
@@ -29,7 +46,9 @@ export interface ChildJob {
   readonly payloadBytes?: number
 }
 
-export type ChildReply = { ok: true; result: unknown; settings: string } | { ok: false; error: string; pending: boolean }
+export type ChildReply =
+  | { ok: true; result: unknown; settings: string }
+  | { ok: false; error: string; pending: boolean }
 
 const factories: Record<LibName, () => Promise<AdapterFactory>> = {
   "effect-asynq": async () => (await import("./libs/effectAsynq.js")).make,
@@ -76,7 +95,8 @@ const run = async (job: ChildJob): Promise<{ result: unknown; settings: string }
           return workflow3(lib, admin, n, job.concurrency, job.timeoutMs)
       }
     }
-    if (job.warmup > 0 && job.scenario !== "processSteady" && job.scenario !== "scheduledLateness") await once(job.warmup)
+    if (job.warmup > 0 && job.scenario !== "processSteady" && job.scenario !== "scheduledLateness")
+      await once(job.warmup)
     if (job.profileFile !== undefined) await profileMeasuredWindow(job.profileFile)
     const result = await once(job.tasks)
     await resetRedis(admin)
@@ -114,11 +134,13 @@ const send = (reply: ChildReply) =>
     }
   })
 
-run(job).then(
-  ({ result, settings }) => send({ ok: true, result, settings }),
-  (e: unknown) =>
-    send({ ok: false, error: e instanceof Error ? e.message : String(e), pending: e instanceof NotAvailable })
-).finally(() => {
-  // libraries may leave timers behind after close(); this process's job is done
-  process.exit(0)
-})
+run(job)
+  .then(
+    ({ result, settings }) => send({ ok: true, result, settings }),
+    (e: unknown) =>
+      send({ ok: false, error: e instanceof Error ? e.message : String(e), pending: e instanceof NotAvailable })
+  )
+  .finally(() => {
+    // libraries may leave timers behind after close(); this process's job is done
+    process.exit(0)
+  })

@@ -25,7 +25,18 @@ export const areas = ["effect", "ioredis", "protobuf", "our code", "gc", "node",
 export type Area = (typeof areas)[number]
 
 /** Packages ioredis is made of (its own code and the parsers/queues it depends on). */
-const ioredisPackages = new Set(["ioredis", "redis-parser", "redis-errors", "denque", "cluster-key-slot", "standard-as-callback", "@ioredis/commands", "lodash.defaults", "lodash.isarguments", "debug"])
+const ioredisPackages = new Set([
+  "ioredis",
+  "redis-parser",
+  "redis-errors",
+  "denque",
+  "cluster-key-slot",
+  "standard-as-callback",
+  "@ioredis/commands",
+  "lodash.defaults",
+  "lodash.isarguments",
+  "debug"
+])
 
 const packageOf = (url: string): string | undefined => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1]
 
@@ -94,8 +105,10 @@ const main = () => {
   const p = JSON.parse(readFileSync(file, "utf8")) as Profile
   const byId = new Map(p.nodes.map((n) => [n.id, n]))
   const selfUs = selfTimes(p)
-  const shortUrl = (url: string) => url.replace(/^.*\/node_modules\//, "").replace(/^file:\/\/.*\/bench\/results\/\.build\//, "")
-  const label = (n: Node) => `${n.callFrame.functionName || "(anonymous)"}  ${shortUrl(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`
+  const shortUrl = (url: string) =>
+    url.replace(/^.*\/node_modules\//, "").replace(/^file:\/\/.*\/bench\/results\/\.build\//, "")
+  const label = (n: Node) =>
+    `${n.callFrame.functionName || "(anonymous)"}  ${shortUrl(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`
   const fnAgg = new Map<string, number>()
   const areaAgg = new Map<string, number>()
   let total = 0

@@ -19,7 +19,25 @@ const arg = (name: string, fallback: string): string => {
 }
 
 /** Commands a client sends itself; the others in commandstats were run by scripts. */
-const clientCommands = new Set(["evalsha", "eval", "blpop", "brpop", "bzpopmin", "ping", "publish", "subscribe", "psubscribe", "client", "info", "hello", "select", "script", "multi", "exec", "quit"])
+const clientCommands = new Set([
+  "evalsha",
+  "eval",
+  "blpop",
+  "brpop",
+  "bzpopmin",
+  "ping",
+  "publish",
+  "subscribe",
+  "psubscribe",
+  "client",
+  "info",
+  "hello",
+  "select",
+  "script",
+  "multi",
+  "exec",
+  "quit"
+])
 
 const main = async () => {
   const seconds = Number(arg("seconds", "60"))
@@ -40,7 +58,10 @@ const main = async () => {
       Effect.gen(function* () {
         const context = yield* Layer.buildWithScope(layer, scope)
         yield* Server.start({ idle: () => {} }, { queues }).pipe(Scope.provide(scope), Effect.provideContext(context))
-      }).pipe(Effect.provideService(References.MinimumLogLevel, "Warn")) as import("effect").Effect.Effect<void, unknown>
+      }).pipe(Effect.provideService(References.MinimumLogLevel, "Warn")) as import("effect").Effect.Effect<
+        void,
+        unknown
+      >
     )
     await new Promise((r) => setTimeout(r, 3000))
     const before = await redisSnapshot(admin)
@@ -48,11 +69,15 @@ const main = async () => {
     const after = await redisSnapshot(admin)
     const delta = redisDelta(before, after)
     // The two snapshots' own INFO calls are the admin's, not the worker's.
-    const byCommand = Object.entries(delta.byCommand).filter(([c]) => c !== "info").sort((a, b) => b[1] - a[1])
+    const byCommand = Object.entries(delta.byCommand)
+      .filter(([c]) => c !== "info")
+      .sort((a, b) => b[1] - a[1])
     const total = byCommand.reduce((n, [, v]) => n + v, 0)
     const sent = byCommand.filter(([c]) => clientCommands.has(c)).reduce((n, [, v]) => n + v, 0)
     console.log(`idle worker on ${queueCount} queues, ${seconds} s, sources ${srcRoot}:`)
-    console.log(`  client commands (round trips): ${(sent / seconds).toFixed(2)}/s; all commands incl. inside scripts: ${(total / seconds).toFixed(2)}/s`)
+    console.log(
+      `  client commands (round trips): ${(sent / seconds).toFixed(2)}/s; all commands incl. inside scripts: ${(total / seconds).toFixed(2)}/s`
+    )
     for (const [c, v] of byCommand) console.log(`  ${c.padEnd(16)} ${(v / seconds).toFixed(3)}/s`)
   } finally {
     await Effect.runPromise(Scope.close(scope, Exit.void))

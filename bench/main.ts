@@ -71,7 +71,11 @@ interface ScenarioSpec {
 }
 
 /** The payload sizes of the payload-size scenarios (1 KB, 10 KB, 100 KB), by key suffix. */
-const payloadSizes: ReadonlyArray<readonly [string, number]> = [["1k", 1_000], ["10k", 10_000], ["100k", 100_000]]
+const payloadSizes: ReadonlyArray<readonly [string, number]> = [
+  ["1k", 1_000],
+  ["10k", 10_000],
+  ["100k", 100_000]
+]
 /**
  * A payload-size scenario moves at most this many payload bytes (tasks × size): at 100 KB, 2,000
  * tasks (200 MB in Redis at once when prefilled) instead of --tasks.
@@ -83,23 +87,78 @@ const payloadBudgetBytes = 200_000_000
  */
 const flowBudget = 5_000
 const payloadScenarios: ReadonlyArray<ScenarioSpec> = payloadSizes.flatMap(([suffix, bytes]) => [
-  { key: `enqueueSerial${suffix}`, scenario: "enqueueSerial", concurrency: 1, title: `${suffix.toUpperCase()}B payload: enqueue one-by-one, awaited in turn`, payloadBytes: bytes },
-  { key: `enqueueBulk${suffix}`, scenario: "enqueueBulk", concurrency: 1, title: `${suffix.toUpperCase()}B payload: enqueue bulk (batches of ${bulkBatch})`, payloadBytes: bytes },
-  { key: `process100_${suffix}`, scenario: "process", concurrency: 100, title: `${suffix.toUpperCase()}B payload: processing, concurrency 100, handler reads it`, payloadBytes: bytes }
+  {
+    key: `enqueueSerial${suffix}`,
+    scenario: "enqueueSerial",
+    concurrency: 1,
+    title: `${suffix.toUpperCase()}B payload: enqueue one-by-one, awaited in turn`,
+    payloadBytes: bytes
+  },
+  {
+    key: `enqueueBulk${suffix}`,
+    scenario: "enqueueBulk",
+    concurrency: 1,
+    title: `${suffix.toUpperCase()}B payload: enqueue bulk (batches of ${bulkBatch})`,
+    payloadBytes: bytes
+  },
+  {
+    key: `process100_${suffix}`,
+    scenario: "process",
+    concurrency: 100,
+    title: `${suffix.toUpperCase()}B payload: processing, concurrency 100, handler reads it`,
+    payloadBytes: bytes
+  }
 ])
 
 const scenarioList: ReadonlyArray<ScenarioSpec> = [
   { key: "enqueueSerial", scenario: "enqueueSerial", concurrency: 1, title: "enqueue one-by-one, awaited in turn" },
-  { key: "enqueueConcurrent", scenario: "enqueueConcurrent", concurrency: concurrentCallers, title: `enqueue one-by-one, ${concurrentCallers} callers` },
-  { key: "enqueueBulk", scenario: "enqueueBulk", concurrency: 1, title: `enqueue bulk (batches of ${bulkBatch}) + bytes per pending task` },
+  {
+    key: "enqueueConcurrent",
+    scenario: "enqueueConcurrent",
+    concurrency: concurrentCallers,
+    title: `enqueue one-by-one, ${concurrentCallers} callers`
+  },
+  {
+    key: "enqueueBulk",
+    scenario: "enqueueBulk",
+    concurrency: 1,
+    title: `enqueue bulk (batches of ${bulkBatch}) + bytes per pending task`
+  },
   { key: "process1", scenario: "process", concurrency: 1, title: "no-op processing, concurrency 1" },
   { key: "process10", scenario: "process", concurrency: 10, title: "no-op processing, concurrency 10" },
   { key: "process100", scenario: "process", concurrency: 100, title: "no-op processing, concurrency 100" },
-  { key: "latency", scenario: "latency", concurrency: 10, title: "enqueue→handler latency at 500 tasks/s, concurrency 10" },
-  { key: "scheduledLateness", scenario: "scheduledLateness", concurrency: 10, title: "scheduled lateness: delayed, 200 ms retries, a burst due at once" },
-  { key: "workflow3", scenario: "workflow3", concurrency: 50, title: "3-step workflows (BullMQ: a flow of a parent and 3 children), c=50" },
-  { key: "process10steady", scenario: "processSteady", concurrency: 10, title: "no-op processing, concurrency 10, one long-running worker", optIn: true },
-  { key: "process100steady", scenario: "processSteady", concurrency: 100, title: "no-op processing, concurrency 100, one long-running worker", optIn: true },
+  {
+    key: "latency",
+    scenario: "latency",
+    concurrency: 10,
+    title: "enqueue→handler latency at 500 tasks/s, concurrency 10"
+  },
+  {
+    key: "scheduledLateness",
+    scenario: "scheduledLateness",
+    concurrency: 10,
+    title: "scheduled lateness: delayed, 200 ms retries, a burst due at once"
+  },
+  {
+    key: "workflow3",
+    scenario: "workflow3",
+    concurrency: 50,
+    title: "3-step workflows (BullMQ: a flow of a parent and 3 children), c=50"
+  },
+  {
+    key: "process10steady",
+    scenario: "processSteady",
+    concurrency: 10,
+    title: "no-op processing, concurrency 10, one long-running worker",
+    optIn: true
+  },
+  {
+    key: "process100steady",
+    scenario: "processSteady",
+    concurrency: 100,
+    title: "no-op processing, concurrency 100, one long-running worker",
+    optIn: true
+  },
   ...payloadScenarios
 ]
 
@@ -110,10 +169,18 @@ const arg = (name: string): string | undefined => {
   return i < 0 ? "" : hit.slice(i + 1)
 }
 
-const parseList = <T extends string>(raw: string | undefined, allowed: ReadonlyArray<T>, what: string): T[] | undefined => {
+const parseList = <T extends string>(
+  raw: string | undefined,
+  allowed: ReadonlyArray<T>,
+  what: string
+): T[] | undefined => {
   if (raw === undefined) return undefined
-  const items = raw.split(",").map((s) => s.trim()).filter((s) => s !== "")
-  for (const i of items) if (!allowed.includes(i as T)) throw new Error(`bench: unknown ${what} "${i}" (known: ${allowed.join(", ")})`)
+  const items = raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+  for (const i of items)
+    if (!allowed.includes(i as T)) throw new Error(`bench: unknown ${what} "${i}" (known: ${allowed.join(", ")})`)
   return items as T[]
 }
 
@@ -123,7 +190,12 @@ const latencyTasks = Number(arg("latency-tasks") ?? (quick ? 500 : 5_000))
 const perSecond = 500
 const libs = parseList(arg("only"), libNames, "library") ?? [...libNames]
 const baseline = arg("baseline")
-const scenarioKeys = parseList(arg("scenarios"), scenarioList.map((s) => s.key), "scenario") ?? scenarioList.filter((s) => !s.optIn).map((s) => s.key)
+const scenarioKeys =
+  parseList(
+    arg("scenarios"),
+    scenarioList.map((s) => s.key),
+    "scenario"
+  ) ?? scenarioList.filter((s) => !s.optIn).map((s) => s.key)
 const port = arg("port") === undefined ? undefined : Number(arg("port"))
 const rounds = Math.max(1, Number(arg("rounds") ?? 1))
 const warmupArg = arg("warmup")
@@ -176,13 +248,19 @@ const renderBreakdown = (results: Results): string => {
     `| scenario | library | ${areas.join(" | ")} | profiled total | measured Node CPU | Redis CPU |`,
     `|---|---|${areas.map(() => "---:").join("|")}|---:|---:|---:|`
   ]
-  const cell = (v: number | undefined, kb: number | undefined) => (v === undefined ? "–" : kb === undefined ? v.toFixed(1) : `${v.toFixed(1)} (${(v / kb).toFixed(2)}/KB)`)
+  const cell = (v: number | undefined, kb: number | undefined) =>
+    v === undefined ? "–" : kb === undefined ? v.toFixed(1) : `${v.toFixed(1)} (${(v / kb).toFixed(2)}/KB)`
   for (const [scenario, byLib] of Object.entries(results)) {
     for (const [lib, r] of Object.entries(byLib)) {
       if (typeof r !== "object" || r === null || !("cpu:total" in r)) continue
       const f = r as Record<string, number>
       const kb = typeof f.payloadBytes === "number" ? f.payloadBytes / 1000 : undefined
-      const cells = [...areas.map((a) => cell(f[`cpu:${a}`], kb)), cell(f["cpu:total"], kb), cell(f.nodeCpuUs, kb), cell(f.redisCpuUs, kb)]
+      const cells = [
+        ...areas.map((a) => cell(f[`cpu:${a}`], kb)),
+        cell(f["cpu:total"], kb),
+        cell(f.nodeCpuUs, kb),
+        cell(f.redisCpuUs, kb)
+      ]
       lines.push(`| ${scenario} | ${lib} | ${cells.join(" | ")} |`)
     }
   }
@@ -209,7 +287,9 @@ const medianOf = (rs: ReadonlyArray<Record<string, unknown>>): Record<string, un
  */
 const buildChild = async (fromDir?: string): Promise<string> => {
   const { build } = await import("esbuild")
-  const outfile = fileURLToPath(new URL(fromDir === undefined ? "./results/.build/child.mjs" : "./results/.build/child-base.mjs", import.meta.url))
+  const outfile = fileURLToPath(
+    new URL(fromDir === undefined ? "./results/.build/child.mjs" : "./results/.build/child-base.mjs", import.meta.url)
+  )
   await build({
     entryPoints: [fileURLToPath(new URL("./child.ts", import.meta.url))],
     bundle: true,
@@ -243,9 +323,15 @@ const libraryFrom = (dir: string): import("esbuild").Plugin => {
         const target = resolvePath(dirname(args.importer), args.path)
         if (target.startsWith(`${here}bench${sep}`)) return undefined
         const resolveDir = there + relative(here, dirname(args.importer))
-        const r = await b.resolve(args.path, { resolveDir, kind: args.kind, importer: args.importer, pluginData: "baseline" })
+        const r = await b.resolve(args.path, {
+          resolveDir,
+          kind: args.kind,
+          importer: args.importer,
+          pluginData: "baseline"
+        })
         // A checkout from before effect-asynq/workflow: its "workflow3" fails, the other scenarios run.
-        if (r.errors.length > 0 && /[\\/]src[\\/]workflow[\\/]/.test(target)) return { path: target, namespace: noWorkflows }
+        if (r.errors.length > 0 && /[\\/]src[\\/]workflow[\\/]/.test(target))
+          return { path: target, namespace: noWorkflows }
         return r.errors.length > 0 ? { errors: r.errors } : { path: r.path }
       })
       b.onLoad({ filter: /.*/, namespace: noWorkflows }, () => ({
@@ -276,7 +362,9 @@ const runChild = (job: ChildJob, path = childPath): Promise<ChildReply> =>
     child.on("message", (m) => (reply = m as ChildReply))
     child.on("exit", (code, signal) => {
       clearTimeout(killer)
-      resolve(reply ?? { ok: false, pending: false, error: `child exited (code ${code}, signal ${signal}) without a result` })
+      resolve(
+        reply ?? { ok: false, pending: false, error: `child exited (code ${code}, signal ${signal}) without a result` }
+      )
     })
   })
 
@@ -292,7 +380,9 @@ const main = async () => {
   const errors: Array<{ scenario: string; lib: LibName; error: string; pending: boolean }> = []
   console.log(
     `bench: redis ${redis.version} on ${redis.url} (private), ${tasks.toLocaleString("en-US")} tasks per scenario, ` +
-      `latency over ${latencyTasks.toLocaleString("en-US")} tasks, ${rounds} round(s); libraries: ${libs.join(", ")}; load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`
+      `latency over ${latencyTasks.toLocaleString("en-US")} tasks, ${rounds} round(s); libraries: ${libs.join(", ")}; load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")}`
   )
   try {
     const chosen = scenarioList.filter((s) => scenarioKeys.includes(s.key))
@@ -324,11 +414,21 @@ const main = async () => {
           const t0 = Date.now()
           const load1m = loadavg()[0]!
           const profileFile = profile ? `${profileDir}${spec.key}-${lib}-r${round + 1}.cpuprofile` : undefined
-          const reply = await runChild({
-            lib: lib === baseName ? "effect-asynq" : lib, scenario: spec.scenario, redisUrl: redis.url, tasks: n, warmup, concurrency: spec.concurrency, perSecond, timeoutMs,
-            ...(profileFile ? { profileFile } : {}),
-            ...(spec.payloadBytes === undefined ? {} : { payloadBytes: spec.payloadBytes })
-          }, lib === baseName ? baseChildPath : childPath)
+          const reply = await runChild(
+            {
+              lib: lib === baseName ? "effect-asynq" : lib,
+              scenario: spec.scenario,
+              redisUrl: redis.url,
+              tasks: n,
+              warmup,
+              concurrency: spec.concurrency,
+              perSecond,
+              timeoutMs,
+              ...(profileFile ? { profileFile } : {}),
+              ...(spec.payloadBytes === undefined ? {} : { payloadBytes: spec.payloadBytes })
+            },
+            lib === baseName ? baseChildPath : childPath
+          )
           const secs = ((Date.now() - t0) / 1000).toFixed(1)
           const tag = rounds > 1 ? ` (round ${round + 1}/${rounds})` : ""
           if (reply.ok) {
@@ -342,7 +442,9 @@ const main = async () => {
             console.log(`  ${spec.title.padEnd(58)} ${lib.padEnd(13)} done in ${secs} s${tag}`)
           } else {
             errors.push({ scenario: spec.key, lib: lib as LibName, error: reply.error, pending: reply.pending })
-            console.log(`  ${spec.title.padEnd(58)} ${lib.padEnd(13)} ${reply.pending ? "PENDING" : "FAILED"}: ${reply.error}${tag}`)
+            console.log(
+              `  ${spec.title.padEnd(58)} ${lib.padEnd(13)} ${reply.pending ? "PENDING" : "FAILED"}: ${reply.error}${tag}`
+            )
             if (reply.pending) pendingLibs.add(lib)
           }
         }
@@ -350,7 +452,8 @@ const main = async () => {
       for (const lib of names) {
         if (!runsScenario(lib, spec.scenario)) continue
         const got = runs[lib]
-        if (got && got.length > 0) (results[spec.key] as Record<string, unknown>)[lib] = rounds > 1 ? { ...medianOf(got), rounds: got } : got[0]
+        if (got && got.length > 0)
+          (results[spec.key] as Record<string, unknown>)[lib] = rounds > 1 ? { ...medianOf(got), rounds: got } : got[0]
         else (results[spec.key] as Record<string, unknown>)[lib] = pendingLibs.has(lib) ? "pending" : "failed"
       }
     }
@@ -367,18 +470,37 @@ const main = async () => {
     console.log(renderAB(results))
   }
   if (profile) {
-    console.log(`\nCPU per task by area (µs, self time in the profile of the measured window; profiles in ${profileDir}):`)
+    console.log(
+      `\nCPU per task by area (µs, self time in the profile of the measured window; profiles in ${profileDir}):`
+    )
     console.log(renderBreakdown(results))
   }
-  if (errors.length > 0) console.log(`\n${errors.length} measurement(s) missing: ${errors.map((e) => `${e.scenario}/${e.lib}${e.pending ? " (pending)" : ""}`).join(", ")}`)
+  if (errors.length > 0)
+    console.log(
+      `\n${errors.length} measurement(s) missing: ${errors.map((e) => `${e.scenario}/${e.lib}${e.pending ? " (pending)" : ""}`).join(", ")}`
+    )
 
   const out = {
     startedAt: started.toISOString(),
     finishedAt: new Date().toISOString(),
     command: `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim(),
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, totalMemBytes: totalmem(), node: process.version, loadAvgAtEnd: loadavg() },
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model,
+      totalMemBytes: totalmem(),
+      node: process.version,
+      loadAvgAtEnd: loadavg()
+    },
     redis: { version: redis.version, private: true },
-    parameters: { rounds, tasks, latencyTasks, latencyPerSecond: perSecond, bulkBatch, concurrentCallers, warmup: `${warmupTasks === undefined ? "min(1000, n/10)" : warmupTasks} per scenario (latency: min(2500, n/2); the steady scenarios: ${warmupTasks ?? steadyWarmup} inside the measured worker), discarded` },
+    parameters: {
+      rounds,
+      tasks,
+      latencyTasks,
+      latencyPerSecond: perSecond,
+      bulkBatch,
+      concurrentCallers,
+      warmup: `${warmupTasks === undefined ? "min(1000, n/10)" : warmupTasks} per scenario (latency: min(2500, n/2); the steady scenarios: ${warmupTasks ?? steadyWarmup} inside the measured worker), discarded`
+    },
     libraries: libs,
     settings,
     results,
@@ -396,7 +518,10 @@ const main = async () => {
 }
 
 // `npm run bench -- coldstart [--runs=N] [--modes=bundled,unbundled]`: the cold-start benchmark instead (bench/coldstart/main.ts).
-const run = process.argv[2] === "coldstart" ? () => import("./coldstart/main.js").then((m) => m.runColdstart(process.argv.slice(3))) : main
+const run =
+  process.argv[2] === "coldstart"
+    ? () => import("./coldstart/main.js").then((m) => m.runColdstart(process.argv.slice(3)))
+    : main
 run().catch((e: unknown) => {
   console.error(e)
   process.exitCode = 1

@@ -23,7 +23,15 @@ const parseInfo = (text: string): Map<string, string> => {
 }
 
 /** Commands the benchmark itself sends to observe Redis; never counted against a library. */
-const harnessCommands = new Set(["info", "config|resetstat", "flushall", "dbsize", "memory|usage", "ping", "client|setname"])
+const harnessCommands = new Set([
+  "info",
+  "config|resetstat",
+  "flushall",
+  "dbsize",
+  "memory|usage",
+  "ping",
+  "client|setname"
+])
 
 export const redisSnapshot = async (admin: Redis): Promise<RedisSnapshot> => {
   const info = parseInfo(await admin.info("everything"))

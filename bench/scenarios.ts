@@ -4,7 +4,18 @@
  * and returns plain numbers. Nothing here loops without a bound or a timeout.
  */
 import type { Redis } from "ioredis"
-import { measuredWindow, nodeCpu, nodeCpuDeltaUs, nowMs, percentile, redisDelta, redisSnapshot, resetRedis, sleep, type RedisDelta } from "./measure.js"
+import {
+  measuredWindow,
+  nodeCpu,
+  nodeCpuDeltaUs,
+  nowMs,
+  percentile,
+  redisDelta,
+  redisSnapshot,
+  resetRedis,
+  sleep,
+  type RedisDelta
+} from "./measure.js"
 import { flowSteps, flowValue, type LibAdapter, NotAvailable, type Payload } from "./libs/types.js"
 
 export const bulkBatch = 1_000
@@ -51,12 +62,16 @@ export interface LatencyResult {
  */
 export const payloadBody = (bytes: number, n: number): string => {
   const head = `${n}:`
-  return bytes <= head.length ? head.slice(0, bytes) : head + "abcdefghijklmnopqrstuvwxyz0123456789".repeat(Math.ceil(bytes / 36)).slice(0, bytes - head.length)
+  return bytes <= head.length
+    ? head.slice(0, bytes)
+    : head + "abcdefghijklmnopqrstuvwxyz0123456789".repeat(Math.ceil(bytes / 36)).slice(0, bytes - head.length)
 }
 
 /** `n` payloads numbered from `from`; with `bytes` > 0 each carries a body of that many bytes (`s`). */
 const payloads = (n: number, from = 0, bytes = 0): Payload[] =>
-  Array.from({ length: n }, (_, i) => (bytes > 0 ? { n: from + i, t: 0, s: payloadBody(bytes, from + i) } : { n: from + i, t: 0 }))
+  Array.from({ length: n }, (_, i) =>
+    bytes > 0 ? { n: from + i, t: 0, s: payloadBody(bytes, from + i) } : { n: from + i, t: 0 }
+  )
 
 /**
  * What the handler of the payload-size scenarios does with a payload: reads every field (as a real
@@ -96,7 +111,12 @@ const measured = async (admin: Redis, tasks: number, f: () => Promise<void>): Pr
   const nodeUs = nodeCpuDeltaUs(cpu0)
   await measuredWindow.end()
   const after = await redisSnapshot(admin)
-  return { tasks, seconds: round(seconds, 4), perSecond: Math.round(tasks / seconds), ...cost(tasks, nodeUs, redisDelta(before, after)) }
+  return {
+    tasks,
+    seconds: round(seconds, 4),
+    perSecond: Math.round(tasks / seconds),
+    ...cost(tasks, nodeUs, redisDelta(before, after))
+  }
 }
 
 /** One task per call, each call awaited before the next (latency-bound, as a single caller sees it). */
@@ -126,7 +146,9 @@ export const enqueueBulk = async (lib: LibAdapter, admin: Redis, n: number, byte
   await resetRedis(admin)
   await sleep(50)
   const mem0 = await redisSnapshot(admin)
-  const batches = Array.from({ length: Math.ceil(n / bulkBatch) }, (_, b) => payloads(Math.min(bulkBatch, n - b * bulkBatch), b * bulkBatch, bytes))
+  const batches = Array.from({ length: Math.ceil(n / bulkBatch) }, (_, b) =>
+    payloads(Math.min(bulkBatch, n - b * bulkBatch), b * bulkBatch, bytes)
+  )
   const rate = await measured(admin, n, async () => {
     for (const batch of batches) await lib.enqueueBulk(batch)
   })
@@ -140,7 +162,14 @@ export const enqueueBulk = async (lib: LibAdapter, admin: Redis, n: number, byte
  * `n` pre-filled tasks, no-op handler, from worker start to the n-th handler call; cost includes the stop.
  * With `bytes` > 0 each task carries a body of that size and the handler reads it.
  */
-export const processThroughput = async (lib: LibAdapter, admin: Redis, n: number, concurrency: number, timeoutMs: number, bytes = 0): Promise<RateResult> => {
+export const processThroughput = async (
+  lib: LibAdapter,
+  admin: Redis,
+  n: number,
+  concurrency: number,
+  timeoutMs: number,
+  bytes = 0
+): Promise<RateResult> => {
   await resetRedis(admin)
   await fill(lib, n, bytes)
   await sleep(100)
@@ -167,9 +196,15 @@ export const processThroughput = async (lib: LibAdapter, admin: Redis, n: number
   const nodeUs = nodeCpuDeltaUs(cpu0)
   await measuredWindow.end()
   const after = await redisSnapshot(admin)
-  if (seen < n) throw new Error(`${lib.name}: processed ${seen} of ${n} tasks within ${timeoutMs} ms (concurrency ${concurrency})`)
+  if (seen < n)
+    throw new Error(`${lib.name}: processed ${seen} of ${n} tasks within ${timeoutMs} ms (concurrency ${concurrency})`)
   const seconds = (lastAt - t0) / 1000
-  const result = { tasks: n, seconds: round(seconds, 4), perSecond: Math.round(n / seconds), ...cost(n, nodeUs, redisDelta(before, after)) }
+  const result = {
+    tasks: n,
+    seconds: round(seconds, 4),
+    perSecond: Math.round(n / seconds),
+    ...cost(n, nodeUs, redisDelta(before, after))
+  }
   // The payload-size scenarios also say how much body the handler read per task (the whole payload, or the run is wrong).
   return bytes > 0 ? { ...result, bodyBytesRead: round(bodyRead / n, 1) } : result
 }
@@ -181,7 +216,14 @@ export const processThroughput = async (lib: LibAdapter, admin: Redis, n: number
  * measured window instead (after a warm-up run by another worker in the same process); this shows a
  * worker that has been running for a while. Redis figures from snapshots taken at the two points.
  */
-export const processSteady = async (lib: LibAdapter, admin: Redis, n: number, concurrency: number, timeoutMs: number, warmup: number): Promise<RateResult> => {
+export const processSteady = async (
+  lib: LibAdapter,
+  admin: Redis,
+  n: number,
+  concurrency: number,
+  timeoutMs: number,
+  warmup: number
+): Promise<RateResult> => {
   await resetRedis(admin)
   await fill(lib, warmup + n)
   await sleep(100)
@@ -216,9 +258,17 @@ export const processSteady = async (lib: LibAdapter, admin: Redis, n: number, co
   clearTimeout(timer)
   await measuredWindow.end()
   await worker.stop()
-  if (seen < warmup + n) throw new Error(`${lib.name}: processed ${seen} of ${warmup + n} tasks within ${timeoutMs} ms (concurrency ${concurrency})`)
+  if (seen < warmup + n)
+    throw new Error(
+      `${lib.name}: processed ${seen} of ${warmup + n} tasks within ${timeoutMs} ms (concurrency ${concurrency})`
+    )
   const seconds = (lastAt - t0) / 1000
-  return { tasks: n, seconds: round(seconds, 4), perSecond: Math.round(n / seconds), ...cost(n, nodeUs, redisDelta(await before!, await after!)) }
+  return {
+    tasks: n,
+    seconds: round(seconds, 4),
+    perSecond: Math.round(n / seconds),
+    ...cost(n, nodeUs, redisDelta(await before!, await after!))
+  }
 }
 
 /**
@@ -226,7 +276,14 @@ export const processSteady = async (lib: LibAdapter, admin: Redis, n: number, co
  * enqueueing one task at a time at `perSecond` (open loop: sends are not awaited before the next,
  * so a slow enqueue does not lower the offered rate), each stamped with the send time.
  */
-export const latency = async (lib: LibAdapter, admin: Redis, n: number, perSecond: number, concurrency: number, timeoutMs: number): Promise<LatencyResult> => {
+export const latency = async (
+  lib: LibAdapter,
+  admin: Redis,
+  n: number,
+  perSecond: number,
+  concurrency: number,
+  timeoutMs: number
+): Promise<LatencyResult> => {
   await resetRedis(admin)
   const samples: number[] = []
   const worker = await lib.startWorker(concurrency, (p) => {
@@ -247,7 +304,8 @@ export const latency = async (lib: LibAdapter, admin: Redis, n: number, perSecon
   const deadline = nowMs() + timeoutMs
   while (samples.length < n && nowMs() < deadline) await sleep(5)
   await worker.stop()
-  if (samples.length < n) throw new Error(`${lib.name}: latency run received ${samples.length} of ${n} tasks within ${timeoutMs} ms`)
+  if (samples.length < n)
+    throw new Error(`${lib.name}: latency run received ${samples.length} of ${n} tasks within ${timeoutMs} ms`)
   const sorted = [...samples].sort((a, b) => a - b)
   return {
     tasks: n,
@@ -286,7 +344,11 @@ export interface LatenessResult {
 
 const lateness = (samples: ReadonlyArray<number>) => {
   const sorted = [...samples].sort((a, b) => a - b)
-  return { p50: round(percentile(sorted, 50), 1), p99: round(percentile(sorted, 99), 1), max: round(sorted[sorted.length - 1]!, 1) }
+  return {
+    p50: round(percentile(sorted, 50), 1),
+    p99: round(percentile(sorted, 99), 1),
+    max: round(sorted[sorted.length - 1]!, 1)
+  }
 }
 
 const waitUntil = async (what: string, done: () => boolean, timeoutMs: number) => {
@@ -305,9 +367,17 @@ const waitUntil = async (what: string, done: () => boolean, timeoutMs: number) =
  * bulk to be due at one moment (15 s after the first write), time from that moment until every task
  * is ready (the library's waiting count) or started, within `concurrency` (taken but not started).
  */
-export const scheduledLateness = async (lib: LibAdapter, admin: Redis, n: number, burst: number, concurrency: number, timeoutMs: number): Promise<LatenessResult> => {
+export const scheduledLateness = async (
+  lib: LibAdapter,
+  admin: Redis,
+  n: number,
+  burst: number,
+  concurrency: number,
+  timeoutMs: number
+): Promise<LatenessResult> => {
   const { enqueueDelayed, enqueueDelayedBulk, enqueueRetried, startDelayedWorker, readyCount } = lib
-  if (!enqueueDelayed || !enqueueDelayedBulk || !enqueueRetried || !startDelayedWorker || !readyCount) throw new NotAvailable(`${lib.name} has no delayed tasks`)
+  if (!enqueueDelayed || !enqueueDelayedBulk || !enqueueRetried || !startDelayedWorker || !readyCount)
+    throw new NotAvailable(`${lib.name} has no delayed tasks`)
   await resetRedis(admin)
   const delayed: number[] = []
   const retried: number[] = []
@@ -347,11 +417,13 @@ export const scheduledLateness = async (lib: LibAdapter, admin: Redis, n: number
     for (let i = 0; i < burst; i += bulkBatch) {
       await enqueueDelayedBulk(payloads(Math.min(bulkBatch, burst - i), i), dueAt - Date.now())
     }
-    if (Date.now() >= dueAt) throw new Error(`${lib.name}: writing the burst of ${burst} took more than ${burstLeadMs} ms`)
+    if (Date.now() >= dueAt)
+      throw new Error(`${lib.name}: writing the burst of ${burst} took more than ${burstLeadMs} ms`)
     let readyAt = 0
     const deadline = dueAt + timeoutMs
     while (readyAt === 0) {
-      if (Date.now() > deadline) throw new Error(`${lib.name}: the burst was not all ready within ${timeoutMs} ms of its due time`)
+      if (Date.now() > deadline)
+        throw new Error(`${lib.name}: the burst was not all ready within ${timeoutMs} ms of its due time`)
       const ready = started + (Date.now() >= dueAt - 50 ? await readyCount() : 0)
       if (ready >= burst - concurrency && Date.now() >= dueAt) readyAt = Date.now()
       else await sleep(2)
@@ -359,9 +431,16 @@ export const scheduledLateness = async (lib: LibAdapter, admin: Redis, n: number
     const d = lateness(delayed)
     const r = lateness(retried)
     return {
-      delayedTasks: delayed.length, delayedP50Ms: d.p50, delayedP99Ms: d.p99, delayedMaxMs: d.max,
-      retryTasks: retried.length, retryP50Ms: r.p50, retryP99Ms: r.p99, retryMaxMs: r.max,
-      burstTasks: burst, burstAllReadyMs: readyAt - dueAt
+      delayedTasks: delayed.length,
+      delayedP50Ms: d.p50,
+      delayedP99Ms: d.p99,
+      delayedMaxMs: d.max,
+      retryTasks: retried.length,
+      retryP50Ms: r.p50,
+      retryP99Ms: r.p99,
+      retryMaxMs: r.max,
+      burstTasks: burst,
+      burstAllReadyMs: readyAt - dueAt
     }
   } finally {
     await worker.stop()
@@ -385,7 +464,13 @@ export interface FlowResult extends RateResult {
  * hold its start, its steps and its completion. Every flow's final code must have seen all three
  * results (else the run fails): effect-asynq's durable workflow vs BullMQ's FlowProducer.
  */
-export const workflow3 = async (lib: LibAdapter, admin: Redis, n: number, concurrency: number, timeoutMs: number): Promise<FlowResult> => {
+export const workflow3 = async (
+  lib: LibAdapter,
+  admin: Redis,
+  n: number,
+  concurrency: number,
+  timeoutMs: number
+): Promise<FlowResult> => {
   if (!lib.flows) throw new NotAvailable(`${lib.name} has no workflows or flows`)
   await resetRedis(admin)
   const runner = await lib.flows()
@@ -420,11 +505,22 @@ export const workflow3 = async (lib: LibAdapter, admin: Redis, n: number, concur
     const nodeUs = nodeCpuDeltaUs(cpu0)
     await measuredWindow.end()
     const after = await redisSnapshot(admin)
-    if (done.size < n) throw new Error(`${lib.name}: ${done.size} of ${n} flows completed within ${timeoutMs} ms (concurrency ${concurrency})`)
+    if (done.size < n)
+      throw new Error(
+        `${lib.name}: ${done.size} of ${n} flows completed within ${timeoutMs} ms (concurrency ${concurrency})`
+      )
     if (wrong.length > 0) throw new Error(`${lib.name}: ${wrong.length} flows saw wrong step results, e.g. ${wrong[0]}`)
     const seconds = (lastAt - t0) / 1000
     const c = cost(n, nodeUs, redisDelta(before, after))
-    return { tasks: n, seconds: round(seconds, 4), perSecond: Math.round(n / seconds), ...c, steps: flowSteps.length, redisCallsPerStep: round(c.redisCalls / flowSteps.length, 2), flowSettings: runner.settings }
+    return {
+      tasks: n,
+      seconds: round(seconds, 4),
+      perSecond: Math.round(n / seconds),
+      ...c,
+      steps: flowSteps.length,
+      redisCallsPerStep: round(c.redisCalls / flowSteps.length, 2),
+      flowSettings: runner.settings
+    }
   } finally {
     await runner.close()
   }

@@ -29,13 +29,16 @@ const forRedis = (src) => {
 
 /** The scripts of `luaDir` (its *.lua files, not the fragments), includes resolved, as sent to Redis. */
 export const luaSourcesOf = (luaDir) => {
-  const names = readdirSync(luaDir).filter((f) => f.endsWith(".lua")).sort()
+  const names = readdirSync(luaDir)
+    .filter((f) => f.endsWith(".lua"))
+    .sort()
   return Object.fromEntries(names.map((f) => [f.slice(0, -4), forRedis(expandLuaScript(luaDir, f).source)]))
 }
 
 /** The exported constant holding a script's source: `<name>Lua` (script names are identifiers). */
 export const luaConstName = (name) => {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`script name "${name}" is not an identifier; rename lua/${name}.lua`)
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+    throw new Error(`script name "${name}" is not an identifier; rename lua/${name}.lua`)
   return `${name}Lua`
 }
 

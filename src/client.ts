@@ -46,7 +46,9 @@ export interface ClientOptions extends RedisOptions {
 export class ClientClosed extends Data.TaggedError("ClientClosed")<{ readonly message: string }> {}
 
 /** One item's outcome in `enqueueMany`. */
-export type EnqueueOutcome = { readonly ok: true; readonly info: TaskInfo } | { readonly ok: false; readonly error: EnqueueError }
+export type EnqueueOutcome =
+  | { readonly ok: true; readonly info: TaskInfo }
+  | { readonly ok: false; readonly error: EnqueueError }
 
 /** The Promise client (`createClient`): enqueue one task or many, with a connection opened on the first call. */
 export interface Client {
@@ -77,7 +79,8 @@ export const createClient = (options: ClientOptions = {}): Client => {
   loadOtelApi()
   const { ioredis, ...redis } = options
   const runtime = makePromiseRuntime(clientBrokerLayer(redis, ioredis), {
-    closedError: () => new ClientClosed({ message: "the effect-asynq client is closed; create a new one with createClient()" })
+    closedError: () =>
+      new ClientClosed({ message: "the effect-asynq client is closed; create a new one with createClient()" })
   })
   // The broker of the built context (looked up once per build).
   let context: Context.Context<Broker> | undefined
@@ -97,9 +100,14 @@ export const createClient = (options: ClientOptions = {}): Client => {
     enqueue: (type: string | TaskDefinition<any>, payload?: unknown, opts?: EnqueueOptions) =>
       enqueuePromise(currentBroker(), runtime.run, type, payload, opts, otelTraceHeaders(), newTaskId),
     enqueueMany: (items) =>
-      runtime.run(enqueueManyUntraced(items, newTaskId, otelTraceHeaders())).then((rs) =>
-        rs.map((r): EnqueueOutcome => (Result.isSuccess(r) ? { ok: true, info: r.success } : { ok: false, error: r.failure }))
-      ),
+      runtime
+        .run(enqueueManyUntraced(items, newTaskId, otelTraceHeaders()))
+        .then((rs) =>
+          rs.map(
+            (r): EnqueueOutcome =>
+              Result.isSuccess(r) ? { ok: true, info: r.success } : { ok: false, error: r.failure }
+          )
+        ),
     connect: () => runtime.open().then(() => undefined),
     close: runtime.close
   }

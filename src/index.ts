@@ -39,10 +39,33 @@ export type { TaskMessage } from "./wire/TaskMessage.js"
 
 // Errors
 export { RedisConnectionError, RedisError } from "./redis/errors.js"
-export { DuplicateTask, InvalidArgument, InvalidState, LeaseLost, NotACluster, QueueNotEmpty, QueueNotFound, TaskIdConflict, TaskNotFound } from "./broker/errors.js"
+export {
+  DuplicateTask,
+  InvalidArgument,
+  InvalidState,
+  LeaseLost,
+  NotACluster,
+  QueueNotEmpty,
+  QueueNotFound,
+  TaskIdConflict,
+  TaskNotFound
+} from "./broker/errors.js"
 export { MessageDecodeError } from "./wire/errors.js"
 export { PayloadDecodeError, PayloadEncodeError } from "./wire/payload.js"
-export { HandlerNotFound, RevokeTask, SkipRetry, TaskCanceled, TaskDeadlineExceeded, TaskStopped } from "./processor/errors.js"
-export { ConfigProviderError, DuplicateEntry, EntryNotFound, InvalidCronSpec, InvalidTimeZone } from "./scheduler/errors.js"
+export {
+  HandlerNotFound,
+  RevokeTask,
+  SkipRetry,
+  TaskCanceled,
+  TaskDeadlineExceeded,
+  TaskStopped
+} from "./processor/errors.js"
+export {
+  ConfigProviderError,
+  DuplicateEntry,
+  EntryNotFound,
+  InvalidCronSpec,
+  InvalidTimeZone
+} from "./scheduler/errors.js"
 export { SchedulerNotRunning } from "./scheduler/promise.js"
 export { RuntimeClosed } from "./runtime/promiseRuntime.js"

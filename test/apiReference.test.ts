@@ -24,8 +24,12 @@ describe("the API reference (TypeDoc)", () => {
     }
     expect(config.treatWarningsAsErrors).toBe(true)
     expect(config.validation).toMatchObject({ invalidLink: true, notDocumented: true })
-    expect(config.requiredToBeDocumented).toEqual(expect.arrayContaining(["Variable", "Function", "Class", "Interface", "TypeAlias"]))
-    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { exports: Record<string, string | { default: string }> }
+    expect(config.requiredToBeDocumented).toEqual(
+      expect.arrayContaining(["Variable", "Function", "Class", "Interface", "TypeAlias"])
+    )
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+      exports: Record<string, string | { default: string }>
+    }
     const sources = Object.values(pkg.exports)
       .filter((t): t is { default: string } => typeof t !== "string")
       .map((t) => t.default.replace(/^\.\/dist\//, "").replace(/\.js$/, ".ts"))
@@ -34,10 +38,17 @@ describe("the API reference (TypeDoc)", () => {
     const out = mkdtempSync(join(tmpdir(), "effect-asynq-typedoc-"))
     try {
       // Exits non-zero on any warning (treatWarningsAsErrors); the output names each one.
-      const { stdout, stderr } = await run(process.execPath, [join(root, "node_modules/typedoc/bin/typedoc"), "--out", out], {
-        cwd: root,
-        maxBuffer: 16 * 1024 * 1024
-      }).catch((e: { stdout?: string; stderr?: string }) => ({ stdout: e.stdout ?? "", stderr: `${e.stderr ?? ""}\n(typedoc failed)` }))
+      const { stdout, stderr } = await run(
+        process.execPath,
+        [join(root, "node_modules/typedoc/bin/typedoc"), "--out", out],
+        {
+          cwd: root,
+          maxBuffer: 16 * 1024 * 1024
+        }
+      ).catch((e: { stdout?: string; stderr?: string }) => ({
+        stdout: e.stdout ?? "",
+        stderr: `${e.stderr ?? ""}\n(typedoc failed)`
+      }))
       expect(`${stdout}${stderr}`).not.toMatch(/\[(warning|error)\]|typedoc failed/)
       expect(readFileSync(join(out, "index.html"), "utf8")).toContain("effect-asynq")
     } finally {

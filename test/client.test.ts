@@ -81,9 +81,13 @@ describe("createClient (Promise facade)", () => {
       const dup = await client.enqueue("report", "p", { queue: "cl-err", unique: 60_000 }).catch((e: unknown) => e)
       expect(dup).toBeInstanceOf(DuplicateTask)
       expect(dup).toMatchObject({ _tag: "DuplicateTask", queue: "cl-err" })
-      const conflict = await client.enqueue("report", "other", { queue: "cl-err", taskId: "r1" }).catch((e: unknown) => e)
+      const conflict = await client
+        .enqueue("report", "other", { queue: "cl-err", taskId: "r1" })
+        .catch((e: unknown) => e)
       expect(conflict).toBeInstanceOf(TaskIdConflict)
-      expect((conflict as TaskIdConflict).message).toBe(`task ID conflicts with another task: a task with id "r1" already exists in queue "cl-err"`)
+      expect((conflict as TaskIdConflict).message).toBe(
+        `task ID conflicts with another task: a task with id "r1" already exists in queue "cl-err"`
+      )
       const invalid = await client.enqueue("report", "p", { maxRetry: -3 }).catch((e: unknown) => e)
       expect(invalid).toBeInstanceOf(InvalidArgument)
       expect(invalid).toMatchObject({ _tag: "InvalidArgument", field: "maxRetry" })
@@ -107,8 +111,14 @@ describe("createClient (Promise facade)", () => {
         expect(e).toBeInstanceOf(InvalidArgument)
         expect(e).toMatchObject({ _tag: "InvalidArgument", field })
       }
-      const out = await client.enqueueMany([{ type: "t", options: { queue: "cl-bounds", deadline: 1e300 } }, { type: "t", options: { queue: "cl-bounds" } }])
-      expect(out.map((o) => (o.ok ? o.info.state : `${o.error._tag}(${(o.error as InvalidArgument).field})`))).toEqual(["InvalidArgument(deadline)", "pending"])
+      const out = await client.enqueueMany([
+        { type: "t", options: { queue: "cl-bounds", deadline: 1e300 } },
+        { type: "t", options: { queue: "cl-bounds" } }
+      ])
+      expect(out.map((o) => (o.ok ? o.info.state : `${o.error._tag}(${(o.error as InvalidArgument).field})`))).toEqual([
+        "InvalidArgument(deadline)",
+        "pending"
+      ])
       expect(await c.llen(queueKeys("cl-bounds").pending)).toBe(1)
       expect(await c.keys("asynq:{cl-bounds\uD800}*")).toEqual([])
     } finally {
@@ -125,7 +135,12 @@ describe("createClient (Promise facade)", () => {
         { type: "a", options: { queue: "" } },
         { type: "b", payload: "x", options: { queue: "cl-many", group: "g" } }
       ])
-      expect(out.map((o) => (o.ok ? o.info.state : o.error._tag))).toEqual(["pending", "TaskIdConflict", "InvalidArgument", "aggregating"])
+      expect(out.map((o) => (o.ok ? o.info.state : o.error._tag))).toEqual([
+        "pending",
+        "TaskIdConflict",
+        "InvalidArgument",
+        "aggregating"
+      ])
       expect(await c.lrange(queueKeys("cl-many").pending, 0, -1)).toEqual(["m1"])
     } finally {
       await client.close()
@@ -161,7 +176,9 @@ describe("createClient (Promise facade)", () => {
   it("speaks its own RESP2 to a single node and connects again on the next call after its connection is killed; ioredis (RESP3) where asked for", async () => {
     const me = await c.client("ID")
     const connectionsOfDb = async () =>
-      ((await c.client("LIST")) as string).split("\n").filter((l) => l.includes(` db=${testDb()} `) && !l.startsWith(`id=${me} `))
+      ((await c.client("LIST")) as string)
+        .split("\n")
+        .filter((l) => l.includes(` db=${testDb()} `) && !l.startsWith(`id=${me} `))
     const client = createClient({ url: testRedisUrl() })
     try {
       await client.enqueue("t", 1, { queue: "cl-transport" })
@@ -204,7 +221,11 @@ describe("createClient (Promise facade)", () => {
       const e = await client.enqueue("t", undefined).catch((x: unknown) => x)
       expect(e).toMatchObject({ _tag: "RedisConnectionError" })
       expect((e as Error).message).toContain(`127.0.0.1:${port}`)
-      server = spawn(redisServerBinary(), ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" })
+      server = spawn(
+        redisServerBinary(),
+        ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        { stdio: "ignore" }
+      )
       await waitForPing(port)
       const info = await client.enqueue("t", undefined, { queue: "late" })
       expect(info.state).toBe("pending")
@@ -215,7 +236,11 @@ describe("createClient (Promise facade)", () => {
       const down = await client.enqueue("t", undefined, { queue: "late" }).catch((x: unknown) => x)
       expect(down).toMatchObject({ _tag: "RedisError" })
       expect((down as Error).message).toContain(`cannot connect to Redis at redis://127.0.0.1:${port}`)
-      server = spawn(redisServerBinary(), ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" })
+      server = spawn(
+        redisServerBinary(),
+        ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        { stdio: "ignore" }
+      )
       await waitForPing(port)
       expect((await client.enqueue("t", undefined, { queue: "late" })).state).toBe("pending")
     } finally {
@@ -228,7 +253,10 @@ describe("createClient (Promise facade)", () => {
 describe("createClient in a short-lived process", () => {
   const child = fileURLToPath(new URL("./support/client-exit-child.ts", import.meta.url))
   const run = (arg: string) => {
-    const p = spawn(process.execPath, ["--import", "tsx", child, arg], { env: { ...process.env, REDIS_URL: testRedisUrl() }, stdio: ["ignore", "pipe", "pipe"] })
+    const p = spawn(process.execPath, ["--import", "tsx", child, arg], {
+      env: { ...process.env, REDIS_URL: testRedisUrl() },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     let out = ""
     let err = ""
     p.stdout.on("data", (d: Buffer) => (out += d.toString()))
@@ -257,7 +285,12 @@ describe("createClient in a short-lived process", () => {
     // Wait for its output (the enqueues are done), then give it time to exit if it were going to
     // (showing that a process does NOT exit takes real time: `within` below).
     // Starting a tsx child takes long on a loaded machine: the output wait is generous.
-    await waitFor("the child's output", () => r.output(), (out) => out !== "", { timeoutMs: 60_000 })
+    await waitFor(
+      "the child's output",
+      () => r.output(),
+      (out) => out !== "",
+      { timeoutMs: 60_000 }
+    )
     expect(r.output()).toContain("ids")
     const code = await within(r.exited, 1500)
     r.p.kill("SIGKILL")

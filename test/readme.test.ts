@@ -24,7 +24,9 @@ const run = promisify(execFile)
 const manualFiles = (): Array<string> => {
   const out = ["README.md"]
   const walk = (dir: string) => {
-    for (const entry of readdirSync(join(root, dir), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true }).sort((a, b) =>
+      a.name.localeCompare(b.name)
+    )) {
       const path = join(dir, entry.name)
       if (entry.isDirectory()) walk(path)
       else if (entry.name.endsWith(".md")) out.push(path)
@@ -77,13 +79,23 @@ const tsBlocks = (file: string): Array<Block> => {
 
 /** The package's entry points (`exports` in package.json), each to its source: effect-asynq/client → src/client.ts. */
 const entryPoints: Record<string, string> = Object.fromEntries(
-  Object.entries((JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { exports: Record<string, string | { default: string }> }).exports)
+  Object.entries(
+    (
+      JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+        exports: Record<string, string | { default: string }>
+      }
+    ).exports
+  )
     .filter((entry): entry is [string, { default: string }] => typeof entry[1] !== "string")
-    .map(([subpath, target]) => [`effect-asynq${subpath.slice(1)}`, target.default.replace(/^\.\/dist\//, "").replace(/\.js$/, ".ts")])
+    .map(([subpath, target]) => [
+      `effect-asynq${subpath.slice(1)}`,
+      target.default.replace(/^\.\/dist\//, "").replace(/\.js$/, ".ts")
+    ])
 )
 
 /** A block file's name: which Markdown file and line it came from (tsc's errors name it). */
-const blockName = (b: Block, i: number) => `block${String(i + 1).padStart(3, "0")}_${b.file.replace(/[/.]/g, "_")}_line${b.line}.ts`
+const blockName = (b: Block, i: number) =>
+  `block${String(i + 1).padStart(3, "0")}_${b.file.replace(/[/.]/g, "_")}_line${b.line}.ts`
 
 /** The block as a runnable module: `effect-asynq/...` imports pointed at this checkout's sources (a subpath the package does not export stays unresolved, and fails). */
 const runnable = (code: string): string =>
@@ -139,7 +151,20 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 describe("the manual (README.md and docs/)", () => {
   it("has the guides, and the README stays short", () => {
-    for (const guide of ["enqueueing", "worker", "steps", "cron", "serverless", "edge", "operations", "dashboard", "observability", "fault-tolerance", "asynq-compatibility", "architecture"])
+    for (const guide of [
+      "enqueueing",
+      "worker",
+      "steps",
+      "cron",
+      "serverless",
+      "edge",
+      "operations",
+      "dashboard",
+      "observability",
+      "fault-tolerance",
+      "asynq-compatibility",
+      "architecture"
+    ])
       expect(files, `docs/${guide}.md`).toContain(join("docs", `${guide}.md`))
     expect(readFileSync(join(root, "README.md"), "utf8").split("\n").length).toBeLessThanOrEqual(300)
   })
@@ -155,7 +180,9 @@ describe("the manual (README.md and docs/)", () => {
       writeFileSync(join(check, name), `${b.code}\nexport {}\n`)
       return name
     })
-    const paths = Object.fromEntries(Object.entries(entryPoints).map(([spec, file]) => [spec, [relative(check, join(root, file))]]))
+    const paths = Object.fromEntries(
+      Object.entries(entryPoints).map(([spec, file]) => [spec, [relative(check, join(root, file))]])
+    )
     const tsconfig = {
       compilerOptions: {
         target: "ES2022",
@@ -173,7 +200,11 @@ describe("the manual (README.md and docs/)", () => {
     writeFileSync(join(check, "tsconfig.json"), JSON.stringify(tsconfig, null, 2))
     let output = ""
     try {
-      execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(check, "tsconfig.json")], { encoding: "utf8", stdio: "pipe" })
+      execFileSync(
+        process.execPath,
+        [join(root, "node_modules/typescript/bin/tsc"), "-p", join(check, "tsconfig.json")],
+        { encoding: "utf8", stdio: "pipe" }
+      )
     } catch (e) {
       output = `${(e as { stdout?: string }).stdout ?? ""}${(e as { stderr?: string }).stderr ?? ""}` || String(e)
     }
@@ -211,7 +242,8 @@ describe("the manual (README.md and docs/)", () => {
         const [path, fragment] = target.split("#") as [string, string | undefined]
         const resolved = path === "" ? join(root, file) : resolve(dirname(join(root, file)), path)
         if (!existsSync(resolved)) broken.push(`${file}: ${target} (no such file)`)
-        else if (fragment !== undefined && resolved.endsWith(".md") && !anchors(resolved).has(fragment)) broken.push(`${file}: ${target} (no such heading)`)
+        else if (fragment !== undefined && resolved.endsWith(".md") && !anchors(resolved).has(fragment))
+          broken.push(`${file}: ${target} (no such heading)`)
       }
     }
     expect(broken).toEqual([])

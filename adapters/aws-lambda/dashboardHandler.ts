@@ -56,7 +56,10 @@ export interface DashboardUrlOptions extends DashboardOptions {
 /** Why these options must not serve a function URL, or undefined. */
 const urlOptionsProblem = (options: DashboardUrlOptions): InvalidArgument | undefined => {
   if (options.authType !== undefined && options.authType !== "AWS_IAM")
-    return new InvalidArgument({ field: "authType", message: `createDashboardUrlHandler: authType must be "AWS_IAM" or left out, got ${JSON.stringify(options.authType)}` })
+    return new InvalidArgument({
+      field: "authType",
+      message: `createDashboardUrlHandler: authType must be "AWS_IAM" or left out, got ${JSON.stringify(options.authType)}`
+    })
   if (options.token === undefined && options.authType === undefined)
     return new InvalidArgument({
       field: "token",
@@ -68,7 +71,13 @@ const urlOptionsProblem = (options: DashboardUrlOptions): InvalidArgument | unde
 
 const iamRefusal = () =>
   json(
-    { error: { code: "IamAuthMissing", message: 'this dashboard is configured with authType "AWS_IAM", but the request carries no IAM caller: set the function URL\'s AuthType to AWS_IAM' } },
+    {
+      error: {
+        code: "IamAuthMissing",
+        message:
+          'this dashboard is configured with authType "AWS_IAM", but the request carries no IAM caller: set the function URL\'s AuthType to AWS_IAM'
+      }
+    },
     403
   )
 
@@ -80,8 +89,17 @@ const toRequest = (event: DashboardUrlEvent): Request => {
   const host = headers.get("host") ?? event.requestContext?.domainName ?? "localhost"
   const query = event.rawQueryString ? `?${event.rawQueryString}` : ""
   const method = event.requestContext?.http?.method ?? "GET"
-  const body = event.body === undefined || method === "GET" || method === "HEAD" ? undefined : event.isBase64Encoded ? new Uint8Array(Buffer.from(event.body, "base64")) : event.body
-  return new Request(`https://${host}${event.rawPath ?? "/"}${query}`, { method, headers, ...(body !== undefined ? { body } : {}) })
+  const body =
+    event.body === undefined || method === "GET" || method === "HEAD"
+      ? undefined
+      : event.isBase64Encoded
+        ? new Uint8Array(Buffer.from(event.body, "base64"))
+        : event.body
+  return new Request(`https://${host}${event.rawPath ?? "/"}${query}`, {
+    method,
+    headers,
+    ...(body !== undefined ? { body } : {})
+  })
 }
 
 /**
@@ -95,13 +113,24 @@ export const createDashboardUrlHandler = (options: DashboardUrlOptions = {}): Da
   const dashboard = createDashboardCore(options, "createDashboardUrlHandler")
   const handle = async (event: DashboardUrlEvent): Promise<DashboardUrlResult> => {
     const response =
-      options.authType === "AWS_IAM" && event.requestContext?.authorizer?.iam == null ? iamRefusal() : await dashboard.handle(toRequest(event), event.requestContext?.domainName, event.requestContext?.http?.sourceIp)
+      options.authType === "AWS_IAM" && event.requestContext?.authorizer?.iam == null
+        ? iamRefusal()
+        : await dashboard.handle(
+            toRequest(event),
+            event.requestContext?.domainName,
+            event.requestContext?.http?.sourceIp
+          )
     const out: Record<string, string> = {}
     response.headers.forEach((value, key) => {
       if (key !== "set-cookie") out[key] = value
     })
     const cookies = response.headers.getSetCookie()
-    return { statusCode: response.status, headers: out, body: await response.text(), ...(cookies.length > 0 ? { cookies } : {}) }
+    return {
+      statusCode: response.status,
+      headers: out,
+      body: await response.text(),
+      ...(cookies.length > 0 ? { cookies } : {})
+    }
   }
   return Object.assign(handle, { close: dashboard.close })
 }

@@ -82,11 +82,16 @@ export const invocationsFor = (backlog: number, per: number, max: number): numbe
 export const dispatchConfigProblem = (config: DispatchConfig): InvalidArgument | undefined => {
   const bad = (field: string, problem: string) => new InvalidArgument({ field, message: `dispatcher: ${problem}` })
   if (typeof config.processorFunctionName !== "string" || config.processorFunctionName.trim() === "")
-    return bad("processorFunctionName", "processorFunctionName is empty; set it to the processor function's name or ARN (is its environment variable defined?)")
-  if (!Array.isArray(config.queues) || config.queues.length === 0) return bad("queues", "queues must list at least one queue")
+    return bad(
+      "processorFunctionName",
+      "processorFunctionName is empty; set it to the processor function's name or ARN (is its environment variable defined?)"
+    )
+  if (!Array.isArray(config.queues) || config.queues.length === 0)
+    return bad("queues", "queues must list at least one queue")
   for (const field of ["maxConcurrency", "tasksPerInvocation", "requestTimeoutMs"] as const) {
     const v = config[field]
-    if (v !== undefined && !(Number.isInteger(v) && v >= 1)) return bad(field, `${field} must be a whole number >= 1, got ${v}`)
+    if (v !== undefined && !(Number.isInteger(v) && v >= 1))
+      return bad(field, `${field} must be a whole number >= 1, got ${v}`)
   }
   const s = config.spilloverAbove
   if (s !== undefined) {
@@ -94,17 +99,28 @@ export const dispatchConfigProblem = (config: DispatchConfig): InvalidArgument |
       return bad("spilloverAbove", "spilloverAbove needs backlog, oldestPendingAgeMs or both")
     for (const field of ["backlog", "oldestPendingAgeMs"] as const) {
       const v = s[field]
-      if (v !== undefined && !(Number.isInteger(v) && v >= 0)) return bad(`spilloverAbove.${field}`, `spilloverAbove.${field} must be a whole number >= 0, got ${v}`)
+      if (v !== undefined && !(Number.isInteger(v) && v >= 0))
+        return bad(`spilloverAbove.${field}`, `spilloverAbove.${field} must be a whole number >= 0, got ${v}`)
     }
   }
   return undefined
 }
 
-const throttleNames = new Set(["TooManyRequestsException", "ThrottlingException", "Throttling", "EC2ThrottledException", "ProvisionedThroughputExceededException"])
+const throttleNames = new Set([
+  "TooManyRequestsException",
+  "ThrottlingException",
+  "Throttling",
+  "EC2ThrottledException",
+  "ProvisionedThroughputExceededException"
+])
 
 /** Sorts an Invoke failure: throttling (by name or HTTP 429), or anything else. */
 const failureOf = (cause: unknown): DispatchFailure => {
-  const e = cause as { readonly name?: unknown; readonly message?: unknown; readonly $metadata?: { readonly httpStatusCode?: number } } | null
+  const e = cause as {
+    readonly name?: unknown
+    readonly message?: unknown
+    readonly $metadata?: { readonly httpStatusCode?: number }
+  } | null
   const name = typeof e?.name === "string" ? e.name : ""
   const message = typeof e?.message === "string" ? e.message : String(cause)
   const throttled = throttleNames.has(name) || e?.$metadata?.httpStatusCode === 429
@@ -131,7 +147,11 @@ const wantedFor = (config: DispatchConfig, backlog: number, oldestAgeMs: number 
  * handler that turns them into a failed invocation). Fails with MissingPeerDependency when
  * @aws-sdk/client-lambda is not installed.
  */
-export const dispatch = Effect.fn("Lambda.dispatch")(function* (config: DispatchConfig, lambda: LambdaClient, deadlineMs?: number) {
+export const dispatch = Effect.fn("Lambda.dispatch")(function* (
+  config: DispatchConfig,
+  lambda: LambdaClient,
+  deadlineMs?: number
+) {
   const problem = dispatchConfigProblem(config)
   if (problem !== undefined) return yield* problem
   const { InvokeCommand } = yield* lambdaSdk("effect-asynq/aws-lambda/dispatch")
@@ -140,7 +160,12 @@ export const dispatch = Effect.fn("Lambda.dispatch")(function* (config: Dispatch
   const backlog = depths.reduce((n, d) => n + d.pending, 0)
   const now = yield* Clock.currentTimeMillis
   const oldestSince = depths.reduce<number | undefined>(
-    (min, d) => (d.oldestPendingSinceMs === undefined ? min : min === undefined ? d.oldestPendingSinceMs : Math.min(min, d.oldestPendingSinceMs)),
+    (min, d) =>
+      d.oldestPendingSinceMs === undefined
+        ? min
+        : min === undefined
+          ? d.oldestPendingSinceMs
+          : Math.min(min, d.oldestPendingSinceMs),
     undefined
   )
   const oldestPendingAgeMs = byAge && oldestSince !== undefined ? Math.max(0, now - oldestSince) : undefined
@@ -148,19 +173,35 @@ export const dispatch = Effect.fn("Lambda.dispatch")(function* (config: Dispatch
   const count = Math.min(config.maxConcurrency ?? 10, wanted)
   const event: DrainEvent = { source: "effect-asynq.dispatcher", queues: config.queues }
   const payload = new TextEncoder().encode(JSON.stringify(event))
-  const timeoutMs = Math.max(0, Math.min(config.requestTimeoutMs ?? 5000, deadlineMs === undefined ? Infinity : deadlineMs - now))
+  const timeoutMs = Math.max(
+    0,
+    Math.min(config.requestTimeoutMs ?? 5000, deadlineMs === undefined ? Infinity : deadlineMs - now)
+  )
   const results = yield* Effect.forEach(
     Array.from({ length: count }),
     () =>
       Effect.tryPromise({
-        try: (signal) => lambda.send(new InvokeCommand({ FunctionName: config.processorFunctionName, InvocationType: "Event", Payload: payload }), { abortSignal: signal }),
+        try: (signal) =>
+          lambda.send(
+            new InvokeCommand({
+              FunctionName: config.processorFunctionName,
+              InvocationType: "Event",
+              Payload: payload
+            }),
+            { abortSignal: signal }
+          ),
         catch: failureOf
       }).pipe(
         Effect.timeoutOrElse({
           duration: Duration.millis(timeoutMs),
-          orElse: () => Effect.fail<DispatchFailure>({ kind: "timeout", message: `Invoke did not answer within ${timeoutMs} ms` })
+          orElse: () =>
+            Effect.fail<DispatchFailure>({ kind: "timeout", message: `Invoke did not answer within ${timeoutMs} ms` })
         }),
-        Effect.map((out): DispatchFailure | undefined => (out.StatusCode === 202 ? undefined : { kind: "error", message: `unexpected status ${out.StatusCode ?? "none"}` })),
+        Effect.map((out): DispatchFailure | undefined =>
+          out.StatusCode === 202
+            ? undefined
+            : { kind: "error", message: `unexpected status ${out.StatusCode ?? "none"}` }
+        ),
         Effect.catch((f) => Effect.succeed(f))
       ),
     { concurrency: "unbounded" }

@@ -35,19 +35,33 @@ const isLambdaClient = (lambda: LambdaClient | LambdaClientConfig): lambda is La
 /** The hook: invokes `functionName` asynchronously with a QueueStartedEvent; rejects when Lambda did not accept it. */
 export const invokeOnQueueStarted = (config: QueueStartedTriggerConfig): ((queue: string) => Promise<void>) => {
   if (typeof config.functionName !== "string" || config.functionName.trim() === "")
-    throw new InvalidArgument({ field: "functionName", message: "invokeOnQueueStarted: functionName is empty; set it to the dispatcher's name or ARN (is its environment variable defined?)" })
+    throw new InvalidArgument({
+      field: "functionName",
+      message:
+        "invokeOnQueueStarted: functionName is empty; set it to the dispatcher's name or ARN (is its environment variable defined?)"
+    })
   const timeoutMs = config.requestTimeoutMs ?? 2000
   const given = config.lambda ?? {}
-  let client: Promise<{ readonly lambda: LambdaClient; readonly sdk: typeof import("@aws-sdk/client-lambda") }> | undefined
+  let client:
+    | Promise<{ readonly lambda: LambdaClient; readonly sdk: typeof import("@aws-sdk/client-lambda") }>
+    | undefined
   const ready = () =>
-    (client ??= importLambdaSdk("effect-asynq/aws-lambda/dispatchTrigger").then((sdk) => ({ sdk, lambda: isLambdaClient(given) ? given : new sdk.LambdaClient(given) })))
+    (client ??= importLambdaSdk("effect-asynq/aws-lambda/dispatchTrigger").then((sdk) => ({
+      sdk,
+      lambda: isLambdaClient(given) ? given : new sdk.LambdaClient(given)
+    })))
   return async (queue) => {
     const { sdk, lambda } = await ready()
     const event: QueueStartedEvent = { source: "effect-asynq.enqueue", queue }
     const out = await lambda.send(
-      new sdk.InvokeCommand({ FunctionName: config.functionName, InvocationType: "Event", Payload: new TextEncoder().encode(JSON.stringify(event)) }),
+      new sdk.InvokeCommand({
+        FunctionName: config.functionName,
+        InvocationType: "Event",
+        Payload: new TextEncoder().encode(JSON.stringify(event))
+      }),
       { abortSignal: AbortSignal.timeout(timeoutMs) }
     )
-    if (out.StatusCode !== 202) throw new Error(`invoking ${config.functionName}: unexpected status ${out.StatusCode ?? "none"}`)
+    if (out.StatusCode !== 202)
+      throw new Error(`invoking ${config.functionName}: unexpected status ${out.StatusCode ?? "none"}`)
   }
 }

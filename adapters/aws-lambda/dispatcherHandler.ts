@@ -10,7 +10,13 @@ import * as Effect from "effect/Effect"
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
 import { invocationBudget, makeBrokerRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
-import { dispatch, type DispatchConfig, dispatchConfigProblem, DispatchFailed, type DispatchSummary } from "./dispatch.js"
+import {
+  dispatch,
+  type DispatchConfig,
+  dispatchConfigProblem,
+  DispatchFailed,
+  type DispatchSummary
+} from "./dispatch.js"
 import { importLambdaSdk } from "./lambdaSdk.js"
 import type { LambdaContext } from "./types.js"
 
@@ -65,14 +71,20 @@ export const createDispatcherHandler = (config: DispatcherHandlerConfig): Dispat
     // included, is cut a little later, so a slow Invoke is reported as such, not as a stalled run.
     const invokeBudgetMs = remainingMs === undefined ? undefined : invocationBudget(remainingMs)
     const summary = await runtime.run(
-      Effect.flatMap(Clock.currentTimeMillis, (now) => dispatch(config, client, invokeBudgetMs === undefined ? undefined : now + invokeBudgetMs)),
-      { budgetMs: remainingMs === undefined || invokeBudgetMs === undefined ? undefined : (remainingMs + invokeBudgetMs) / 2 }
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        dispatch(config, client, invokeBudgetMs === undefined ? undefined : now + invokeBudgetMs)
+      ),
+      {
+        budgetMs:
+          remainingMs === undefined || invokeBudgetMs === undefined ? undefined : (remainingMs + invokeBudgetMs) / 2
+      }
     )
     log(JSON.stringify({ msg: "effect-asynq dispatch", ...summary, depths: undefined }))
     if (summary.failures.length > 0 && config.failOnError !== false)
       throw new DispatchFailed({
         summary,
-        message: `dispatch: ${summary.failures.length} of ${summary.invoked + summary.failures.length} processor invocation(s) failed ` +
+        message:
+          `dispatch: ${summary.failures.length} of ${summary.invoked + summary.failures.length} processor invocation(s) failed ` +
           `(${summary.throttled} throttled, ${summary.timedOut} timed out): ${summary.failures.slice(0, 3).join("; ")}`
       })
     return summary

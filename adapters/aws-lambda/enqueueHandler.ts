@@ -7,7 +7,13 @@
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
 import { type EnqueueEndpointConfig, handleEnqueueRequest } from "../shared/enqueueEndpoint.js"
-import { invocationBudget, lightBrokerLayer, makeWarmRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
+import {
+  invocationBudget,
+  lightBrokerLayer,
+  makeWarmRuntime,
+  type RedisSource,
+  type WarmRuntime
+} from "../shared/warmRuntime.js"
 import type { HttpApiEvent, HttpApiResult, LambdaContext } from "./types.js"
 import { checkAuthConfig, pathOnly } from "../shared/auth.js"
 
@@ -40,7 +46,12 @@ export const createEnqueueHandler = (config: EnqueueHandlerConfig): EnqueueHandl
     const raw = event.body ?? ""
     // The signature covers the bytes sent: a base64 body is decoded to bytes, never to text first.
     const body = event.isBase64Encoded ? Buffer.from(raw, "base64") : Buffer.from(raw, "utf8")
-    const req = { method: event.requestContext?.http?.method ?? "POST", path: pathOnly(event.rawPath ?? "/"), headers: event.headers ?? {}, body }
+    const req = {
+      method: event.requestContext?.http?.method ?? "POST",
+      path: pathOnly(event.rawPath ?? "/"),
+      headers: event.headers ?? {},
+      body
+    }
     // Connecting and enqueueing get the invocation's remaining time less a reserve: a stalled Redis
     // answers 503 before Lambda kills the function.
     const budgetMs = context === undefined ? undefined : invocationBudget(context.getRemainingTimeInMillis())

@@ -37,7 +37,10 @@ const parseJson = (text: string): unknown => {
 
 /** The event `invokeLambdaTask` sends to the function that runs a task: its id, type, queue, payload (parsed JSON, or null, and base64), retry counts and headers. */
 export const lambdaTaskEvent = (msg: TaskMessage): LambdaTaskEvent => {
-  const bytes = msg.payload === undefined ? undefined : Buffer.from(msg.payload.buffer, msg.payload.byteOffset, msg.payload.byteLength)
+  const bytes =
+    msg.payload === undefined
+      ? undefined
+      : Buffer.from(msg.payload.buffer, msg.payload.byteOffset, msg.payload.byteLength)
   return {
     id: msg.id,
     type: msg.type,
@@ -84,14 +87,23 @@ export const invokeLambdaTask = (config: LambdaTaskConfig, lambda: LambdaClient)
           }),
           { abortSignal: signal }
         ),
-      catch: (e) => fail(undefined, e instanceof Error ? e.name : undefined, `invoking ${config.functionName} failed: ${e instanceof Error ? e.message : String(e)}`)
+      catch: (e) =>
+        fail(
+          undefined,
+          e instanceof Error ? e.name : undefined,
+          `invoking ${config.functionName} failed: ${e instanceof Error ? e.message : String(e)}`
+        )
     })
     const body = out.Payload === undefined ? "" : new TextDecoder().decode(out.Payload)
     if (out.FunctionError !== undefined) {
       const err = parseJson(body) as { errorType?: unknown; errorMessage?: unknown } | null
       const errorType = typeof err?.errorType === "string" ? err.errorType : undefined
       const detail = typeof err?.errorMessage === "string" ? err.errorMessage : body
-      return yield* fail(out.FunctionError, errorType, `${config.functionName} failed (${errorType ?? out.FunctionError}): ${detail}`)
+      return yield* fail(
+        out.FunctionError,
+        errorType,
+        `${config.functionName} failed (${errorType ?? out.FunctionError}): ${detail}`
+      )
     }
     return out.Payload
   })

@@ -9,7 +9,13 @@ import * as Layer from "effect/Layer"
 import type { Broker } from "../../src/broker/Broker.js"
 import type { Redis } from "../../src/redis/Redis.js"
 import { drain, type DrainConfig, drainMarginMs, type DrainSummary } from "../../src/processor/drain.js"
-import { brokerLayer, invocationBudget, makeWarmRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
+import {
+  brokerLayer,
+  invocationBudget,
+  makeWarmRuntime,
+  type RedisSource,
+  type WarmRuntime
+} from "../shared/warmRuntime.js"
 import { withTelemetryFlush } from "../shared/telemetry.js"
 import type { LambdaContext } from "./types.js"
 
@@ -35,7 +41,9 @@ export interface ProcessorHandler {
 /** Makes the processor's Lambda handler. Create it at module scope: warm invocations reuse its Redis connection. */
 export const createProcessorHandler = (config: ProcessorHandlerConfig): ProcessorHandler => {
   const telemetry = config.telemetry
-  const runtime = makeWarmRuntime(telemetry ? brokerLayer(config.redis).pipe(Layer.provideMerge(telemetry)) : brokerLayer(config.redis))
+  const runtime = makeWarmRuntime(
+    telemetry ? brokerLayer(config.redis).pipe(Layer.provideMerge(telemetry)) : brokerLayer(config.redis)
+  )
   const handler = (_event: unknown, context: LambdaContext) => {
     const remainingMs = context.getRemainingTimeInMillis()
     // The margin scales with the time this invocation has (a quarter of it, 500 ms to 10 s) unless

@@ -17,7 +17,10 @@ export const exitUsage = 2
 export class ExitWith extends Data.TaggedError("ExitWith")<{ readonly code: number }> {}
 
 /** A destructive command needs --force; the message says what it would change. Nothing was changed. */
-export class ForceRequired extends Data.TaggedError("ForceRequired")<{ readonly message: string; readonly count: number }> {}
+export class ForceRequired extends Data.TaggedError("ForceRequired")<{
+  readonly message: string
+  readonly count: number
+}> {}
 
 const usageTags = new Set(["InvalidArgument", "ForceRequired"])
 
@@ -30,7 +33,10 @@ export const outcome = (exit: Exit.Exit<unknown, unknown>): { code: number; mess
   if (err instanceof ExitWith) return { code: err.code }
   if (typeof err === "object" && err !== null && "_tag" in err && "message" in err) {
     const tag = String((err as { _tag: unknown })._tag)
-    return { code: usageTags.has(tag) ? exitUsage : exitFailure, message: String((err as { message: unknown }).message) }
+    return {
+      code: usageTags.has(tag) ? exitUsage : exitFailure,
+      message: String((err as { message: unknown }).message)
+    }
   }
   return { code: exitFailure, message: err instanceof Error ? err.message : String(err) }
 }

@@ -6,7 +6,10 @@ export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<Readonl
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((r) => (r[i] ?? "").length)))
   const numeric = header.map((_, i) => rows.length > 0 && rows.every((r) => typeof r[i] === "number"))
   const line = (r: ReadonlyArray<string>) =>
-    r.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd()
+    r
+      .map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd()
   return [line(header), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n")
 }
 

@@ -21,19 +21,31 @@ export const RedisUrl = GlobalFlag.Setting("redis-url")({
 })
 
 export const RedisCluster = GlobalFlag.Setting("redis-cluster")({
-  flag: Flag.String("redis-cluster").pipe(Flag.withDescription("Redis Cluster seed nodes, host:port,host:port,…"), Flag.optional)
+  flag: Flag.String("redis-cluster").pipe(
+    Flag.withDescription("Redis Cluster seed nodes, host:port,host:port,…"),
+    Flag.optional
+  )
 })
 
 export const RedisSentinel = GlobalFlag.Setting("redis-sentinel")({
-  flag: Flag.String("redis-sentinel").pipe(Flag.withDescription("Redis Sentinel nodes, host:port,host:port,… (with --redis-sentinel-name)"), Flag.optional)
+  flag: Flag.String("redis-sentinel").pipe(
+    Flag.withDescription("Redis Sentinel nodes, host:port,host:port,… (with --redis-sentinel-name)"),
+    Flag.optional
+  )
 })
 
 export const RedisSentinelName = GlobalFlag.Setting("redis-sentinel-name")({
-  flag: Flag.String("redis-sentinel-name").pipe(Flag.withDescription("Name of the master the sentinels watch (with --redis-sentinel)"), Flag.optional)
+  flag: Flag.String("redis-sentinel-name").pipe(
+    Flag.withDescription("Name of the master the sentinels watch (with --redis-sentinel)"),
+    Flag.optional
+  )
 })
 
 export const Json = GlobalFlag.Setting("json")({
-  flag: Flag.Boolean("json").pipe(Flag.withDescription("Print machine-readable JSON instead of tables"), Flag.withDefault(false))
+  flag: Flag.Boolean("json").pipe(
+    Flag.withDescription("Print machine-readable JSON instead of tables"),
+    Flag.withDefault(false)
+  )
 })
 
 /** The connection flags, registered on the app. */
@@ -49,7 +61,11 @@ type ConnectionFlagIds =
  * The Redis the connection flags name, or None when none was given; an InvalidArgument (exit 2)
  * when they do not fit together or a node list does not parse.
  */
-export const explicitRedisTarget: Effect.Effect<Option.Option<RedisOptions>, InvalidArgument, ConnectionFlagIds> = Effect.gen(function* () {
+export const explicitRedisTarget: Effect.Effect<
+  Option.Option<RedisOptions>,
+  InvalidArgument,
+  ConnectionFlagIds
+> = Effect.gen(function* () {
   const url = yield* RedisUrl
   const cluster = yield* RedisCluster
   const sentinel = yield* RedisSentinel
@@ -67,5 +83,7 @@ export const redisTarget: Effect.Effect<RedisOptions, InvalidArgument, Connectio
   const explicit = yield* explicitRedisTarget
   if (Option.isSome(explicit)) return explicit.value
   const env = process.env.REDIS_URL
-  return env !== undefined && env !== "" ? { url: yield* parseRedisUrl("REDIS_URL", env) } : resolveRedisOptions(undefined)
+  return env !== undefined && env !== ""
+    ? { url: yield* parseRedisUrl("REDIS_URL", env) }
+    : resolveRedisOptions(undefined)
 })

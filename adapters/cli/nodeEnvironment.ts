@@ -49,5 +49,8 @@ export const nodeEnvironment = Layer.mergeAll(
         })
     })
   ),
-  Layer.succeed(ChildProcessSpawner.ChildProcessSpawner, ChildProcessSpawner.make(() => Effect.die("effect-asynq spawns no processes")))
+  Layer.succeed(
+    ChildProcessSpawner.ChildProcessSpawner,
+    ChildProcessSpawner.make(() => Effect.die("effect-asynq spawns no processes"))
+  )
 )

@@ -23,7 +23,10 @@ export const parseNodeList = (flag: string, text: string): Effect.Effect<Readonl
       const portText = colon > 0 ? part.slice(colon + 1) : ""
       const port = Number(portText)
       if (host === "" || !/^\d+$/.test(portText) || port < 1 || port > 65535) {
-        return yield* new InvalidArgument({ field: flag, message: `--${flag} expects host:port,host:port,… with ports 1 to 65535; got "${part}"` })
+        return yield* new InvalidArgument({
+          field: flag,
+          message: `--${flag} expects host:port,host:port,… with ports 1 to 65535; got "${part}"`
+        })
       }
       nodes.push({ host, port })
     }
@@ -36,21 +39,36 @@ export const parseNodeList = (flag: string, text: string): Effect.Effect<Readonl
  * With either, --redis-url only supplies the credentials and TLS (see RedisOptions). The URL is
  * checked first (redisUrl.ts): `host:port[/db]` becomes `redis://host:port[/db]`.
  */
-export const redisTargetFromFlags = (f: ConnectionFlagValues): Effect.Effect<Option.Option<RedisOptions>, InvalidArgument> =>
+export const redisTargetFromFlags = (
+  f: ConnectionFlagValues
+): Effect.Effect<Option.Option<RedisOptions>, InvalidArgument> =>
   Effect.gen(function* () {
     const url = f.url !== undefined ? { url: yield* parseRedisUrl("redis-url", f.url) } : {}
     if (f.cluster !== undefined && f.sentinel !== undefined) {
-      return yield* new InvalidArgument({ field: "redis-cluster", message: "--redis-cluster and --redis-sentinel cannot be used together" })
+      return yield* new InvalidArgument({
+        field: "redis-cluster",
+        message: "--redis-cluster and --redis-sentinel cannot be used together"
+      })
     }
     if (f.sentinelName !== undefined && f.sentinel === undefined) {
-      return yield* new InvalidArgument({ field: "redis-sentinel-name", message: "--redis-sentinel-name needs --redis-sentinel host:port,…" })
+      return yield* new InvalidArgument({
+        field: "redis-sentinel-name",
+        message: "--redis-sentinel-name needs --redis-sentinel host:port,…"
+      })
     }
-    if (f.cluster !== undefined) return Option.some({ ...url, cluster: yield* parseNodeList("redis-cluster", f.cluster) })
+    if (f.cluster !== undefined)
+      return Option.some({ ...url, cluster: yield* parseNodeList("redis-cluster", f.cluster) })
     if (f.sentinel !== undefined) {
       if (f.sentinelName === undefined || f.sentinelName === "") {
-        return yield* new InvalidArgument({ field: "redis-sentinel-name", message: "--redis-sentinel needs --redis-sentinel-name, the name of the master the sentinels watch" })
+        return yield* new InvalidArgument({
+          field: "redis-sentinel-name",
+          message: "--redis-sentinel needs --redis-sentinel-name, the name of the master the sentinels watch"
+        })
       }
-      return Option.some({ ...url, sentinel: { sentinels: yield* parseNodeList("redis-sentinel", f.sentinel), name: f.sentinelName } })
+      return Option.some({
+        ...url,
+        sentinel: { sentinels: yield* parseNodeList("redis-sentinel", f.sentinel), name: f.sentinelName }
+      })
     }
     return f.url !== undefined ? Option.some(url) : Option.none()
   })

@@ -16,7 +16,10 @@ const shorthand = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):(\d+)(?:\/(\d+))?$/
 const masked = (text: string): string => text.replace(/^(rediss?:\/\/[^:@/]*:)[^@/]*@/i, "$1***@")
 
 const refuse = (source: string, text: string, reason: string) =>
-  new InvalidArgument({ field: source, message: `${source === "REDIS_URL" ? "$REDIS_URL" : `--${source}`} expects ${redisUrlForms}; got "${masked(text)}" (${reason})` })
+  new InvalidArgument({
+    field: source,
+    message: `${source === "REDIS_URL" ? "$REDIS_URL" : `--${source}`} expects ${redisUrlForms}; got "${masked(text)}" (${reason})`
+  })
 
 const portOk = (port: string) => /^\d+$/.test(port) && Number(port) >= 1 && Number(port) <= 65535
 
@@ -32,7 +35,8 @@ export const parseRedisUrl = (source: string, text: string): Effect.Effect<strin
       if (!portOk(port!)) return Effect.fail(refuse(source, text, "the port must be 1 to 65535"))
       return Effect.succeed(`redis://${host}:${port}${db !== undefined ? `/${db}` : ""}`)
     }
-    if (!/^rediss?:\/\//i.test(text)) return Effect.fail(refuse(source, text, "not a redis:// or rediss:// URL, nor host:port"))
+    if (!/^rediss?:\/\//i.test(text))
+      return Effect.fail(refuse(source, text, "not a redis:// or rediss:// URL, nor host:port"))
     let url: URL
     try {
       url = new URL(text)
@@ -41,6 +45,7 @@ export const parseRedisUrl = (source: string, text: string): Effect.Effect<strin
     }
     if (url.hostname === "") return Effect.fail(refuse(source, text, "no host"))
     if (url.port !== "" && !portOk(url.port)) return Effect.fail(refuse(source, text, "the port must be 1 to 65535"))
-    if (!/^\/?(\d+)?$/.test(url.pathname)) return Effect.fail(refuse(source, text, "the database after the / must be a whole number"))
+    if (!/^\/?(\d+)?$/.test(url.pathname))
+      return Effect.fail(refuse(source, text, "the database after the / must be a whole number"))
     return Effect.succeed(text)
   })

@@ -9,7 +9,14 @@ import * as Effect from "effect/Effect"
 import type { Broker } from "../../src/broker/Broker.js"
 import { archiveAll, deleteAll, runAll } from "../../src/inspector/bulkActions.js"
 import { requireQueue } from "../../src/broker/queues.js"
-import { cancelProcessing, clearQueueLimit, getQueueLimit, pauseQueue, setQueueLimit, unpauseQueue } from "../../src/inspector/control.js"
+import {
+  cancelProcessing,
+  clearQueueLimit,
+  getQueueLimit,
+  pauseQueue,
+  setQueueLimit,
+  unpauseQueue
+} from "../../src/inspector/control.js"
 import { deleteQueue } from "../../src/inspector/deleteQueue.js"
 import { InvalidArgument } from "../../src/inspector/errors.js"
 import { getTaskInfo } from "../../src/inspector/getTaskInfo.js"
@@ -54,7 +61,10 @@ export interface Route {
 }
 
 export const json = (value: unknown, status = 200): Response =>
-  new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" } })
+  new Response(JSON.stringify(value), {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" }
+  })
 
 const noContent = () => new Response(null, { status: 204 })
 
@@ -68,8 +78,15 @@ const pageOptions = (url: URL) =>
     const pageSize = read("size", 20)
     const page = read("page", 1)
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000)
-      return yield* new InvalidArgument({ field: "size", message: `size must be a whole number from 1 to 1000, got ${url.searchParams.get("size")}` })
-    if (!Number.isInteger(page) || page < 1) return yield* new InvalidArgument({ field: "page", message: `page must be a whole number >= 1, got ${url.searchParams.get("page")}` })
+      return yield* new InvalidArgument({
+        field: "size",
+        message: `size must be a whole number from 1 to 1000, got ${url.searchParams.get("size")}`
+      })
+    if (!Number.isInteger(page) || page < 1)
+      return yield* new InvalidArgument({
+        field: "page",
+        message: `page must be a whole number >= 1, got ${url.searchParams.get("page")}`
+      })
     return { page, pageSize }
   })
 
@@ -82,12 +99,20 @@ const taskIds = (request: Request) =>
     })
     const ids = (body as { task_ids?: unknown } | null)?.task_ids
     if (!Array.isArray(ids) || !ids.every((id) => typeof id === "string"))
-      return yield* new InvalidArgument({ field: "task_ids", message: 'the body must be { "task_ids": ["…"] } (an array of task ids)' })
-    if (ids.length > 1000) return yield* new InvalidArgument({ field: "task_ids", message: `at most 1000 task ids per batch, got ${ids.length}` })
+      return yield* new InvalidArgument({
+        field: "task_ids",
+        message: 'the body must be { "task_ids": ["…"] } (an array of task ids)'
+      })
+    if (ids.length > 1000)
+      return yield* new InvalidArgument({
+        field: "task_ids",
+        message: `at most 1000 task ids per batch, got ${ids.length}`
+      })
     return ids as ReadonlyArray<string>
   })
 
-const limitBodyHint = '{ "rate": { "limit": 100, "per": "1s" }, "burst": 10, "concurrency": 5 } (each part optional, a rate or a concurrency at least)'
+const limitBodyHint =
+  '{ "rate": { "limit": 100, "per": "1s" }, "burst": 10, "concurrency": 5 } (each part optional, a rate or a concurrency at least)'
 
 /**
  * A set-limit request's body: `{ rate?, burst?, concurrency? }`, the rate as `{ limit, per }` or a
@@ -106,20 +131,42 @@ const limitBody = (request: Request) =>
     const fields = body as Record<string, unknown>
     for (const key of Object.keys(fields)) {
       if (key !== "rate" && key !== "burst" && key !== "concurrency")
-        return yield* new InvalidArgument({ field: key, message: `unknown field ${JSON.stringify(key)} in the limit: the fields are rate, burst and concurrency` })
+        return yield* new InvalidArgument({
+          field: key,
+          message: `unknown field ${JSON.stringify(key)} in the limit: the fields are rate, burst and concurrency`
+        })
     }
     const count = (field: string, value: unknown) =>
-      typeof value === "number" ? Effect.succeed(value) : Effect.fail(new InvalidArgument({ field, message: `${field} must be a whole number >= 1, got ${JSON.stringify(value)}` }))
+      typeof value === "number"
+        ? Effect.succeed(value)
+        : Effect.fail(
+            new InvalidArgument({
+              field,
+              message: `${field} must be a whole number >= 1, got ${JSON.stringify(value)}`
+            })
+          )
     const given = (v: unknown) => v !== undefined && v !== null
     let rate: QueueLimit["rate"]
     if (typeof fields.rate === "string") rate = yield* parseRate(fields.rate)
     else if (given(fields.rate)) {
       const r = fields.rate as Record<string, unknown>
       const keys = typeof r === "object" && !Array.isArray(r) ? Object.keys(r) : []
-      if (typeof r !== "object" || Array.isArray(r) || keys.some((k) => k !== "limit" && k !== "per") || !("limit" in r) || !("per" in r))
-        return yield* new InvalidArgument({ field: "rate", message: `rate must be { "limit": <tasks>, "per": <period> } or a text such as "100/s", got ${JSON.stringify(fields.rate)}` })
+      if (
+        typeof r !== "object" ||
+        Array.isArray(r) ||
+        keys.some((k) => k !== "limit" && k !== "per") ||
+        !("limit" in r) ||
+        !("per" in r)
+      )
+        return yield* new InvalidArgument({
+          field: "rate",
+          message: `rate must be { "limit": <tasks>, "per": <period> } or a text such as "100/s", got ${JSON.stringify(fields.rate)}`
+        })
       if (typeof r.per !== "string" && typeof r.per !== "number")
-        return yield* new InvalidArgument({ field: "rate.per", message: `rate.per must be a period such as "1s", "500ms", "1m" or a number of milliseconds > 0, got ${JSON.stringify(r.per)}` })
+        return yield* new InvalidArgument({
+          field: "rate.per",
+          message: `rate.per must be a period such as "1s", "500ms", "1m" or a number of milliseconds > 0, got ${JSON.stringify(r.per)}`
+        })
       rate = { limit: yield* count("rate.limit", r.limit), per: r.per as RatePeriod }
     }
     return {
@@ -177,13 +224,20 @@ const bulkOps: Record<"run" | "archive" | "delete", { readonly op: BulkOp; reado
   delete: { op: deleteAll, field: "deleted" }
 }
 const oneOps = { run: runTask, archive: archiveTask, delete: deleteTask } as const
-const batchFields = { run: ["pending_ids", "error_ids"], archive: ["archived_ids", "error_ids"], delete: ["deleted_ids", "failed_ids"] } as const
+const batchFields = {
+  run: ["pending_ids", "error_ids"],
+  archive: ["archived_ids", "error_ids"],
+  delete: ["deleted_ids", "failed_ids"]
+} as const
 
 /** The action routes of one state (and of a group's aggregating tasks): one task, all, a batch. */
 const actionRoutes = (state: BulkState, verbs: ReadonlyArray<"run" | "archive" | "delete">): Array<Route> => {
-  const prefix = state === "aggregating" ? `^/api/queues/${Q}/groups/${Q}/aggregating_tasks` : `^/api/queues/${Q}/${state}_tasks`
+  const prefix =
+    state === "aggregating" ? `^/api/queues/${Q}/groups/${Q}/aggregating_tasks` : `^/api/queues/${Q}/${state}_tasks`
   const target = (params: ReadonlyArray<string>) =>
-    state === "aggregating" ? { queue: decode(params[0]!), group: decode(params[1]!), rest: params.slice(2) } : { queue: decode(params[0]!), group: undefined, rest: params.slice(1) }
+    state === "aggregating"
+      ? { queue: decode(params[0]!), group: decode(params[1]!), rest: params.slice(2) }
+      : { queue: decode(params[0]!), group: undefined, rest: params.slice(1) }
   const out: Array<Route> = []
   for (const verb of verbs) {
     out.push({
@@ -245,7 +299,11 @@ export const routes: ReadonlyArray<Route> = [
       Effect.gen(function* () {
         const names = yield* queues()
         // A queue deleted between the listing and its read is left out; any other failure fails the call.
-        const infos = yield* Effect.forEach(names, (q) => getQueueInfo(q).pipe(Effect.catchTag("QueueNotFound", () => Effect.succeed(undefined))), { concurrency: 4 })
+        const infos = yield* Effect.forEach(
+          names,
+          (q) => getQueueInfo(q).pipe(Effect.catchTag("QueueNotFound", () => Effect.succeed(undefined))),
+          { concurrency: 4 }
+        )
         return json({ queues: infos.flatMap((i) => (i === undefined ? [] : [queueSnapshot(i)])) })
       })
   },
@@ -258,7 +316,10 @@ export const routes: ReadonlyArray<Route> = [
         const queue = decode(params[0]!)
         const days = Number(url.searchParams.get("days") ?? "10")
         if (!Number.isInteger(days) || days < 1 || days > 90)
-          return yield* new InvalidArgument({ field: "days", message: `days must be a whole number from 1 to 90, got ${url.searchParams.get("days")}` })
+          return yield* new InvalidArgument({
+            field: "days",
+            message: `days must be a whole number from 1 to 90, got ${url.searchParams.get("days")}`
+          })
         const current = yield* getQueueInfo(queue)
         const past = yield* history(queue, days)
         return json({ current: queueSnapshot(current), history: past.map(dailyStats) })
@@ -287,13 +348,13 @@ export const routes: ReadonlyArray<Route> = [
   },
   {
     method: "POST",
-    pattern: new RegExp(`^/api/queues/([^/:]+):pause$`),
+    pattern: /^\/api\/queues\/([^/:]+):pause$/,
     action: true,
     handle: ({ params }) => Effect.as(pauseQueue(decode(params[0]!)), noContent())
   },
   {
     method: "POST",
-    pattern: new RegExp(`^/api/queues/([^/:]+):resume$`),
+    pattern: /^\/api\/queues\/([^/:]+):resume$/,
     action: true,
     handle: ({ params }) => Effect.as(unpauseQueue(decode(params[0]!)), noContent())
   },
@@ -340,7 +401,11 @@ export const routes: ReadonlyArray<Route> = [
         const tasks = yield* listTasks(queue, "aggregating", { ...paging, group })
         const gs = yield* groups(queue)
         const now = yield* Clock.currentTimeMillis
-        return json({ tasks: tasks.map((t) => taskJson(t, now)), stats: queueSnapshot(info), groups: gs.map(groupJson) })
+        return json({
+          tasks: tasks.map((t) => taskJson(t, now)),
+          stats: queueSnapshot(info),
+          groups: gs.map(groupJson)
+        })
       })
   },
   {
@@ -425,19 +490,39 @@ export const routes: ReadonlyArray<Route> = [
       Effect.map(redisInfo(), (nodes) =>
         nodes.length === 1 && nodes[0]!.address === ""
           ? json({ address: "", info: nodes[0]!.info, raw_info: nodes[0]!.raw, cluster: false })
-          : json({ address: "", info: nodes[0]?.info ?? {}, raw_info: nodes.map((n) => n.raw).join("\n"), cluster: true, nodes: nodes.map((n) => ({ address: n.address, info: n.info })) })
+          : json({
+              address: "",
+              info: nodes[0]?.info ?? {},
+              raw_info: nodes.map((n) => n.raw).join("\n"),
+              cluster: true,
+              nodes: nodes.map((n) => ({ address: n.address, info: n.info }))
+            })
       )
   },
   {
     method: "GET",
     pattern: /^\/metrics$/,
     action: false,
-    handle: () => Effect.map(queueMetricsText(), (text) => new Response(text, { status: 200, headers: { "content-type": prometheusContentType, "cache-control": "no-store" } }))
+    handle: () =>
+      Effect.map(
+        queueMetricsText(),
+        (text) =>
+          new Response(text, {
+            status: 200,
+            headers: { "content-type": prometheusContentType, "cache-control": "no-store" }
+          })
+      )
   }
 ]
 
 /** The route for a method and path: a match, "wrong method" (with the allowed ones), or none. */
-export const findRoute = (method: string, path: string): { readonly route: Route; readonly params: ReadonlyArray<string> } | { readonly allowed: ReadonlyArray<string> } | undefined => {
+export const findRoute = (
+  method: string,
+  path: string
+):
+  | { readonly route: Route; readonly params: ReadonlyArray<string> }
+  | { readonly allowed: ReadonlyArray<string> }
+  | undefined => {
   const allowed = new Set<string>()
   for (const route of routes) {
     const m = route.pattern.exec(path)

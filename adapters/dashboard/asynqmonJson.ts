@@ -8,11 +8,17 @@
  */
 import type { DailyStats, GroupInfo, QueueInfo } from "../../src/inspector/types.js"
 import type { QueueLimitInfo } from "../../src/steps/queueLimit.js"
-import type { EnqueueEventDetails, SchedulerEntryDetails, ServerDetails, WorkerDetails } from "../../src/inspector/serverTypes.js"
+import type {
+  EnqueueEventDetails,
+  SchedulerEntryDetails,
+  ServerDetails,
+  WorkerDetails
+} from "../../src/inspector/serverTypes.js"
 import type { TaskInfo } from "../../src/steps/taskInfo.js"
 
 /** RFC 3339 in UTC without fractions (Go's time.RFC3339 of a UTC time); "" for no time. */
-export const rfc3339 = (d: Date | undefined): string => (d === undefined || Number.isNaN(d.getTime()) ? "" : d.toISOString().replace(/\.\d{3}Z$/, "Z"))
+export const rfc3339 = (d: Date | undefined): string =>
+  d === undefined || Number.isNaN(d.getTime()) ? "" : d.toISOString().replace(/\.\d{3}Z$/, "Z")
 
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 
@@ -51,7 +57,14 @@ export const goDuration = (ms: number): string => {
  */
 export const limitJson = (limit: QueueLimitInfo) => ({
   ...(limit.rate
-    ? { rate: { limit: limit.rate.limit, per_ms: limit.rate.perMs, interval_ms: limit.rate.intervalMs, burst: limit.rate.burst } }
+    ? {
+        rate: {
+          limit: limit.rate.limit,
+          per_ms: limit.rate.perMs,
+          interval_ms: limit.rate.intervalMs,
+          burst: limit.rate.burst
+        }
+      }
     : {}),
   ...(limit.concurrency !== undefined ? { concurrency: limit.concurrency } : {})
 })
@@ -90,11 +103,14 @@ export const dailyStats = (d: DailyStats) => ({
 
 /** The W3C trace id of a task's `traceparent` header ("" when it has none or it is malformed). */
 export const traceIdOf = (headers: Readonly<Record<string, string>>): string => {
-  const m = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/.exec((headers["traceparent"] ?? "").trim().toLowerCase())
+  const m = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/.exec(
+    (headers["traceparent"] ?? "").trim().toLowerCase()
+  )
   return m !== null && m[1] !== "0".repeat(32) ? m[1]! : ""
 }
 
-const base64 = (b: Uint8Array | undefined) => (b === undefined ? "" : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("base64"))
+const base64 = (b: Uint8Array | undefined) =>
+  b === undefined ? "" : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("base64")
 
 /** One task as asynqmon's task detail (GET /api/queues/{q}/tasks/{id}) shows it, plus headers and trace id. */
 export const taskJson = (t: TaskInfo, nowMs: number, worker?: WorkerDetails) => ({
@@ -112,7 +128,10 @@ export const taskJson = (t: TaskInfo, nowMs: number, worker?: WorkerDetails) => 
   next_process_at: rfc3339(t.nextProcessAt),
   completed_at: rfc3339(t.completedAt),
   result: printable(t.result),
-  ttl_seconds: t.completedAt === undefined || t.retentionMs === 0 ? 0 : Math.max(0, Math.floor((t.completedAt.getTime() + t.retentionMs - nowMs) / 1000)),
+  ttl_seconds:
+    t.completedAt === undefined || t.retentionMs === 0
+      ? 0
+      : Math.max(0, Math.floor((t.completedAt.getTime() + t.retentionMs - nowMs) / 1000)),
   is_orphaned: t.isOrphaned,
   group: t.group,
   start_time: t.state === "active" ? (worker ? rfc3339(worker.started) : "-") : "",

@@ -56,14 +56,25 @@ export const makeTokenCheck = (token: string | undefined, cookiePath: string): T
   const digest = sha256(token)
   const cookieDigest = createHash("sha256").update(digest).digest("hex")
   const cookieName = cookieNameFor(digest)
-  const setCookie = (url: URL) => `${cookieName}=${cookieDigest}; Path=${cookiePath}; HttpOnly; SameSite=Strict${url.protocol === "https:" ? "; Secure" : ""}`
+  const setCookie = (url: URL) =>
+    `${cookieName}=${cookieDigest}; Path=${cookiePath}; HttpOnly; SameSite=Strict${url.protocol === "https:" ? "; Secure" : ""}`
   return {
     required: true,
     check: (request, url) => {
       const authorization = request.headers.get("authorization")
-      if (authorization !== null && /^bearer /i.test(authorization) && sameSecret(authorization.slice(7).trim(), digest)) return { ok: true, via: "bearer" }
+      if (
+        authorization !== null &&
+        /^bearer /i.test(authorization) &&
+        sameSecret(authorization.slice(7).trim(), digest)
+      )
+        return { ok: true, via: "bearer" }
       const cookie = cookieValue(request, cookieName)
-      if (cookie !== undefined && cookie.length === cookieDigest.length && timingSafeEqual(Buffer.from(cookie), Buffer.from(cookieDigest))) return { ok: true, via: "cookie" }
+      if (
+        cookie !== undefined &&
+        cookie.length === cookieDigest.length &&
+        timingSafeEqual(Buffer.from(cookie), Buffer.from(cookieDigest))
+      )
+        return { ok: true, via: "cookie" }
       const query = url.searchParams.get("token")
       if (query !== null && sameSecret(query, digest)) return { ok: true, via: "query", setCookie: setCookie(url) }
       return { ok: false, presented: authorization !== null || cookie !== undefined || query !== null }

@@ -15,7 +15,11 @@ export interface FailedLoginLimits {
 }
 
 /** Ten wrong tokens a minute per client address; a hundred for the clients without one, together. */
-export const defaultFailedLoginLimits: FailedLoginLimits = { maxFailures: 10, maxFailuresUnknown: 100, windowMs: 60_000 }
+export const defaultFailedLoginLimits: FailedLoginLimits = {
+  maxFailures: 10,
+  maxFailuresUnknown: 100,
+  windowMs: 60_000
+}
 
 /** Most clients tracked at once (the oldest windows are dropped first). */
 const maxClients = 10_000
@@ -44,7 +48,9 @@ export const makeFailedLogins = (limits: FailedLoginLimits = defaultFailedLoginL
       const key = keyOf(client)
       const w = live(key, nowMs)
       const max = key === "" ? limits.maxFailuresUnknown : limits.maxFailures
-      return w !== undefined && w.failures >= max ? Math.max(1, Math.ceil((w.startMs + limits.windowMs - nowMs) / 1000)) : undefined
+      return w !== undefined && w.failures >= max
+        ? Math.max(1, Math.ceil((w.startMs + limits.windowMs - nowMs) / 1000))
+        : undefined
     },
     failed: (client, nowMs) => {
       const key = keyOf(client)

@@ -78,7 +78,8 @@ const errorStatus: Record<string, number> = {
   RedisConnectionError: 503
 }
 
-const redisUnavailableResponse = (redisAddress: string | undefined) => json({ error: { code: "RedisUnavailable", message: redisUnavailableMessage(redisAddress) } }, 503)
+const redisUnavailableResponse = (redisAddress: string | undefined) =>
+  json({ error: { code: "RedisUnavailable", message: redisUnavailableMessage(redisAddress) } }, 503)
 
 /**
  * A failed API call as `{ error: { code, message } }` with a fitting status. A command Redis did not
@@ -86,8 +87,12 @@ const redisUnavailableResponse = (redisAddress: string | undefined) => json({ er
  */
 export const errorResponse = (e: unknown, redisAddress?: string): Response => {
   if (isRedisUnavailable(e)) return redisUnavailableResponse(redisAddress)
-  const tag = typeof e === "object" && e !== null && "_tag" in e ? String((e as { _tag: unknown })._tag) : "InternalError"
-  const message = e instanceof Error || (typeof e === "object" && e !== null && "message" in e) ? String((e as { message: unknown }).message) : String(e)
+  const tag =
+    typeof e === "object" && e !== null && "_tag" in e ? String((e as { _tag: unknown })._tag) : "InternalError"
+  const message =
+    e instanceof Error || (typeof e === "object" && e !== null && "message" in e)
+      ? String((e as { message: unknown }).message)
+      : String(e)
   return json({ error: { code: tag, message } }, errorStatus[tag] ?? 500)
 }
 
@@ -96,7 +101,8 @@ const readOnlyRefusal = () =>
     {
       error: {
         code: "ActionsDisabled",
-        message: "this dashboard is read-only: actions (run, archive, delete, cancel, pause, queue limits) are refused; start it with --allow-actions (or allowActions: true) to allow them"
+        message:
+          "this dashboard is read-only: actions (run, archive, delete, cancel, pause, queue limits) are refused; start it with --allow-actions (or allowActions: true) to allow them"
       }
     },
     403
@@ -113,15 +119,29 @@ export const normaliseBasePath = (p: string | undefined): string => {
  * Effect over Broker: routed, actions refused unless allowed, failures turned into JSON errors.
  * Authentication is not checked here (createDashboardHandler does that first).
  */
-export const handleApiRequest = (request: Request, path: string, url: URL, config: DashboardConfig): Effect.Effect<Response, never, Broker> => {
+export const handleApiRequest = (
+  request: Request,
+  path: string,
+  url: URL,
+  config: DashboardConfig
+): Effect.Effect<Response, never, Broker> => {
   const found = findRoute(request.method, path)
-  if (found === undefined) return Effect.succeed(json({ error: { code: "NotFound", message: `no API route ${request.method} ${path}` } }, 404))
+  if (found === undefined)
+    return Effect.succeed(json({ error: { code: "NotFound", message: `no API route ${request.method} ${path}` } }, 404))
   if (!("route" in found))
     return Effect.succeed(
-      new Response(JSON.stringify({ error: { code: "MethodNotAllowed", message: `${request.method} is not allowed on ${path}; use ${found.allowed.join(" or ")}` } }), {
-        status: 405,
-        headers: { "content-type": "application/json; charset=utf-8", allow: found.allowed.join(", ") }
-      })
+      new Response(
+        JSON.stringify({
+          error: {
+            code: "MethodNotAllowed",
+            message: `${request.method} is not allowed on ${path}; use ${found.allowed.join(" or ")}`
+          }
+        }),
+        {
+          status: 405,
+          headers: { "content-type": "application/json; charset=utf-8", allow: found.allowed.join(", ") }
+        }
+      )
     )
   const { route, params } = found
   if (route.action && !config.allowActions) return Effect.succeed(readOnlyRefusal())
@@ -129,14 +149,18 @@ export const handleApiRequest = (request: Request, path: string, url: URL, confi
     try {
       decodeURIComponent(p)
     } catch {
-      return Effect.succeed(json({ error: { code: "InvalidArgument", message: `the path has a malformed %-escape: ${p}` } }, 400))
+      return Effect.succeed(
+        json({ error: { code: "InvalidArgument", message: `the path has a malformed %-escape: ${p}` } }, 400)
+      )
     }
   }
   return Effect.flatMap(Broker, (broker) =>
     // While the connection is down (reconnecting) a command would only wait out its retries: say so at once.
     broker.redis.connectionState().down
       ? Effect.succeed(redisUnavailableResponse(config.redisAddress))
-      : route.handle({ params, url, request }).pipe(Effect.catch((e) => Effect.succeed(errorResponse(e, config.redisAddress))))
+      : route
+          .handle({ params, url, request })
+          .pipe(Effect.catch((e) => Effect.succeed(errorResponse(e, config.redisAddress))))
   )
 }
 
@@ -155,13 +179,24 @@ const crossSite = (request: Request, url: URL): boolean => {
 const refusedResponse = (status: number, code: string, message: string) => json({ error: { code, message } }, status)
 
 const unauthorized = () =>
-  new Response(JSON.stringify({ error: { code: "Unauthorized", message: "this dashboard needs a token: send Authorization: Bearer <token>" } }), {
-    status: 401,
-    headers: { "content-type": "application/json; charset=utf-8", "www-authenticate": 'Bearer realm="effect-asynq dash"' }
-  })
+  new Response(
+    JSON.stringify({
+      error: { code: "Unauthorized", message: "this dashboard needs a token: send Authorization: Bearer <token>" }
+    }),
+    {
+      status: 401,
+      headers: {
+        "content-type": "application/json; charset=utf-8",
+        "www-authenticate": 'Bearer realm="effect-asynq dash"'
+      }
+    }
+  )
 
 const seeOther = (location: string, setCookie?: string) =>
-  new Response(null, { status: 303, headers: { location, "cache-control": "no-store", ...(setCookie !== undefined ? { "set-cookie": setCookie } : {}) } })
+  new Response(null, {
+    status: 303,
+    headers: { location, "cache-control": "no-store", ...(setCookie !== undefined ? { "set-cookie": setCookie } : {}) }
+  })
 
 /**
  * `<base>/login`: GET shows the token form; POST takes the form's token (a body field, never in a
@@ -170,10 +205,18 @@ const seeOther = (location: string, setCookie?: string) =>
  * cross-site check here: the form's own POST carries `Origin: null` (the pages' no-referrer policy),
  * and a login changes nothing but the sender's cookie, and only for whoever already has the token.
  */
-const handleLogin = async (request: Request, url: URL, config: DashboardConfig, tokens: TokenCheck, wrongToken: () => void): Promise<Response> => {
+const handleLogin = async (
+  request: Request,
+  url: URL,
+  config: DashboardConfig,
+  tokens: TokenCheck,
+  wrongToken: () => void
+): Promise<Response> => {
   const home = `${config.basePath}/`
-  if (request.method === "GET" || request.method === "HEAD") return tokens.required ? loginPage(config, 200, false) : seeOther(home)
-  if (request.method !== "POST") return refusedResponse(405, "MethodNotAllowed", `${request.method} is not allowed on ${home}login; use GET or POST`)
+  if (request.method === "GET" || request.method === "HEAD")
+    return tokens.required ? loginPage(config, 200, false) : seeOther(home)
+  if (request.method !== "POST")
+    return refusedResponse(405, "MethodNotAllowed", `${request.method} is not allowed on ${home}login; use GET or POST`)
   if (!tokens.required) return seeOther(home)
   const given = new URLSearchParams(await request.text()).get("token") ?? ""
   const setCookie = tokens.login(given, url)
@@ -184,15 +227,24 @@ const handleLogin = async (request: Request, url: URL, config: DashboardConfig, 
 /** A page or asset request (not the API) from a request already let in. */
 const handlePage = (request: Request, path: string, config: DashboardConfig): Response => {
   if (path.startsWith("/assets/")) return assetResponse(path.slice("/assets/".length))
-  if (request.method !== "GET" && request.method !== "HEAD") return refusedResponse(405, "MethodNotAllowed", `${request.method} is not allowed on ${path}`)
+  if (request.method !== "GET" && request.method !== "HEAD")
+    return refusedResponse(405, "MethodNotAllowed", `${request.method} is not allowed on ${path}`)
   if (path === "/") return appPage(config)
   return refusedResponse(404, "NotFound", `nothing at ${path}; the dashboard is at ${config.basePath}/`)
 }
 
 const tooManyWrongTokens = (retryAfterSec: number) =>
   new Response(
-    JSON.stringify({ error: { code: "TooManyWrongTokens", message: `too many wrong tokens from this client: try again in ${retryAfterSec} s` } }),
-    { status: 429, headers: { "content-type": "application/json; charset=utf-8", "retry-after": String(retryAfterSec) } }
+    JSON.stringify({
+      error: {
+        code: "TooManyWrongTokens",
+        message: `too many wrong tokens from this client: try again in ${retryAfterSec} s`
+      }
+    }),
+    {
+      status: 429,
+      headers: { "content-type": "application/json; charset=utf-8", "retry-after": String(retryAfterSec) }
+    }
   )
 
 /**
@@ -210,23 +262,33 @@ export interface DashboardCore {
  */
 export const createDashboardCore = (options: DashboardOptions, where: string): DashboardCore => {
   const basePath = normaliseBasePath(options.basePath)
-  const config: DashboardConfig = { allowActions: options.allowActions === true, basePath, redisAddress: redisAddressOf(options.redis) }
-  if (options.token !== undefined && options.token.trim() === "") throw new TypeError(`${where}: token is empty; pass a non-empty token or leave it out`)
+  const config: DashboardConfig = {
+    allowActions: options.allowActions === true,
+    basePath,
+    redisAddress: redisAddressOf(options.redis)
+  }
+  if (options.token !== undefined && options.token.trim() === "")
+    throw new TypeError(`${where}: token is empty; pass a non-empty token or leave it out`)
   const checkHost = makeHostCheck(parseAllowedHosts(options.allowedHosts, where))
   const tokens = makeTokenCheck(options.token, `${basePath}/`)
   const given = brokerLayerOfLayerOrClient(options.redis)
-  const runtime = given ? makePromiseRuntime(given) : makeBrokerRuntime(options.redis as RedisOptions | string | undefined)
+  const runtime = given
+    ? makePromiseRuntime(given)
+    : makeBrokerRuntime(options.redis as RedisOptions | string | undefined)
 
   const failures = makeFailedLogins()
   const handle = async (request: Request, trustedHost?: string, clientAddress?: string): Promise<Response> => {
     const url = new URL(request.url)
     const wrongHost = checkHost(request.headers.get("host") ?? url.host, trustedHost)
     if (wrongHost !== undefined) return refusedResponse(421, "HostNotAllowed", wrongHost)
-    if (basePath !== "" && url.pathname === basePath) return new Response(null, { status: 308, headers: { location: `${basePath}/${url.search}` } })
-    if (basePath !== "" && !url.pathname.startsWith(`${basePath}/`)) return refusedResponse(404, "NotFound", `not under ${basePath}/`)
+    if (basePath !== "" && url.pathname === basePath)
+      return new Response(null, { status: 308, headers: { location: `${basePath}/${url.search}` } })
+    if (basePath !== "" && !url.pathname.startsWith(`${basePath}/`))
+      return refusedResponse(404, "NotFound", `not under ${basePath}/`)
     const path = url.pathname.slice(basePath.length) || "/"
     // The login form and its stylesheet are served to everyone; nothing else is without the token.
-    if (path === "/assets/style.css" && (request.method === "GET" || request.method === "HEAD")) return assetResponse("style.css")
+    if (path === "/assets/style.css" && (request.method === "GET" || request.method === "HEAD"))
+      return assetResponse("style.css")
     const isLogin = path === "/login"
     const nowMs = Date.now()
     // A client that sent too many wrong tokens has each request that carries one refused for a while.
@@ -247,7 +309,12 @@ export const createDashboardCore = (options: DashboardOptions, where: string): D
       url.searchParams.delete("token")
       return seeOther(`${url.pathname}${url.search}${url.hash}`, auth.setCookie)
     }
-    if (crossSite(request, url)) return refusedResponse(403, "CrossSiteRequest", "refused: the request comes from another site's page (its Origin is not this dashboard)")
+    if (crossSite(request, url))
+      return refusedResponse(
+        403,
+        "CrossSiteRequest",
+        "refused: the request comes from another site's page (its Origin is not this dashboard)"
+      )
     if (!isApi) return handlePage(request, path, config)
     try {
       return await runtime.run(handleApiRequest(request, path, url, config))
@@ -267,7 +334,11 @@ export const createDashboardCore = (options: DashboardOptions, where: string): D
  */
 export const createDashboardHandler = (options: DashboardOptions = {}): DashboardHandler => {
   const core = createDashboardCore(options, "createDashboardHandler")
-  return Object.assign((request: Request, info?: { readonly clientAddress?: string | undefined }) => core.handle(request, undefined, info?.clientAddress), {
-    close: core.close
-  })
+  return Object.assign(
+    (request: Request, info?: { readonly clientAddress?: string | undefined }) =>
+      core.handle(request, undefined, info?.clientAddress),
+    {
+      close: core.close
+    }
+  )
 }

@@ -25,10 +25,17 @@ const dnsName = new RegExp(`^${label}(\\.${label})*\\.?$`, "i")
  */
 export const parseAllowedHosts = (hosts: ReadonlyArray<string> | undefined, where: string): ReadonlyArray<string> => {
   if (hosts === undefined) return []
-  if (!Array.isArray(hosts)) throw new InvalidArgument({ field: "allowedHosts", message: `${where}: allowedHosts must be an array of host names, e.g. ["dash.example.com"]` })
+  if (!Array.isArray(hosts))
+    throw new InvalidArgument({
+      field: "allowedHosts",
+      message: `${where}: allowedHosts must be an array of host names, e.g. ["dash.example.com"]`
+    })
   return hosts.map((raw: unknown) => {
     const bad = (why: string) =>
-      new InvalidArgument({ field: "allowedHosts", message: `${where}: allowed host ${JSON.stringify(raw)} ${why}; give a host name or IP address alone, e.g. "dash.example.com"` })
+      new InvalidArgument({
+        field: "allowedHosts",
+        message: `${where}: allowed host ${JSON.stringify(raw)} ${why}; give a host name or IP address alone, e.g. "dash.example.com"`
+      })
     if (typeof raw !== "string" || raw.trim() === "") throw bad("is empty")
     const host = raw.trim()
     if (host.includes("://") || host.includes("/")) throw bad("has a scheme or a path")
@@ -46,7 +53,15 @@ export const hostnameOf = (hostHeader: string): string | undefined => {
   try {
     const url = new URL(`http://${hostHeader}`)
     // Anything beyond host[:port] (a path, credentials) is not a Host header.
-    if (url.username !== "" || url.password !== "" || url.pathname !== "/" || url.search !== "" || url.hash !== "" || hostHeader.includes("/")) return undefined
+    if (
+      url.username !== "" ||
+      url.password !== "" ||
+      url.pathname !== "/" ||
+      url.search !== "" ||
+      url.hash !== "" ||
+      hostHeader.includes("/")
+    )
+      return undefined
     return canonical(url.hostname)
   } catch {
     return undefined

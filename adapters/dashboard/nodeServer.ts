@@ -58,7 +58,11 @@ export const toNodeListener =
       }
       const method = req.method ?? "GET"
       const body = method === "GET" || method === "HEAD" ? undefined : await readBody(req)
-      const request = new Request(url, { method, headers, ...(body !== undefined && body.length > 0 ? { body: new Uint8Array(body) } : {}) })
+      const request = new Request(url, {
+        method,
+        headers,
+        ...(body !== undefined && body.length > 0 ? { body: new Uint8Array(body) } : {})
+      })
       const response = await handler(request, { clientAddress: req.socket.remoteAddress })
       const out: Record<string, string | Array<string>> = {}
       response.headers.forEach((value, key) => {
@@ -74,7 +78,14 @@ export const toNodeListener =
       if (!res.headersSent) {
         const tooBig = e instanceof RangeError
         res.writeHead(tooBig ? 413 : 500, { "content-type": "application/json; charset=utf-8", connection: "close" })
-        res.end(JSON.stringify({ error: { code: tooBig ? "PayloadTooLarge" : "InternalError", message: e instanceof Error ? e.message : String(e) } }))
+        res.end(
+          JSON.stringify({
+            error: {
+              code: tooBig ? "PayloadTooLarge" : "InternalError",
+              message: e instanceof Error ? e.message : String(e)
+            }
+          })
+        )
       } else res.destroy()
     })
   }
@@ -124,7 +135,12 @@ export const serveDashboard = async (options: ServeDashboardOptions = {}): Promi
   const host = options.host ?? "127.0.0.1"
   // A name the server is bound to is its own: answered like localhost.
   const boundName = isIP(host.replace(/^\[|\]$/g, "")) === 0 ? [host] : []
-  const allowedHosts = options.allowedHosts === undefined ? boundName : Array.isArray(options.allowedHosts) ? [...options.allowedHosts, ...boundName] : options.allowedHosts
+  const allowedHosts =
+    options.allowedHosts === undefined
+      ? boundName
+      : Array.isArray(options.allowedHosts)
+        ? [...options.allowedHosts, ...boundName]
+        : options.allowedHosts
   const handler = createDashboardHandler({ ...options, allowedHosts })
   const server = createServer(toNodeListener(handler))
   try {

@@ -11,7 +11,8 @@ import { styleCss } from "./assets/style.js"
 import type { DashboardConfig } from "./handler.js"
 
 const securityHeaders = {
-  "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
   "cache-control": "no-store"
@@ -25,7 +26,8 @@ const assets: Record<string, { readonly type: string; readonly body: string }> =
 /** A compiled-in asset by file name (app.js, style.css), or 404. */
 export const assetResponse = (name: string): Response => {
   const asset = assets[name]
-  if (asset === undefined) return new Response("not found", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } })
+  if (asset === undefined)
+    return new Response("not found", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } })
   return new Response(asset.body, { status: 200, headers: { ...securityHeaders, "content-type": asset.type } })
 }
 
@@ -43,7 +45,10 @@ const htmlPage = (config: DashboardConfig, body: string, status: number): Respon
 /** The app: its script renders every view from the URL's #fragment. */
 export const appPage = (config: DashboardConfig): Response => {
   // "<" escaped so the JSON cannot close the script element.
-  const configJson = JSON.stringify({ allowActions: config.allowActions, basePath: config.basePath }).replace(/</g, "\\u003c")
+  const configJson = JSON.stringify({ allowActions: config.allowActions, basePath: config.basePath }).replace(
+    /</g,
+    "\\u003c"
+  )
   return htmlPage(
     config,
     `<header><span class="brand">effect-asynq</span><nav id="nav"></nav><span class="mode${config.allowActions ? " actions" : ""}" data-testid="mode">${config.allowActions ? "actions allowed" : "read-only"}</span></header>

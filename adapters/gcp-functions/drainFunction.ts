@@ -14,7 +14,13 @@ import { type AuthConfig, checkAuthConfig } from "../shared/auth.js"
 import { backendUnavailable, problemResponse } from "../shared/httpProblem.js"
 import { refuseReplay } from "../shared/refuseReplay.js"
 import { drain, type DrainConfig, drainMarginMs } from "../../src/processor/drain.js"
-import { brokerLayer, invocationBudget, makeWarmRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
+import {
+  brokerLayer,
+  invocationBudget,
+  makeWarmRuntime,
+  type RedisSource,
+  type WarmRuntime
+} from "../shared/warmRuntime.js"
 import { withTelemetryFlush } from "../shared/telemetry.js"
 import { authenticate, type GcfRequest, type GcfResponse, requirePost, sendJson, sendResponse } from "./types.js"
 
@@ -46,7 +52,9 @@ const json = { "content-type": "application/json" }
 export const createDrainFunction = (config: DrainFunctionConfig): DrainFunction => {
   checkAuthConfig(config.auth, "drain function")
   const telemetry = config.telemetry
-  const runtime = makeWarmRuntime(telemetry ? brokerLayer(config.redis).pipe(Layer.provideMerge(telemetry)) : brokerLayer(config.redis))
+  const runtime = makeWarmRuntime(
+    telemetry ? brokerLayer(config.redis).pipe(Layer.provideMerge(telemetry)) : brokerLayer(config.redis)
+  )
   // The margin (configured, else a quarter of the function's timeout, 500 ms to 10 s) and the
   // invocation's backstop budget (a sixteenth of it before the timeout; the drain returns before).
   const margin = drainMarginMs(config, config.timeoutMs)
@@ -60,13 +68,20 @@ export const createDrainFunction = (config: DrainFunctionConfig): DrainFunction 
         Effect.gen(function* () {
           yield* refuseReplay(caller.signature)
           const now = yield* Clock.currentTimeMillis
-          return { summary: yield* withTelemetryFlush(telemetry !== undefined, drain(drainConfig, now + config.timeoutMs)) }
+          return {
+            summary: yield* withTelemetryFlush(telemetry !== undefined, drain(drainConfig, now + config.timeoutMs))
+          }
         }).pipe(Effect.catchTag("HttpProblem", (p) => Effect.succeed({ refused: problemResponse(p) }))),
         { budgetMs: invocationBudget(config.timeoutMs, margin / 16) }
       )
       if ("refused" in outcome) return sendResponse(res, outcome.refused)
       // Redis failed midway: 503, with the summary of what was done.
-      sendJson(res, outcome.summary.stoppedBecause === "redis-unavailable" ? 503 : 200, json, JSON.stringify(outcome.summary))
+      sendJson(
+        res,
+        outcome.summary.stoppedBecause === "redis-unavailable" ? 503 : 200,
+        json,
+        JSON.stringify(outcome.summary)
+      )
     } catch (e) {
       sendResponse(res, backendUnavailable("drain", e))
     }

@@ -29,7 +29,12 @@ export const createEnqueueFunction = (config: EnqueueFunctionConfig): EnqueueFun
   const runtime = makeBrokerRuntime(config.redis)
   const fn = async (req: GcfRequest, res: GcfResponse): Promise<void> => {
     const body = await readRawBody(req, config.maxBodyBytes ?? 1024 * 1024)
-    const out = await handleEnqueueRequest(config, runtime, { method: req.method, path: requestPath(req), headers: flatHeaders(req.headers), body })
+    const out = await handleEnqueueRequest(config, runtime, {
+      method: req.method,
+      path: requestPath(req),
+      headers: flatHeaders(req.headers),
+      body
+    })
     sendJson(res, out.status, out.headers, out.body)
   }
   return Object.assign(fn, { runtime })

@@ -14,7 +14,15 @@ import { refuseReplay } from "../shared/refuseReplay.js"
 import type { MaintenanceConfig, TickSummary } from "../../src/processor/maintenance.js"
 import { type TickStayOption, tickWithStay } from "../shared/tickStay.js"
 import { makeBrokerRuntime, type RedisSource, type WarmRuntime } from "../shared/warmRuntime.js"
-import { authenticate, type GcfCloudEvent, type GcfRequest, type GcfResponse, requirePost, sendJson, sendResponse } from "./types.js"
+import {
+  authenticate,
+  type GcfCloudEvent,
+  type GcfRequest,
+  type GcfResponse,
+  requirePost,
+  sendJson,
+  sendResponse
+} from "./types.js"
 
 /** Settings of the tick functions: the maintenance tick's settings and where Redis is (and, for the HTTP form, the request check). */
 export interface TickFunctionConfig extends MaintenanceConfig, TickStayOption {
@@ -36,7 +44,9 @@ export interface TickHttpFunction {
 }
 
 /** HTTP tick: 200 + summary, 500 + summary when a step failed, 401 without valid credentials. */
-export const createTickHttpFunction = (config: TickFunctionConfig & { readonly auth: AuthConfig }): TickHttpFunction => {
+export const createTickHttpFunction = (
+  config: TickFunctionConfig & { readonly auth: AuthConfig }
+): TickHttpFunction => {
   checkAuthConfig(config.auth, "tick function")
   const runtime = makeBrokerRuntime(config.redis)
   const fn = async (req: GcfRequest, res: GcfResponse) => {
@@ -74,7 +84,8 @@ export const createTickEventFunction = (config: TickFunctionConfig): TickEventFu
   const fn = async (_event: GcfCloudEvent) => {
     const summary = await runtime.run(tickWithStay(config))
     logLine(config, summary)
-    if (summary.errors.length > 0) throw new Error(`maintenance tick: ${summary.errors.map((e) => `${e.step}: ${e.message}`).join("; ")}`)
+    if (summary.errors.length > 0)
+      throw new Error(`maintenance tick: ${summary.errors.map((e) => `${e.step}: ${e.message}`).join("; ")}`)
     return summary
   }
   return Object.assign(fn, { runtime })

@@ -47,7 +47,10 @@ export const flatHeaders = (h: GcfRequest["headers"]): Record<string, string | u
 export const requestPath = (req: GcfRequest): string => pathOnly(req.path ?? req.url ?? "/")
 
 /** A request stream not read by any body parser yet (Express's request is a Node.js Readable). */
-type UnreadStream = AsyncIterable<Uint8Array | string> & { readonly readableEnded?: boolean; readonly readable?: boolean }
+type UnreadStream = AsyncIterable<Uint8Array | string> & {
+  readonly readableEnded?: boolean
+  readonly readable?: boolean
+}
 
 /**
  * The exact body bytes: the Functions Framework's rawBody when a body parser ran; a string or
@@ -59,7 +62,8 @@ export const readRawBody = async (req: GcfRequest, limit = 1024 * 1024): Promise
   if (typeof req.body === "string") return Buffer.from(req.body, "utf8")
   if (Buffer.isBuffer(req.body)) return req.body
   const stream = req as unknown as Partial<UnreadStream>
-  if (typeof stream[Symbol.asyncIterator] !== "function" || stream.readableEnded === true || stream.readable === false) return new Uint8Array()
+  if (typeof stream[Symbol.asyncIterator] !== "function" || stream.readableEnded === true || stream.readable === false)
+    return new Uint8Array()
   const chunks: Array<Buffer> = []
   let size = 0
   for await (const chunk of stream as UnreadStream) {
@@ -74,7 +78,12 @@ export const readRawBody = async (req: GcfRequest, limit = 1024 * 1024): Promise
 /** Answers 405 and returns false unless the request is a POST (tick and drain run only on POST). */
 export const requirePost = (req: GcfRequest, res: GcfResponse): boolean => {
   if (req.method.toUpperCase() === "POST") return true
-  sendJson(res, 405, { "content-type": "application/json", allow: "POST" }, JSON.stringify({ error: { code: "method_not_allowed", message: `method ${req.method} not allowed: use POST` } }))
+  sendJson(
+    res,
+    405,
+    { "content-type": "application/json", allow: "POST" },
+    JSON.stringify({ error: { code: "method_not_allowed", message: `method ${req.method} not allowed: use POST` } })
+  )
   return false
 }
 

@@ -8,7 +8,13 @@
  *   export const handler = (event, context) =>
  *     runtime.run(maintenanceTick({ queues: ["default"] }), { budgetMs: invocationBudget(context.getRemainingTimeInMillis()) })
  */
-export { defaultSafetyMarginMs, drain, type DrainConfig, drainMarginMs, type DrainSummary } from "../../src/processor/drain.js"
+export {
+  defaultSafetyMarginMs,
+  drain,
+  type DrainConfig,
+  drainMarginMs,
+  type DrainSummary
+} from "../../src/processor/drain.js"
 export { maintenanceTick, type MaintenanceConfig, type TickSummary } from "../../src/processor/maintenance.js"
 export {
   brokerLayer as warmBrokerLayer,

@@ -27,7 +27,10 @@ export const defaultSignatureHeader = "x-asynq-signature"
 export const defaultToleranceMs = 300_000
 
 /** Header names are case-insensitive: look one up in a plain record. */
-export const headerValue = (headers: Readonly<Record<string, string | undefined>>, name: string): string | undefined => {
+export const headerValue = (
+  headers: Readonly<Record<string, string | undefined>>,
+  name: string
+): string | undefined => {
   const lower = name.toLowerCase()
   for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === lower) return v
   return undefined
@@ -65,7 +68,8 @@ export interface SignedRequest {
   readonly body: string | Uint8Array
 }
 
-const bodyBytes = (body: string | Uint8Array): Uint8Array => (typeof body === "string" ? Buffer.from(body, "utf8") : body)
+const bodyBytes = (body: string | Uint8Array): Uint8Array =>
+  typeof body === "string" ? Buffer.from(body, "utf8") : body
 
 /** Drops a query string or fragment: the signed path is the path alone. */
 export const pathOnly = (urlOrPath: string): string => {
@@ -97,8 +101,17 @@ const nonceFormat = /^[A-Za-z0-9_-]{8,64}$/
  * (the enqueue endpoint answers it with the first answer and writes nothing twice); signing anew
  * makes a new request.
  */
-export const signBody = (secret: string, request: SignedRequest, nowMs: number, nonce: string = randomBytes(12).toString("base64url")): string => {
-  if (!nonceFormat.test(nonce)) throw new InvalidArgument({ field: "nonce", message: `nonce must be 8 to 64 characters of A-Z a-z 0-9 _ -, got ${JSON.stringify(nonce)}` })
+export const signBody = (
+  secret: string,
+  request: SignedRequest,
+  nowMs: number,
+  nonce: string = randomBytes(12).toString("base64url")
+): string => {
+  if (!nonceFormat.test(nonce))
+    throw new InvalidArgument({
+      field: "nonce",
+      message: `nonce must be 8 to 64 characters of A-Z a-z 0-9 _ -, got ${JSON.stringify(nonce)}`
+    })
   const t = String(Math.floor(nowMs))
   return `t=${t},n=${nonce},v2=${hmacHex(secret, v2Prefix(t, nonce), request)}`
 }
@@ -121,7 +134,10 @@ export interface AcceptedSignature {
  * Checks a request's credentials without touching Redis; fails with a 401 HttpProblem that says what
  * is missing or wrong. A valid HMAC signature is returned, to be claimed once with `refuseReplay`.
  */
-export const verifyAuth = (auth: AuthConfig, request: AuthRequest): Effect.Effect<AcceptedSignature | undefined, HttpProblem> =>
+export const verifyAuth = (
+  auth: AuthConfig,
+  request: AuthRequest
+): Effect.Effect<AcceptedSignature | undefined, HttpProblem> =>
   Effect.gen(function* () {
     if (auth.kind === "none") return undefined
     if (auth.kind === "shared-secret") {
@@ -149,10 +165,14 @@ export const verifyAuth = (auth: AuthConfig, request: AuthRequest): Effect.Effec
     const tolerance = auth.toleranceMs ?? defaultToleranceMs
     const signedAtMs = isV2 ? Number(t) : Number(t) * 1000
     if (Math.abs(nowMs - signedAtMs) > tolerance)
-      return yield* unauthorized(`signature timestamp is outside the allowed window of ${Math.round(tolerance / 1000)} s`)
+      return yield* unauthorized(
+        `signature timestamp is outside the allowed window of ${Math.round(tolerance / 1000)} s`
+      )
     const digest = (isV2 ? v2! : v1!).toLowerCase()
     if (!sameSecret(digest, hmacHex(auth.secret, isV2 ? v2Prefix(t, n!) : v1Prefix(t), request)))
-      return yield* unauthorized(`signature in ${name} header does not match the request (method, path, timestamp${isV2 ? ", nonce" : ""} and body)`)
+      return yield* unauthorized(
+        `signature in ${name} header does not match the request (method, path, timestamp${isV2 ? ", nonce" : ""} and body)`
+      )
     return { signature: digest, expiresAtMs: signedAtMs + tolerance }
   })
 

@@ -33,18 +33,31 @@ export interface EnqueueBody {
 }
 
 type Check = (v: unknown) => string | undefined
-const describe = (v: unknown): string => (v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "string" ? JSON.stringify(v) : typeof v === "object" ? "an object" : String(v))
-const nonEmpty: Check = (v) => (typeof v === "string" && v.length > 0 ? undefined : `expected a non-empty string, got ${describe(v)}`)
+const describe = (v: unknown): string =>
+  v === null
+    ? "null"
+    : Array.isArray(v)
+      ? "an array"
+      : typeof v === "string"
+        ? JSON.stringify(v)
+        : typeof v === "object"
+          ? "an object"
+          : String(v)
+const nonEmpty: Check = (v) =>
+  typeof v === "string" && v.length > 0 ? undefined : `expected a non-empty string, got ${describe(v)}`
 const wholeAtLeast =
   (min: number): Check =>
   (v) =>
-    typeof v === "number" && Number.isInteger(v) && v >= min ? undefined : `expected a whole number >= ${min}, got ${describe(v)}`
+    typeof v === "number" && Number.isInteger(v) && v >= min
+      ? undefined
+      : `expected a whole number >= ${min}, got ${describe(v)}`
 const instant: Check = (v) =>
   (typeof v === "number" && Number.isInteger(v) && v >= 0) || (typeof v === "string" && v.length > 0)
     ? undefined
     : `expected unix milliseconds (a whole number >= 0) or an ISO-8601 string, got ${describe(v)}`
 const stringRecord: Check = (v) => {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) return `expected an object of strings, got ${describe(v)}`
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    return `expected an object of strings, got ${describe(v)}`
   const bad = Object.entries(v).find(([, x]) => typeof x !== "string")
   return bad === undefined ? undefined : `expected an object of strings, but "${bad[0]}" is ${describe(bad[1])}`
 }
@@ -70,7 +83,12 @@ const bodyChecks: Readonly<Record<Exclude<keyof EnqueueBody, "options">, Check>>
 }
 
 /** Every issue of one object against its checks: wrong values, unknown fields (a typo must not be ignored). */
-const issuesOf = (at: string, o: Record<string, unknown>, checks: Readonly<Record<string, Check>>, issues: Array<string>) => {
+const issuesOf = (
+  at: string,
+  o: Record<string, unknown>,
+  checks: Readonly<Record<string, Check>>,
+  issues: Array<string>
+) => {
   for (const [field, value] of Object.entries(o)) {
     const check = checks[field]
     if (check === undefined) {
@@ -86,14 +104,20 @@ const issuesOf = (at: string, o: Record<string, unknown>, checks: Readonly<Recor
 /** Parses and validates the raw body; a 400 HttpProblem lists every issue found. */
 export const parseEnqueueBody = (raw: string): Effect.Effect<EnqueueBody, HttpProblem> =>
   Effect.suspend(() => {
-    if (raw.trim() === "") return Effect.fail(badRequest("request body is empty: expected a JSON object with a \"type\"", "invalid_body"))
+    if (raw.trim() === "")
+      return Effect.fail(badRequest('request body is empty: expected a JSON object with a "type"', "invalid_body"))
     let json: unknown
     try {
       json = JSON.parse(raw)
     } catch (e) {
-      return Effect.fail(badRequest(`request body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`, "invalid_json"))
+      return Effect.fail(
+        badRequest(`request body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`, "invalid_json")
+      )
     }
-    if (!isObject(json)) return Effect.fail(badRequest(`invalid request body: expected a JSON object with a "type", got ${describe(json)}`, "invalid_body"))
+    if (!isObject(json))
+      return Effect.fail(
+        badRequest(`invalid request body: expected a JSON object with a "type", got ${describe(json)}`, "invalid_body")
+      )
     const issues: Array<string> = []
     if (json.type === undefined) issues.push("type: missing (expected a non-empty string)")
     issuesOf("", json, bodyChecks, issues)
@@ -114,6 +138,11 @@ export const parseEnqueueBody = (raw: string): Effect.Effect<EnqueueBody, HttpPr
 export const parseInstant = (field: string, v: number | string): Effect.Effect<Date, HttpProblem> => {
   const d = new Date(v)
   return Number.isNaN(d.getTime())
-    ? Effect.fail(badRequest(`options.${field} is not a date: expected unix milliseconds or an ISO-8601 string, got ${JSON.stringify(v)}`, "invalid_body"))
+    ? Effect.fail(
+        badRequest(
+          `options.${field} is not a date: expected unix milliseconds or an ISO-8601 string, got ${JSON.stringify(v)}`,
+          "invalid_body"
+        )
+      )
     : Effect.succeed(d)
 }

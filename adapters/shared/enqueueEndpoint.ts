@@ -77,20 +77,34 @@ export interface AcceptedEnqueue {
  * allow-lists (403). Runs before any connection is opened, so a caller without valid credentials
  * never makes the function touch Redis.
  */
-export const checkEnqueueRequest = (config: EnqueueEndpointConfig, req: EnqueueHttpRequest): Effect.Effect<AcceptedEnqueue, HttpProblem> =>
+export const checkEnqueueRequest = (
+  config: EnqueueEndpointConfig,
+  req: EnqueueHttpRequest
+): Effect.Effect<AcceptedEnqueue, HttpProblem> =>
   Effect.gen(function* () {
     if (req.method.toUpperCase() !== "POST")
-      return yield* new HttpProblem({ status: 405, code: "method_not_allowed", message: `method ${req.method} not allowed: use POST` })
+      return yield* new HttpProblem({
+        status: 405,
+        code: "method_not_allowed",
+        message: `method ${req.method} not allowed: use POST`
+      })
     const max = config.maxBodyBytes ?? 1024 * 1024
     if (req.body.byteLength > max)
-      return yield* new HttpProblem({ status: 413, code: "body_too_large", message: `request body is larger than ${max} bytes` })
+      return yield* new HttpProblem({
+        status: 413,
+        code: "body_too_large",
+        message: `request body is larger than ${max} bytes`
+      })
     const signature = yield* verifyAuth(config.auth, req)
     const body = yield* parseEnqueueBody(Buffer.from(req.body).toString("utf8"))
     const options = body.options === undefined ? {} : yield* toOptions(body.options)
     const queue = options.queue ?? "default"
-    if (config.allowedQueues && !config.allowedQueues.includes(queue)) return yield* forbidden(`queue "${queue}" is not accepted by this endpoint`)
-    if (config.allowedTypes && !config.allowedTypes.includes(body.type)) return yield* forbidden(`task type "${body.type}" is not accepted by this endpoint`)
-    const payload = body.payloadBase64 !== undefined ? new Uint8Array(Buffer.from(body.payloadBase64, "base64")) : body.payload
+    if (config.allowedQueues && !config.allowedQueues.includes(queue))
+      return yield* forbidden(`queue "${queue}" is not accepted by this endpoint`)
+    if (config.allowedTypes && !config.allowedTypes.includes(body.type))
+      return yield* forbidden(`task type "${body.type}" is not accepted by this endpoint`)
+    const payload =
+      body.payloadBase64 !== undefined ? new Uint8Array(Buffer.from(body.payloadBase64, "base64")) : body.payload
     return { type: body.type, payload, options, signature }
   })
 
@@ -101,9 +115,12 @@ export interface EnqueueAnswer {
 }
 
 const refusalProblems = {
-  InvalidArgument: (e: { readonly message: string }) => Effect.fail(new HttpProblem({ status: 400, code: "invalid_argument", message: e.message })),
-  DuplicateTask: (e: { readonly message: string }) => Effect.fail(new HttpProblem({ status: 409, code: "duplicate_task", message: e.message })),
-  TaskIdConflict: (e: { readonly message: string }) => Effect.fail(new HttpProblem({ status: 409, code: "task_id_conflict", message: e.message }))
+  InvalidArgument: (e: { readonly message: string }) =>
+    Effect.fail(new HttpProblem({ status: 400, code: "invalid_argument", message: e.message })),
+  DuplicateTask: (e: { readonly message: string }) =>
+    Effect.fail(new HttpProblem({ status: 409, code: "duplicate_task", message: e.message })),
+  TaskIdConflict: (e: { readonly message: string }) =>
+    Effect.fail(new HttpProblem({ status: 409, code: "task_id_conflict", message: e.message }))
 }
 
 /**
@@ -112,18 +129,28 @@ const refusalProblems = {
  * header `x-asynq-replayed: true`, and writes nothing), any other request as a plain enqueue.
  */
 const jsonHeaders: Readonly<Record<string, string>> = { "content-type": "application/json" }
-const replayedHeaders: Readonly<Record<string, string>> = { "content-type": "application/json", "x-asynq-replayed": "true" }
+const replayedHeaders: Readonly<Record<string, string>> = {
+  "content-type": "application/json",
+  "x-asynq-replayed": "true"
+}
 
 const writeAccepted = (
   accepted: AcceptedEnqueue
 ): Effect.Effect<{ readonly response: JsonResponse; readonly info: TaskInfo | undefined }, EnqueueError, Broker> => {
   const { signature } = accepted
   if (signature === undefined)
-    return Effect.map(enqueue(accepted.type, accepted.payload, accepted.options), (info) => ({ response: jsonResponse(200, taskInfoToJson(info)), info }))
+    return Effect.map(enqueue(accepted.type, accepted.payload, accepted.options), (info) => ({
+      response: jsonResponse(200, taskInfoToJson(info)),
+      info
+    }))
   return Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
     Effect.map(
-      enqueueSigned(accepted.type, accepted.payload, accepted.options, { signatureHex: signature.signature, validForMs: signature.expiresAtMs - nowMs }, (info) =>
-        JSON.stringify(taskInfoToJson(info))
+      enqueueSigned(
+        accepted.type,
+        accepted.payload,
+        accepted.options,
+        { signatureHex: signature.signature, validForMs: signature.expiresAtMs - nowMs },
+        (info) => JSON.stringify(taskInfoToJson(info))
       ),
       (done) => ({
         response: { status: 200, headers: done.replayed ? replayedHeaders : jsonHeaders, body: done.answer },
@@ -138,7 +165,10 @@ const writeAccepted = (
  * or 400/409. Redis errors stay in the error channel. With `detectStart`, a pending task's queue
  * depth is read after the write (one more round trip) to tell whether this enqueue started the queue.
  */
-export const enqueueAccepted = (accepted: AcceptedEnqueue, detectStart = false): Effect.Effect<EnqueueAnswer, RedisError, Broker> =>
+export const enqueueAccepted = (
+  accepted: AcceptedEnqueue,
+  detectStart = false
+): Effect.Effect<EnqueueAnswer, RedisError, Broker> =>
   Effect.gen(function* () {
     const { response, info } = yield* writeAccepted(accepted).pipe(Effect.catchTags(refusalProblems))
     let startedQueue: string | undefined
@@ -147,7 +177,9 @@ export const enqueueAccepted = (accepted: AcceptedEnqueue, detectStart = false):
       if (depth !== undefined && !depth.paused && depth.pending <= 1) startedQueue = info.queue
     }
     return { response, startedQueue }
-  }).pipe(Effect.catchTag("HttpProblem", (p) => Effect.succeed({ response: problemResponse(p), startedQueue: undefined })))
+  }).pipe(
+    Effect.catchTag("HttpProblem", (p) => Effect.succeed({ response: problemResponse(p), startedQueue: undefined }))
+  )
 
 /**
  * Answers one enqueue request: 200 + TaskInfo, or 4xx/5xx + `{ error: { code, message } }`. Never
@@ -180,7 +212,11 @@ export const handleEnqueueRequest = async (
       await config.onQueueStarted(answer.startedQueue)
     } catch (e) {
       ;(config.log ?? console.error)(
-        JSON.stringify({ msg: "effect-asynq enqueue: onQueueStarted failed (the task is stored; the scheduled dispatch will start it)", queue: answer.startedQueue, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) })
+        JSON.stringify({
+          msg: "effect-asynq enqueue: onQueueStarted failed (the task is stored; the scheduled dispatch will start it)",
+          queue: answer.startedQueue,
+          error: e instanceof Error ? `${e.name}: ${e.message}` : String(e)
+        })
       )
     }
   }

@@ -20,7 +20,11 @@ export interface JsonResponse {
   readonly body: string
 }
 
-export const jsonResponse = (status: number, value: unknown, headers: Readonly<Record<string, string>> = {}): JsonResponse => ({
+export const jsonResponse = (
+  status: number,
+  value: unknown,
+  headers: Readonly<Record<string, string>> = {}
+): JsonResponse => ({
   status,
   headers: { "content-type": "application/json", ...headers },
   body: JSON.stringify(value)
@@ -33,7 +37,18 @@ export const problemResponse = (p: HttpProblem): JsonResponse =>
  * Redis could not be reached or failed. The answer never names the Redis address (the caller may be
  * anyone); the cause goes to the function's log instead, through `log` (default console.error).
  */
-export const backendUnavailable = (endpoint: string, cause: unknown, log: (line: string) => void = (l) => console.error(l)): JsonResponse => {
-  log(JSON.stringify({ msg: `effect-asynq ${endpoint}: queue backend unavailable`, error: cause instanceof Error ? cause.message : String(cause) }))
-  return jsonResponse(503, { error: { code: "backend_unavailable", message: "queue backend unavailable; try again later" } })
+export const backendUnavailable = (
+  endpoint: string,
+  cause: unknown,
+  log: (line: string) => void = (l) => console.error(l)
+): JsonResponse => {
+  log(
+    JSON.stringify({
+      msg: `effect-asynq ${endpoint}: queue backend unavailable`,
+      error: cause instanceof Error ? cause.message : String(cause)
+    })
+  )
+  return jsonResponse(503, {
+    error: { code: "backend_unavailable", message: "queue backend unavailable; try again later" }
+  })
 }

@@ -23,7 +23,8 @@ export interface TaskInfoJson {
 }
 
 const iso = (d: Date | undefined) => (d === undefined ? null : d.toISOString())
-const b64 = (b: Uint8Array | undefined) => (b === undefined ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("base64"))
+const b64 = (b: Uint8Array | undefined) =>
+  b === undefined ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("base64")
 
 export const taskInfoToJson = (t: TaskInfo): TaskInfoJson => ({
   id: t.id,

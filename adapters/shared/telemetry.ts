@@ -4,11 +4,16 @@
  */
 import * as Effect from "effect/Effect"
 
-export const withTelemetryFlush = <A, E, R>(enabled: boolean, program: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+export const withTelemetryFlush = <A, E, R>(
+  enabled: boolean,
+  program: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
   enabled
     ? program.pipe(
         Effect.ensuring(
-          Effect.promise(() => import("../../src/observability/flush.js")).pipe(Effect.flatMap(({ flushTelemetry }) => flushTelemetry()))
+          Effect.promise(() => import("../../src/observability/flush.js")).pipe(
+            Effect.flatMap(({ flushTelemetry }) => flushTelemetry())
+          )
         )
       )
     : program

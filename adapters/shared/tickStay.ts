@@ -23,7 +23,12 @@ export const stayReserveMs = 2000
 
 /** The maintenance tick of an invocation with `budgetMs` to run in (unknown: the stay is as asked). */
 export const tickWithStay = (config: MaintenanceConfig & TickStayOption, budgetMs?: number) => {
-  const stayMs = Math.min(config.stayForMs ?? 0, budgetMs === undefined ? Number.POSITIVE_INFINITY : Math.max(0, budgetMs - stayReserveMs))
+  const stayMs = Math.min(
+    config.stayForMs ?? 0,
+    budgetMs === undefined ? Number.POSITIVE_INFINITY : Math.max(0, budgetMs - stayReserveMs)
+  )
   if (!(stayMs > 0)) return maintenanceTick(config)
-  return Effect.flatMap(Clock.currentTimeMillis, (nowMs) => maintenanceTick({ ...config, forwardUntilMs: nowMs + stayMs }))
+  return Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
+    maintenanceTick({ ...config, forwardUntilMs: nowMs + stayMs })
+  )
 }

@@ -28,7 +28,10 @@ export interface WarmRuntime<R> {
    * InvocationTimeout, so a stalled Redis ends the invocation with a clear error before the
    * platform kills it.
    */
-  readonly run: <A, E>(program: Effect.Effect<A, E, R>, options?: { readonly budgetMs?: number | undefined }) => Promise<A>
+  readonly run: <A, E>(
+    program: Effect.Effect<A, E, R>,
+    options?: { readonly budgetMs?: number | undefined }
+  ) => Promise<A>
   /** Closes the connection (QUIT). The next `run` connects again. */
   readonly dispose: () => Promise<void>
 }
@@ -48,7 +51,11 @@ export const makeWarmRuntime = <R, E>(layer: Layer.Layer<R | Redis, E>): WarmRun
   const socketsOf = new WeakMap<Context.Context<S>, IdleSockets>()
   const idle = (context: Context.Context<S>) => socketsOf.get(context)!
   const runtime = makePromiseRuntime(layer, {
-    onOpen: (context) => socketsOf.set(context, idleSockets(Context.get(context as Context.Context<RedisService>, RedisService), () => inFlight === 0)),
+    onOpen: (context) =>
+      socketsOf.set(
+        context,
+        idleSockets(Context.get(context as Context.Context<RedisService>, RedisService), () => inFlight === 0)
+      ),
     isUsable: (context) => !idle(context).ended()
   })
 
@@ -64,19 +71,22 @@ export const makeWarmRuntime = <R, E>(layer: Layer.Layer<R | Redis, E>): WarmRun
         budgetMs === undefined
           ? undefined
           : new Promise<never>((_, reject) => {
-              timer = setTimeout(() => {
-                controller.abort()
-                reject(
-                  new InvocationTimeout({
-                    phase,
-                    budgetMs,
-                    message:
-                      phase === "connect"
-                        ? `Redis did not answer within the invocation's remaining time (${Math.round(budgetMs)} ms) while connecting`
-                        : `the invocation's remaining time (${Math.round(budgetMs)} ms) ran out while it was waiting for Redis`
-                  })
-                )
-              }, Math.max(0, budgetMs))
+              timer = setTimeout(
+                () => {
+                  controller.abort()
+                  reject(
+                    new InvocationTimeout({
+                      phase,
+                      budgetMs,
+                      message:
+                        phase === "connect"
+                          ? `Redis did not answer within the invocation's remaining time (${Math.round(budgetMs)} ms) while connecting`
+                          : `the invocation's remaining time (${Math.round(budgetMs)} ms) ran out while it was waiting for Redis`
+                    })
+                  )
+                },
+                Math.max(0, budgetMs)
+              )
             })
       expired?.catch(() => undefined) // reported through the race below, never as an unhandled rejection
       const bounded = <A>(p: Promise<A>): Promise<A> => (expired === undefined ? p : Promise.race([p, expired]))
@@ -113,11 +123,20 @@ const isClient = (source: RedisSource): source is RedisClient =>
  * Broker over a Redis Layer or an application's open client (used as is, never closed here);
  * undefined for connection options, which each caller opens with its own defaults.
  */
-export const brokerLayerOfLayerOrClient = (source: RedisSource | string | undefined): Layer.Layer<Broker | Redis, unknown> | undefined => {
+export const brokerLayerOfLayerOrClient = (
+  source: RedisSource | string | undefined
+): Layer.Layer<Broker | Redis, unknown> | undefined => {
   if (source === undefined || typeof source === "string") return undefined
   if (Layer.isLayer(source)) return Broker.layer.pipe(Layer.provideMerge(source as Layer.Layer<Redis, unknown>))
   if (isClient(source))
-    return Broker.layer.pipe(Layer.provideMerge(Layer.effect(RedisService, Effect.map(bundledIoredis(), (io) => makeRedis(io, source, {}))))) as Layer.Layer<Broker | Redis, unknown>
+    return Broker.layer.pipe(
+      Layer.provideMerge(
+        Layer.effect(
+          RedisService,
+          Effect.map(bundledIoredis(), (io) => makeRedis(io, source, {}))
+        )
+      )
+    ) as Layer.Layer<Broker | Redis, unknown>
   return undefined
 }
 
@@ -141,7 +160,8 @@ export const brokerLayer = (source?: RedisSource): Layer.Layer<Broker | Redis, u
  * ioredis with it.
  */
 export const lightBrokerLayer = (source?: RedisSource): Layer.Layer<Broker | Redis, unknown> => {
-  if (source !== undefined && Layer.isLayer(source)) return Broker.layer.pipe(Layer.provideMerge(source as Layer.Layer<Redis, unknown>))
+  if (source !== undefined && Layer.isLayer(source))
+    return Broker.layer.pipe(Layer.provideMerge(source as Layer.Layer<Redis, unknown>))
   if (source !== undefined && isClient(source))
     return Broker.layer.pipe(
       Layer.provideMerge(
@@ -149,7 +169,12 @@ export const lightBrokerLayer = (source?: RedisSource): Layer.Layer<Broker | Red
           makeRedisService(
             source,
             {},
-            Effect.fail(new RedisConnectionError({ target: "(application's client)", message: "the enqueue handler opens no second connection" }))
+            Effect.fail(
+              new RedisConnectionError({
+                target: "(application's client)",
+                message: "the enqueue handler opens no second connection"
+              })
+            )
           )
         )
       )
@@ -164,10 +189,12 @@ export const lightBrokerLayer = (source?: RedisSource): Layer.Layer<Broker | Red
 }
 
 /** A warm runtime providing the Broker over one Redis connection per container (`redis`: options, default `REDIS_URL`, an open ioredis client, or a Layer). */
-export const makeBrokerRuntime = (source?: RedisSource): WarmRuntime<Broker | Redis> => makeWarmRuntime(brokerLayer(source))
+export const makeBrokerRuntime = (source?: RedisSource): WarmRuntime<Broker | Redis> =>
+  makeWarmRuntime(brokerLayer(source))
 
 /**
  * The budget of an invocation with `remainingMs` left: that, less a reserve to answer in (a
  * quarter of it, at most `reserveMs`, default 1000 ms).
  */
-export const invocationBudget = (remainingMs: number, reserveMs = 1000): number => Math.max(0, remainingMs - Math.min(reserveMs, remainingMs / 4))
+export const invocationBudget = (remainingMs: number, reserveMs = 1000): number =>
+  Math.max(0, remainingMs - Math.min(reserveMs, remainingMs / 4))

@@ -29,13 +29,18 @@ export interface WorkerArgs {
  * Parses `critical=6,default=3,low` (a missing weight is 1) into queue weights, or says what is
  * wrong with the first bad pair.
  */
-export const parseQueueWeights = (text: string): { ok: true; queues: Record<string, number> } | { ok: false; error: string } => {
+export const parseQueueWeights = (
+  text: string
+): { ok: true; queues: Record<string, number> } | { ok: false; error: string } => {
   const queues: Record<string, number> = {}
   for (const part of text.split(",")) {
     const [name, w = "1", ...extra] = part.split("=")
     const weight = Number(w)
     if (!name || extra.length > 0 || !Number.isInteger(weight) || weight < 1) {
-      return { ok: false, error: `--queues expects name=weight pairs with whole weights >= 1, like critical=6,default=3; got "${part}"` }
+      return {
+        ok: false,
+        error: `--queues expects name=weight pairs with whole weights >= 1, like critical=6,default=3; got "${part}"`
+      }
     }
     queues[name.trim()] = weight
   }

@@ -19,7 +19,9 @@ import { runWorker, type WorkerHandle } from "./runWorker.js"
 import { queueMetricsText } from "../../src/observability/queueMetrics.js"
 
 const isHandlerInput = (u: unknown): u is HandlerInput =>
-  u instanceof ServeMux || typeof u === "function" || (typeof u === "object" && u !== null && Object.values(u).every((v) => typeof v === "function"))
+  u instanceof ServeMux ||
+  typeof u === "function" ||
+  (typeof u === "object" && u !== null && Object.values(u).every((v) => typeof v === "function"))
 
 /** What a handlers module may export as `options`: server options, and where Redis is. */
 export interface HandlersModuleOptions extends ServerOptions {
@@ -28,11 +30,15 @@ export interface HandlersModuleOptions extends ServerOptions {
 }
 
 /** Loads `{ handlers, options }` from a module path (relative to the working directory). */
-export const loadHandlersModule = async (path: string): Promise<{ handlers: HandlerInput; options: HandlersModuleOptions }> => {
+export const loadHandlersModule = async (
+  path: string
+): Promise<{ handlers: HandlerInput; options: HandlersModuleOptions }> => {
   const mod = (await import(pathToFileURL(resolve(path)).href)) as Record<string, unknown>
   const handlers = mod.handlers ?? mod.default
   if (!isHandlerInput(handlers)) {
-    throw new Error(`${path} must export its handlers as "handlers" or "default": a ServeMux, a record of pattern -> function, or a function`)
+    throw new Error(
+      `${path} must export its handlers as "handlers" or "default": a ServeMux, a record of pattern -> function, or a function`
+    )
   }
   const options = (typeof mod.options === "object" && mod.options !== null ? mod.options : {}) as HandlersModuleOptions
   return { handlers, options }
@@ -55,7 +61,11 @@ export const loadFailure = (path: string, error: unknown): string => {
  */
 export const workerCommand = async (a: WorkerArgs): Promise<number> => {
   const log = (level: "Info" | "Error", message: string) =>
-    Effect.runPromise((level === "Info" ? Effect.logInfo(message) : Effect.logError(message)).pipe(Effect.provide(loggingLayer(a.logFormat, a.logLevel))))
+    Effect.runPromise(
+      (level === "Info" ? Effect.logInfo(message) : Effect.logError(message)).pipe(
+        Effect.provide(loggingLayer(a.logFormat, a.logLevel))
+      )
+    )
   let stopSignal: NodeJS.Signals | undefined
   let worker: WorkerHandle | undefined
   const onSignal = (signal: NodeJS.Signals) => {
@@ -97,14 +107,21 @@ export const workerCommand = async (a: WorkerArgs): Promise<number> => {
   const moduleMetrics = typeof moduleOptions.metrics === "object" ? moduleOptions.metrics : {}
   const metrics =
     a.metricsPort !== undefined
-      ? { extra: queueMetricsText(), ...moduleMetrics, port: a.metricsPort, ...(a.metricsHost !== undefined ? { host: a.metricsHost } : {}) }
+      ? {
+          extra: queueMetricsText(),
+          ...moduleMetrics,
+          port: a.metricsPort,
+          ...(a.metricsHost !== undefined ? { host: a.metricsHost } : {})
+        }
       : undefined
   // --otlp-endpoint, else the standard OpenTelemetry variables when one names an endpoint.
   const env = process.env
   const otlp =
     a.otlpEndpoint !== undefined
       ? { url: a.otlpEndpoint }
-      : env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT
+      : env.OTEL_EXPORTER_OTLP_ENDPOINT ||
+          env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ||
+          env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT
         ? true
         : undefined
   try {

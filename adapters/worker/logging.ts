@@ -8,6 +8,8 @@ export type LogFormat = "pretty" | "logfmt" | "json"
 
 export const loggingLayer = (format: LogFormat = "logfmt", level: LogLevel = "Info") =>
   Layer.mergeAll(
-    Logger.layer([format === "json" ? Logger.consoleJson : format === "pretty" ? Logger.consolePretty() : Logger.consoleLogFmt]),
+    Logger.layer([
+      format === "json" ? Logger.consoleJson : format === "pretty" ? Logger.consolePretty() : Logger.consoleLogFmt
+    ]),
     Layer.succeed(References.MinimumLogLevel, level)
   )

@@ -62,7 +62,8 @@ export const runWorker = async (config: WorkerConfig): Promise<WorkerHandle> => 
   const logging = loggingLayer(logFormat, logLevel)
   const base = brokerLayer(redis).pipe(Layer.provideMerge(logging))
   let services: Layer.Layer<any, unknown> = base
-  if (otlp !== undefined && otlp !== false) services = services.pipe(Layer.provideMerge(otlpLayer(otlp === true ? {} : otlp)))
+  if (otlp !== undefined && otlp !== false)
+    services = services.pipe(Layer.provideMerge(otlpLayer(otlp === true ? {} : otlp)))
   if (telemetry !== undefined) services = services.pipe(Layer.provideMerge(telemetry))
   // Everything the worker runs (connect, the server, shutdown, close) logs through `logging`.
   const runtime = makePromiseRuntime(services as typeof base, { wrap: (eff) => Effect.provide(eff, logging) })
@@ -71,12 +72,15 @@ export const runWorker = async (config: WorkerConfig): Promise<WorkerHandle> => 
     let closing: Promise<number> | undefined
     let resolveDone!: () => void
     const done = new Promise<void>((r) => (resolveDone = r))
-    const shutdown = () =>
-      (closing ??= runtime
-        .run(handle.shutdown)
-        .finally(runtime.close)
-        .finally(resolveDone))
-    return { identity: handle.identity, stop: () => runtime.run(handle.stop), shutdown, done, activeCount: handle.activeCount, metricsUrl: handle.metricsUrl }
+    const shutdown = () => (closing ??= runtime.run(handle.shutdown).finally(runtime.close).finally(resolveDone))
+    return {
+      identity: handle.identity,
+      stop: () => runtime.run(handle.stop),
+      shutdown,
+      done,
+      activeCount: handle.activeCount,
+      metricsUrl: handle.metricsUrl
+    }
   } catch (e) {
     await runtime.close()
     throw e

@@ -16,15 +16,22 @@ const runOnce = async (url: string, raw: ReturnType<typeof rawConnection>, withB
   const broken = withBroken ? "b-broken" : undefined
   if (broken) await raw.set(queueKeys(broken).pending, "not a list")
   const ran = new Map<string, number>()
-  const queues: Record<string, number> = Object.fromEntries([...healthy, ...(broken ? [broken] : [])].map((q) => [q, 1]))
+  const queues: Record<string, number> = Object.fromEntries(
+    [...healthy, ...(broken ? [broken] : [])].map((q) => [q, 1])
+  )
   const srv = await startServer(
     async (task) => void ran.set(task.id, (ran.get(task.id) ?? 0) + 1),
     { queues, concurrency: 10, retryDelay: () => 0 },
     { url }
   )
   try {
-    for (const q of healthy) for (let i = 0; i < perQueue; i++) await srv.enqueue("job", { i }, { queue: q, maxRetry: 0 })
-    await pollUntil(async () => ran.size, (n) => n === perQueue * healthy.length, 30_000)
+    for (const q of healthy)
+      for (let i = 0; i < perQueue; i++) await srv.enqueue("job", { i }, { queue: q, maxRetry: 0 })
+    await pollUntil(
+      async () => ran.size,
+      (n) => n === perQueue * healthy.length,
+      30_000
+    )
   } finally {
     await srv.shutdown()
   }
@@ -51,7 +58,12 @@ export const brokenQueue = async (): Promise<ReadonlyArray<ChaosRow>> => {
         fault: "a broken queue (pending key of the wrong type) next to 2 healthy ones",
         figure: `healthy tasks run: ${broken.ran}/${want} (without it: ${reference.ran}/${want}); archived ${broken.archived}, retried ${broken.retried}, run twice ${broken.twice}`,
         expectation: "the same as without the broken queue: every healthy task runs once, none archived or retried",
-        pass: broken.ran === want && reference.ran === want && broken.archived === 0 && broken.retried === 0 && broken.twice === 0
+        pass:
+          broken.ran === want &&
+          reference.ran === want &&
+          broken.archived === 0 &&
+          broken.retried === 0 &&
+          broken.twice === 0
       }
     ]
   } finally {

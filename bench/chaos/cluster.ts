@@ -12,7 +12,10 @@ export const startChaosCluster = async (options: ClusterOptions = {}): Promise<R
 }
 
 /** One queue per master (named `<prefix><n>`), with that master's port. */
-export const queuePerMaster = async (cluster: RedisClusterHandle, prefix: string): Promise<ReadonlyArray<{ readonly queue: string; readonly port: number }>> => {
+export const queuePerMaster = async (
+  cluster: RedisClusterHandle,
+  prefix: string
+): Promise<ReadonlyArray<{ readonly queue: string; readonly port: number }>> => {
   const c = new Cluster(cluster.nodes.map((n) => ({ host: n.host, port: n.port })))
   c.on("error", () => {})
   try {

@@ -24,7 +24,9 @@ export const clusterFailover = async (): Promise<ReadonlyArray<ChaosRow>> => {
   try {
     for (const { queue } of placed)
       for (let i = 0; i < perQueue; i += 1000)
-        await client.enqueueMany(Array.from({ length: 1000 }, (_, j) => ({ type: "work", payload: { i: i + j }, options: { queue } })))
+        await client.enqueueMany(
+          Array.from({ length: 1000 }, (_, j) => ({ type: "work", payload: { i: i + j }, options: { queue } }))
+        )
   } finally {
     await client.close()
   }

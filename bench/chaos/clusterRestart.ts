@@ -15,7 +15,11 @@ const limitMs = 10_000
 export const clusterRestart = async (): Promise<ReadonlyArray<ChaosRow>> => {
   const cluster = await startChaosCluster()
   const processed = new Set<string>()
-  const srv = await startServer(async (task) => void processed.add(task.id), { queues: { restart: 1 }, concurrency: 2, shutdownTimeoutMs: 1000 }, { cluster: cluster.nodes })
+  const srv = await startServer(
+    async (task) => void processed.add(task.id),
+    { queues: { restart: 1 }, concurrency: 2, shutdownTimeoutMs: 1000 },
+    { cluster: cluster.nodes }
+  )
   const client = createClient({ cluster: cluster.nodes })
   const times: Array<number | undefined> = []
   try {
@@ -30,7 +34,10 @@ export const clusterRestart = async (): Promise<ReadonlyArray<ChaosRow>> => {
       let seen: number | undefined
       const probes: Array<string> = []
       while (seen === undefined && performance.now() - t0 < 3 * limitMs) {
-        const probe = client.enqueue("ping", { round }, { queue: "restart" }).then((info) => void probes.push(info.id), () => {})
+        const probe = client.enqueue("ping", { round }, { queue: "restart" }).then(
+          (info) => void probes.push(info.id),
+          () => {}
+        )
         await Promise.race([probe, sleep(250)])
         if (probes.some((id) => processed.has(id))) seen = performance.now() - t0
       }

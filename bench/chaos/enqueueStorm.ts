@@ -55,7 +55,10 @@ export const enqueueStorm = async (durationMs: number): Promise<ReadonlyArray<Ch
       const p = raw.pipeline()
       for (const id of ids.slice(i, i + 1000)) p.hgetBuffer(queueKeys(queue).task(id), "msg")
       for (const [, msg] of (await p.exec()) ?? []) {
-        const payload = JSON.parse(new TextDecoder().decode(decodeTaskMessage(msg as Buffer).payload)) as { c: number; i: number }
+        const payload = JSON.parse(new TextDecoder().decode(decodeTaskMessage(msg as Buffer).payload)) as {
+          c: number
+          i: number
+        }
         const key = `${payload.c}/${payload.i}`
         written.set(key, (written.get(key) ?? 0) + 1)
       }
@@ -67,7 +70,8 @@ export const enqueueStorm = async (durationMs: number): Promise<ReadonlyArray<Ch
       {
         fault: `enqueue, ${callers} callers, CLIENT KILL every 100 ms (${fmt(durationMs / 1000)} s, ${kills} kills)`,
         figure: `${fmt(calls)} calls: ${fmt(succeeded.size)} ok, ${fmt(rejected)} rejected; ${fmt(ids.length)} tasks written; ${twice} calls wrote 2+ tasks; ${missing} ok calls without a task; ${orphanWrites} tasks of rejected calls`,
-        expectation: "one call, at most one task: 0 calls with 2+ tasks, every ok call's task written, tasks written = ok calls + at most one per rejected call",
+        expectation:
+          "one call, at most one task: 0 calls with 2+ tasks, every ok call's task written, tasks written = ok calls + at most one per rejected call",
         pass: twice === 0 && missing === 0 && ids.length === written.size && orphanWrites <= rejected && calls > 0
       }
     ]

@@ -26,9 +26,21 @@ export const lostReplies = async (): Promise<ReadonlyArray<ChaosRow>> => {
   const viaProxy = { url: `redis://127.0.0.1:${proxy.port}` }
   const run = <A, E>(eff: Effect.Effect<A, E, Broker>) =>
     Effect.runPromise(
-      eff.pipe(Effect.provide(Broker.layer.pipe(Layer.provideMerge(Redis.layer(viaProxy)))), Effect.provideService(References.MinimumLogLevel, "Error")) as Effect.Effect<A, unknown>
+      eff.pipe(
+        Effect.provide(Broker.layer.pipe(Layer.provideMerge(Redis.layer(viaProxy)))),
+        Effect.provideService(References.MinimumLogLevel, "Error")
+      ) as Effect.Effect<A, unknown>
     )
-  for (const s of ["enqueue", "complete", "completeAndLease", "dequeueLease", "releaseLeases", "retry", "archive"] as const) await raw.script("LOAD", luaScript(s).source)
+  for (const s of [
+    "enqueue",
+    "complete",
+    "completeAndLease",
+    "dequeueLease",
+    "releaseLeases",
+    "retry",
+    "archive"
+  ] as const)
+    await raw.script("LOAD", luaScript(s).source)
   try {
     // 1. enqueue
     await run(enqueue("warmup", "w", { queue: "lr-enq" }))
@@ -40,16 +52,30 @@ export const lostReplies = async (): Promise<ReadonlyArray<ChaosRow>> => {
 
     // 2. a worker's completion
     const outcomes: Array<string> = []
-    const worker = await startServer(async () => {}, { queues: { "lr-work": 1 }, concurrency: 1, onSettled: (_, outcome) => void outcomes.push(outcome) }, viaProxy)
+    const worker = await startServer(
+      async () => {},
+      { queues: { "lr-work": 1 }, concurrency: 1, onSettled: (_, outcome) => void outcomes.push(outcome) },
+      viaProxy
+    )
     let completeOutcome = "none"
     try {
       await worker.enqueue("warm", "w", { queue: "lr-work" })
-      await pollUntil(async () => outcomes.length, (n) => n === 1, 10_000)
+      await pollUntil(
+        async () => outcomes.length,
+        (n) => n === 1,
+        10_000
+      )
       // The completion goes as `complete`, or as `completeAndLease` when the next fetch rides along.
-      const dropComplete = proxy.dropReplyOf((argv) => scriptCallOf("complete")(argv) || scriptCallOf("completeAndLease")(argv))
+      const dropComplete = proxy.dropReplyOf(
+        (argv) => scriptCallOf("complete")(argv) || scriptCallOf("completeAndLease")(argv)
+      )
       await worker.enqueue("t", "p", { queue: "lr-work" })
       await dropComplete
-      await pollUntil(async () => outcomes.length, (n) => n === 2, 10_000)
+      await pollUntil(
+        async () => outcomes.length,
+        (n) => n === 2,
+        10_000
+      )
       completeOutcome = outcomes[1] ?? "none"
     } finally {
       await worker.shutdown()

@@ -17,7 +17,12 @@ import { renderMarkdown, renderText, type ChaosRow } from "./report.js"
 import { stopAll, within } from "./support.js"
 import { workerKills } from "./workerKills.js"
 
-const scenarios: ReadonlyArray<{ readonly key: string; readonly fault: string; readonly limitMs: number; readonly run: () => Promise<ReadonlyArray<ChaosRow>> }> = [
+const scenarios: ReadonlyArray<{
+  readonly key: string
+  readonly fault: string
+  readonly limitMs: number
+  readonly run: () => Promise<ReadonlyArray<ChaosRow>>
+}> = [
   { key: "storm", fault: "enqueue under CLIENT KILL storms", limitMs: 60_000, run: () => enqueueStorm(8000) },
   { key: "lostreply", fault: "lost replies (proxy)", limitMs: 60_000, run: lostReplies },
   { key: "kills", fault: "worker SIGKILL x3 and connection kills", limitMs: 150_000, run: workerKills },
@@ -26,7 +31,10 @@ const scenarios: ReadonlyArray<{ readonly key: string; readonly fault: string; r
   { key: "failover", fault: "a cluster failover", limitMs: 150_000, run: clusterFailover }
 ]
 
-const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length).split(",")
+const only = process.argv
+  .find((a) => a.startsWith("--only="))
+  ?.slice("--only=".length)
+  .split(",")
 
 const main = async () => {
   const rows: Array<ChaosRow> = []
@@ -37,13 +45,20 @@ const main = async () => {
     try {
       rows.push(...(await within(s.fault, s.limitMs, s.run())))
     } catch (e) {
-      rows.push({ fault: s.fault, figure: `did not finish: ${e instanceof Error ? e.message : String(e)}`, expectation: "finishes within its time limit", pass: false })
+      rows.push({
+        fault: s.fault,
+        figure: `did not finish: ${e instanceof Error ? e.message : String(e)}`,
+        expectation: "finishes within its time limit",
+        pass: false
+      })
     }
     process.stdout.write(`chaos: ${s.fault} done in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`)
   }
   process.stdout.write(`\n${renderText(rows)}\n\n${renderMarkdown(rows)}\n`)
   const failed = rows.filter((r) => !r.pass).length
-  process.stdout.write(failed === 0 ? `\nall ${rows.length} checks passed\n` : `\n${failed} of ${rows.length} checks FAILED\n`)
+  process.stdout.write(
+    failed === 0 ? `\nall ${rows.length} checks passed\n` : `\n${failed} of ${rows.length} checks FAILED\n`
+  )
   await stopAll()
   process.exit(failed === 0 ? 0 : 1)
 }

@@ -10,7 +10,8 @@ export interface ChaosRow {
   readonly pass: boolean
 }
 
-const widths = (rows: ReadonlyArray<ReadonlyArray<string>>) => rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
+const widths = (rows: ReadonlyArray<ReadonlyArray<string>>) =>
+  rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
 
 const cells = (rows: ReadonlyArray<ChaosRow>): Array<Array<string>> => [
   ["fault", "figure", "expectation", "result"],
@@ -21,7 +22,11 @@ const cells = (rows: ReadonlyArray<ChaosRow>): Array<Array<string>> => [
 export const renderText = (rows: ReadonlyArray<ChaosRow>): string => {
   const all = cells(rows)
   const w = widths(all)
-  const line = (r: ReadonlyArray<string>) => r.map((c, i) => c.padEnd(w[i]!)).join("  ").trimEnd()
+  const line = (r: ReadonlyArray<string>) =>
+    r
+      .map((c, i) => c.padEnd(w[i]!))
+      .join("  ")
+      .trimEnd()
   return [line(all[0]!), w.map((n) => "-".repeat(n)).join("  "), ...all.slice(1).map(line)].join("\n")
 }
 

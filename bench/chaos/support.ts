@@ -22,7 +22,12 @@ export const within = <A>(what: string, ms: number, p: Promise<A>): Promise<A> =
 }
 
 /** Polls `read` every `everyMs` until `ok` holds; undefined when `ms` passed first. */
-export const pollUntil = async <A>(read: () => Promise<A>, ok: (a: A) => boolean, ms: number, everyMs = 50): Promise<A | undefined> => {
+export const pollUntil = async <A>(
+  read: () => Promise<A>,
+  ok: (a: A) => boolean,
+  ms: number,
+  everyMs = 50
+): Promise<A | undefined> => {
   const end = performance.now() + ms
   while (performance.now() < end) {
     try {
@@ -37,9 +42,11 @@ export const pollUntil = async <A>(read: () => Promise<A>, ok: (a: A) => boolean
 }
 
 /** Kills every normal client connection except `killer`'s own (CLIENT KILL TYPE normal SKIPME yes). */
-export const killClients = (killer: IORedis): Promise<unknown> => killer.call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes").catch(() => 0)
+export const killClients = (killer: IORedis): Promise<unknown> =>
+  killer.call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes").catch(() => 0)
 
-export const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits })
+export const fmt = (n: number, digits = 0) =>
+  n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits })
 
 const cleanups: Array<() => Promise<unknown>> = []
 /** Registers a stop to run if the run ends early (a scenario past its time limit); returns `stop` itself. */

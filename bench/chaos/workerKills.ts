@@ -24,7 +24,9 @@ export const workerKills = async (): Promise<ReadonlyArray<ChaosRow>> => {
   const raw = rawConnection(server.port)
   const workers: Array<WorkerProcess> = []
   const start = () => {
-    const w = spawnWorker(server.url, ["--queues", `${queue}=1`, "--concurrency", String(concurrency)], { WORK_MS: "3" })
+    const w = spawnWorker(server.url, ["--queues", `${queue}=1`, "--concurrency", String(concurrency)], {
+      WORK_MS: "3"
+    })
     workers.push(w)
     track(async () => void w.child.kill("SIGKILL"))
     return w
@@ -32,7 +34,13 @@ export const workerKills = async (): Promise<ReadonlyArray<ChaosRow>> => {
   try {
     const client = createClient({ url: server.url })
     for (let i = 0; i < tasks; i += 500)
-      await client.enqueueMany(Array.from({ length: Math.min(500, tasks - i) }, (_, j) => ({ type: "test:job", payload: { n: i + j }, options: { queue } })))
+      await client.enqueueMany(
+        Array.from({ length: Math.min(500, tasks - i) }, (_, j) => ({
+          type: "test:job",
+          payload: { n: i + j },
+          options: { queue }
+        }))
+      )
     await client.close()
     const k = queueKeys(queue)
     const distinct = () => raw.hlen("test:runs")

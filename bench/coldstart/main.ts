@@ -90,14 +90,29 @@ const bundle = async (e: Entry): Promise<{ file: string; bytes: number; gzipByte
 
 /** The TypeScript files under `dir` (recursively). */
 const tsFiles = (dir: string): Array<string> =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? tsFiles(join(dir, d.name)) : d.name.endsWith(".ts") && !d.name.endsWith(".d.ts") ? [join(dir, d.name)] : []))
+  readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory()
+      ? tsFiles(join(dir, d.name))
+      : d.name.endsWith(".ts") && !d.name.endsWith(".d.ts")
+        ? [join(dir, d.name)]
+        : []
+  )
 
 /** The sources compiled file by file (no bundling), the repository's layout kept: the entries' files. */
 const compileUnbundled = async (): Promise<Map<string, string>> => {
   const dir = join(out, "unbundled")
   rmSync(dir, { recursive: true, force: true })
   const sources = [...tsFiles(join(root, "src")), ...tsFiles(join(root, "adapters")), ...tsFiles(join(here, "entries"))]
-  await build({ entryPoints: sources, outdir: dir, outbase: root, bundle: false, platform: "node", format: "esm", target: "node20", logLevel: "error" })
+  await build({
+    entryPoints: sources,
+    outdir: dir,
+    outbase: root,
+    bundle: false,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "error"
+  })
   return new Map(entries.map((e) => [e.name, join(dir, "bench/coldstart/entries", `${e.file}.js`)]))
 }
 
@@ -113,7 +128,11 @@ const coldRun = (name: string, file: string, redisUrl: string): Sample => {
   const start = process.hrtime.bigint()
   let line: string
   try {
-    line = execFileSync(process.execPath, [join(here, "runner.mjs"), file], { env: { ...process.env, REDIS_URL: redisUrl }, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
+    line = execFileSync(process.execPath, [join(here, "runner.mjs"), file], {
+      env: { ...process.env, REDIS_URL: redisUrl },
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"]
+    })
   } catch (e) {
     const stderr = String((e as { stderr?: unknown }).stderr ?? e)
     // The error's own lines (not a minified bundle's source line, which Node prints above them).
@@ -155,19 +174,24 @@ const table = (rows: ReadonlyArray<Row>): string => {
   ]
   for (const r of rows) {
     const extra = r.extraBytes ? ` (+${kb(r.extraBytes)} .lua)` : ""
-    lines.push(`| ${r.library} | ${kb(r.bundleBytes)}${extra} | ${kb(r.gzipBytes)} | ${ms(r.importMs)} | ${ms(r.runMs)} | ${ms(r.processMs)} | ${ms(r.wallMs)} | ${ratio(r, bee)} | ${ratio(r, bull)} |`)
+    lines.push(
+      `| ${r.library} | ${kb(r.bundleBytes)}${extra} | ${kb(r.gzipBytes)} | ${ms(r.importMs)} | ${ms(r.runMs)} | ${ms(r.processMs)} | ${ms(r.wallMs)} | ${ratio(r, bee)} | ${ratio(r, bull)} |`
+    )
   }
   return lines.join("\n")
 }
 
-const arg = (args: ReadonlyArray<string>, name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3)
+const arg = (args: ReadonlyArray<string>, name: string): string | undefined =>
+  args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3)
 
 /** Runs the cold-start benchmark with `args` (see the module comment); prints the tables. */
 export const runColdstart = async (args: ReadonlyArray<string>): Promise<void> => {
   const runs = Number(arg(args, "runs") ?? 15)
-  if (!(Number.isInteger(runs) && runs >= 1)) throw new Error(`coldstart: --runs must be a whole number ≥ 1, got ${arg(args, "runs")}`)
+  if (!(Number.isInteger(runs) && runs >= 1))
+    throw new Error(`coldstart: --runs must be a whole number ≥ 1, got ${arg(args, "runs")}`)
   const chosen = (arg(args, "modes")?.split(",") ?? [...modes]) as Array<Mode>
-  for (const m of chosen) if (!modes.includes(m)) throw new Error(`coldstart: unknown mode "${m}" (known: ${modes.join(", ")})`)
+  for (const m of chosen)
+    if (!modes.includes(m)) throw new Error(`coldstart: unknown mode "${m}" (known: ${modes.join(", ")})`)
   mkdirSync(out, { recursive: true })
   const files = new Map<Mode, Map<string, string>>()
   const sizes = new Map<string, { bytes: number; gzipBytes: number; extraBytes: number }>()
@@ -188,7 +212,11 @@ export const runColdstart = async (args: ReadonlyArray<string>): Promise<void> =
   const failed = new Map<string, string>()
   const started = new Date()
   try {
-    console.log(`coldstart: ${runs} runs per row (after one discarded round), node ${process.version}, redis ${redis.version} (private, ${redis.url}), load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`)
+    console.log(
+      `coldstart: ${runs} runs per row (after one discarded round), node ${process.version}, redis ${redis.version} (private, ${redis.url}), load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")}`
+    )
     for (let round = 0; round <= runs; round++)
       for (const mode of chosen)
         for (const e of entries) {
@@ -230,15 +258,24 @@ export const runColdstart = async (args: ReadonlyArray<string>): Promise<void> =
   }
   const pick = (mode: Mode, library: string) => rows.find((r) => r.mode === mode && r.library === library)
   const client = pick("bundled", "effect-asynq")
-  if (client?.bundleBytes !== undefined) console.log(`\neffect-asynq createClient bundle: ${kb(client.bundleBytes)} (target ≤ 150 KB: ${client.bundleBytes <= 150 * 1024 ? "met" : "NOT met"}), loads as ESM without a banner`)
+  if (client?.bundleBytes !== undefined)
+    console.log(
+      `\neffect-asynq createClient bundle: ${kb(client.bundleBytes)} (target ≤ 150 KB: ${client.bundleBytes <= 150 * 1024 ? "met" : "NOT met"}), loads as ESM without a banner`
+    )
   const ours = pick("unbundled", "effect-asynq")
   const bee = pick("unbundled", "bee-queue")
-  if (ours && bee) console.log(`effect-asynq unbundled spawn → exit: ${(ours.wallMs / bee.wallMs).toFixed(2)}× bee-queue's (target ≤ 1.2×: ${ours.wallMs <= 1.2 * bee.wallMs ? "met" : "NOT met"})`)
+  if (ours && bee)
+    console.log(
+      `effect-asynq unbundled spawn → exit: ${(ours.wallMs / bee.wallMs).toFixed(2)}× bee-queue's (target ≤ 1.2×: ${ours.wallMs <= 1.2 * bee.wallMs ? "met" : "NOT met"})`
+    )
 
   const resultsDir = join(root, "bench/results")
   mkdirSync(resultsDir, { recursive: true })
   const file = join(resultsDir, `coldstart-${started.toISOString().replace(/[:.]/g, "-")}.json`)
-  writeFileSync(file, `${JSON.stringify({ startedAt: started.toISOString(), runs, node: process.version, cpus: cpus().length, loadAvgAtEnd: loadavg(), rows, failed: Object.fromEntries(failed), markdown, samples: Object.fromEntries(samples) }, null, 2)}\n`)
+  writeFileSync(
+    file,
+    `${JSON.stringify({ startedAt: started.toISOString(), runs, node: process.version, cpus: cpus().length, loadAvgAtEnd: loadavg(), rows, failed: Object.fromEntries(failed), markdown, samples: Object.fromEntries(samples) }, null, 2)}\n`
+  )
   console.log(`\nresults: ${file}`)
 }
 

@@ -55,7 +55,10 @@ export const make: AdapterFactory = async ({ redisUrl, queue }) => {
       return { stop: () => worker.close(10_000) }
     },
     enqueueDelayed: async (payload, delayMs) => {
-      await producer.createJob(payload).delayUntil(Date.now() + delayMs).save()
+      await producer
+        .createJob(payload)
+        .delayUntil(Date.now() + delayMs)
+        .save()
     },
     enqueueDelayedBulk: async (payloads, delayMs) => {
       const at = Date.now() + delayMs

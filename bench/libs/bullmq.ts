@@ -16,14 +16,18 @@ const flowsOf = async (connection: { host: string; port: number }, queue: string
   flows.on("error", () => {})
   await flows.waitUntilReady()
   return {
-    settings: "FlowProducer.add({ parent, children: 3 jobs }) on one queue; one Worker({ concurrency, removeOnComplete: { count: 0 }, removeOnFail: { count: 0 } }) runs children and parents; the parent reads getChildrenValues()",
+    settings:
+      "FlowProducer.add({ parent, children: 3 jobs }) on one queue; one Worker({ concurrency, removeOnComplete: { count: 0 }, removeOnFail: { count: 0 } }) runs children and parents; the parent reads getChildrenValues()",
     startWorker: async (concurrency, onDone) => {
       const worker = new Worker<{ n: number; i?: number }>(
         queue,
         async (job) => {
           if (job.name !== "parent") return job.data.n + job.data.i!
           const values = Object.values(await job.getChildrenValues<number>())
-          onDone(job.data.n, values.reduce((a, b) => a + b, 0))
+          onDone(
+            job.data.n,
+            values.reduce((a, b) => a + b, 0)
+          )
           return undefined
         },
         { connection, concurrency, removeOnComplete: { count: 0 }, removeOnFail: { count: 0 } }
@@ -33,7 +37,12 @@ const flowsOf = async (connection: { host: string; port: number }, queue: string
       return { stop: () => worker.close() }
     },
     addFlow: async (n) => {
-      await flows.add({ name: "parent", queueName: queue, data: { n }, children: flowSteps.map((i) => ({ name: `step${i}`, queueName: queue, data: { n, i } })) })
+      await flows.add({
+        name: "parent",
+        queueName: queue,
+        data: { n },
+        children: flowSteps.map((i) => ({ name: `step${i}`, queueName: queue, data: { n, i } }))
+      })
     },
     close: () => flows.close()
   }
@@ -51,7 +60,8 @@ export const make: AdapterFactory = async ({ redisUrl, queue }) => {
   await producer.waitUntilReady()
   const adapter: LibAdapter = {
     name: "bullmq",
-    settings: "Queue.add / Queue.addBulk; Worker({ concurrency, removeOnComplete: { count: 0 }, removeOnFail: { count: 0 } })",
+    settings:
+      "Queue.add / Queue.addBulk; Worker({ concurrency, removeOnComplete: { count: 0 }, removeOnFail: { count: 0 } })",
     enqueueOne: async (payload) => {
       await producer.add("bench", payload)
     },

@@ -22,20 +22,36 @@ import type { HandlerInput } from "../../src/processor/Mux.js"
 import type { ServerOptions } from "../../src/processor/options.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { layer as workflowEngine } from "../../src/workflow/index.js"
-import { type AdapterFactory, type FlowRunner, flowSteps, type LibAdapter, type Payload, type WorkerHandle } from "./types.js"
+import {
+  type AdapterFactory,
+  type FlowRunner,
+  flowSteps,
+  type LibAdapter,
+  type Payload,
+  type WorkerHandle
+} from "./types.js"
 
 /** The "workflow3" workflow: three activities (step i of flow n returns n + i), their results summed at the end. */
-const Flow3 = Workflow.make("Bench.Flow3", { payload: { n: Schema.Number }, success: Schema.Number, idempotencyKey: ({ n }) => String(n) })
+const Flow3 = Workflow.make("Bench.Flow3", {
+  payload: { n: Schema.Number },
+  success: Schema.Number,
+  idempotencyKey: ({ n }) => String(n)
+})
 
-const step = (n: number, i: number) => Activity.make({ name: `step${i}`, success: Schema.Number, execute: Effect.succeed(n + i) })
+const step = (n: number, i: number) =>
+  Activity.make({ name: `step${i}`, success: Schema.Number, execute: Effect.succeed(n + i) })
 
 /** The "workflow3" flows on control queue prefix `queue`: one runtime (engine + the registered workflow) per started worker. */
 const flowsOf = (redisUrl: string, queue: string): FlowRunner => {
   let runtime: ManagedRuntime.ManagedRuntime<WorkflowEngine.WorkflowEngine, unknown> | undefined
   return {
-    settings: "effect-asynq/workflow layer({ queue, concurrency }) (defaults otherwise), a workflow of 3 activities registered with Workflow.toLayer; execute(…, { discard: true }) from the same engine",
+    settings:
+      "effect-asynq/workflow layer({ queue, concurrency }) (defaults otherwise), a workflow of 3 activities registered with Workflow.toLayer; execute(…, { discard: true }) from the same engine",
     startWorker: async (concurrency, onDone) => {
-      const engine = workflowEngine({ queue, concurrency }).pipe(Layer.provide(Broker.layer), Layer.provide(Redis.layer({ url: redisUrl })))
+      const engine = workflowEngine({ queue, concurrency }).pipe(
+        Layer.provide(Broker.layer),
+        Layer.provide(Redis.layer({ url: redisUrl }))
+      )
       const registered = Flow3.toLayer(({ n }) =>
         Effect.gen(function* () {
           let value = 0
@@ -44,7 +60,9 @@ const flowsOf = (redisUrl: string, queue: string): FlowRunner => {
           return value
         })
       )
-      const rt = ManagedRuntime.make(registered.pipe(Layer.provideMerge(engine), Layer.provide(Layer.succeed(References.MinimumLogLevel, "Warn"))))
+      const rt = ManagedRuntime.make(
+        registered.pipe(Layer.provideMerge(engine), Layer.provide(Layer.succeed(References.MinimumLogLevel, "Warn")))
+      )
       await rt.runPromise(Effect.void)
       runtime = rt
       return {
@@ -55,7 +73,8 @@ const flowsOf = (redisUrl: string, queue: string): FlowRunner => {
       }
     },
     addFlow: async (n) => {
-      if (runtime === undefined) throw new Error("effect-asynq flows: start the worker first (its engine starts the flows)")
+      if (runtime === undefined)
+        throw new Error("effect-asynq flows: start the worker first (its engine starts the flows)")
       await runtime.runPromise(Flow3.execute({ n }, { discard: true }))
     },
     close: async () => {}
@@ -79,7 +98,8 @@ const startServer = async (redisUrl: string, handlers: HandlerInput, options: Se
   }
   return {
     // Closing the scope runs the server's graceful shutdown, then quits its connections.
-    stop: () => Effect.runPromise(Scope.close(scope, Exit.void).pipe(Effect.provideService(References.MinimumLogLevel, "Warn")))
+    stop: () =>
+      Effect.runPromise(Scope.close(scope, Exit.void).pipe(Effect.provideService(References.MinimumLogLevel, "Warn")))
   }
 }
 
@@ -103,20 +123,33 @@ export const make: AdapterFactory = async ({ redisUrl, queue }) => {
       if (failed > 0) throw new Error(`effect-asynq enqueueMany: ${failed} tasks failed`)
     },
     startWorker: (concurrency, handler) =>
-      startServer(redisUrl, { bench: (task) => void handler(task.json<Payload>()) }, { concurrency, queues: { [queue]: 1 } }),
+      startServer(
+        redisUrl,
+        { bench: (task) => void handler(task.json<Payload>()) },
+        { concurrency, queues: { [queue]: 1 } }
+      ),
     enqueueDelayed: async (payload, delayMs) => {
       await client.enqueue("bench", payload, { queue, processIn: delayMs })
     },
     enqueueDelayedBulk: async (payloads, delayMs) => {
-      const out = await client.enqueueMany(payloads.map((payload) => ({ type: "bench", payload, options: { queue, processIn: delayMs } })))
+      const out = await client.enqueueMany(
+        payloads.map((payload) => ({ type: "bench", payload, options: { queue, processIn: delayMs } }))
+      )
       const failed = out.filter((o) => !o.ok)
-      if (failed.length > 0) throw new Error(`effect-asynq enqueueMany (delayed): ${failed.length} tasks failed, e.g. ${JSON.stringify(failed[0])}`)
+      if (failed.length > 0)
+        throw new Error(
+          `effect-asynq enqueueMany (delayed): ${failed.length} tasks failed, e.g. ${JSON.stringify(failed[0])}`
+        )
     },
     enqueueRetried: async (payload) => {
       await client.enqueue("bench", payload, { queue, maxRetry: 1 })
     },
     startDelayedWorker: (concurrency, handler, { retryDelayMs }) =>
-      startServer(redisUrl, { bench: (task) => void handler(task.json<Payload>(), task.retryCount) }, { concurrency, queues: { [queue]: 1 }, retryDelay: () => retryDelayMs }),
+      startServer(
+        redisUrl,
+        { bench: (task) => void handler(task.json<Payload>(), task.retryCount) },
+        { concurrency, queues: { [queue]: 1 }, retryDelay: () => retryDelayMs }
+      ),
     readyCount: () => admin.llen(queueKeys(queue).pending),
     flows: async () => flowsOf(redisUrl, `${queue}-flows`),
     close: async () => {

@@ -112,7 +112,8 @@ export const openConnection = async (url: string) => {
 /** The scenarios the floor runs (the others need acknowledgement, bulk writes or concurrency). */
 export const floorScenarios: ReadonlySet<string> = new Set(["enqueueSerial", "enqueueConcurrent", "latency"])
 
-const enqueueScript = 'redis.call("HSET", KEYS[1] .. ARGV[1], "data", ARGV[2])\nredis.call("LPUSH", KEYS[2], ARGV[1] .. "\\n" .. ARGV[2])\nreturn 1'
+const enqueueScript =
+  'redis.call("HSET", KEYS[1] .. ARGV[1], "data", ARGV[2])\nredis.call("LPUSH", KEYS[2], ARGV[1] .. "\\n" .. ARGV[2])\nreturn 1'
 
 export const make: AdapterFactory = async ({ redisUrl, queue }) => {
   const producer = await openConnection(redisUrl)

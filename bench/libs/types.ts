@@ -85,7 +85,11 @@ export interface LibAdapter {
   /** Enqueues one task that is retried once after a failed attempt, `retryDelayMs` later (job options where the library takes them there). */
   readonly enqueueRetried?: (payload: Payload, retryDelayMs: number) => Promise<void>
   /** Starts a worker that also runs delayed tasks and retries, with `options.retryDelayMs`; attempts count from 0. */
-  readonly startDelayedWorker?: (concurrency: number, handler: FailingHandler, options: DelayedWorkerOptions) => Promise<WorkerHandle>
+  readonly startDelayedWorker?: (
+    concurrency: number,
+    handler: FailingHandler,
+    options: DelayedWorkerOptions
+  ) => Promise<WorkerHandle>
   /** Tasks ready to run and not taken by a worker yet (the library's waiting/pending count). */
   readonly readyCount?: () => Promise<number>
   /** The "workflow3" scenario's flows (libraries with workflows or flows only). */

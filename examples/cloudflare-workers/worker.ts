@@ -26,7 +26,8 @@ let client: EdgeClient | undefined
 let tick: EdgeTick | undefined
 const redisOf = (env: Env) => ({ url: env.UPSTASH_REDIS_REST_URL, token: env.UPSTASH_REDIS_REST_TOKEN })
 
-const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } })
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } })
 
 const signup = async (request: Request, env: Env): Promise<Response> => {
   let body: unknown
@@ -36,14 +37,16 @@ const signup = async (request: Request, env: Env): Promise<Response> => {
     return json(400, { error: "the body must be JSON" })
   }
   const email = typeof body === "object" && body !== null ? (body as { email?: unknown }).email : undefined
-  if (typeof email !== "string" || !/^[^@\s]+@[^@\s]+$/.test(email)) return json(400, { error: "email: an address is required" })
+  if (typeof email !== "string" || !/^[^@\s]+@[^@\s]+$/.test(email))
+    return json(400, { error: "email: an address is required" })
   client ??= createClient(redisOf(env))
   try {
     const info = await client.enqueue("email:welcome", { email }, { queue: "email", unique: 3_600_000 })
     return json(202, { taskId: info.id, queue: info.queue })
   } catch (e) {
     const error = e as { readonly _tag?: string; readonly message?: string }
-    if (error._tag === "DuplicateTask") return json(409, { error: "a welcome email for this address is already queued" })
+    if (error._tag === "DuplicateTask")
+      return json(409, { error: "a welcome email for this address is already queued" })
     if (error._tag === "InvalidArgument") return json(400, { error: error.message })
     console.error(`enqueue failed: ${error._tag}: ${error.message}`)
     return json(503, { error: "the queue is unavailable, try again" })
@@ -62,6 +65,7 @@ export default {
     const summary = await tick()
     console.log(JSON.stringify({ msg: "effect-asynq maintenance tick", ...summary }))
     // A failed part makes the invocation fail, so it shows in the Worker's cron metrics.
-    if (summary.errors.length > 0) throw new Error(`maintenance tick: ${summary.errors.map((e) => `${e.step}: ${e.message}`).join("; ")}`)
+    if (summary.errors.length > 0)
+      throw new Error(`maintenance tick: ${summary.errors.map((e) => `${e.step}: ${e.message}`).join("; ")}`)
   }
 }

@@ -32,7 +32,11 @@ const received = new Promise<NodeJS.Signals>((resolve) => {
 const main = async () => {
   const redis = await demoRedis()
   if (signalled) return redis.stop()
-  console.log(redis.started ? `No Redis at ${process.env.REDIS_URL ?? "redis://127.0.0.1:6379"}: started a private redis-server at ${redis.url}` : `Using Redis at ${redis.url}`)
+  console.log(
+    redis.started
+      ? `No Redis at ${process.env.REDIS_URL ?? "redis://127.0.0.1:6379"}: started a private redis-server at ${redis.url}`
+      : `Using Redis at ${redis.url}`
+  )
 
   const expected = new Set<string>()
   const completed = new Set<string>()
@@ -59,8 +63,9 @@ const main = async () => {
   let dashboard: DashboardServer | undefined
   if (forever) {
     const port = Number(process.env.DASH_PORT ?? 8080)
-    const served = await serveDashboard({ redis: redis.url, port, allowActions: true }).catch((e: NodeJS.ErrnoException) =>
-      e.code === "EADDRINUSE" ? serveDashboard({ redis: redis.url, port: 0, allowActions: true }) : Promise.reject(e)
+    const served = await serveDashboard({ redis: redis.url, port, allowActions: true }).catch(
+      (e: NodeJS.ErrnoException) =>
+        e.code === "EADDRINUSE" ? serveDashboard({ redis: redis.url, port: 0, allowActions: true }) : Promise.reject(e)
     )
     dashboard = served
     console.log(`Dashboard: ${served.url} (actions allowed)`)

@@ -26,6 +26,9 @@ export class Broker extends Context.Service<Broker, BrokerShape>()("effect-asynq
   /** The broker over the Redis service in context. */
   static readonly layer: Layer.Layer<Broker, never, RedisService> = Layer.effect(
     Broker,
-    Effect.map(RedisService, (redis): BrokerShape => ({ redis, knownQueues: new KnownQueues(), messageSizes: new MessageSizes() }))
+    Effect.map(
+      RedisService,
+      (redis): BrokerShape => ({ redis, knownQueues: new KnownQueues(), messageSizes: new MessageSizes() })
+    )
   )
 }

@@ -7,13 +7,20 @@ import { type IdAndBytes, idBytesPairsReply, integerReply, integersReply } from 
 import { utf8Text } from "./fields.js"
 import { defineScript } from "./script.js"
 import { unixSeconds } from "./time.js"
-import { checkGroupsLua, deleteAggregationSetLua, readAggregationSetLua, reclaimStaleAggregationSetsLua } from "../redis/lua.generated.js"
+import {
+  checkGroupsLua,
+  deleteAggregationSetLua,
+  readAggregationSetLua,
+  reclaimStaleAggregationSetsLua
+} from "../redis/lua.generated.js"
 
 /** The groups listed in the queue's groups set; with a limit, that many distinct groups drawn at random (so successive calls see every group). */
 export const listGroups = Effect.fn("Broker.listGroups")(function* (queue: string, limit?: number) {
   const { redis } = yield* Broker
   const key = queueKeys(queue).allGroups
-  const names = yield* (limit !== undefined ? redis.command("srandmember groups", ["SRANDMEMBER", key, limit]) : redis.command("smembers groups", ["SMEMBERS", key]))
+  const names = yield* limit !== undefined
+    ? redis.command("srandmember groups", ["SRANDMEMBER", key, limit])
+    : redis.command("smembers groups", ["SMEMBERS", key])
   return names as ReadonlyArray<string>
 })
 
@@ -21,19 +28,32 @@ export interface CheckGroupInput {
   readonly queue: string
   readonly group: string
   readonly setId: string
-  readonly rule: { readonly maxSize: number; readonly maxDelaySec: number; readonly gracePeriodSec: number; readonly deadlineSec: number }
+  readonly rule: {
+    readonly maxSize: number
+    readonly maxDelaySec: number
+    readonly gracePeriodSec: number
+    readonly deadlineSec: number
+  }
   readonly nowMs: number
 }
 
 /** Script `checkGroups`: moves a ready group's oldest tasks into a new aggregation set; returns how many (0 = not ready). */
 export const checkGroupsScript = defineScript<CheckGroupInput, number>({
-  name: "checkGroups", source: checkGroupsLua,
+  name: "checkGroups",
+  source: checkGroupsLua,
   buffers: false,
   keys: ({ queue, group, setId }) => {
     const k = queueKeys(queue)
     return [k.group(group), k.aggregationSet(group, setId), k.allAggregationSets, k.allGroups]
   },
-  args: ({ rule, nowMs, group }) => [rule.maxSize, rule.maxDelaySec, rule.gracePeriodSec, rule.deadlineSec, unixSeconds(nowMs), group],
+  args: ({ rule, nowMs, group }) => [
+    rule.maxSize,
+    rule.maxDelaySec,
+    rule.gracePeriodSec,
+    rule.deadlineSec,
+    unixSeconds(nowMs),
+    group
+  ],
   decode: (reply) => integerReply("checkGroups", reply)
 })
 
@@ -49,8 +69,12 @@ const setKeys = ({ queue, group, setId }: AggregationSetInput) => {
 }
 
 /** Script `readAggregationSet`: the set's raw messages and deadline (undefined when not registered). */
-export const readAggregationSetScript = defineScript<AggregationSetInput, { readonly deadlineSec: number | undefined; readonly tasks: ReadonlyArray<IdAndBytes> }>({
-  name: "readAggregationSet", source: readAggregationSetLua,
+export const readAggregationSetScript = defineScript<
+  AggregationSetInput,
+  { readonly deadlineSec: number | undefined; readonly tasks: ReadonlyArray<IdAndBytes> }
+>({
+  name: "readAggregationSet",
+  source: readAggregationSetLua,
   buffers: true,
   keys: setKeys,
   args: () => [],
@@ -63,7 +87,8 @@ export const readAggregationSetScript = defineScript<AggregationSetInput, { read
 
 /** Script `deleteAggregationSet`: deletes the set and its member tasks; returns how many tasks. */
 export const deleteAggregationSetScript = defineScript<AggregationSetInput, number>({
-  name: "deleteAggregationSet", source: deleteAggregationSetLua,
+  name: "deleteAggregationSet",
+  source: deleteAggregationSetLua,
   buffers: false,
   keys: setKeys,
   args: () => [],
@@ -75,12 +100,17 @@ export const reclaimStaleAggregationSetsScript = defineScript<
   { readonly queue: string; readonly nowMs: number; readonly batch: number },
   { readonly sets: number; readonly tasks: number }
 >({
-  name: "reclaimStaleAggregationSets", source: reclaimStaleAggregationSetsLua,
+  name: "reclaimStaleAggregationSets",
+  source: reclaimStaleAggregationSetsLua,
   buffers: false,
   keys: ({ queue }) => {
     const k = queueKeys(queue)
     return [k.allAggregationSets, k.groupPrefix, k.allGroups]
   },
   args: ({ nowMs, batch }) => [unixSeconds(nowMs), batch],
-  decode: (reply) => Result.map(integersReply("reclaimStaleAggregationSets", reply, 2), ([sets, tasks]) => ({ sets: sets!, tasks: tasks! }))
+  decode: (reply) =>
+    Result.map(integersReply("reclaimStaleAggregationSets", reply, 2), ([sets, tasks]) => ({
+      sets: sets!,
+      tasks: tasks!
+    }))
 })

@@ -30,11 +30,21 @@ export interface ArchiveInput {
  * tasks were deleted. LeaseLost when the task is not active under a (matching) lease.
  */
 export const archiveScript = defineScript<ArchiveInput, { readonly trimmed: number }, LeaseLost>({
-  name: "archive", source: archiveLua,
+  name: "archive",
+  source: archiveLua,
   buffers: false,
   keys: ({ updated, nowMs }) => {
     const k = queueKeys(updated.queue)
-    return [k.taskPrefix, k.active, k.lease, k.archived, k.processed(nowMs), k.failed(nowMs), k.processedTotal, k.failedTotal]
+    return [
+      k.taskPrefix,
+      k.active,
+      k.lease,
+      k.archived,
+      k.processed(nowMs),
+      k.failed(nowMs),
+      k.processedTotal,
+      k.failedTotal
+    ]
   },
   args: (a) => [
     a.updated.id,
@@ -46,5 +56,7 @@ export const archiveScript = defineScript<ArchiveInput, { readonly trimmed: numb
     a.leaseCutoffSec ?? ""
   ],
   decode: (reply, { updated }) =>
-    Result.flatMap(integersReply("archive", reply, 2), ([moved, trimmed]) => Result.map(coded("archive", moved!, updated, doneOrAlreadyDone), () => ({ trimmed: trimmed! })))
+    Result.flatMap(integersReply("archive", reply, 2), ([moved, trimmed]) =>
+      Result.map(coded("archive", moved!, updated, doneOrAlreadyDone), () => ({ trimmed: trimmed! }))
+    )
 })

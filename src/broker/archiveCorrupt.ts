@@ -6,7 +6,9 @@ import { unixSeconds } from "./time.js"
 import { archiveCorruptLua } from "../redis/lua.generated.js"
 
 /** Where a corrupt task is taken from: the active list (with its lease) or an aggregation set. */
-export type CorruptSource = { readonly kind: "active" } | { readonly kind: "set"; readonly group: string; readonly setId: string }
+export type CorruptSource =
+  | { readonly kind: "active" }
+  | { readonly kind: "set"; readonly group: string; readonly setId: string }
 
 export interface ArchiveCorruptInput {
   readonly queue: string
@@ -24,11 +26,14 @@ const outcomes = { 1: "archived", 2: "dropped", 0: "absent" } as const
  * (the id was no longer in the source).
  */
 export const archiveCorruptScript = defineScript<ArchiveCorruptInput, "archived" | "dropped" | "absent">({
-  name: "archiveCorrupt", source: archiveCorruptLua,
+  name: "archiveCorrupt",
+  source: archiveCorruptLua,
   buffers: false,
   keys: ({ queue, source }) => {
     const k = queueKeys(queue)
-    return source.kind === "active" ? [k.taskPrefix, k.archived, k.active, k.lease] : [k.taskPrefix, k.archived, k.aggregationSet(source.group, source.setId)]
+    return source.kind === "active"
+      ? [k.taskPrefix, k.archived, k.active, k.lease]
+      : [k.taskPrefix, k.archived, k.aggregationSet(source.group, source.setId)]
   },
   args: (i) => [i.id, i.error, unixSeconds(i.nowMs), i.source.kind],
   decode: (reply) =>

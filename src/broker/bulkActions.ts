@@ -29,7 +29,12 @@ const source = ({ queue, state, group }: BulkBatchInput) => {
   const k = queueKeys(queue)
   return state === "aggregating"
     ? { k, key: k.group(group!), list: false, group: group! }
-    : { k, key: k[state as "pending" | "scheduled" | "retry" | "archived" | "completed"], list: state === "pending", group: "" }
+    : {
+        k,
+        key: k[state as "pending" | "scheduled" | "retry" | "archived" | "completed"],
+        list: state === "pending",
+        group: ""
+      }
 }
 
 const counts = (script: "inspector_runAll" | "inspector_archiveAll" | "inspector_deleteAll") => (reply: unknown) =>
@@ -40,7 +45,8 @@ const counts = (script: "inspector_runAll" | "inspector_archiveAll" | "inspector
 
 /** Script `inspector_runAll`: up to `size` tasks of a state (scheduled, retry, archived, a group) -> pending. */
 export const runAllBatchScript = defineScript<BulkBatchInput, BatchCounts>({
-  name: "inspector_runAll", source: inspector_runAllLua,
+  name: "inspector_runAll",
+  source: inspector_runAllLua,
   buffers: false,
   keys: (i) => {
     const s = source(i)
@@ -52,7 +58,8 @@ export const runAllBatchScript = defineScript<BulkBatchInput, BatchCounts>({
 
 /** Script `inspector_archiveAll`: up to `size` tasks of a state -> archived, trimming the archive. */
 export const archiveAllBatchScript = defineScript<BulkBatchInput, BatchCounts>({
-  name: "inspector_archiveAll", source: inspector_archiveAllLua,
+  name: "inspector_archiveAll",
+  source: inspector_archiveAllLua,
   buffers: false,
   keys: (i) => {
     const s = source(i)
@@ -60,14 +67,22 @@ export const archiveAllBatchScript = defineScript<BulkBatchInput, BatchCounts>({
   },
   args: (i) => {
     const s = source(i)
-    return [s.list ? "list" : "zset", i.size, unixSeconds(i.nowMs), archiveCutoffSeconds(i.nowMs), archiveMaxSize, s.group]
+    return [
+      s.list ? "list" : "zset",
+      i.size,
+      unixSeconds(i.nowMs),
+      archiveCutoffSeconds(i.nowMs),
+      archiveMaxSize,
+      s.group
+    ]
   },
   decode: counts("inspector_archiveAll")
 })
 
 /** Script `inspector_deleteAll`: deletes up to `size` tasks of a state. */
 export const deleteAllBatchScript = defineScript<BulkBatchInput, BatchCounts>({
-  name: "inspector_deleteAll", source: inspector_deleteAllLua,
+  name: "inspector_deleteAll",
+  source: inspector_deleteAllLua,
   buffers: false,
   keys: (i) => {
     const s = source(i)

@@ -24,7 +24,14 @@ import { unixNanosString, unixSeconds } from "./time.js"
 export const claimSignature = Effect.fn("Broker.claimSignature")(function* (signatureHex: string, ttlMs: number) {
   const { redis } = yield* Broker
   // A plain command (not ioredis's `set`): it runs over every transport, the light one included.
-  const reply = yield* redis.command("claim request signature", ["SET", usedSignatureKey(signatureHex), "1", "PX", Math.max(1, Math.ceil(ttlMs)), "NX"])
+  const reply = yield* redis.command("claim request signature", [
+    "SET",
+    usedSignatureKey(signatureHex),
+    "1",
+    "PX",
+    Math.max(1, Math.ceil(ttlMs)),
+    "NX"
+  ])
   return reply === "OK"
 })
 
@@ -48,7 +55,8 @@ const refusal = (code: number, w: SignedWrite) => codeError("enqueue", code, { m
 
 /** Script `enqueueSigned`: the request's record and its task, in one step. */
 export const enqueueSignedScript = defineScript<SignedWrite, SignedOutcome, DuplicateTask | TaskIdConflict>({
-  name: "enqueueSigned", source: enqueueSignedLua,
+  name: "enqueueSigned",
+  source: enqueueSignedLua,
   buffers: false,
   keys: ({ signatureHex, write: w }) => {
     const k = queueKeys(w.msg.queue)
@@ -66,7 +74,11 @@ export const enqueueSignedScript = defineScript<SignedWrite, SignedOutcome, Dupl
       w.msg.id,
       bytesArg(encodeTaskMessage(w.msg)),
       t.state,
-      t.state === "scheduled" ? unixSeconds(t.processAtMs) : t.state === "aggregating" ? unixSeconds(w.nowMs) : unixNanosString(w.nowMs),
+      t.state === "scheduled"
+        ? unixSeconds(t.processAtMs)
+        : t.state === "aggregating"
+          ? unixSeconds(w.nowMs)
+          : unixNanosString(w.nowMs),
       t.state === "aggregating" ? t.group : "",
       w.msg.queue,
       w.uniqueLockTtlMs === undefined ? 0 : Math.max(1, Math.ceil(w.uniqueLockTtlMs))

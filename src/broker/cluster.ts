@@ -14,11 +14,15 @@ export interface SlotNode {
 export const clusterSlotNodes = Effect.fn("Broker.clusterSlotNodes")(function* (slot: number) {
   const { redis } = yield* Broker
   if (!redis.isCluster) {
-    return yield* new NotACluster({ target: redis.target, message: `Redis at ${redis.target} is not a Redis Cluster; cluster nodes exist only in cluster mode` })
+    return yield* new NotACluster({
+      target: redis.target,
+      message: `Redis at ${redis.target} is not a Redis Cluster; cluster nodes exist only in cluster mode`
+    })
   }
   const ranges = (yield* redis.use("cluster slots", (c) => c.call("CLUSTER", "SLOTS"))) as ReadonlyArray<SlotRange>
   for (const [from, to, ...nodes] of ranges) {
-    if (from <= slot && slot <= to) return nodes.map((n): SlotNode => ({ id: String(n[2] ?? ""), addr: `${n[0]}:${n[1]}` }))
+    if (from <= slot && slot <= to)
+      return nodes.map((n): SlotNode => ({ id: String(n[2] ?? ""), addr: `${n[0]}:${n[1]}` }))
   }
   return [] as ReadonlyArray<SlotNode>
 })

@@ -21,7 +21,8 @@ export interface CompleteInput {
  * no longer active.
  */
 export const completeScript = defineScript<CompleteInput, CompleteOutcome, LeaseLost>({
-  name: "complete", source: completeLua,
+  name: "complete",
+  source: completeLua,
   buffers: false,
   keys: ({ msg, nowMs }) => {
     const k = queueKeys(msg.queue)
@@ -31,7 +32,14 @@ export const completeScript = defineScript<CompleteInput, CompleteOutcome, Lease
   },
   args: ({ msg, nowMs }) =>
     msg.retention > 0
-      ? [msg.id, statsExpireAt(nowMs), "keep", unixSeconds(nowMs) + msg.retention, bytesArg(encodeTaskMessage({ ...msg, completedAt: unixSeconds(nowMs) }))]
+      ? [
+          msg.id,
+          statsExpireAt(nowMs),
+          "keep",
+          unixSeconds(nowMs) + msg.retention,
+          bytesArg(encodeTaskMessage({ ...msg, completedAt: unixSeconds(nowMs) }))
+        ]
       : [msg.id, statsExpireAt(nowMs), "delete", 0, ""],
-  decode: (reply, { msg }) => doneOr("complete", reply, msg, msg.retention > 0 ? ("completed" as const) : ("deleted" as const), doneOrAlreadyDone)
+  decode: (reply, { msg }) =>
+    doneOr("complete", reply, msg, msg.retention > 0 ? ("completed" as const) : ("deleted" as const), doneOrAlreadyDone)
 })

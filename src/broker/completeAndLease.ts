@@ -35,16 +35,31 @@ export interface CompleteAndLeaseResult {
  * flow-control limit for the lease part.
  */
 export const completeAndLeaseScript = defineScript<CompleteAndLeaseInput, CompleteAndLeaseResult>({
-  name: "completeAndLease", source: completeAndLeaseLua,
+  name: "completeAndLease",
+  source: completeAndLeaseLua,
   buffers: true,
   keys: ({ msgs, nowMs }) => {
     const k = queueKeys(msgs[0]!.queue)
-    return completionLockKeys(msgs, [k.active, k.lease, k.completed, k.taskPrefix, k.processed(nowMs), k.processedTotal, k.pending, k.paused])
+    return completionLockKeys(msgs, [
+      k.active,
+      k.lease,
+      k.completed,
+      k.taskPrefix,
+      k.processed(nowMs),
+      k.processedTotal,
+      k.pending,
+      k.paused
+    ])
   },
-  args: ({ msgs, nowMs, count, leaseScore, idsOnly }) => completionArgs([statsExpireAt(nowMs), leaseScore, count, nowMs, idsOnly ? "ids" : ""], msgs, nowMs),
+  args: ({ msgs, nowMs, count, leaseScore, idsOnly }) =>
+    completionArgs([statsExpireAt(nowMs), leaseScore, count, nowMs, idsOnly ? "ids" : ""], msgs, nowMs),
   decode: (reply, { msgs }) => {
-    if (!Array.isArray(reply) || reply.length !== 2) return Result.fail(unexpectedReply("completeAndLease", reply, "an array of two arrays"))
-    return Result.map(completionOutcomes("completeAndLease", reply[0], msgs), (completions) => ({ completions, leaseReply: reply[1] as unknown }))
+    if (!Array.isArray(reply) || reply.length !== 2)
+      return Result.fail(unexpectedReply("completeAndLease", reply, "an array of two arrays"))
+    return Result.map(completionOutcomes("completeAndLease", reply[0], msgs), (completions) => ({
+      completions,
+      leaseReply: reply[1] as unknown
+    }))
   }
 })
 

@@ -30,11 +30,19 @@ const completed = Result.succeed<CompleteOutcome>("completed")
  * is no longer active under a lease).
  */
 export const completeBatchScript = defineScript<CompleteBatchInput, CompleteBatchOutcomes>({
-  name: "completeBatch", source: completeBatchLua,
+  name: "completeBatch",
+  source: completeBatchLua,
   buffers: false,
   keys: ({ msgs, nowMs }) => {
     const k = queueKeys(msgs[0]!.queue)
-    return completionLockKeys(msgs, [k.active, k.lease, k.completed, k.taskPrefix, k.processed(nowMs), k.processedTotal])
+    return completionLockKeys(msgs, [
+      k.active,
+      k.lease,
+      k.completed,
+      k.taskPrefix,
+      k.processed(nowMs),
+      k.processedTotal
+    ])
   },
   args: ({ msgs, nowMs }) => completionArgs([statsExpireAt(nowMs)], msgs, nowMs),
   decode: (reply, { msgs }) => completionOutcomes("completeBatch", reply, msgs)
@@ -48,13 +56,23 @@ export const completionLockKeys = (msgs: ReadonlyArray<TaskMessage>, into: Array
 }
 
 /** Appends five entries per task (includes/completeTasks.lua): id, disposal, completed score, message, lock index (1-based, 0: none). */
-export const completionArgs = (args: Array<ScriptArg>, msgs: ReadonlyArray<TaskMessage>, nowMs: number): Array<ScriptArg> => {
+export const completionArgs = (
+  args: Array<ScriptArg>,
+  msgs: ReadonlyArray<TaskMessage>,
+  nowMs: number
+): Array<ScriptArg> => {
   const prefix = queueKeys(msgs[0]!.queue).prefix
   let lockIndex = 0
   for (const msg of msgs) {
     const lock = ownUniqueKey(prefix, msg.uniqueKey).length > 0 ? ++lockIndex : 0
     if (msg.retention > 0)
-      args.push(msg.id, "keep", unixSeconds(nowMs) + msg.retention, bytesArg(encodeTaskMessage({ ...msg, completedAt: unixSeconds(nowMs) })), lock)
+      args.push(
+        msg.id,
+        "keep",
+        unixSeconds(nowMs) + msg.retention,
+        bytesArg(encodeTaskMessage({ ...msg, completedAt: unixSeconds(nowMs) })),
+        lock
+      )
     else args.push(msg.id, "delete", 0, "", lock)
   }
   return args
@@ -66,7 +84,8 @@ export const completionOutcomes = (
   reply: unknown,
   msgs: ReadonlyArray<TaskMessage>
 ): Result.Result<CompleteBatchOutcomes, RedisError> => {
-  if (!Array.isArray(reply) || reply.length !== msgs.length) return Result.fail(unexpectedReply(script, reply, `an array of ${msgs.length} integers`))
+  if (!Array.isArray(reply) || reply.length !== msgs.length)
+    return Result.fail(unexpectedReply(script, reply, `an array of ${msgs.length} integers`))
   const out: Array<Result.Result<CompleteOutcome, LeaseLost>> = new Array(msgs.length)
   for (let i = 0; i < msgs.length; i++) {
     const msg = msgs[i]!

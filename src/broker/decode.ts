@@ -26,10 +26,16 @@ export const unexpectedReply = (script: LuaName, reply: unknown, expected: strin
 
 /** An integer reply. */
 export const integerReply = (script: LuaName, reply: unknown): Result.Result<number, RedisError> =>
-  typeof reply === "number" && Number.isInteger(reply) ? Result.succeed(reply) : Result.fail(unexpectedReply(script, reply, "an integer"))
+  typeof reply === "number" && Number.isInteger(reply)
+    ? Result.succeed(reply)
+    : Result.fail(unexpectedReply(script, reply, "an integer"))
 
 /** An array reply of `length` integers. */
-export const integersReply = (script: LuaName, reply: unknown, length: number): Result.Result<ReadonlyArray<number>, RedisError> =>
+export const integersReply = (
+  script: LuaName,
+  reply: unknown,
+  length: number
+): Result.Result<ReadonlyArray<number>, RedisError> =>
   Array.isArray(reply) && reply.length === length && reply.every((x) => typeof x === "number")
     ? Result.succeed(reply as Array<number>)
     : Result.fail(unexpectedReply(script, reply, `an array of ${length} integers`))
@@ -51,15 +57,25 @@ export interface IdAndBytes {
 }
 
 /** A flat `id1, msg1, id2, msg2, …` array reply read with buffers (msg nil allowed), from index `from`. */
-export const idBytesPairsReply = (script: LuaName, reply: unknown, from = 0): Result.Result<ReadonlyArray<IdAndBytes>, RedisError> => {
-  if (!Array.isArray(reply) || (reply.length - from) % 2 !== 0) return Result.fail(unexpectedReply(script, reply, "a flat array of id, msg pairs"))
+export const idBytesPairsReply = (
+  script: LuaName,
+  reply: unknown,
+  from = 0
+): Result.Result<ReadonlyArray<IdAndBytes>, RedisError> => {
+  if (!Array.isArray(reply) || (reply.length - from) % 2 !== 0)
+    return Result.fail(unexpectedReply(script, reply, "a flat array of id, msg pairs"))
   const out: Array<IdAndBytes> = []
   for (let i = from; i < reply.length; i += 2) {
     const id: unknown = reply[i]
     const msg: unknown = reply[i + 1]
-    if (!(id instanceof Uint8Array) && typeof id !== "string") return Result.fail(unexpectedReply(script, reply, "a flat array of id, msg pairs"))
-    if (msg !== null && !(msg instanceof Uint8Array)) return Result.fail(unexpectedReply(script, reply, "a flat array of id, msg pairs"))
-    out.push({ id: typeof id === "string" ? id : utf8Text(id), bytes: msg === null ? undefined : new Uint8Array(msg.buffer, msg.byteOffset, msg.length) })
+    if (!(id instanceof Uint8Array) && typeof id !== "string")
+      return Result.fail(unexpectedReply(script, reply, "a flat array of id, msg pairs"))
+    if (msg !== null && !(msg instanceof Uint8Array))
+      return Result.fail(unexpectedReply(script, reply, "a flat array of id, msg pairs"))
+    out.push({
+      id: typeof id === "string" ? id : utf8Text(id),
+      bytes: msg === null ? undefined : new Uint8Array(msg.buffer, msg.byteOffset, msg.length)
+    })
   }
   return Result.succeed(out)
 }
@@ -76,7 +92,9 @@ export const coded = <S extends CodedScript & LuaName>(
 ): Result.Result<number, CodeError<S> | RedisError> => {
   if (successCodes.includes(code)) return Result.succeed(code)
   const error = codeError(script, code, ctx)
-  return error !== undefined ? Result.fail(error) : Result.fail(unexpectedReply(script, code, `one of ${[...successCodes, ...codesOf(script)].join(", ")}`))
+  return error !== undefined
+    ? Result.fail(error)
+    : Result.fail(unexpectedReply(script, code, `one of ${[...successCodes, ...codesOf(script)].join(", ")}`))
 }
 
 const doneOnly: ReadonlyArray<number> = [1]
@@ -92,7 +110,9 @@ export const doneOr = <S extends CodedScript & LuaName, A>(
   value: A,
   successCodes: ReadonlyArray<number> = doneOnly
 ): Result.Result<A, CodeError<S> | RedisError> =>
-  reply === 1 ? Result.succeed(value) : Result.flatMap(integerReply(script, reply), (n) => Result.map(coded(script, n, ctx, successCodes), () => value))
+  reply === 1
+    ? Result.succeed(value)
+    : Result.flatMap(integerReply(script, reply), (n) => Result.map(coded(script, n, ctx, successCodes), () => value))
 
 /**
  * The success codes of the lease transitions (complete, retry, archive, requeue): 1 done, 2 already done by

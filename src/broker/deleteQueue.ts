@@ -20,21 +20,48 @@ export interface RemoveQueueInput {
  * when forced. `{ removed: true, deleted }` when done; `{ removed: false, left }` when a batch
  * was deleted and more remain (call again). QueueNotEmpty (not forced) or InvalidState (active tasks).
  */
-export type RemoveQueueStep = { readonly removed: true; readonly deleted: number } | { readonly removed: false; readonly left: number }
+export type RemoveQueueStep =
+  | { readonly removed: true; readonly deleted: number }
+  | { readonly removed: false; readonly left: number }
 
 export const deleteQueueScript = defineScript<RemoveQueueInput, RemoveQueueStep, QueueNotEmpty | InvalidState>({
-  name: "inspector_deleteQueue", source: inspector_deleteQueueLua,
+  name: "inspector_deleteQueue",
+  source: inspector_deleteQueueLua,
   buffers: false,
   keys: ({ queue }) => {
     const k = queueKeys(queue)
-    return [k.pending, k.active, k.scheduled, k.retry, k.archived, k.completed, k.lease, k.allGroups, k.allAggregationSets, k.paused, k.taskPrefix, k.groupPrefix, k.uniquePrefix, k.parked, k.parkRoom, k.dueMs, k.handover, k.flow]
+    return [
+      k.pending,
+      k.active,
+      k.scheduled,
+      k.retry,
+      k.archived,
+      k.completed,
+      k.lease,
+      k.allGroups,
+      k.allAggregationSets,
+      k.paused,
+      k.taskPrefix,
+      k.groupPrefix,
+      k.uniquePrefix,
+      k.parked,
+      k.parkRoom,
+      k.dueMs,
+      k.handover,
+      k.flow
+    ]
   },
   args: ({ force, batch }) => [force ? "1" : "0", batch],
   decode: (reply, { queue, done }) =>
-    Result.flatMap(integersReply("inspector_deleteQueue", reply, 2), ([code, n]): Result.Result<RemoveQueueStep, QueueNotEmpty | InvalidState | RedisError> => {
-      if (code === 1) return Result.succeed({ removed: true as const, deleted: n! })
-      if (code === 0) return Result.succeed({ removed: false as const, left: n! })
-      const error = codeError("inspector_deleteQueue", code!, { queue, count: n!, done })
-      return Result.fail(error ?? unexpectedReply("inspector_deleteQueue", reply, "{code, count} with code 1, 0, -1 or -2"))
-    })
+    Result.flatMap(
+      integersReply("inspector_deleteQueue", reply, 2),
+      ([code, n]): Result.Result<RemoveQueueStep, QueueNotEmpty | InvalidState | RedisError> => {
+        if (code === 1) return Result.succeed({ removed: true as const, deleted: n! })
+        if (code === 0) return Result.succeed({ removed: false as const, left: n! })
+        const error = codeError("inspector_deleteQueue", code!, { queue, count: n!, done })
+        return Result.fail(
+          error ?? unexpectedReply("inspector_deleteQueue", reply, "{code, count} with code 1, 0, -1 or -2")
+        )
+      }
+    )
 })

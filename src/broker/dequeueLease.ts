@@ -41,10 +41,13 @@ export interface DequeueLeaseReply {
  * Reads a dequeueLease reply (also the lease part of completeAndLease's): the flat pairs, and when
  * its length is odd, the flow limit's wait at its end (ms >= 0, or -1 for the concurrency cap).
  */
-export const dequeueLeaseReply = (reply: unknown): Result.Result<DequeueLeaseReply, ReturnType<typeof unexpectedReply>> => {
+export const dequeueLeaseReply = (
+  reply: unknown
+): Result.Result<DequeueLeaseReply, ReturnType<typeof unexpectedReply>> => {
   if (Array.isArray(reply) && reply.length % 2 === 1) {
     const wait: unknown = reply[reply.length - 1]
-    if (typeof wait !== "number" || !Number.isInteger(wait) || wait < -1) return Result.fail(unexpectedReply("dequeueLease", reply, "a flat array of id, msg pairs and a wait"))
+    if (typeof wait !== "number" || !Number.isInteger(wait) || wait < -1)
+      return Result.fail(unexpectedReply("dequeueLease", reply, "a flat array of id, msg pairs and a wait"))
     const limited: FlowWait = wait === -1 ? { by: "concurrency" } : { by: "rate", waitMs: wait }
     return Result.map(idBytesPairsReply("dequeueLease", reply.slice(0, -1)), (pairs) => ({ pairs, limited }))
   }
@@ -58,11 +61,14 @@ export const dequeueLeaseReply = (reply: unknown): Result.Result<DequeueLeaseRep
  * it cut the call short.
  */
 export const dequeueLeaseScript = defineScript<DequeueLeaseInput, DequeueLeaseReply>({
-  name: "dequeueLease", source: dequeueLeaseLua,
+  name: "dequeueLease",
+  source: dequeueLeaseLua,
   buffers: true,
   keys: ({ queue, park }) => {
     const k = queueKeys(queue)
-    return park ? [k.pending, k.paused, k.active, k.lease, k.taskPrefix, k.parked, k.parkRoom] : [k.pending, k.paused, k.active, k.lease, k.taskPrefix]
+    return park
+      ? [k.pending, k.paused, k.active, k.lease, k.taskPrefix, k.parked, k.parkRoom]
+      : [k.pending, k.paused, k.active, k.lease, k.taskPrefix]
   },
   args: (i) =>
     i.idsOnly

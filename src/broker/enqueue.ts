@@ -79,7 +79,12 @@ const writeKeys = (w: TaskWrite): ReadonlyArray<string> => {
   const t = w.target
   if (t.state === "pending" && w.uniqueLockTtlMs === undefined) return pendingKeysOf(w.msg.queue)
   const k = queueKeys(w.msg.queue)
-  const keys = t.state === "pending" ? [k.taskPrefix, k.pending] : t.state === "scheduled" ? [k.taskPrefix, k.scheduled] : [k.taskPrefix, k.group(t.group), k.allGroups]
+  const keys =
+    t.state === "pending"
+      ? [k.taskPrefix, k.pending]
+      : t.state === "scheduled"
+        ? [k.taskPrefix, k.scheduled]
+        : [k.taskPrefix, k.group(t.group), k.allGroups]
   if (w.uniqueLockTtlMs !== undefined) keys.push(w.msg.uniqueKey)
   return keys
 }
@@ -105,20 +110,46 @@ const writeDecode =
     doneOr(script, reply, w, w.target.state)
 
 /** Script `enqueue`: a new task -> pending (with its uniqueness lock, if any). */
-export const enqueueScript = defineScript<TaskWrite, TaskState, DuplicateTask | TaskIdConflict>({ name: "enqueue", source: enqueueLua, buffers: false, keys: writeKeys, args: writeArgs, decode: writeDecode("enqueue") })
+export const enqueueScript = defineScript<TaskWrite, TaskState, DuplicateTask | TaskIdConflict>({
+  name: "enqueue",
+  source: enqueueLua,
+  buffers: false,
+  keys: writeKeys,
+  args: writeArgs,
+  decode: writeDecode("enqueue")
+})
 /** Script `schedule`: a new task -> scheduled. */
-export const scheduleScript = defineScript<TaskWrite, TaskState, DuplicateTask | TaskIdConflict>({ name: "schedule", source: scheduleLua, buffers: false, keys: writeKeys, args: writeArgs, decode: writeDecode("schedule") })
+export const scheduleScript = defineScript<TaskWrite, TaskState, DuplicateTask | TaskIdConflict>({
+  name: "schedule",
+  source: scheduleLua,
+  buffers: false,
+  keys: writeKeys,
+  args: writeArgs,
+  decode: writeDecode("schedule")
+})
 /** Script `addToGroup`: a new task -> its aggregation group. */
-export const addToGroupScript = defineScript<TaskWrite, TaskState, DuplicateTask | TaskIdConflict>({ name: "addToGroup", source: addToGroupLua, buffers: false, keys: writeKeys, args: writeArgs, decode: writeDecode("addToGroup") })
+export const addToGroupScript = defineScript<TaskWrite, TaskState, DuplicateTask | TaskIdConflict>({
+  name: "addToGroup",
+  source: addToGroupLua,
+  buffers: false,
+  keys: writeKeys,
+  args: writeArgs,
+  decode: writeDecode("addToGroup")
+})
 
 const writeScripts = { pending: enqueueScript, scheduled: scheduleScript, aggregating: addToGroupScript } as const
 
 /** The bound write script of one task (by its target state). */
-export const bindTaskWrite = (w: TaskWrite): BoundScript<TaskState, DuplicateTask | TaskIdConflict> => bindScript(writeScripts[w.target.state], w)
+export const bindTaskWrite = (w: TaskWrite): BoundScript<TaskState, DuplicateTask | TaskIdConflict> =>
+  bindScript(writeScripts[w.target.state], w)
 
 /** Script `enqueueBatch`: `enqueue` for several new tasks of one queue written at the same time, in order (each its own outcome). */
-export const enqueueBatchScript = defineScript<ReadonlyArray<TaskWrite>, ReadonlyArray<Result.Result<TaskState, WriteError>>>({
-  name: "enqueueBatch", source: enqueueBatchLua,
+export const enqueueBatchScript = defineScript<
+  ReadonlyArray<TaskWrite>,
+  ReadonlyArray<Result.Result<TaskState, WriteError>>
+>({
+  name: "enqueueBatch",
+  source: enqueueBatchLua,
   buffers: false,
   keys: (ws) => {
     const k = queueKeys(ws[0]!.msg.queue)
@@ -138,11 +169,13 @@ export const enqueueBatchScript = defineScript<ReadonlyArray<TaskWrite>, Readonl
     return args
   },
   decode: (reply, ws) => {
-    if (!Array.isArray(reply) || reply.length !== ws.length) return Result.fail(unexpectedReply("enqueueBatch", reply, `an array of ${ws.length} integers`))
+    if (!Array.isArray(reply) || reply.length !== ws.length)
+      return Result.fail(unexpectedReply("enqueueBatch", reply, `an array of ${ws.length} integers`))
     const out: Array<Result.Result<TaskState, WriteError>> = new Array(ws.length)
     for (let i = 0; i < ws.length; i++) {
       const r = doneOr("enqueue", reply[i], ws[i]!, "pending" as TaskState)
-      if (Result.isFailure(r) && r.failure._tag === "RedisError") return Result.fail(unexpectedReply("enqueueBatch", reply, "integers 1, 0 or -1"))
+      if (Result.isFailure(r) && r.failure._tag === "RedisError")
+        return Result.fail(unexpectedReply("enqueueBatch", reply, "integers 1, 0 or -1"))
       out[i] = r
     }
     return Result.succeed(out)
@@ -220,7 +253,10 @@ const lostReplyResends = 2
 const replyLost = (e: WriteError): boolean => isLostReply(e)
 
 /** Sends again, as the same writes, those whose reply was lost; each keeps its last outcome. */
-const resendLostReplies = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWrite>, first: ReadonlyArray<Result.Result<TaskState, WriteError>>) {
+const resendLostReplies = Effect.fnUntraced(function* (
+  ws: ReadonlyArray<TaskWrite>,
+  first: ReadonlyArray<Result.Result<TaskState, WriteError>>
+) {
   // The usual case, every reply arrived: no copy.
   if (!first.some((o) => Result.isFailure(o) && replyLost(o.failure))) return first
   const outcomes = [...first]
@@ -235,7 +271,8 @@ const resendLostReplies = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWri
 
 /** Script `registerQueue`: adds a queue to `asynq:queues`. */
 export const registerQueueScript = defineScript<string, void>({
-  name: "registerQueue", source: registerQueueLua,
+  name: "registerQueue",
+  source: registerQueueLua,
   buffers: false,
   keys: () => [allQueues],
   args: (queue) => [queue],
@@ -247,11 +284,15 @@ export const registerQueueScript = defineScript<string, void>({
  * it), without an Effect run: the Promise client's first enqueue to a queue. Marks the queue known
  * once Redis answered; a failure goes to `onFailure` (the next enqueue to the queue tries again).
  */
-export const registerQueuePromise = (broker: BrokerShape, queue: string, nowMs: number, onFailure: (e: RedisError) => void): void => {
-  broker.redis.scriptPromise(registerQueueScript.name, registerQueueScript.keys(queue), registerQueueScript.args(queue), false).then(
-    () => broker.knownQueues.add(queue, nowMs),
-    onFailure
-  )
+export const registerQueuePromise = (
+  broker: BrokerShape,
+  queue: string,
+  nowMs: number,
+  onFailure: (e: RedisError) => void
+): void => {
+  broker.redis
+    .scriptPromise(registerQueueScript.name, registerQueueScript.keys(queue), registerQueueScript.args(queue), false)
+    .then(() => broker.knownQueues.add(queue, nowMs), onFailure)
 }
 
 /**
@@ -266,7 +307,8 @@ export const writeTasks = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWri
   const now = ws[0]!.nowMs
   const toRegister = [...new Set(ws.map((w) => w.msg.queue))].filter((q) => !knownQueues.has(q, now))
   const { bound, at } = bindWrites(ws)
-  if (toRegister.length === 0) return yield* resendLostReplies(ws, spreadOutcomes(ws.length, at, yield* runScripts(bound)))
+  if (toRegister.length === 0)
+    return yield* resendLostReplies(ws, spreadOutcomes(ws.length, at, yield* runScripts(bound)))
   const registrations = toRegister.map((q) => bindScript(registerQueueScript, q))
   const outcomes = yield* runScripts([...registrations, ...bound])
   let failedRegistration: RedisError | undefined
@@ -281,7 +323,13 @@ export const writeTasks = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWri
   }
   return yield* resendLostReplies(
     ws,
-    spreadOutcomes(ws.length, at, outcomes.slice(toRegister.length) as ReadonlyArray<Result.Result<TaskState | ReadonlyArray<Result.Result<TaskState, WriteError>>, WriteError>>)
+    spreadOutcomes(
+      ws.length,
+      at,
+      outcomes.slice(toRegister.length) as ReadonlyArray<
+        Result.Result<TaskState | ReadonlyArray<Result.Result<TaskState, WriteError>>, WriteError>
+      >
+    )
   )
 })
 
@@ -292,7 +340,11 @@ export const writeTasks = Effect.fnUntraced(function* (ws: ReadonlyArray<TaskWri
  * maps the outcome anyway saves a Promise hop. The Effect step (`writeTask`, through
  * `writeRegistered`) and the Promise client (steps/enqueue.ts `enqueuePromise`) both run it.
  */
-export const sendRegisteredWrite = <A>(redis: RedisShape, w: TaskWrite, onDone: (outcome: Result.Result<TaskState, WriteError>) => A): Promise<A> => {
+export const sendRegisteredWrite = <A>(
+  redis: RedisShape,
+  w: TaskWrite,
+  onDone: (outcome: Result.Result<TaskState, WriteError>) => A
+): Promise<A> => {
   const def = writeScripts[w.target.state]
   let keys: ReadonlyArray<string>
   let args: ReadonlyArray<ScriptArg>
@@ -313,7 +365,8 @@ export const sendRegisteredWrite = <A>(redis: RedisShape, w: TaskWrite, onDone: 
 const outcome = (r: Result.Result<TaskState, WriteError>) => r
 
 /** `sendRegisteredWrite` giving the outcome itself; the Promise never rejects (a defect aside). */
-export const writeRegistered = (redis: RedisShape, w: TaskWrite): Promise<Result.Result<TaskState, WriteError>> => sendRegisteredWrite(redis, w, outcome)
+export const writeRegistered = (redis: RedisShape, w: TaskWrite): Promise<Result.Result<TaskState, WriteError>> =>
+  sendRegisteredWrite(redis, w, outcome)
 
 /**
  * Writes one new task (and registers its queue if needed) in one round trip. Once the queue is

@@ -19,15 +19,23 @@ export interface DebouncedWrite {
 
 /** Script `enqueueDebounced`: a new scheduled task, replacing the key's earlier one while that is still scheduled. Resolves with whether it replaced one. */
 export const enqueueDebouncedScript = defineScript<DebouncedWrite, boolean, TaskIdConflict>({
-  name: "enqueueDebounced", source: enqueueDebouncedLua,
+  name: "enqueueDebounced",
+  source: enqueueDebouncedLua,
   buffers: false,
   keys: ({ msg, key }) => {
     const k = queueKeys(msg.queue)
     return [k.taskPrefix, k.scheduled, k.debounce(key)]
   },
-  args: ({ msg, processAtMs, keyTtlMs }) => [msg.id, bytesArg(encodeTaskMessage(msg)), unixMsString(processAtMs), msg.queue, Math.max(1, Math.ceil(keyTtlMs))],
+  args: ({ msg, processAtMs, keyTtlMs }) => [
+    msg.id,
+    bytesArg(encodeTaskMessage(msg)),
+    unixMsString(processAtMs),
+    msg.queue,
+    Math.max(1, Math.ceil(keyTtlMs))
+  ],
   decode: (reply, w) => {
-    if (!Array.isArray(reply) || reply.length !== 2 || typeof reply[0] !== "number") return Result.fail(unexpectedReply("enqueueDebounced", reply, "an array of two integers"))
+    if (!Array.isArray(reply) || reply.length !== 2 || typeof reply[0] !== "number")
+      return Result.fail(unexpectedReply("enqueueDebounced", reply, "an array of two integers"))
     const replaced = reply[1] === 1
     return Result.map(coded("enqueueDebounced", reply[0], { msg: w.msg }, [1]), () => replaced)
   }

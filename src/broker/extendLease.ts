@@ -12,7 +12,8 @@ export interface ExtendLeaseInput {
 
 /** Script `extendLease`: moves the lease of the given ids to `expiresAtSec`; returns the ids still held. */
 export const extendLeaseScript = defineScript<ExtendLeaseInput, ReadonlyArray<string>>({
-  name: "extendLease", source: extendLeaseLua,
+  name: "extendLease",
+  source: extendLeaseLua,
   buffers: false,
   keys: ({ queue }) => [queueKeys(queue).lease],
   args: ({ ids, expiresAtSec }) => [expiresAtSec, ...ids],

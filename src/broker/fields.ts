@@ -7,7 +7,13 @@ export const utf8Text = (bytes: Uint8Array): string => decoder.decode(bytes)
 
 /** A bulk string (bytes or string) as text; null/false as undefined. */
 export const textField = (v: unknown): string | undefined =>
-  v === null || v === undefined ? undefined : v instanceof Uint8Array ? utf8Text(v) : typeof v === "string" ? v : String(v)
+  v === null || v === undefined
+    ? undefined
+    : v instanceof Uint8Array
+      ? utf8Text(v)
+      : typeof v === "string"
+        ? v
+        : String(v)
 
 /** A bulk string as bytes; null or empty as undefined. */
 export const bytesField = (v: unknown): Uint8Array | undefined => {

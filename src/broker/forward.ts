@@ -29,7 +29,8 @@ const isCount = (x: unknown): x is number => typeof x === "number"
  * the earliest due time left, which the forwarder sleeps until.
  */
 export const forwardScript = defineScript<ForwardInput, ForwardReply>({
-  name: "forward", source: forwardLua,
+  name: "forward",
+  source: forwardLua,
   buffers: false,
   keys: ({ queue }) => {
     const k = queueKeys(queue)
@@ -41,7 +42,8 @@ export const forwardScript = defineScript<ForwardInput, ForwardReply>({
       return Result.fail(unexpectedReply("forward", reply, "[scheduled, retry, dropped, next due ms | null]"))
     }
     const next = reply[3] === null ? undefined : Number(reply[3])
-    if (next !== undefined && !Number.isFinite(next)) return Result.fail(unexpectedReply("forward", reply, "a next due time in unix ms"))
+    if (next !== undefined && !Number.isFinite(next))
+      return Result.fail(unexpectedReply("forward", reply, "a next due time in unix ms"))
     return Result.succeed({ scheduled: reply[0], retry: reply[1], dropped: reply[2], nextDueMs: next })
   }
 })

@@ -9,8 +9,13 @@ import { defineScript } from "./script.js"
 import { inspector_getTaskInfoLua } from "../redis/lua.generated.js"
 
 /** Script `inspector_getTaskInfo`: one task's stored fields and state; TaskNotFound when it does not exist. */
-export const getTaskInfoScript = defineScript<{ readonly queue: string; readonly id: string }, StoredRow & { readonly state: TaskState }, TaskNotFound>({
-  name: "inspector_getTaskInfo", source: inspector_getTaskInfoLua,
+export const getTaskInfoScript = defineScript<
+  { readonly queue: string; readonly id: string },
+  StoredRow & { readonly state: TaskState },
+  TaskNotFound
+>({
+  name: "inspector_getTaskInfo",
+  source: inspector_getTaskInfoLua,
   buffers: true,
   keys: ({ queue, id }) => {
     const k = queueKeys(queue)
@@ -22,8 +27,17 @@ export const getTaskInfoScript = defineScript<{ readonly queue: string; readonly
     return Result.flatMap(arrayReply("inspector_getTaskInfo", raw), (reply) => {
       const key = queueKeys(queue).task(id)
       const state = textField(reply[1]) ?? ""
-      if (!(taskStates as ReadonlyArray<string>).includes(state)) return Result.fail(unexpectedReply("inspector_getTaskInfo", raw, `a task state (task hash ${key} has state "${state}")`))
-      return Result.succeed({ key, msg: bytesField(reply[0]), state: state as TaskState, score: numField(reply[2]), result: bytesField(reply[3]) })
+      if (!(taskStates as ReadonlyArray<string>).includes(state))
+        return Result.fail(
+          unexpectedReply("inspector_getTaskInfo", raw, `a task state (task hash ${key} has state "${state}")`)
+        )
+      return Result.succeed({
+        key,
+        msg: bytesField(reply[0]),
+        state: state as TaskState,
+        score: numField(reply[2]),
+        result: bytesField(reply[3])
+      })
     })
   }
 })

@@ -33,7 +33,8 @@ export interface ConfirmHandoversInput {
  * (it runs them) to `leaseExpiresAtSec`. Returns the ids whose lease moved.
  */
 export const confirmHandoversScript = defineScript<ConfirmHandoversInput, ReadonlyArray<string>>({
-  name: "confirmHandovers", source: confirmHandoversLua,
+  name: "confirmHandovers",
+  source: confirmHandoversLua,
   buffers: false,
   keys: ({ queue, server }) => {
     const k = queueKeys(queue)
@@ -60,7 +61,8 @@ export interface ReclaimHandoversInput {
  * an attempt). Returns how many went back.
  */
 export const reclaimHandoversScript = defineScript<ReclaimHandoversInput, number>({
-  name: "reclaimHandovers", source: reclaimHandoversLua,
+  name: "reclaimHandovers",
+  source: reclaimHandoversLua,
   buffers: false,
   keys: ({ queue }) => {
     const k = queueKeys(queue)

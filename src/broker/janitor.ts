@@ -12,7 +12,8 @@ export interface JanitorInput {
 
 /** Script `janitor`: deletes up to `batch` completed tasks of one queue whose retention ended; returns how many. */
 export const janitorScript = defineScript<JanitorInput, number>({
-  name: "janitor", source: janitorLua,
+  name: "janitor",
+  source: janitorLua,
   buffers: false,
   keys: ({ queue }) => {
     const k = queueKeys(queue)

@@ -14,7 +14,12 @@ import type { RedisError } from "../redis/errors.js"
 import { queueKeys } from "../wire/keys.js"
 import { Broker } from "./Broker.js"
 import { unexpectedReply } from "./decode.js"
-import { type DequeueLeaseInput, type DequeueLeaseReply, dequeueLeaseReply, dequeueLeaseScript } from "./dequeueLease.js"
+import {
+  type DequeueLeaseInput,
+  type DequeueLeaseReply,
+  dequeueLeaseReply,
+  dequeueLeaseScript
+} from "./dequeueLease.js"
 import { runScript } from "./script.js"
 
 /** The list the lease scripts' ids mode writes the ids into (lua/includes/leaseTasks.lua derives the same name). */
@@ -43,7 +48,8 @@ export const mergeLeasedMessages = (ids: unknown, messages: unknown): Array<unkn
 }
 
 /** Whether this connection can lease the large-message way (the transport sends a MULTI in one round trip). */
-export const canLeaseByIds = (broker: { readonly redis: { readonly scriptSorted?: unknown } }): boolean => broker.redis.scriptSorted !== undefined
+export const canLeaseByIds = (broker: { readonly redis: { readonly scriptSorted?: unknown } }): boolean =>
+  broker.redis.scriptSorted !== undefined
 
 /**
  * dequeueLease the large-message way (the module comment): the same reply as `dequeueLeaseScript`
@@ -66,7 +72,8 @@ export const dequeueLeaseByIds = (input: DequeueLeaseInput): Effect.Effect<Deque
           redis.use("script dequeueLease", async (c) => {
             const p = c.pipeline()
             const prefix = queueKeys(input.queue).taskPrefix
-            if (Array.isArray(ids)) for (const id of ids) if (typeof id !== "number") p.hgetBuffer(prefix + String(id), "msg")
+            if (Array.isArray(ids))
+              for (const id of ids) if (typeof id !== "number") p.hgetBuffer(prefix + String(id), "msg")
             const replies = (await p.exec()) ?? []
             return replies.map(([e, msg]) => {
               if (e) throw e

@@ -26,7 +26,8 @@ export interface PageInput {
 
 /** Script `inspector_listList`: a page of the pending or active list, oldest first (LPUSH puts the newest at the head). */
 export const listListScript = defineScript<PageInput, ReadonlyArray<StoredRow>>({
-  name: "inspector_listList", source: inspector_listListLua,
+  name: "inspector_listList",
+  source: inspector_listListLua,
   buffers: true,
   keys: ({ queue, state }) => {
     const k = queueKeys(queue)
@@ -38,25 +39,42 @@ export const listListScript = defineScript<PageInput, ReadonlyArray<StoredRow>>(
     Result.map(arrayReply("inspector_listList", reply), (a) => {
       const k = queueKeys(queue)
       const rows: Array<StoredRow> = []
-      for (let i = 0; i + 3 < a.length; i += 4) rows.push({ key: k.task(textField(a[i]) ?? ""), msg: bytesField(a[i + 1]), result: bytesField(a[i + 2]), score: numField(a[i + 3]) })
+      for (let i = 0; i + 3 < a.length; i += 4)
+        rows.push({
+          key: k.task(textField(a[i]) ?? ""),
+          msg: bytesField(a[i + 1]),
+          result: bytesField(a[i + 2]),
+          score: numField(a[i + 3])
+        })
       return rows.reverse()
     })
 })
 
 /** Script `inspector_listZset`: a page of a state's zset (or a group), by ascending score. */
 export const listZsetScript = defineScript<PageInput, ReadonlyArray<StoredRow>>({
-  name: "inspector_listZset", source: inspector_listZsetLua,
+  name: "inspector_listZset",
+  source: inspector_listZsetLua,
   buffers: true,
   keys: ({ queue, state, group }) => {
     const k = queueKeys(queue)
-    return [state === "aggregating" ? k.group(group!) : k[state as "scheduled" | "retry" | "archived" | "completed"], k.taskPrefix, k.dueMs]
+    return [
+      state === "aggregating" ? k.group(group!) : k[state as "scheduled" | "retry" | "archived" | "completed"],
+      k.taskPrefix,
+      k.dueMs
+    ]
   },
   args: ({ start, stop, state }) => [start, stop, state === "scheduled" || state === "retry" ? "1" : "0"],
   decode: (reply, { queue }) =>
     Result.map(arrayReply("inspector_listZset", reply), (a) => {
       const k = queueKeys(queue)
       const rows: Array<StoredRow> = []
-      for (let i = 0; i + 3 < a.length; i += 4) rows.push({ key: k.task(textField(a[i]) ?? ""), score: numField(a[i + 1]), msg: bytesField(a[i + 2]), result: bytesField(a[i + 3]) })
+      for (let i = 0; i + 3 < a.length; i += 4)
+        rows.push({
+          key: k.task(textField(a[i]) ?? ""),
+          score: numField(a[i + 1]),
+          msg: bytesField(a[i + 2]),
+          result: bytesField(a[i + 3])
+        })
       return rows
     })
 })

@@ -38,6 +38,8 @@ export class MessageSizes {
   /** Whether a lease of up to `count` tasks of `queue` should read the messages with SORT (the module comment; never once SORT was refused). */
   large(queue: string, count: number): boolean {
     const average = this.average.get(queue)
-    return !this.sortRefused && average !== undefined && average >= largeMessageBytes && average * count >= largeLeaseBytes
+    return (
+      !this.sortRefused && average !== undefined && average >= largeMessageBytes && average * count >= largeLeaseBytes
+    )
   }
 }

@@ -7,7 +7,8 @@ import { pauseQueueLua, unpauseQueueLua } from "../redis/lua.generated.js"
 
 /** Script `pauseQueue`: marks the queue paused; InvalidState when it is already paused. */
 export const pauseQueueScript = defineScript<{ readonly queue: string; readonly nowMs: number }, void, InvalidState>({
-  name: "pauseQueue", source: pauseQueueLua,
+  name: "pauseQueue",
+  source: pauseQueueLua,
   buffers: false,
   keys: ({ queue }) => [queueKeys(queue).paused],
   args: ({ nowMs }) => [unixSeconds(nowMs)],
@@ -16,7 +17,8 @@ export const pauseQueueScript = defineScript<{ readonly queue: string; readonly 
 
 /** Script `unpauseQueue`; InvalidState when the queue is not paused. */
 export const unpauseQueueScript = defineScript<{ readonly queue: string }, void, InvalidState>({
-  name: "unpauseQueue", source: unpauseQueueLua,
+  name: "unpauseQueue",
+  source: unpauseQueueLua,
   buffers: false,
   keys: ({ queue }) => [queueKeys(queue).paused],
   args: () => [],

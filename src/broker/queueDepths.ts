@@ -20,7 +20,10 @@ export interface QueueDepth {
  * for the dispatcher. With `oldestAge`, also the oldest pending task's pending_since (a second
  * round trip for a queue that has pending tasks).
  */
-export const queueDepths = Effect.fn("Broker.queueDepths")(function* (queues: ReadonlyArray<string>, opts?: { readonly oldestAge?: boolean }) {
+export const queueDepths = Effect.fn("Broker.queueDepths")(function* (
+  queues: ReadonlyArray<string>,
+  opts?: { readonly oldestAge?: boolean }
+) {
   const { redis } = yield* Broker
   const oldestAge = opts?.oldestAge === true
   return yield* Effect.forEach(
@@ -29,7 +32,10 @@ export const queueDepths = Effect.fn("Broker.queueDepths")(function* (queues: Re
       const k = queueKeys(queue)
       // Plain commands sent together (over TCP they share one round trip; every transport has them).
       return Effect.gen(function* () {
-        const reads: Array<Effect.Effect<unknown, RedisError>> = [redis.command("queue depth", ["LLEN", k.pending]), redis.command("queue depth", ["EXISTS", k.paused])]
+        const reads: Array<Effect.Effect<unknown, RedisError>> = [
+          redis.command("queue depth", ["LLEN", k.pending]),
+          redis.command("queue depth", ["EXISTS", k.paused])
+        ]
         // asynq pushes on the left and takes from the right: the oldest pending task is the last.
         if (oldestAge) reads.push(redis.command("queue depth", ["LINDEX", k.pending, -1]))
         const res = yield* Effect.all(reads, { concurrency: "unbounded" })
@@ -37,10 +43,16 @@ export const queueDepths = Effect.fn("Broker.queueDepths")(function* (queues: Re
         const pending = paused ? 0 : Number(res[0] ?? 0)
         if (!oldestAge) return { queue, pending, paused }
         const oldestId = res[2]
-        if (pending === 0 || typeof oldestId !== "string") return { queue, pending, paused, oldestPendingSinceMs: undefined }
+        if (pending === 0 || typeof oldestId !== "string")
+          return { queue, pending, paused, oldestPendingSinceMs: undefined }
         const since = yield* redis.command("queue depth", ["HGET", k.task(oldestId), "pending_since"])
         // pending_since is unix nanoseconds (a decimal string); a task taken meanwhile has none.
-        return { queue, pending, paused, oldestPendingSinceMs: typeof since === "string" ? Number(BigInt(since) / 1_000_000n) : undefined }
+        return {
+          queue,
+          pending,
+          paused,
+          oldestPendingSinceMs: typeof since === "string" ? Number(BigInt(since) / 1_000_000n) : undefined
+        }
       })
     },
     { concurrency: "unbounded" }

@@ -26,13 +26,23 @@ export interface QueueLimitInfo {
 }
 
 /** Script `setQueueLimit`: replaces the queue's limit (`undefined`: clears it, the queue is unlimited). */
-export const setQueueLimitScript = defineScript<{ readonly queue: string; readonly limit: QueueLimitInfo | undefined }, void>({
-  name: "setQueueLimit", source: setQueueLimitLua,
+export const setQueueLimitScript = defineScript<
+  { readonly queue: string; readonly limit: QueueLimitInfo | undefined },
+  void
+>({
+  name: "setQueueLimit",
+  source: setQueueLimitLua,
   buffers: false,
   keys: ({ queue }) => [queueKeys(queue).flow],
   args: ({ limit }) => {
     const rate = limit?.rate
-    return [rate ? rate.intervalMs : "", rate ? rate.burst : "", rate ? rate.limit : "", rate ? rate.perMs : "", limit?.concurrency ?? ""]
+    return [
+      rate ? rate.intervalMs : "",
+      rate ? rate.burst : "",
+      rate ? rate.limit : "",
+      rate ? rate.perMs : "",
+      limit?.concurrency ?? ""
+    ]
   },
   decode: (reply) => Result.map(integerReply("setQueueLimit", reply), () => undefined)
 })
@@ -45,14 +55,19 @@ const num = (v: unknown): number | undefined => {
 
 /** Script `getQueueLimit`: the queue's limit, or undefined for an unlimited queue (fields that do not read as numbers are left out). */
 export const getQueueLimitScript = defineScript<{ readonly queue: string }, QueueLimitInfo | undefined>({
-  name: "getQueueLimit", source: getQueueLimitLua,
+  name: "getQueueLimit",
+  source: getQueueLimitLua,
   buffers: false,
   keys: ({ queue }) => [queueKeys(queue).flow],
   args: () => [],
   decode: (reply) => {
-    if (!Array.isArray(reply) || reply.length !== 6) return Result.fail(unexpectedReply("getQueueLimit", reply, "an array of six fields"))
+    if (!Array.isArray(reply) || reply.length !== 6)
+      return Result.fail(unexpectedReply("getQueueLimit", reply, "an array of six fields"))
     const [limit, perMs, burst, intervalMs, concurrency] = reply.map(num)
-    const rate = limit !== undefined && perMs !== undefined && burst !== undefined && intervalMs !== undefined ? { limit, perMs, intervalMs, burst } : undefined
+    const rate =
+      limit !== undefined && perMs !== undefined && burst !== undefined && intervalMs !== undefined
+        ? { limit, perMs, intervalMs, burst }
+        : undefined
     if (rate === undefined && concurrency === undefined) return Result.succeed(undefined)
     return Result.succeed({ ...(rate ? { rate } : {}), ...(concurrency !== undefined ? { concurrency } : {}) })
   }

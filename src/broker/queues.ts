@@ -25,5 +25,6 @@ export const unregisterQueue = Effect.fn("Broker.unregisterQueue")(function* (qu
 
 /** Fails with QueueNotFound unless the queue is in `asynq:queues` (a typo must not look done). */
 export const requireQueue = Effect.fn("Broker.requireQueue")(function* (queue: string) {
-  if (!(yield* queueExists(queue))) return yield* new QueueNotFound({ queue, message: `queue "${queue}" does not exist` })
+  if (!(yield* queueExists(queue)))
+    return yield* new QueueNotFound({ queue, message: `queue "${queue}" does not exist` })
 })

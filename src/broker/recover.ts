@@ -11,7 +11,8 @@ export interface ListLeaseExpiredInput {
 
 /** Script `listLeaseExpired` (recover's read): up to `batch` tasks of one queue whose lease score is <= `cutoffSec`. */
 export const listLeaseExpiredScript = defineScript<ListLeaseExpiredInput, ReadonlyArray<IdAndBytes>>({
-  name: "listLeaseExpired", source: listLeaseExpiredLua,
+  name: "listLeaseExpired",
+  source: listLeaseExpiredLua,
   buffers: true,
   keys: ({ queue }) => {
     const k = queueKeys(queue)

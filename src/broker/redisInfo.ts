@@ -20,7 +20,12 @@ export const readRedisInfo = Effect.fn("Broker.readRedisInfo")(function* () {
   if (client instanceof Cluster) {
     return yield* redis.use("info", () =>
       Promise.all(
-        client.nodes("master").map(async (node): Promise<RedisInfoReply> => ({ address: `${node.options.host}:${node.options.port}`, raw: await node.info() }))
+        client.nodes("master").map(
+          async (node): Promise<RedisInfoReply> => ({
+            address: `${node.options.host}:${node.options.port}`,
+            raw: await node.info()
+          })
+        )
       )
     )
   }

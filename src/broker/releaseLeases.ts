@@ -32,7 +32,8 @@ export const leaseScoreExpirySec = (score: string): number => Math.floor(Number(
  * to the head of pending (a dequeue whose reply was lost leased them to nobody). Returns how many.
  */
 export const releaseLeasesScript = defineScript<ReleaseLeasesInput, number>({
-  name: "releaseLeases", source: releaseLeasesLua,
+  name: "releaseLeases",
+  source: releaseLeasesLua,
   buffers: false,
   keys: ({ queue }) => {
     const k = queueKeys(queue)

@@ -24,7 +24,11 @@ export interface ActionRef extends TaskRef {
 }
 
 const taskIdConflict = ({ msg: { queue, id }, detail }: WriteRef) =>
-  new TaskIdConflict({ queue, id, message: `task ID conflicts with another task: a task with id "${id}" already exists in queue "${queue}"${detail ? ` (${detail})` : ""}` })
+  new TaskIdConflict({
+    queue,
+    id,
+    message: `task ID conflicts with another task: a task with id "${id}" already exists in queue "${queue}"${detail ? ` (${detail})` : ""}`
+  })
 
 const duplicateTask = ({ msg: { queue, type, uniqueKey }, detail }: WriteRef) =>
   new DuplicateTask({
@@ -39,7 +43,8 @@ const lost =
   ({ queue, id }: TaskRef): LeaseLost =>
     leaseLost(queue, id, op)
 
-const notFound = ({ queue, id }: TaskRef) => new TaskNotFound({ queue, id, message: `task "${id}" not found in queue "${queue}"` })
+const notFound = ({ queue, id }: TaskRef) =>
+  new TaskNotFound({ queue, id, message: `task "${id}" not found in queue "${queue}"` })
 
 export const replyCodes = {
   // Task writes: 1 written.
@@ -58,10 +63,19 @@ export const replyCodes = {
   requeue: { 0: lost("requeue") },
   // writeResult: the byte count written.
   writeResult: {
-    [-1]: ({ queue, id }: TaskRef) => new TaskNotFound({ queue, id, message: `cannot write the result of task ${id}: no such task in queue "${queue}"` })
+    [-1]: ({ queue, id }: TaskRef) =>
+      new TaskNotFound({
+        queue,
+        id,
+        message: `cannot write the result of task ${id}: no such task in queue "${queue}"`
+      })
   },
-  pauseQueue: { 0: ({ queue }: { readonly queue: string }) => new InvalidState({ message: `queue "${queue}" is already paused` }) },
-  unpauseQueue: { 0: ({ queue }: { readonly queue: string }) => new InvalidState({ message: `queue "${queue}" is not paused` }) },
+  pauseQueue: {
+    0: ({ queue }: { readonly queue: string }) => new InvalidState({ message: `queue "${queue}" is already paused` })
+  },
+  unpauseQueue: {
+    0: ({ queue }: { readonly queue: string }) => new InvalidState({ message: `queue "${queue}" is not paused` })
+  },
   // Inspector task actions: {1, previous state} done.
   inspector_runTask: {
     0: notFound,
@@ -77,26 +91,46 @@ export const replyCodes = {
     0: notFound,
     [-1]: ({ id, state }: ActionRef) =>
       new InvalidState({
-        message: state === "active" ? `task "${id}" is active (running) and cannot be archived; cancel it instead` : `task "${id}" is already archived`
+        message:
+          state === "active"
+            ? `task "${id}" is active (running) and cannot be archived; cancel it instead`
+            : `task "${id}" is already archived`
       })
   },
   inspector_deleteTask: {
     0: notFound,
-    [-1]: ({ id }: ActionRef) => new InvalidState({ message: `task "${id}" is active (running) and cannot be deleted; cancel it first` })
+    [-1]: ({ id }: ActionRef) =>
+      new InvalidState({ message: `task "${id}" is active (running) and cannot be deleted; cancel it first` })
   },
   // workflowStart: {1} started, {2, …} already started; {-1, name} the id is another workflow's execution.
   workflowStart: {
-    [-1]: ({ executionId, workflow, other }: { readonly executionId: string; readonly workflow: string; readonly other: string }) =>
-      new InvalidState({ message: `cannot start workflow "${workflow}" as execution "${executionId}": that execution id belongs to workflow "${other}"` })
+    [-1]: ({
+      executionId,
+      workflow,
+      other
+    }: {
+      readonly executionId: string
+      readonly workflow: string
+      readonly other: string
+    }) =>
+      new InvalidState({
+        message: `cannot start workflow "${workflow}" as execution "${executionId}": that execution id belongs to workflow "${other}"`
+      })
   },
   // inspector_getTaskInfo: {msg, state, score, result}; nil (read as code 0) when the task does not exist.
   inspector_getTaskInfo: { 0: notFound },
   // inspector_deleteQueue: {1, deleted} removed, {0, left} a batch was deleted (call again).
   inspector_deleteQueue: {
     [-1]: ({ queue, count }: { readonly queue: string; readonly count: number; readonly done: number }) =>
-      new QueueNotEmpty({ queue, size: count, message: `queue "${queue}" is not empty (${count} task(s)); delete its tasks first or force the deletion` }),
+      new QueueNotEmpty({
+        queue,
+        size: count,
+        message: `queue "${queue}" is not empty (${count} task(s)); delete its tasks first or force the deletion`
+      }),
     [-2]: ({ queue, count, done }: { readonly queue: string; readonly count: number; readonly done: number }) =>
-      new InvalidState({ message: `queue "${queue}" has ${count} active task(s); it cannot be deleted while tasks run${done > 0 ? ` (${done} task(s) were already deleted)` : ""}` })
+      new InvalidState({
+        message: `queue "${queue}" has ${count} active task(s); it cannot be deleted while tasks run${done > 0 ? ` (${done} task(s) were already deleted)` : ""}`
+      })
   }
 } as const
 
@@ -109,7 +143,13 @@ export type CodeContext<S extends CodedScript> = Builder<S> extends (ctx: infer 
 export type CodeError<S extends CodedScript> = Builder<S> extends (ctx: never) => infer R ? R : never
 
 /** The error `code` stands for in `script`'s replies, or undefined when it is a success code. */
-export const codeError = <S extends CodedScript>(script: S, code: number, ctx: CodeContext<S>): CodeError<S> | undefined => {
-  const build = (replyCodes[script] as unknown as Record<number, ((c: CodeContext<S>) => CodeError<S>) | undefined>)[code]
+export const codeError = <S extends CodedScript>(
+  script: S,
+  code: number,
+  ctx: CodeContext<S>
+): CodeError<S> | undefined => {
+  const build = (replyCodes[script] as unknown as Record<number, ((c: CodeContext<S>) => CodeError<S>) | undefined>)[
+    code
+  ]
   return build === undefined ? undefined : build(ctx)
 }

@@ -13,7 +13,8 @@ export interface RequeueInput {
 
 /** Script `requeue`: active -> head of pending. LeaseLost when the task is no longer active. */
 export const requeueScript = defineScript<RequeueInput, void, LeaseLost>({
-  name: "requeue", source: requeueLua,
+  name: "requeue",
+  source: requeueLua,
   buffers: false,
   keys: ({ msg }) => {
     const k = queueKeys(msg.queue)

@@ -19,12 +19,30 @@ export interface RetryInput {
 
 /** Script `retry`: active -> retry. LeaseLost when the task is not active under a (matching) lease. */
 export const retryScript = defineScript<RetryInput, void, LeaseLost>({
-  name: "retry", source: retryLua,
+  name: "retry",
+  source: retryLua,
   buffers: false,
   keys: ({ updated, nowMs }) => {
     const k = queueKeys(updated.queue)
-    return [k.taskPrefix, k.active, k.lease, k.retry, k.processed(nowMs), k.failed(nowMs), k.processedTotal, k.failedTotal]
+    return [
+      k.taskPrefix,
+      k.active,
+      k.lease,
+      k.retry,
+      k.processed(nowMs),
+      k.failed(nowMs),
+      k.processedTotal,
+      k.failedTotal
+    ]
   },
-  args: (a) => [a.updated.id, bytesArg(encodeTaskMessage(a.updated)), unixMsString(a.retryAtMs), statsExpireAt(a.nowMs), a.isFailure ? "1" : "0", a.leaseCutoffSec ?? "", a.updated.queue],
+  args: (a) => [
+    a.updated.id,
+    bytesArg(encodeTaskMessage(a.updated)),
+    unixMsString(a.retryAtMs),
+    statsExpireAt(a.nowMs),
+    a.isFailure ? "1" : "0",
+    a.leaseCutoffSec ?? "",
+    a.updated.queue
+  ],
   decode: (reply, { updated }) => doneOr("retry", reply, updated, undefined, doneOrAlreadyDone)
 })

@@ -99,7 +99,12 @@ type Outcomes<T extends ReadonlyArray<BoundScript<any, any>>> = {
  * node; one per slot on a cluster, all at once). Every call gets its own outcome, in order; never
  * fails as a whole.
  */
-export const runScripts = <const T extends ReadonlyArray<BoundScript<any, any>>>(bound: T): Effect.Effect<Outcomes<T>, never, Broker> =>
+export const runScripts = <const T extends ReadonlyArray<BoundScript<any, any>>>(
+  bound: T
+): Effect.Effect<Outcomes<T>, never, Broker> =>
   Effect.flatMap(Broker, ({ redis }) =>
-    Effect.map(redis.scriptBatch(bound.map((b) => b.call)), (replies) => bound.map((b, i) => landReply(b, replies[i]!)) as unknown as Outcomes<T>)
+    Effect.map(
+      redis.scriptBatch(bound.map((b) => b.call)),
+      (replies) => bound.map((b, i) => landReply(b, replies[i]!)) as unknown as Outcomes<T>
+    )
   )

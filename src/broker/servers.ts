@@ -48,7 +48,9 @@ export const readServerStates = Effect.fn("Broker.readServerStates")(function* (
   const { redis } = yield* Broker
   const serverKeys = yield* redis.use("zrangebyscore asynq:servers", (c) => c.zrangebyscore(allServers, nowSec, "+inf"))
   const workerKeys = yield* redis.use("zrangebyscore asynq:workers", (c) => c.zrangebyscore(allWorkers, nowSec, "+inf"))
-  const servers = yield* redis.use("get server info", (c) => Promise.all(serverKeys.map((k) => c.getBuffer(k).then((b) => ({ key: k, bytes: b })))))
+  const servers = yield* redis.use("get server info", (c) =>
+    Promise.all(serverKeys.map((k) => c.getBuffer(k).then((b) => ({ key: k, bytes: b }))))
+  )
   const workerValues = yield* redis.use("hvals workers", (c) => Promise.all(workerKeys.map((k) => c.hvalsBuffer(k))))
   return { servers, workers: workerValues.flat() }
 })

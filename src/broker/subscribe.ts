@@ -8,14 +8,20 @@ export interface Subscription {
   /** Called when the connection is (re)established: messages sent while it was down are lost. */
   readonly onReady: () => void
   /** Channels whose messages are binary: given as Buffers to `onBuffer` (and not to `onMessage`). */
-  readonly buffers?: { readonly channels: ReadonlyArray<string>; readonly onBuffer: (channel: string, message: Buffer) => void }
+  readonly buffers?: {
+    readonly channels: ReadonlyArray<string>
+    readonly onBuffer: (channel: string, message: Buffer) => void
+  }
 }
 
 /**
  * Subscribes to `channels` on a connection of its own (closed with the scope). ioredis
  * resubscribes after a reconnect.
  */
-export const subscribeChannels = Effect.fn("Broker.subscribeChannels")(function* (channels: ReadonlyArray<string>, subscription: Subscription) {
+export const subscribeChannels = Effect.fn("Broker.subscribeChannels")(function* (
+  channels: ReadonlyArray<string>,
+  subscription: Subscription
+) {
   const { redis } = yield* Broker
   const conn = yield* redis.duplicate
   const binary = subscription.buffers
@@ -34,6 +40,10 @@ export const subscribeChannels = Effect.fn("Broker.subscribeChannels")(function*
   yield* Effect.tryPromise({
     try: () => conn.subscribe(...all),
     catch: (cause) =>
-      new RedisError({ op: "subscribe", message: `cannot subscribe to ${all.join(" and ")}: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
+      new RedisError({
+        op: "subscribe",
+        message: `cannot subscribe to ${all.join(" and ")}: ${cause instanceof Error ? cause.message : String(cause)}`,
+        cause
+      })
   })
 })

@@ -27,8 +27,12 @@ type ActionScript = "inspector_runTask" | "inspector_archiveTask" | "inspector_d
 /** `{code, state}`: 1 done (state = the state left), other codes per the reply-code table. */
 const actionDecode =
   (script: ActionScript) =>
-  (reply: unknown, { queue, id }: TaskActionInput): Result.Result<TaskActionResult, TaskNotFound | InvalidState | ReturnType<typeof unexpectedReply>> => {
-    if (!(Array.isArray(reply) && reply.length === 2 && typeof reply[0] === "number")) return Result.fail(unexpectedReply(script, reply, "{code, state}"))
+  (
+    reply: unknown,
+    { queue, id }: TaskActionInput
+  ): Result.Result<TaskActionResult, TaskNotFound | InvalidState | ReturnType<typeof unexpectedReply>> => {
+    if (!(Array.isArray(reply) && reply.length === 2 && typeof reply[0] === "number"))
+      return Result.fail(unexpectedReply(script, reply, "{code, state}"))
     const code: number = reply[0]
     const state = textField(reply[1]) ?? ""
     if (code === 1) return Result.succeed({ id, from: state as TaskState })
@@ -38,7 +42,8 @@ const actionDecode =
 
 /** Script `inspector_runTask`: scheduled, retry, archived, completed or aggregating -> pending. */
 export const runTaskScript = defineScript<TaskActionInput, TaskActionResult, TaskNotFound | InvalidState>({
-  name: "inspector_runTask", source: inspector_runTaskLua,
+  name: "inspector_runTask",
+  source: inspector_runTaskLua,
   buffers: false,
   keys: ({ queue, id }) => {
     const k = queueKeys(queue)
@@ -50,7 +55,8 @@ export const runTaskScript = defineScript<TaskActionInput, TaskActionResult, Tas
 
 /** Script `inspector_archiveTask`: pending, scheduled, retry, completed or aggregating -> archived (trimming the archive). */
 export const archiveTaskScript = defineScript<TaskActionInput, TaskActionResult, TaskNotFound | InvalidState>({
-  name: "inspector_archiveTask", source: inspector_archiveTaskLua,
+  name: "inspector_archiveTask",
+  source: inspector_archiveTaskLua,
   buffers: false,
   keys: ({ queue, id }) => {
     const k = queueKeys(queue)
@@ -62,7 +68,8 @@ export const archiveTaskScript = defineScript<TaskActionInput, TaskActionResult,
 
 /** Script `inspector_deleteTask`: deletes a task in any state but active, releasing its uniqueness lock. */
 export const deleteTaskScript = defineScript<TaskActionInput, TaskActionResult, TaskNotFound | InvalidState>({
-  name: "inspector_deleteTask", source: inspector_deleteTaskLua,
+  name: "inspector_deleteTask",
+  source: inspector_deleteTaskLua,
   buffers: false,
   keys: ({ queue, id }) => {
     const k = queueKeys(queue)

@@ -33,7 +33,13 @@ export const workflowActivityDoneScript = defineScript<WorkflowActivityDoneInput
 })
 
 /** Reads fields of an execution hash (HMGET): undefined for each one absent. */
-export const readExecutionFields = (queue: string, executionId: string, fields: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string | undefined>, RedisError, Broker> =>
+export const readExecutionFields = (
+  queue: string,
+  executionId: string,
+  fields: ReadonlyArray<string>
+): Effect.Effect<ReadonlyArray<string | undefined>, RedisError, Broker> =>
   Effect.flatMap(Broker, ({ redis }) =>
-    redis.use("workflow read", async (c) => (await c.hmget(workflowExecutionKey(queue, executionId), ...fields)).map((v) => v ?? undefined))
+    redis.use("workflow read", async (c) =>
+      (await c.hmget(workflowExecutionKey(queue, executionId), ...fields)).map((v) => v ?? undefined)
+    )
   )

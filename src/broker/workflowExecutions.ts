@@ -25,7 +25,8 @@ const nodeOf = (c: RedisClient, key: string): IORedis | Cluster => {
   if (!isClusterClient(c)) return c
   const slot = keySlot(key)
   const addr = (c as unknown as { slots: Array<Array<string> | undefined> }).slots[slot]?.[0]
-  const node = addr === undefined ? undefined : c.nodes("master").find((n) => `${n.options.host}:${n.options.port}` === addr)
+  const node =
+    addr === undefined ? undefined : c.nodes("master").find((n) => `${n.options.host}:${n.options.port}` === addr)
   return node ?? c
 }
 
@@ -39,15 +40,25 @@ export interface ExecutionScanPage {
  * One SCAN call for a control queue's execution hashes, from `cursor` ("0" first), examining about
  * `count` keys of the node (Redis's COUNT): bounded work per call, whatever the keyspace's size.
  */
-export const scanExecutions = Effect.fn("Broker.scanExecutions")(function* (queue: string, cursor: string, count: number) {
+export const scanExecutions = Effect.fn("Broker.scanExecutions")(function* (
+  queue: string,
+  cursor: string,
+  count: number
+) {
   const { redis } = yield* Broker
   const prefix = workflowExecutionKey(queue, "")
-  const [next, keys] = yield* redis.use("workflow executions scan", (c) => nodeOf(c, prefix).scan(cursor, "MATCH", `${globEscape(prefix)}*`, "COUNT", count))
+  const [next, keys] = yield* redis.use("workflow executions scan", (c) =>
+    nodeOf(c, prefix).scan(cursor, "MATCH", `${globEscape(prefix)}*`, "COUNT", count)
+  )
   return { cursor: next, executionIds: keys.map((k) => k.slice(prefix.length)) } satisfies ExecutionScanPage
 })
 
 /** Some fields of several executions of one control queue (one pipeline, one slot): undefined for an absent field. */
-export const readExecutionsFields = Effect.fn("Broker.readExecutionsFields")(function* (queue: string, executionIds: ReadonlyArray<string>, fields: ReadonlyArray<string>) {
+export const readExecutionsFields = Effect.fn("Broker.readExecutionsFields")(function* (
+  queue: string,
+  executionIds: ReadonlyArray<string>,
+  fields: ReadonlyArray<string>
+) {
   if (executionIds.length === 0) return [] as ReadonlyArray<ReadonlyArray<string | undefined>>
   const { redis } = yield* Broker
   const replies = yield* redis.use("workflow executions read", (c) => {
@@ -69,7 +80,10 @@ export const readExecution = Effect.fn("Broker.readExecution")(function* (queue:
 })
 
 /** Which of these control queues holds the execution (EXISTS on each, one round trip per slot), or undefined. */
-export const findExecutionQueue = Effect.fn("Broker.findExecutionQueue")(function* (queues: ReadonlyArray<string>, executionId: string) {
+export const findExecutionQueue = Effect.fn("Broker.findExecutionQueue")(function* (
+  queues: ReadonlyArray<string>,
+  executionId: string
+) {
   const { redis } = yield* Broker
   for (const queue of queues) {
     const n = yield* redis.use("workflow execution exists", (c) => c.exists(workflowExecutionKey(queue, executionId)))
@@ -89,15 +103,22 @@ export interface ScheduledClock {
  * with MATCH on the execution's clock task ids (`clock:<execution id>:<name>`), in calls of
  * `count`; one pass over that queue's scheduled tasks (its sleeping clocks and retried runs).
  */
-export const scheduledClocks = Effect.fn("Broker.scheduledClocks")(function* (queue: string, executionId: string, count = 1000) {
+export const scheduledClocks = Effect.fn("Broker.scheduledClocks")(function* (
+  queue: string,
+  executionId: string,
+  count = 1000
+) {
   const { redis } = yield* Broker
   const key = queueKeys(queue).scheduled
   const prefix = `clock:${executionId}:`
   const out: Array<ScheduledClock> = []
   let cursor = "0"
   do {
-    const [next, flat] = yield* redis.use("workflow clocks scan", (c) => nodeOf(c, key).zscan(key, cursor, "MATCH", `${globEscape(prefix)}*`, "COUNT", count))
-    for (let i = 0; i + 1 < flat.length; i += 2) out.push({ name: flat[i]!.slice(prefix.length), dueAtMs: Number(flat[i + 1]) * 1000 })
+    const [next, flat] = yield* redis.use("workflow clocks scan", (c) =>
+      nodeOf(c, key).zscan(key, cursor, "MATCH", `${globEscape(prefix)}*`, "COUNT", count)
+    )
+    for (let i = 0; i + 1 < flat.length; i += 2)
+      out.push({ name: flat[i]!.slice(prefix.length), dueAtMs: Number(flat[i + 1]) * 1000 })
     cursor = next
   } while (cursor !== "0")
   return out as ReadonlyArray<ScheduledClock>

@@ -32,9 +32,26 @@ export const workflowRunEndScript = defineScript<WorkflowRunEndInput, WorkflowRu
     const k = queueKeys(i.queue)
     return [workflowExecutionKey(i.queue, i.executionId), k.taskPrefix, k.pending]
   },
-  args: (i) => [i.endingRunId, i.outcome, i.result, i.failed ? "1" : "0", i.runId, i.runMessage, i.pendingSince, i.queue, `${i.queue}\n${i.executionId}`, Math.max(0, Math.ceil(i.retentionMs))],
+  args: (i) => [
+    i.endingRunId,
+    i.outcome,
+    i.result,
+    i.failed ? "1" : "0",
+    i.runId,
+    i.runMessage,
+    i.pendingSince,
+    i.queue,
+    `${i.queue}\n${i.executionId}`,
+    Math.max(0, Math.ceil(i.retentionMs))
+  ],
   decode: (reply) =>
     Result.flatMap(integerReply("workflowRunEnd", reply), (n) =>
-      n === 1 ? Result.succeed("recorded" as const) : n === 2 ? Result.succeed("next-run-enqueued" as const) : n === 0 ? Result.succeed("stale" as const) : Result.fail(unexpectedReply("workflowRunEnd", n, "0, 1 or 2"))
+      n === 1
+        ? Result.succeed("recorded" as const)
+        : n === 2
+          ? Result.succeed("next-run-enqueued" as const)
+          : n === 0
+            ? Result.succeed("stale" as const)
+            : Result.fail(unexpectedReply("workflowRunEnd", n, "0, 1 or 2"))
     )
 })

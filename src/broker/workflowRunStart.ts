@@ -36,18 +36,21 @@ export const workflowRunStartScript = defineScript<WorkflowRunStartInput, Workfl
   keys: (i) => [workflowExecutionKey(i.queue, i.executionId)],
   args: (i) => [i.runId],
   decode: (reply) =>
-    Result.flatMap(arrayReply("workflowRunStart", reply), (r): Result.Result<WorkflowRunStartReply, ReturnType<typeof unexpectedReply>> => {
-      switch (r[0]) {
-        case 1:
-          return Result.succeed({ _tag: "Run", fields: fieldsOf(r) })
-        case 2:
-          return Result.succeed({ _tag: "Complete", fields: fieldsOf(r) })
-        case 0:
-          return Result.succeed({ _tag: "Stale" })
-        case -1:
-          return Result.succeed({ _tag: "Missing" })
-        default:
-          return Result.fail(unexpectedReply("workflowRunStart", reply, "{1|2, fields…}, {0} or {-1}"))
+    Result.flatMap(
+      arrayReply("workflowRunStart", reply),
+      (r): Result.Result<WorkflowRunStartReply, ReturnType<typeof unexpectedReply>> => {
+        switch (r[0]) {
+          case 1:
+            return Result.succeed({ _tag: "Run", fields: fieldsOf(r) })
+          case 2:
+            return Result.succeed({ _tag: "Complete", fields: fieldsOf(r) })
+          case 0:
+            return Result.succeed({ _tag: "Stale" })
+          case -1:
+            return Result.succeed({ _tag: "Missing" })
+          default:
+            return Result.fail(unexpectedReply("workflowRunStart", reply, "{1|2, fields…}, {0} or {-1}"))
+        }
       }
-    })
+    )
 })

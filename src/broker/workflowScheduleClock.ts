@@ -30,5 +30,11 @@ export const workflowScheduleClockScript = defineScript<WorkflowScheduleClockInp
   },
   args: (i) => [i.deferredField, i.taskId, i.taskMessage, unixMsString(i.wakeUpMs), i.queue],
   decode: (reply) =>
-    Result.flatMap(integerReply("workflowScheduleClock", reply), (n) => (n === 1 ? Result.succeed(true) : n === 0 ? Result.succeed(false) : Result.fail(unexpectedReply("workflowScheduleClock", n, "0 or 1"))))
+    Result.flatMap(integerReply("workflowScheduleClock", reply), (n) =>
+      n === 1
+        ? Result.succeed(true)
+        : n === 0
+          ? Result.succeed(false)
+          : Result.fail(unexpectedReply("workflowScheduleClock", n, "0 or 1"))
+    )
 })

@@ -34,11 +34,18 @@ export const workflowStartScript = defineScript<WorkflowStartInput, WorkflowStar
   },
   args: (i) => [i.workflow, i.payload, i.parent, i.runId, i.runMessage, i.pendingSince, i.queue],
   decode: (reply, i) =>
-    Result.flatMap(arrayReply("workflowStart", reply), (r): Result.Result<WorkflowStartReply, InvalidState | ReturnType<typeof unexpectedReply>> => {
-      const code = r[0]
-      if (code === 1) return Result.succeed({ _tag: "Started" })
-      if (code === 2) return Result.succeed({ _tag: "Exists", state: String(r[1]), result: String(r[2]), failed: r[3] === "1" })
-      if (code === -1) return Result.fail(codeError("workflowStart", -1, { executionId: i.executionId, workflow: i.workflow, other: String(r[1]) })!)
-      return Result.fail(unexpectedReply("workflowStart", reply, "{1}, {2, state, result, failed} or {-1, name}"))
-    })
+    Result.flatMap(
+      arrayReply("workflowStart", reply),
+      (r): Result.Result<WorkflowStartReply, InvalidState | ReturnType<typeof unexpectedReply>> => {
+        const code = r[0]
+        if (code === 1) return Result.succeed({ _tag: "Started" })
+        if (code === 2)
+          return Result.succeed({ _tag: "Exists", state: String(r[1]), result: String(r[2]), failed: r[3] === "1" })
+        if (code === -1)
+          return Result.fail(
+            codeError("workflowStart", -1, { executionId: i.executionId, workflow: i.workflow, other: String(r[1]) })!
+          )
+        return Result.fail(unexpectedReply("workflowStart", reply, "{1}, {2, state, result, failed} or {-1, name}"))
+      }
+    )
 })

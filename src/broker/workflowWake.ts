@@ -41,6 +41,12 @@ export const workflowWakeScript = defineScript<WorkflowWakeInput, WorkflowWakeOu
   args: (i) => [i.field, i.value, i.mode, i.runId, i.runMessage, i.pendingSince, i.queue],
   decode: (reply) =>
     Result.flatMap(integerReply("workflowWake", reply), (n) =>
-      n === 0 ? Result.succeed("already-set" as const) : n === 1 ? Result.succeed("recorded" as const) : n === 2 ? Result.succeed("run-enqueued" as const) : Result.fail(unexpectedReply("workflowWake", n, "0, 1 or 2"))
+      n === 0
+        ? Result.succeed("already-set" as const)
+        : n === 1
+          ? Result.succeed("recorded" as const)
+          : n === 2
+            ? Result.succeed("run-enqueued" as const)
+            : Result.fail(unexpectedReply("workflowWake", n, "0, 1 or 2"))
     )
 })

@@ -17,11 +17,17 @@ export interface WriteResultOptions {
 
 /** Script `writeResult`: stores result bytes in the task hash; returns the byte count. TaskNotFound when the task does not exist. */
 export const writeResultScript = defineScript<WriteResultOptions, number, TaskNotFound>({
-  name: "writeResult", source: writeResultLua,
+  name: "writeResult",
+  source: writeResultLua,
   buffers: false,
   keys: ({ queue, id }) => [queueKeys(queue).task(id)],
   args: ({ result }) => [bytesArg(result)],
-  decode: (reply, i) => Result.flatMap(integerReply("writeResult", reply), (n) => (n >= 0 ? Result.succeed(n) : Result.fail(codeError("writeResult", n, i) ?? unexpectedReply("writeResult", n, "a byte count or -1"))))
+  decode: (reply, i) =>
+    Result.flatMap(integerReply("writeResult", reply), (n) =>
+      n >= 0
+        ? Result.succeed(n)
+        : Result.fail(codeError("writeResult", n, i) ?? unexpectedReply("writeResult", n, "a byte count or -1"))
+    )
 })
 
 /** Stores a task's result (hash field `result`, kept with a retained completed task). Returns the byte count. */

@@ -19,7 +19,9 @@ import type { HttpRedisOptions } from "../redis/httpRedis.js"
 import { enqueueScripts } from "./scripts.js"
 
 /** One item's outcome in `enqueueMany`. */
-export type EnqueueOutcome = { readonly ok: true; readonly info: TaskInfo } | { readonly ok: false; readonly error: EnqueueError }
+export type EnqueueOutcome =
+  | { readonly ok: true; readonly info: TaskInfo }
+  | { readonly ok: false; readonly error: EnqueueError }
 
 export interface EdgeClient {
   /**
@@ -37,8 +39,13 @@ export interface EdgeClient {
 export const createClient = (options: HttpRedisOptions): EdgeClient => {
   const run = boundedEdgeRunner(options, enqueueScripts)
   return {
-    enqueue: (type: string | TaskDefinition<any>, payload?: unknown, opts?: EnqueueOptions) => run("enqueue", enqueueUntraced(type, payload, opts)),
+    enqueue: (type: string | TaskDefinition<any>, payload?: unknown, opts?: EnqueueOptions) =>
+      run("enqueue", enqueueUntraced(type, payload, opts)),
     enqueueMany: (items) =>
-      run("enqueueMany", enqueueManyUntraced(items)).then((rs) => rs.map((r): EnqueueOutcome => (Result.isSuccess(r) ? { ok: true, info: r.success } : { ok: false, error: r.failure })))
+      run("enqueueMany", enqueueManyUntraced(items)).then((rs) =>
+        rs.map(
+          (r): EnqueueOutcome => (Result.isSuccess(r) ? { ok: true, info: r.success } : { ok: false, error: r.failure })
+        )
+      )
   }
 }

@@ -10,26 +10,41 @@ import { Broker } from "../broker/Broker.js"
 import { KnownQueues } from "../broker/knownQueues.js"
 import { CommandTimeout, RedisConnectionError, redisError } from "../redis/errors.js"
 import { RedisService } from "../redis/RedisService.js"
-import { defaultHttpTimeoutMs, describeHttpTarget, type HttpRedisOptions, invalidHttpRedisOptions, makeHttpRedis, type ScriptSources } from "../redis/httpRedis.js"
+import {
+  defaultHttpTimeoutMs,
+  describeHttpTarget,
+  type HttpRedisOptions,
+  invalidHttpRedisOptions,
+  makeHttpRedis,
+  type ScriptSources
+} from "../redis/httpRedis.js"
 
 export type EdgeServices = Broker | RedisService
 
 /** The broker and Redis services over HTTP, or the error every call gets when the options are unusable. */
-export const edgeContext = (options: HttpRedisOptions, scripts: ScriptSources, requestTimeoutMs?: number): Context.Context<EdgeServices> | RedisConnectionError => {
+export const edgeContext = (
+  options: HttpRedisOptions,
+  scripts: ScriptSources,
+  requestTimeoutMs?: number
+): Context.Context<EdgeServices> | RedisConnectionError => {
   const invalid = invalidHttpRedisOptions(options ?? ({} as HttpRedisOptions))
   if (invalid !== undefined) {
     const target = describeHttpTarget(options?.url ?? "")
     return new RedisConnectionError({ target, message: `invalid Redis REST endpoint ${target}: ${invalid}` })
   }
   const redis = makeHttpRedis(options, scripts, requestTimeoutMs)
-  return Context.make(RedisService, redis).pipe(Context.add(Broker, { redis, knownQueues: new KnownQueues(), messageSizes: new MessageSizes() }))
+  return Context.make(RedisService, redis).pipe(
+    Context.add(Broker, { redis, knownQueues: new KnownQueues(), messageSizes: new MessageSizes() })
+  )
 }
 
 /** Runs effects with an edge context (rejecting with its error when the options were unusable). */
 export const edgeRunner = (options: HttpRedisOptions, scripts: ScriptSources) => {
   const context = edgeContext(options, scripts)
   return <A, E>(effect: Effect.Effect<A, E, EdgeServices>): Promise<A> =>
-    context instanceof RedisConnectionError ? Promise.reject(context) : Effect.runPromise(Effect.provideContext(effect, context))
+    context instanceof RedisConnectionError
+      ? Promise.reject(context)
+      : Effect.runPromise(Effect.provideContext(effect, context))
 }
 
 /**
@@ -48,7 +63,10 @@ export const boundedEdgeRunner = (options: HttpRedisOptions, scripts: ScriptSour
           Effect.provideContext(effect, context).pipe(
             Effect.timeoutOrElse({
               duration: timeoutMs,
-              orElse: () => Effect.fail(redisError(op, new CommandTimeout(target, timeoutMs, "timeoutMs", "the whole call, resends included")))
+              orElse: () =>
+                Effect.fail(
+                  redisError(op, new CommandTimeout(target, timeoutMs, "timeoutMs", "the whole call, resends included"))
+                )
             })
           )
         )

@@ -18,7 +18,9 @@ export interface HttpRedisLayerOptions extends HttpRedisOptions {
 }
 
 /** Broker and Redis over the REST endpoint; fails with RedisConnectionError when the url or token is unusable. */
-export const httpRedisLayer = (options: HttpRedisLayerOptions): Layer.Layer<Broker | RedisService, RedisConnectionError> =>
+export const httpRedisLayer = (
+  options: HttpRedisLayerOptions
+): Layer.Layer<Broker | RedisService, RedisConnectionError> =>
   Layer.effectContext(
     Effect.suspend(() => {
       const context = edgeContext(options, options.scripts ?? maintenanceScripts)

@@ -26,7 +26,13 @@ export const sha1Hex = (text: string): string => {
     let e = h4
     for (let i = 0; i < 80; i++) {
       const [f, k] =
-        i < 20 ? [(b & c) | (~b & d), 0x5a827999] : i < 40 ? [b ^ c ^ d, 0x6ed9eba1] : i < 60 ? [(b & c) | (b & d) | (c & d), 0x8f1bbcdc] : [b ^ c ^ d, 0xca62c1d6]
+        i < 20
+          ? [(b & c) | (~b & d), 0x5a827999]
+          : i < 40
+            ? [b ^ c ^ d, 0x6ed9eba1]
+            : i < 60
+              ? [(b & c) | (b & d) | (c & d), 0x8f1bbcdc]
+              : [b ^ c ^ d, 0xca62c1d6]
       const t = (rotl(a, 5) + f + e + k + w[i]!) | 0
       e = d
       d = c

@@ -25,7 +25,8 @@ export const sha256Hex = (text: string): string => {
     for (let i = 16; i < 64; i++) {
       const a = w[i - 15]!
       const b = w[i - 2]!
-      w[i] = (w[i - 16]! + (rotr(a, 7) ^ rotr(a, 18) ^ (a >>> 3)) + w[i - 7]! + (rotr(b, 17) ^ rotr(b, 19) ^ (b >>> 10))) | 0
+      w[i] =
+        (w[i - 16]! + (rotr(a, 7) ^ rotr(a, 18) ^ (a >>> 3)) + w[i - 7]! + (rotr(b, 17) ^ rotr(b, 19) ^ (b >>> 10))) | 0
     }
     let [a, b, c, d, e, f, g, hh] = h as [number, number, number, number, number, number, number, number]
     for (let i = 0; i < 64; i++) {

@@ -1,7 +1,12 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { archiveMaxSize } from "../broker/archive.js"
-import { archiveAllBatchScript, type BatchCounts, deleteAllBatchScript, runAllBatchScript } from "../broker/bulkActions.js"
+import {
+  archiveAllBatchScript,
+  type BatchCounts,
+  deleteAllBatchScript,
+  runAllBatchScript
+} from "../broker/bulkActions.js"
 import { runScript } from "../broker/script.js"
 import type { RedisError } from "../redis/errors.js"
 import type { TaskState } from "../wire/keys.js"
@@ -27,11 +32,19 @@ const allowed: Record<BulkVerb, ReadonlyArray<TaskState>> = {
 export const checkBulkAction = (verb: BulkVerb, state: string, o: BulkOptions) =>
   Effect.gen(function* () {
     if (!(allowed[verb] as ReadonlyArray<string>).includes(state)) {
-      return yield* new InvalidArgument({ field: "state", message: `cannot ${verb} all ${state} tasks; ${verb} all works on ${allowed[verb].join(", ")} tasks` })
+      return yield* new InvalidArgument({
+        field: "state",
+        message: `cannot ${verb} all ${state} tasks; ${verb} all works on ${allowed[verb].join(", ")} tasks`
+      })
     }
-    if (state === "aggregating" && !o.group) return yield* new InvalidArgument({ field: "group", message: `${verb} all aggregating tasks needs a group name` })
+    if (state === "aggregating" && !o.group)
+      return yield* new InvalidArgument({ field: "group", message: `${verb} all aggregating tasks needs a group name` })
     const batch = o.batchSize ?? defaultBatchSize
-    if (!Number.isInteger(batch) || batch < 1) return yield* new InvalidArgument({ field: "batchSize", message: `batch size must be a whole number >= 1, got ${batch}` })
+    if (!Number.isInteger(batch) || batch < 1)
+      return yield* new InvalidArgument({
+        field: "batchSize",
+        message: `batch size must be a whole number >= 1, got ${batch}`
+      })
     return batch
   })
 
@@ -58,10 +71,16 @@ const drain = <R>(o: BulkOptions, batch: (now: number) => Effect.Effect<BatchCou
   })
 
 /** Moves every task of a state (scheduled, retry, archived, or a group) to pending (asynq's RunAll*Tasks). */
-export const runAll = Effect.fn("Inspector.runAll")(function* (queue: string, state: TaskState, options: BulkOptions = {}) {
+export const runAll = Effect.fn("Inspector.runAll")(function* (
+  queue: string,
+  state: TaskState,
+  options: BulkOptions = {}
+) {
   const size = yield* checkBulkAction("run", state, options)
   yield* requireQueue(queue)
-  const r = yield* drain(options, (nowMs) => runScript(runAllBatchScript, { queue, state, group: options.group, size, nowMs }))
+  const r = yield* drain(options, (nowMs) =>
+    runScript(runAllBatchScript, { queue, state, group: options.group, size, nowMs })
+  )
   return r.done
 })
 
@@ -70,18 +89,33 @@ export const runAll = Effect.fn("Inspector.runAll")(function* (queue: string, st
  * Like every archiving, it keeps the archive within 90 days and 10,000 tasks: the older archived
  * tasks it removes are counted in the progress (`trimmed`) and logged as a warning.
  */
-export const archiveAll = Effect.fn("Inspector.archiveAll")(function* (queue: string, state: TaskState, options: BulkOptions = {}) {
+export const archiveAll = Effect.fn("Inspector.archiveAll")(function* (
+  queue: string,
+  state: TaskState,
+  options: BulkOptions = {}
+) {
   const size = yield* checkBulkAction("archive", state, options)
   yield* requireQueue(queue)
-  const r = yield* drain(options, (nowMs) => runScript(archiveAllBatchScript, { queue, state, group: options.group, size, nowMs }))
-  if (r.trimmed) yield* Effect.logWarning(`archiving removed ${r.trimmed} older archived task(s) to keep the archive within ${archiveMaxSize} tasks and 90 days`)
+  const r = yield* drain(options, (nowMs) =>
+    runScript(archiveAllBatchScript, { queue, state, group: options.group, size, nowMs })
+  )
+  if (r.trimmed)
+    yield* Effect.logWarning(
+      `archiving removed ${r.trimmed} older archived task(s) to keep the archive within ${archiveMaxSize} tasks and 90 days`
+    )
   return r.done
 })
 
 /** Deletes every task of a state (pending, scheduled, retry, archived, completed, or a group) (asynq's DeleteAll*Tasks). */
-export const deleteAll = Effect.fn("Inspector.deleteAll")(function* (queue: string, state: TaskState, options: BulkOptions = {}) {
+export const deleteAll = Effect.fn("Inspector.deleteAll")(function* (
+  queue: string,
+  state: TaskState,
+  options: BulkOptions = {}
+) {
   const size = yield* checkBulkAction("delete", state, options)
   yield* requireQueue(queue)
-  const r = yield* drain(options, (nowMs) => runScript(deleteAllBatchScript, { queue, state, group: options.group, size, nowMs }))
+  const r = yield* drain(options, (nowMs) =>
+    runScript(deleteAllBatchScript, { queue, state, group: options.group, size, nowMs })
+  )
   return r.done
 })

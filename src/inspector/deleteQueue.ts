@@ -19,7 +19,10 @@ export interface DeleteQueueOptions {
  * Removes a queue (asynq's DeleteQueue): QueueNotEmpty when it holds tasks and `force` is not set;
  * InvalidState while any task is active, forced or not. Forced deletion goes in bounded batches.
  */
-export const deleteQueue = Effect.fn("Inspector.deleteQueue")(function* (queue: string, options: DeleteQueueOptions = {}) {
+export const deleteQueue = Effect.fn("Inspector.deleteQueue")(function* (
+  queue: string,
+  options: DeleteQueueOptions = {}
+) {
   yield* requireQueue(queue)
   const batch = Math.max(1, Math.floor(options.batchSize ?? defaultBatchSize))
   let done = 0

@@ -1,1 +1,9 @@
-export { ExecutionNotFound, InvalidArgument, InvalidState, NotACluster, QueueNotEmpty, QueueNotFound, TaskNotFound } from "../broker/errors.js"
+export {
+  ExecutionNotFound,
+  InvalidArgument,
+  InvalidState,
+  NotACluster,
+  QueueNotEmpty,
+  QueueNotFound,
+  TaskNotFound
+} from "../broker/errors.js"

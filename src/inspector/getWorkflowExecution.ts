@@ -2,7 +2,16 @@ import * as Effect from "effect/Effect"
 import { ExecutionNotFound } from "../broker/errors.js"
 import { controlQueueOf } from "../steps/workflowControl.js"
 import { findExecutionQueue, readExecution, scheduledClocks } from "../broker/workflowExecutions.js"
-import { type ActivityInfo, type ClockInfo, type DeferredInfo, readExit, summaryOf, type WorkflowExecutionInfo, type WorkflowInspectOptions, workflowQueues } from "./workflowTypes.js"
+import {
+  type ActivityInfo,
+  type ClockInfo,
+  type DeferredInfo,
+  readExit,
+  summaryOf,
+  type WorkflowExecutionInfo,
+  type WorkflowInspectOptions,
+  workflowQueues
+} from "./workflowTypes.js"
 
 const clockPrefix = "DurableClock/"
 
@@ -16,14 +25,30 @@ const parseJson = (s: string | undefined): unknown => {
 }
 
 /** Finds the control queue of an execution, or ExecutionNotFound. */
-export const executionQueue = Effect.fn("Inspector.executionQueue")(function* (workflow: string, executionId: string, options: WorkflowInspectOptions = {}) {
+export const executionQueue = Effect.fn("Inspector.executionQueue")(function* (
+  workflow: string,
+  executionId: string,
+  options: WorkflowInspectOptions = {}
+) {
   const queues = yield* workflowQueues(workflow, options)
   // The shard the engine picks for this id when the shards are all there (`shards` given, or every
   // one registered): tried first, so the usual lookup is one EXISTS.
   const prefix = options.queue ?? "workflow"
-  const likely = controlQueueOf({ queue: prefix, shards: queues.length === 1 && !queues[0]!.includes("#") ? 1 : queues.length }, workflow, executionId)
-  const queue = yield* findExecutionQueue(queues.includes(likely) ? [likely, ...queues.filter((q) => q !== likely)] : queues, executionId)
-  if (queue === undefined) return yield* new ExecutionNotFound({ workflow, executionId, message: `workflow "${workflow}" has no execution "${executionId}"` })
+  const likely = controlQueueOf(
+    { queue: prefix, shards: queues.length === 1 && !queues[0]!.includes("#") ? 1 : queues.length },
+    workflow,
+    executionId
+  )
+  const queue = yield* findExecutionQueue(
+    queues.includes(likely) ? [likely, ...queues.filter((q) => q !== likely)] : queues,
+    executionId
+  )
+  if (queue === undefined)
+    return yield* new ExecutionNotFound({
+      workflow,
+      executionId,
+      message: `workflow "${workflow}" has no execution "${executionId}"`
+    })
   return queue
 })
 
@@ -32,11 +57,19 @@ export const executionQueue = Effect.fn("Inspector.executionQueue")(function* (w
  * or failed, per attempt), completed deferreds, and durable clocks (still scheduled, with their due
  * time, or fired). ExecutionNotFound when there is none (or it is another workflow's).
  */
-export const getWorkflowExecution = Effect.fn("Inspector.getWorkflowExecution")(function* (workflow: string, executionId: string, options: WorkflowInspectOptions = {}) {
+export const getWorkflowExecution = Effect.fn("Inspector.getWorkflowExecution")(function* (
+  workflow: string,
+  executionId: string,
+  options: WorkflowInspectOptions = {}
+) {
   const queue = yield* executionQueue(workflow, executionId, options)
   const h = yield* readExecution(queue, executionId)
   if (h === undefined || h.get("wf") !== workflow) {
-    return yield* new ExecutionNotFound({ workflow, executionId, message: `workflow "${workflow}" has no execution "${executionId}"` })
+    return yield* new ExecutionNotFound({
+      workflow,
+      executionId,
+      message: `workflow "${workflow}" has no execution "${executionId}"`
+    })
   }
   const activities: Array<ActivityInfo> = []
   const deferreds: Array<DeferredInfo> = []
@@ -46,18 +79,28 @@ export const getWorkflowExecution = Effect.fn("Inspector.getWorkflowExecution")(
       const slash = field.lastIndexOf("/")
       const exit = readExit(value)
       const base = { name: field.slice(2, slash), attempt: Number(field.slice(slash + 1)) }
-      activities.push(exit.ok ? { ...base, status: "done", result: exit.value } : { ...base, status: "failed", error: exit.error })
+      activities.push(
+        exit.ok ? { ...base, status: "done", result: exit.value } : { ...base, status: "failed", error: exit.error }
+      )
     } else if (field.startsWith(`d:${clockPrefix}`)) {
       fired.push({ name: field.slice(2 + clockPrefix.length), status: "fired" })
     } else if (field.startsWith("d:")) {
       const exit = readExit(value)
-      deferreds.push(exit.ok ? { name: field.slice(2), status: "done", value: exit.value } : { name: field.slice(2), status: "failed", error: exit.error })
+      deferreds.push(
+        exit.ok
+          ? { name: field.slice(2), status: "done", value: exit.value }
+          : { name: field.slice(2), status: "failed", error: exit.error }
+      )
     }
   }
   activities.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.attempt - b.attempt))
   deferreds.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-  const scheduled = (yield* scheduledClocks(queue, executionId)).map((c): ClockInfo => ({ name: c.name, status: "scheduled", dueAtMs: c.dueAtMs }))
-  const clocks = [...scheduled.filter((c) => !fired.some((f) => f.name === c.name)), ...fired].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const scheduled = (yield* scheduledClocks(queue, executionId)).map(
+    (c): ClockInfo => ({ name: c.name, status: "scheduled", dueAtMs: c.dueAtMs })
+  )
+  const clocks = [...scheduled.filter((c) => !fired.some((f) => f.name === c.name)), ...fired].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+  )
   const parent = parseJson(h.get("parent")) as { workflow: string; executionId: string } | undefined
   const interrupt = h.has("interruptUnsafe") ? "interruptUnsafe" : h.has("interrupt") ? "interrupt" : undefined
   return {

@@ -10,7 +10,10 @@ const dayMs = 24 * 60 * 60 * 1000
 /** Processed/failed counts of the last `days` days, today first (asynq's History). */
 export const history = Effect.fn("Inspector.history")(function* (queue: string, days: number) {
   if (!Number.isInteger(days) || days < 1 || days > 90) {
-    return yield* new InvalidArgument({ field: "days", message: `days must be a whole number from 1 to 90 (asynq keeps daily stats for 90 days), got ${days}` })
+    return yield* new InvalidArgument({
+      field: "days",
+      message: `days must be a whole number from 1 to 90 (asynq keeps daily stats for 90 days), got ${days}`
+    })
   }
   yield* requireQueue(queue)
   const now = yield* Clock.currentTimeMillis

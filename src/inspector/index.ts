@@ -21,7 +21,12 @@ export { schedulerEntries, schedulerHistory } from "./scheduler.js"
 export { clusterKeySlot, clusterNodes } from "./cluster.js"
 export { listWorkflowExecutions, type ExecutionsPage, type ListExecutionsOptions } from "./listWorkflowExecutions.js"
 export { getWorkflowExecution } from "./getWorkflowExecution.js"
-export { cancelWorkflowExecution, resumeWorkflowExecution, type WorkflowActionOptions, type WorkflowActionResult } from "./workflowActions.js"
+export {
+  cancelWorkflowExecution,
+  resumeWorkflowExecution,
+  type WorkflowActionOptions,
+  type WorkflowActionResult
+} from "./workflowActions.js"
 export {
   type ActivityInfo,
   type ClockInfo,

@@ -17,8 +17,13 @@ const paging = (o: ListOptions) =>
   Effect.gen(function* () {
     const page = o.page ?? 1
     const size = o.pageSize ?? defaultPageSize
-    if (!Number.isInteger(page) || page < 1) return yield* new InvalidArgument({ field: "page", message: `page must be a whole number >= 1, got ${page}` })
-    if (!Number.isInteger(size) || size < 1) return yield* new InvalidArgument({ field: "pageSize", message: `page size must be a whole number >= 1, got ${size}` })
+    if (!Number.isInteger(page) || page < 1)
+      return yield* new InvalidArgument({ field: "page", message: `page must be a whole number >= 1, got ${page}` })
+    if (!Number.isInteger(size) || size < 1)
+      return yield* new InvalidArgument({
+        field: "pageSize",
+        message: `page size must be a whole number >= 1, got ${size}`
+      })
     const start = (page - 1) * size
     return { start, stop: start + size - 1 }
   })
@@ -28,7 +33,11 @@ const paging = (o: ListOptions) =>
  * to run first); scheduled, retry, archived, completed and aggregating by ascending score
  * (process-at, archive time, expiry, time added). `aggregating` needs `options.group`.
  */
-export const listTasks = Effect.fn("Inspector.listTasks")(function* (queue: string, state: TaskState, options: ListOptions = {}) {
+export const listTasks = Effect.fn("Inspector.listTasks")(function* (
+  queue: string,
+  state: TaskState,
+  options: ListOptions = {}
+) {
   const { start, stop } = yield* paging(options)
   if (state === "aggregating" && !options.group) {
     return yield* new InvalidArgument({ field: "group", message: "listing aggregating tasks needs a group name" })

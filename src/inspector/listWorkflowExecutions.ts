@@ -1,7 +1,14 @@
 import * as Effect from "effect/Effect"
 import { InvalidArgument } from "../broker/errors.js"
 import { readExecutionsFields, scanExecutions } from "../broker/workflowExecutions.js"
-import { type ExecutionStateFilter, matchesState, summaryOf, type WorkflowExecutionSummary, type WorkflowInspectOptions, workflowQueues } from "./workflowTypes.js"
+import {
+  type ExecutionStateFilter,
+  matchesState,
+  summaryOf,
+  type WorkflowExecutionSummary,
+  type WorkflowInspectOptions,
+  workflowQueues
+} from "./workflowTypes.js"
 
 /** Options of `listWorkflowExecutions`. */
 export interface ListExecutionsOptions extends WorkflowInspectOptions {
@@ -30,15 +37,26 @@ const maxScanCalls = 10
  * keyspace of the control queues' nodes. Order is Redis's SCAN order; an execution may appear
  * twice across pages when the keyspace is rehashed (SCAN's guarantee), never goes missing.
  */
-export const listWorkflowExecutions = Effect.fn("Inspector.listWorkflowExecutions")(function* (workflow: string, options: ListExecutionsOptions = {}) {
+export const listWorkflowExecutions = Effect.fn("Inspector.listWorkflowExecutions")(function* (
+  workflow: string,
+  options: ListExecutionsOptions = {}
+) {
   const pageSize = options.pageSize ?? 30
-  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000) return yield* new InvalidArgument({ field: "pageSize", message: `pageSize must be an integer from 1 to 1000, got ${pageSize}` })
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000)
+    return yield* new InvalidArgument({
+      field: "pageSize",
+      message: `pageSize must be an integer from 1 to 1000, got ${pageSize}`
+    })
   const queues = yield* workflowQueues(workflow, options)
   let shard = 0
   let scan = "0"
   if (options.cursor !== undefined && options.cursor !== "") {
     const m = /^(\d+):(\d+)$/.exec(options.cursor)
-    if (!m || Number(m[1]) >= queues.length) return yield* new InvalidArgument({ field: "cursor", message: `not a cursor of this listing: ${JSON.stringify(options.cursor)}` })
+    if (!m || Number(m[1]) >= queues.length)
+      return yield* new InvalidArgument({
+        field: "cursor",
+        message: `not a cursor of this listing: ${JSON.stringify(options.cursor)}`
+      })
     shard = Number(m[1])
     scan = m[2]!
   }
@@ -59,5 +77,8 @@ export const listWorkflowExecutions = Effect.fn("Inspector.listWorkflowExecution
       scan = "0"
     } else scan = page.cursor
   }
-  return { executions: out, cursor: shard >= queues.length ? "" : `${shard}:${scan}` } satisfies ExecutionsPage as ExecutionsPage
+  return {
+    executions: out,
+    cursor: shard >= queues.length ? "" : `${shard}:${scan}`
+  } satisfies ExecutionsPage as ExecutionsPage
 })

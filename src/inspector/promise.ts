@@ -26,7 +26,12 @@ import { servers } from "./servers.js"
 import { archiveTask, deleteTask, runTask, type TaskActionResult } from "./taskActions.js"
 import { getWorkflowExecution } from "./getWorkflowExecution.js"
 import { type ExecutionsPage, type ListExecutionsOptions, listWorkflowExecutions } from "./listWorkflowExecutions.js"
-import { cancelWorkflowExecution, resumeWorkflowExecution, type WorkflowActionOptions, type WorkflowActionResult } from "./workflowActions.js"
+import {
+  cancelWorkflowExecution,
+  resumeWorkflowExecution,
+  type WorkflowActionOptions,
+  type WorkflowActionResult
+} from "./workflowActions.js"
 import type { WorkflowExecutionInfo, WorkflowInspectOptions } from "./workflowTypes.js"
 import type { BulkOptions, ClusterNode, DailyStats, GroupInfo, ListOptions, QueueInfo } from "./types.js"
 
@@ -79,7 +84,10 @@ export interface Inspector {
   /** The periodic-task entries of running schedulers. */
   readonly schedulerEntries: () => Promise<ReadonlyArray<SchedulerEntryDetails>>
   /** What a periodic-task entry enqueued, newest first. */
-  readonly schedulerHistory: (entryId: string, options?: { readonly page?: number; readonly pageSize?: number }) => Promise<ReadonlyArray<EnqueueEventDetails>>
+  readonly schedulerHistory: (
+    entryId: string,
+    options?: { readonly page?: number; readonly pageSize?: number }
+  ) => Promise<ReadonlyArray<EnqueueEventDetails>>
   /** The Redis Cluster hash slot of a queue's keys. */
   readonly clusterKeySlot: (queue: string) => Promise<number>
   /** The Redis Cluster nodes serving a queue. */
@@ -89,11 +97,23 @@ export interface Inspector {
   /** One page of a workflow's executions with their state (bounded work per page; pass the page's `cursor` for the next). */
   readonly listWorkflowExecutions: (workflow: string, options?: ListExecutionsOptions) => Promise<ExecutionsPage>
   /** One workflow execution in detail: state, payload, result, activities, deferreds, clocks. */
-  readonly getWorkflowExecution: (workflow: string, executionId: string, options?: WorkflowInspectOptions) => Promise<WorkflowExecutionInfo>
+  readonly getWorkflowExecution: (
+    workflow: string,
+    executionId: string,
+    options?: WorkflowInspectOptions
+  ) => Promise<WorkflowExecutionInfo>
   /** Resumes an execution as `Workflow.resume` does (also retries one suspended by SuspendOnFailure). */
-  readonly resumeWorkflowExecution: (workflow: string, executionId: string, options?: WorkflowActionOptions) => Promise<WorkflowActionResult>
+  readonly resumeWorkflowExecution: (
+    workflow: string,
+    executionId: string,
+    options?: WorkflowActionOptions
+  ) => Promise<WorkflowActionResult>
   /** Cancels an execution as `Workflow.interrupt` does. */
-  readonly cancelWorkflowExecution: (workflow: string, executionId: string, options?: WorkflowActionOptions) => Promise<WorkflowActionResult>
+  readonly cancelWorkflowExecution: (
+    workflow: string,
+    executionId: string,
+    options?: WorkflowActionOptions
+  ) => Promise<WorkflowActionResult>
   /** Closes the Redis connection. Safe to call more than once. */
   readonly close: () => Promise<void>
 }
@@ -107,7 +127,8 @@ export { RuntimeClosed }
  */
 export const createInspector = (options: InspectorOptions = {}): Inspector => {
   const rt = makeBrokerRuntime(options, {
-    closedError: () => new RuntimeClosed({ message: "the effect-asynq inspector is closed; create a new one with createInspector()" })
+    closedError: () =>
+      new RuntimeClosed({ message: "the effect-asynq inspector is closed; create a new one with createInspector()" })
   })
   const run = <A, E>(eff: Effect.Effect<A, E, Broker>): Promise<A> => rt.run(eff)
   return {

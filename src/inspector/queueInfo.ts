@@ -19,8 +19,22 @@ export const getQueueInfo = Effect.fn("Inspector.getQueueInfo")(function* (queue
     bindScript(memoryUsageScript, { queue, taskSample: taskSampleSize, groupSample: groupSampleSize }),
     bindScript(getQueueLimitScript, { queue })
   ])
-  const { pending, active, scheduled, retry, archived, completed, processed, failed, processedTotal, failedTotal, paused, groups, aggregating, oldestPendingSince: oldest } =
-    yield* Effect.fromResult(stats)
+  const {
+    pending,
+    active,
+    scheduled,
+    retry,
+    archived,
+    completed,
+    processed,
+    failed,
+    processedTotal,
+    failedTotal,
+    paused,
+    groups,
+    aggregating,
+    oldestPendingSince: oldest
+  } = yield* Effect.fromResult(stats)
   const memoryUsage = yield* Effect.fromResult(memory)
   const limit = yield* Effect.fromResult(flow)
   let latencyMs = 0

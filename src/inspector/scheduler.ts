@@ -25,7 +25,10 @@ export const schedulerEntries = Effect.fn("Inspector.schedulerEntries")(function
         taskPayload: e.taskPayload,
         options: e.enqueueOptions,
         next: timestampToDate(e.nextEnqueueTime),
-        prev: isGoZeroTime(e.prevEnqueueTime) || (e.prevEnqueueTime.seconds === 0 && e.prevEnqueueTime.nanos === 0) ? undefined : timestampToDate(e.prevEnqueueTime)
+        prev:
+          isGoZeroTime(e.prevEnqueueTime) || (e.prevEnqueueTime.seconds === 0 && e.prevEnqueueTime.nanos === 0)
+            ? undefined
+            : timestampToDate(e.prevEnqueueTime)
       })
     } catch {
       // a foreign or corrupt item: skip it, like asynq
@@ -35,11 +38,19 @@ export const schedulerEntries = Effect.fn("Inspector.schedulerEntries")(function
 })
 
 /** What one scheduler entry enqueued, newest first, paged like task listings (asynq's ListSchedulerEnqueueEvents). */
-export const schedulerHistory = Effect.fn("Inspector.schedulerHistory")(function* (entryId: string, options: { readonly page?: number; readonly pageSize?: number } = {}) {
+export const schedulerHistory = Effect.fn("Inspector.schedulerHistory")(function* (
+  entryId: string,
+  options: { readonly page?: number; readonly pageSize?: number } = {}
+) {
   const page = options.page ?? 1
   const size = options.pageSize ?? defaultPageSize
-  if (!Number.isInteger(page) || page < 1) return yield* new InvalidArgument({ field: "page", message: `page must be a whole number >= 1, got ${page}` })
-  if (!Number.isInteger(size) || size < 1) return yield* new InvalidArgument({ field: "pageSize", message: `page size must be a whole number >= 1, got ${size}` })
+  if (!Number.isInteger(page) || page < 1)
+    return yield* new InvalidArgument({ field: "page", message: `page must be a whole number >= 1, got ${page}` })
+  if (!Number.isInteger(size) || size < 1)
+    return yield* new InvalidArgument({
+      field: "pageSize",
+      message: `page size must be a whole number >= 1, got ${size}`
+    })
   const start = (page - 1) * size
   const members = yield* readSchedulerHistory(entryId, start, start + size - 1)
   const out: Array<EnqueueEventDetails> = []

@@ -46,7 +46,9 @@ export const servers = Effect.fn("Inspector.servers")(function* () {
         strictPriority: s.strictPriority,
         status: s.status,
         started: timestampToDate(s.startTime),
-        activeWorkers: workers.filter((w) => w.host === s.host && w.pid === s.pid && w.serverId === s.serverId).map(toWorker)
+        activeWorkers: workers
+          .filter((w) => w.host === s.host && w.pid === s.pid && w.serverId === s.serverId)
+          .map(toWorker)
       })
     }
   }

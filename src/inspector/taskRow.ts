@@ -1,6 +1,6 @@
 /** Turning one task's stored fields into a TaskInfo. */
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import { type TaskInfo, taskInfoFromMessage } from "../steps/taskInfo.js"
 import type { TaskState } from "../wire/keys.js"
 import { decodeTaskMessage, MessageDecodeError } from "../wire/TaskMessage.js"
@@ -17,7 +17,8 @@ export interface StoredTask {
 /** The TaskInfo of a stored task; fails with MessageDecodeError when `msg` is missing or corrupt. */
 export const toTaskInfo = (t: StoredTask, nowMs: number): Effect.Effect<TaskInfo, MessageDecodeError> =>
   Effect.gen(function* () {
-    if (t.msg === undefined) return yield* new MessageDecodeError({ message: `task hash ${t.key} has no msg field`, key: t.key })
+    if (t.msg === undefined)
+      return yield* new MessageDecodeError({ message: `task hash ${t.key} has no msg field`, key: t.key })
     const bytes = t.msg
     const msg = yield* Effect.try({
       try: () => decodeTaskMessage(bytes, t.key),
@@ -25,7 +26,8 @@ export const toTaskInfo = (t: StoredTask, nowMs: number): Effect.Effect<TaskInfo
     })
     let nextProcessAt: Date | undefined
     if (t.state === "pending") nextProcessAt = new Date(nowMs)
-    else if ((t.state === "scheduled" || t.state === "retry") && t.score !== undefined) nextProcessAt = new Date(t.score * 1000)
+    else if ((t.state === "scheduled" || t.state === "retry") && t.score !== undefined)
+      nextProcessAt = new Date(t.score * 1000)
     // An active task is orphaned when its lease ran out (or it has none): no worker extends it.
     const isOrphaned = t.state === "active" && (t.score === undefined || t.score * 1000 <= nowMs)
     return taskInfoFromMessage(msg, t.state, { nextProcessAt, isOrphaned, result: t.result })

@@ -29,13 +29,24 @@ const act = (action: "resume" | "cancel", workflow: string, executionId: string,
   Effect.gen(function* () {
     const queue = yield* executionQueue(workflow, executionId, options)
     const [state, failed] = yield* readExecutionFields(queue, executionId, ["state", "failed"])
-    if (state === "complete") return yield* new InvalidState({ message: `execution "${executionId}" of workflow "${workflow}" is complete; there is nothing to ${action}` })
+    if (state === "complete")
+      return yield* new InvalidState({
+        message: `execution "${executionId}" of workflow "${workflow}" is complete; there is nothing to ${action}`
+      })
     const run = { runMaxRetry: options.runMaxRetry ?? 25, runTimeoutSec: options.runTimeoutSec ?? 1800 }
     const field = action === "cancel" ? "interrupt" : ""
     const outcome = yield* wakeExecutionOn(run, queue, workflow, executionId, field, field === "" ? "" : "1", "e")
     if (action === "cancel") yield* publishWorkflowInterrupt(queue, executionId, field)
-    const from = (state === "pending" || state === "running" || state === "suspended" ? state : "pending") as ExecutionState
-    return { executionId, queue, from, failed: failed === "1", outcome } satisfies WorkflowActionResult as WorkflowActionResult
+    const from = (
+      state === "pending" || state === "running" || state === "suspended" ? state : "pending"
+    ) as ExecutionState
+    return {
+      executionId,
+      queue,
+      from,
+      failed: failed === "1",
+      outcome
+    } satisfies WorkflowActionResult as WorkflowActionResult
   })
 
 /**
@@ -44,7 +55,11 @@ const act = (action: "resume" | "cancel", workflow: string, executionId: string,
  * again from its last failure — this is also how a failed execution is retried. InvalidState
  * when it is complete; ExecutionNotFound when there is none.
  */
-export const resumeWorkflowExecution = Effect.fn("Inspector.resumeWorkflowExecution")(function* (workflow: string, executionId: string, options: WorkflowActionOptions = {}) {
+export const resumeWorkflowExecution = Effect.fn("Inspector.resumeWorkflowExecution")(function* (
+  workflow: string,
+  executionId: string,
+  options: WorkflowActionOptions = {}
+) {
   return yield* act("resume", workflow, executionId, options)
 })
 
@@ -53,6 +68,10 @@ export const resumeWorkflowExecution = Effect.fn("Inspector.resumeWorkflowExecut
  * and tells the process running it; its next run ends interrupted (finalizers and compensations
  * run, a final result is recorded). InvalidState when it is complete already.
  */
-export const cancelWorkflowExecution = Effect.fn("Inspector.cancelWorkflowExecution")(function* (workflow: string, executionId: string, options: WorkflowActionOptions = {}) {
+export const cancelWorkflowExecution = Effect.fn("Inspector.cancelWorkflowExecution")(function* (
+  workflow: string,
+  executionId: string,
+  options: WorkflowActionOptions = {}
+) {
   return yield* act("cancel", workflow, executionId, options)
 })

@@ -92,7 +92,8 @@ export interface WorkflowExecutionInfo extends WorkflowExecutionSummary {
   readonly clocks: ReadonlyArray<ClockInfo>
 }
 
-const isState = (s: string | undefined): s is ExecutionState => s === "pending" || s === "running" || s === "suspended" || s === "complete"
+const isState = (s: string | undefined): s is ExecutionState =>
+  s === "pending" || s === "running" || s === "suspended" || s === "complete"
 
 const parseJson = (s: string | undefined): unknown => {
   if (s === undefined || s === "") return undefined
@@ -103,12 +104,15 @@ const parseJson = (s: string | undefined): unknown => {
   }
 }
 
-const oneLine = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v) ?? String(v)).replace(/\s+/g, " ")
+const oneLine = (v: unknown): string =>
+  (typeof v === "string" ? v : (JSON.stringify(v) ?? String(v))).replace(/\s+/g, " ")
 
 /** A defect as stored: an Error becomes `{name, message, ...}` (shown as "name: message"), anything else its JSON. */
 const defectText = (d: unknown): string => {
   const e = d as { name?: unknown; message?: unknown } | undefined
-  return typeof e === "object" && e !== null && typeof e.message === "string" ? oneLine(`${typeof e.name === "string" ? e.name : "Error"}: ${e.message}`) : oneLine(d)
+  return typeof e === "object" && e !== null && typeof e.message === "string"
+    ? oneLine(`${typeof e.name === "string" ? e.name : "Error"}: ${e.message}`)
+    : oneLine(d)
 }
 
 /** A stored cause (effect's Cause as JSON: a list of Fail, Die and Interrupt reasons) in one line. */
@@ -116,13 +120,21 @@ export const causeText = (cause: unknown): string => {
   const reasons = Array.isArray(cause) ? cause : [cause]
   return reasons
     .map((r: { _tag?: string; error?: unknown; defect?: unknown }) =>
-      r?._tag === "Fail" ? oneLine(r.error) : r?._tag === "Die" ? `defect: ${defectText(r.defect)}` : r?._tag === "Interrupt" ? "interrupted" : oneLine(r)
+      r?._tag === "Fail"
+        ? oneLine(r.error)
+        : r?._tag === "Die"
+          ? `defect: ${defectText(r.defect)}`
+          : r?._tag === "Interrupt"
+            ? "interrupted"
+            : oneLine(r)
     )
     .join("; ")
 }
 
 /** A stored exit (JSON `{"_tag":"Success","value"}` or `{"_tag":"Failure","cause"}`): success with its value, or failure with its error. */
-export const readExit = (json: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string } => {
+export const readExit = (
+  json: string
+): { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string } => {
   const e = parseJson(json) as { _tag?: string; value?: unknown; cause?: unknown } | undefined
   if (e?._tag === "Success") return { ok: true, value: e.value }
   if (e?._tag === "Failure") return { ok: false, error: causeText(e.cause) }
@@ -130,18 +142,39 @@ export const readExit = (json: string): { readonly ok: true; readonly value: unk
 }
 
 /** A stored result (Workflow.Result as JSON: Complete with an exit, or Suspended with an optional cause): its outcome and error. */
-export const readResult = (json: string | undefined): { readonly outcome: ExecutionOutcome | undefined; readonly error: string | undefined } => {
+export const readResult = (
+  json: string | undefined
+): { readonly outcome: ExecutionOutcome | undefined; readonly error: string | undefined } => {
   const r = parseJson(json) as { _tag?: string; exit?: { _tag?: string; cause?: unknown }; cause?: unknown } | undefined
   if (r === undefined) return { outcome: undefined, error: undefined }
-  if (r._tag === "Complete") return r.exit?._tag === "Success" ? { outcome: "success", error: undefined } : { outcome: "failure", error: causeText(r.exit?.cause) }
-  if (r._tag === "Suspended") return { outcome: "suspended", error: r.cause === undefined ? undefined : causeText(r.cause) }
+  if (r._tag === "Complete")
+    return r.exit?._tag === "Success"
+      ? { outcome: "success", error: undefined }
+      : { outcome: "failure", error: causeText(r.exit?.cause) }
+  if (r._tag === "Suspended")
+    return { outcome: "suspended", error: r.cause === undefined ? undefined : causeText(r.cause) }
   return { outcome: undefined, error: undefined }
 }
 
 /** The summary of an execution from its fields state, failed, runs and result. */
-export const summaryOf = (queue: string, executionId: string, state: string | undefined, failed: string | undefined, runs: string | undefined, result: string | undefined): WorkflowExecutionSummary => {
+export const summaryOf = (
+  queue: string,
+  executionId: string,
+  state: string | undefined,
+  failed: string | undefined,
+  runs: string | undefined,
+  result: string | undefined
+): WorkflowExecutionSummary => {
   const r = readResult(result)
-  return { executionId, queue, state: isState(state) ? state : "pending", failed: failed === "1", runs: Number(runs ?? 0) || 0, outcome: r.outcome, error: r.error }
+  return {
+    executionId,
+    queue,
+    state: isState(state) ? state : "pending",
+    failed: failed === "1",
+    runs: Number(runs ?? 0) || 0,
+    outcome: r.outcome,
+    error: r.error
+  }
 }
 
 /** Whether a summary passes a state filter. */
@@ -153,25 +186,44 @@ export const matchesState = (s: WorkflowExecutionSummary, filter: ExecutionState
  * `asynq:queues`. QueueNotFound when none is registered (no execution of it was ever started with
  * this prefix); InvalidArgument for a bad name or option.
  */
-export const workflowQueues = Effect.fn("Inspector.workflowQueues")(function* (workflow: string, options: WorkflowInspectOptions = {}) {
+export const workflowQueues = Effect.fn("Inspector.workflowQueues")(function* (
+  workflow: string,
+  options: WorkflowInspectOptions = {}
+) {
   const prefix = options.queue ?? "workflow"
-  if (workflow.trim() === "") return yield* new InvalidArgument({ field: "workflow", message: "the workflow name is empty" })
-  if (prefix.trim() === "" || /[{}\s]/.test(prefix)) return yield* new InvalidArgument({ field: "queue", message: `queue must be a non-empty name without braces or spaces, got ${JSON.stringify(prefix)}` })
+  if (workflow.trim() === "")
+    return yield* new InvalidArgument({ field: "workflow", message: "the workflow name is empty" })
+  if (prefix.trim() === "" || /[{}\s]/.test(prefix))
+    return yield* new InvalidArgument({
+      field: "queue",
+      message: `queue must be a non-empty name without braces or spaces, got ${JSON.stringify(prefix)}`
+    })
   if (options.shards !== undefined) {
     if (!Number.isInteger(options.shards) || options.shards < 1 || options.shards > 1024) {
-      return yield* new InvalidArgument({ field: "shards", message: `shards must be an integer from 1 to 1024, got ${options.shards}` })
+      return yield* new InvalidArgument({
+        field: "shards",
+        message: `shards must be an integer from 1 to 1024, got ${options.shards}`
+      })
     }
     return controlQueues({ queue: prefix, shards: options.shards }, workflow)
   }
   const base = `${prefix}:${workflow}`
-  const shardOf = (q: string): number | undefined => (q === base ? -1 : q.startsWith(`${base}#`) && /^\d+$/.test(q.slice(base.length + 1)) ? Number(q.slice(base.length + 1)) : undefined)
+  const shardOf = (q: string): number | undefined =>
+    q === base
+      ? -1
+      : q.startsWith(`${base}#`) && /^\d+$/.test(q.slice(base.length + 1))
+        ? Number(q.slice(base.length + 1))
+        : undefined
   const found = (yield* listQueues())
     .map((q) => [q, shardOf(q)] as const)
     .filter((x): x is readonly [string, number] => x[1] !== undefined)
     .sort((a, b) => a[1] - b[1])
     .map(([q]) => q)
   if (found.length === 0) {
-    return yield* new QueueNotFound({ queue: base, message: `workflow "${workflow}" has no control queue ("${base}" or "${base}#<n>" in asynq:queues): no execution of it was started with queue prefix "${prefix}"` })
+    return yield* new QueueNotFound({
+      queue: base,
+      message: `workflow "${workflow}" has no control queue ("${base}" or "${base}#<n>" in asynq:queues): no execution of it was started with queue prefix "${prefix}"`
+    })
   }
   return found as ReadonlyArray<string>
 })

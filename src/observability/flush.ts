@@ -11,5 +11,7 @@ import { Flusher } from "effect/observability/OtlpExporter"
 /** Sends what the installed OTLP exporters have buffered, waiting at most `timeoutMs`; call it before a function invocation returns. */
 export const flushTelemetry = (timeoutMs = 2000): Effect.Effect<void> =>
   Effect.flatMap(Effect.serviceOption(Flusher), (flusher) =>
-    Option.isNone(flusher) ? Effect.void : flusher.value.flush.pipe(Effect.timeoutOption(Duration.millis(timeoutMs)), Effect.asVoid)
+    Option.isNone(flusher)
+      ? Effect.void
+      : flusher.value.flush.pipe(Effect.timeoutOption(Duration.millis(timeoutMs)), Effect.asVoid)
   )

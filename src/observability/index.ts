@@ -22,6 +22,12 @@ export {
   tasksInFlight,
   workerMetricNames
 } from "./workerMetrics.js"
-export { currentTraceHeaders, formatTraceparent, parseTraceparent, traceparentHeader, tracestateHeader } from "../steps/traceContext.js"
+export {
+  currentTraceHeaders,
+  formatTraceparent,
+  parseTraceparent,
+  traceparentHeader,
+  tracestateHeader
+} from "../steps/traceContext.js"
 export { otelTraceHeaders } from "./otelContext.js"
 export type { MetricsOptions } from "./metricsEndpoint.js"

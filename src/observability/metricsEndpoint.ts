@@ -7,7 +7,7 @@
 import { prometheusContentType } from "./queueMetrics.js"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import * as Context from "effect/Context"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as PrometheusMetrics from "effect/observability/PrometheusMetrics"
@@ -23,7 +23,9 @@ export const metricsText = <R = never>(extra?: Effect.Effect<string, unknown, R>
     if (extra === undefined) return Effect.succeed(own)
     return extra.pipe(
       Effect.map((more) => (more === "" ? own : own + (more.endsWith("\n") ? more : more + "\n"))),
-      Effect.catchCause((cause) => Effect.logWarning("metrics: the extra metrics failed; left out of this scrape", cause).pipe(Effect.as(own)))
+      Effect.catchCause((cause) =>
+        Effect.logWarning("metrics: the extra metrics failed; left out of this scrape", cause).pipe(Effect.as(own))
+      )
     )
   })
 
@@ -58,26 +60,36 @@ export interface MetricsEndpoint {
  * Serves `GET /metrics` (Prometheus text of this context's metrics, plus `extra`) until the scope
  * closes. Fails with InvalidArgument (`metrics.port`) when it cannot listen there.
  */
-export const serveMetrics = <R = never>(options: MetricsEndpointOptions<R>): Effect.Effect<MetricsEndpoint, InvalidArgument, R | Scope.Scope> =>
+export const serveMetrics = <R = never>(
+  options: MetricsEndpointOptions<R>
+): Effect.Effect<MetricsEndpoint, InvalidArgument, R | Scope.Scope> =>
   Effect.gen(function* () {
     const host = options.host ?? "127.0.0.1"
     if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) {
-      return yield* new InvalidArgument({ field: "metrics.port", message: `the metrics port must be a whole number from 0 to 65535, got ${options.port}` })
+      return yield* new InvalidArgument({
+        field: "metrics.port",
+        message: `the metrics port must be a whole number from 0 to 65535, got ${options.port}`
+      })
     }
     const context = yield* Effect.context<R>()
     const scrape = metricsText(options.extra)
     const onRequest = (req: IncomingMessage, res: ServerResponse) => {
       const path = (req.url ?? "/").split("?")[0]
       if (path !== "/metrics") {
-        res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("not found: the metrics are at /metrics\n")
+        res
+          .writeHead(404, { "content-type": "text/plain; charset=utf-8" })
+          .end("not found: the metrics are at /metrics\n")
         return
       }
       if (req.method !== "GET" && req.method !== "HEAD") {
-        res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain; charset=utf-8" }).end("method not allowed\n")
+        res
+          .writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain; charset=utf-8" })
+          .end("method not allowed\n")
         return
       }
       Effect.runPromiseWith(context)(scrape).then(
-        (body) => res.writeHead(200, { "content-type": prometheusContentType }).end(req.method === "HEAD" ? undefined : body),
+        (body) =>
+          res.writeHead(200, { "content-type": prometheusContentType }).end(req.method === "HEAD" ? undefined : body),
         (e) => res.writeHead(500, { "content-type": "text/plain; charset=utf-8" }).end(`metrics failed: ${String(e)}\n`)
       )
     }
@@ -85,7 +97,14 @@ export const serveMetrics = <R = never>(options: MetricsEndpointOptions<R>): Eff
       Effect.callback<Server, InvalidArgument>((resume) => {
         const s = createServer(onRequest)
         const onError = (e: Error) =>
-          resume(Effect.fail(new InvalidArgument({ field: "metrics.port", message: `cannot serve metrics on ${host}:${options.port}: ${e.message}` })))
+          resume(
+            Effect.fail(
+              new InvalidArgument({
+                field: "metrics.port",
+                message: `cannot serve metrics on ${host}:${options.port}: ${e.message}`
+              })
+            )
+          )
         s.once("error", onError)
         s.listen(options.port, host, () => {
           s.removeListener("error", onError)

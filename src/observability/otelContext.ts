@@ -28,7 +28,10 @@ let api: OtelApi | null | undefined
  */
 const fromGlobal = (): OtelApi | null => {
   const g = (globalThis as Record<symbol, unknown>)[Symbol.for("opentelemetry.js.api.1")] as
-    | { context?: { active?: () => unknown }; propagation?: { inject?: (c: unknown, carrier: Record<string, string>, setter: unknown) => void } }
+    | {
+        context?: { active?: () => unknown }
+        propagation?: { inject?: (c: unknown, carrier: Record<string, string>, setter: unknown) => void }
+      }
     | undefined
   const manager = g?.context
   const propagator = g?.propagation
@@ -44,7 +47,10 @@ const loadApi = (): OtelApi | null => {
   if (api !== undefined) return api ?? fromGlobal()
   try {
     const mod = createRequire(import.meta.url)("@opentelemetry/api") as Partial<OtelApi>
-    api = mod && typeof mod.propagation?.inject === "function" && typeof mod.context?.active === "function" ? (mod as OtelApi) : null
+    api =
+      mod && typeof mod.propagation?.inject === "function" && typeof mod.context?.active === "function"
+        ? (mod as OtelApi)
+        : null
   } catch {
     api = null
   }
@@ -68,5 +74,7 @@ export const otelTraceHeaders = (): Readonly<Record<string, string>> | undefined
   const traceparent = carrier[traceparentHeader]
   if (typeof traceparent !== "string") return undefined
   const tracestate = carrier[tracestateHeader]
-  return typeof tracestate === "string" && tracestate !== "" ? { [traceparentHeader]: traceparent, [tracestateHeader]: tracestate } : { [traceparentHeader]: traceparent }
+  return typeof tracestate === "string" && tracestate !== ""
+    ? { [traceparentHeader]: traceparent, [tracestateHeader]: tracestate }
+    : { [traceparentHeader]: traceparent }
 }

@@ -19,10 +19,14 @@ interface QueueMetricFamily {
   readonly name: string
   readonly help: string
   readonly type: MetricType
-  readonly samples: (info: QueueInfo) => ReadonlyArray<{ readonly labels: ReadonlyArray<readonly [string, string]>; readonly value: number }>
+  readonly samples: (
+    info: QueueInfo
+  ) => ReadonlyArray<{ readonly labels: ReadonlyArray<readonly [string, string]>; readonly value: number }>
 }
 
-const perQueue = (value: (info: QueueInfo) => number) => (info: QueueInfo) => [{ labels: [["queue", info.queue]] as const, value: value(info) }]
+const perQueue = (value: (info: QueueInfo) => number) => (info: QueueInfo) => [
+  { labels: [["queue", info.queue]] as const, value: value(info) }
+]
 
 /** The states asynq's collector reports in asynq_tasks_enqueued_total (aggregating is not among them). */
 const enqueuedStates = ["active", "pending", "scheduled", "retry", "archived", "completed"] as const
@@ -61,8 +65,18 @@ export const queueMetricFamilies: ReadonlyArray<QueueMetricFamily> = [
     type: "counter",
     samples: perQueue((i) => i.processedTotal)
   },
-  { name: "asynq_tasks_failed_total", help: "Number of tasks failed; broken down by queue", type: "counter", samples: perQueue((i) => i.failedTotal) },
-  { name: "asynq_queue_paused_total", help: "Number of queues paused", type: "gauge", samples: perQueue((i) => (i.paused ? 1 : 0)) }
+  {
+    name: "asynq_tasks_failed_total",
+    help: "Number of tasks failed; broken down by queue",
+    type: "counter",
+    samples: perQueue((i) => i.failedTotal)
+  },
+  {
+    name: "asynq_queue_paused_total",
+    help: "Number of queues paused",
+    type: "gauge",
+    samples: perQueue((i) => (i.paused ? 1 : 0))
+  }
 ]
 
 /** Only the queues that have this part of a flow-control limit get a sample. */
@@ -98,7 +112,8 @@ export const queueLimitFamilies: ReadonlyArray<QueueMetricFamily> = [
 
 const escapeHelp = (s: string) => s.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")
 const escapeLabel = (s: string) => s.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")
-const formatValue = (v: number) => (Number.isNaN(v) ? "NaN" : v === Infinity ? "+Inf" : v === -Infinity ? "-Inf" : String(v))
+const formatValue = (v: number) =>
+  Number.isNaN(v) ? "NaN" : v === Infinity ? "+Inf" : v === -Infinity ? "-Inf" : String(v)
 
 /**
  * The Prometheus text of the queue metrics for these queues. Like Go's registry: families sorted
@@ -107,7 +122,9 @@ const formatValue = (v: number) => (Number.isNaN(v) ? "NaN" : v === Infinity ? "
 export const renderQueueMetrics = (infos: ReadonlyArray<QueueInfo>): string => {
   if (infos.length === 0) return ""
   const lines: Array<string> = []
-  const families = [...queueMetricFamilies, ...queueLimitFamilies].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const families = [...queueMetricFamilies, ...queueLimitFamilies].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+  )
   for (const family of families) {
     const raw = infos.flatMap(family.samples)
     if (raw.length === 0) continue
@@ -125,7 +142,11 @@ export const renderQueueMetrics = (infos: ReadonlyArray<QueueInfo>): string => {
 /** Every queue's info, read now (a queue deleted between the listing and its read is left out). */
 export const collectQueueInfos = Effect.fn("QueueMetrics.collect")(function* () {
   const names = yield* queues()
-  const infos = yield* Effect.forEach(names, (q) => getQueueInfo(q).pipe(Effect.catchTag("QueueNotFound", () => Effect.succeed(undefined))), { concurrency: 4 })
+  const infos = yield* Effect.forEach(
+    names,
+    (q) => getQueueInfo(q).pipe(Effect.catchTag("QueueNotFound", () => Effect.succeed(undefined))),
+    { concurrency: 4 }
+  )
   return infos.filter((i): i is QueueInfo => i !== undefined)
 })
 

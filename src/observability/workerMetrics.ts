@@ -9,7 +9,8 @@ import * as Metric from "effect/Metric"
 
 /** `asynq_worker_attempts_total`: finished attempts by queue, type and outcome. */
 export const attemptsTotal = Metric.counter("asynq_worker_attempts_total", {
-  description: "Task attempts finished, by queue, task type and outcome (completed, retried, archived, revoked, requeued, skipped, lease-lost, gave-up, interrupted)",
+  description:
+    "Task attempts finished, by queue, task type and outcome (completed, retried, archived, revoked, requeued, skipped, lease-lost, gave-up, interrupted)",
   incremental: true
 })
 
@@ -74,7 +75,10 @@ interface TypeSeries {
   readonly byOutcome: Map<string, Metric.Metric<number, unknown>>
 }
 
-export const makeWorkerMetricsRecorder = (context: Context.Context<never>, queues: ReadonlyArray<string>): WorkerMetricsRecorder => {
+export const makeWorkerMetricsRecorder = (
+  context: Context.Context<never>,
+  queues: ReadonlyArray<string>
+): WorkerMetricsRecorder => {
   const byQueue = new Map<string, QueueSeries>()
   const queueSeries = (queue: string): QueueSeries => {
     let q = byQueue.get(queue)

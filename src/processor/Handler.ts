@@ -53,7 +53,9 @@ export const toHandler = <R = never>(fn: HandlerFn<R>): Handler<R> => {
   // A function declaring only `task` never sees the signal: skip creating it (it is made on first read).
   const direct: NonNullable<Handler<R>["direct"]> =
     fn.length === 1 ? (task) => (fn as (task: Task) => HandlerResult<R>)(task) : (task, ctx) => fn(task, ctx.signal)
-  return Object.assign((task: Task) => Effect.flatMap(TaskContext, (ctx) => resultEffect(() => direct(task, ctx))), { direct })
+  return Object.assign((task: Task) => Effect.flatMap(TaskContext, (ctx) => resultEffect(() => direct(task, ctx))), {
+    direct
+  })
 }
 
 /** Applies middleware so that the first in the list runs first (outermost), as asynq's `Use`. */
@@ -73,7 +75,8 @@ export const asyncMiddleware =
         Effect.tryPromise({
           // The rest of the chain runs as its own fiber: tie it to this one, so a timeout, cancel or
           // shutdown that interrupts the attempt interrupts an Effect handler behind the middleware too.
-          try: (interrupted) => fn(task, ctx.signal, () => Effect.runPromiseWith(context)(next(task), { signal: interrupted })),
+          try: (interrupted) =>
+            fn(task, ctx.signal, () => Effect.runPromiseWith(context)(next(task), { signal: interrupted })),
           catch: (e) => e
         })
       )

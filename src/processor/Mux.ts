@@ -32,8 +32,13 @@ export class ServeMux<R = never> {
 
   /** Registers an already-normalized Handler. */
   handleEffect(pattern: string, handler: Handler<R>): this {
-    if (pattern.trim() === "") throw new InvalidArgument({ field: "pattern", message: "a mux pattern must be a non-empty string" })
-    if (this.entries.has(pattern)) throw new InvalidArgument({ field: "pattern", message: `a handler is already registered for pattern "${pattern}"` })
+    if (pattern.trim() === "")
+      throw new InvalidArgument({ field: "pattern", message: "a mux pattern must be a non-empty string" })
+    if (this.entries.has(pattern))
+      throw new InvalidArgument({
+        field: "pattern",
+        message: `a handler is already registered for pattern "${pattern}"`
+      })
     this.entries.set(pattern, handler)
     this.sorted = [...this.entries.keys()].sort((a, b) => b.length - a.length)
     return this
@@ -51,14 +56,17 @@ export class ServeMux<R = never> {
   }
 
   /** The mux as one Handler: route, apply middleware, or fail with HandlerNotFound. */
-  readonly handler: Handler<R> = Object.assign((task: Task) => applyMiddleware(this.route(task.type), this.middleware)(task), {
-    // Without middleware, the routed handler's direct call (a plain or async function runs without a fiber of its own).
-    direct: (task: Task, ctx: TaskContextShape) => {
-      if (this.middleware.length > 0) return applyMiddleware(this.route(task.type), this.middleware)(task)
-      const h = this.route(task.type)
-      return h.direct ? h.direct(task, ctx) : h(task)
+  readonly handler: Handler<R> = Object.assign(
+    (task: Task) => applyMiddleware(this.route(task.type), this.middleware)(task),
+    {
+      // Without middleware, the routed handler's direct call (a plain or async function runs without a fiber of its own).
+      direct: (task: Task, ctx: TaskContextShape) => {
+        if (this.middleware.length > 0) return applyMiddleware(this.route(task.type), this.middleware)(task)
+        const h = this.route(task.type)
+        return h.direct ? h.direct(task, ctx) : h(task)
+      }
     }
-  })
+  )
 
   /** The handler registered for `type`'s pattern, or one that fails with HandlerNotFound. */
   private route(type: string): Handler<R> {
@@ -67,7 +75,8 @@ export class ServeMux<R = never> {
   }
 }
 
-const notFound: Handler<any> = (t) => Effect.fail(new HandlerNotFound({ type: t.type, message: `handler not found for task "${t.type}"` }))
+const notFound: Handler<any> = (t) =>
+  Effect.fail(new HandlerNotFound({ type: t.type, message: `handler not found for task "${t.type}"` }))
 
 /** What a server accepts as its handler: a mux, a map of patterns to handler functions, or one function for every task. */
 export type HandlerInput<R = never> = ServeMux<R> | Readonly<Record<string, HandlerFn<R>>> | HandlerFn<R>

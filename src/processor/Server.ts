@@ -61,19 +61,30 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
   Effect.gen(function* () {
     const resolved = yield* resolveOptions(options)
     // Metrics and attempt spans: an observer only when metrics are on or a tracer is installed.
-    const observer = yield* makeObserver({ metrics: options.metrics !== undefined && options.metrics !== false, queues: resolved.queueNames })
+    const observer = yield* makeObserver({
+      metrics: options.metrics !== undefined && options.metrics !== false,
+      queues: resolved.queueNames
+    })
     const opts: ResolvedOptions = observer ? { ...resolved, observer } : resolved
     const h = observer ? observer.handler(handlerOf(handler)) : handlerOf(handler)
     const broker = yield* Broker
-    const served = typeof options.metrics === "object" && options.metrics.port !== undefined ? options.metrics : undefined
+    const served =
+      typeof options.metrics === "object" && options.metrics.port !== undefined ? options.metrics : undefined
     // A static import: a dynamic one would be bundled (with effect's Prometheus formatter, and
     // Schema through it) into every bundle that imports the root, even one that never starts a Server.
-    const endpoint = served ? yield* serveMetrics({ port: served.port!, host: served.host, extra: served.extra }) : undefined
+    const endpoint = served
+      ? yield* serveMetrics({ port: served.port!, host: served.host, extra: served.extra })
+      : undefined
     if (endpoint) yield* Effect.logInfo(`metrics at ${endpoint.url}`)
     const registry = makeRegistry()
     const wake = makeSignal()
     const slotFreed = makeSignal()
-    const identity: ServerIdentity = { host: opts.host, pid: opts.pid, serverId: opts.serverId, startedAtMs: yield* Clock.currentTimeMillis }
+    const identity: ServerIdentity = {
+      host: opts.host,
+      pid: opts.pid,
+      serverId: opts.serverId,
+      startedAtMs: yield* Clock.currentTimeMillis
+    }
     let status: "active" | "stopped" = "active"
 
     const attempts = yield* FiberSet.make<Settled, never>()
@@ -88,7 +99,13 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
     // The receiver first: a hand-over pushed before its first BLPOP waits in the list.
     if (parking) yield* receivePushes(identity.serverId, opts.queueNames, parking)
     const forwardWake = makeForwardWake()
-    yield* subscribe(opts.queueNames, registry, wake, parking && { server: identity.serverId, state: parking }, forwardWake)
+    yield* subscribe(
+      opts.queueNames,
+      registry,
+      wake,
+      parking && { server: identity.serverId, state: parking },
+      forwardWake
+    )
     const fork = <A, E, X>(eff: Effect.Effect<A, E, X>) => Effect.forkScoped(eff, { startImmediately: true })
 
     // Heartbeat and server state are stopped last (after the tasks), the others first.
@@ -100,11 +117,24 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
       yield* fork(janitorLoop(opts.queueNames, opts.janitorIntervalMs))
     ]
     // Its liveness mark and confirmations while it runs tasks, and the reclaim of stalled workers' hand-overs.
-    if (parking) others.push(yield* fork(handoverTickLoop({ server: identity.serverId, queues: opts.queueNames, parking, registry, leaseMs: opts.leaseMs })))
+    if (parking)
+      others.push(
+        yield* fork(
+          handoverTickLoop({
+            server: identity.serverId,
+            queues: opts.queueNames,
+            parking,
+            registry,
+            leaseMs: opts.leaseMs
+          })
+        )
+      )
     if (opts.groupAggregator) others.push(yield* fork(aggregatorLoop(opts, opts.groupAggregator)))
     if (opts.healthCheck) others.push(yield* fork(healthCheckLoop(opts.healthCheck, opts.healthCheckIntervalMs)))
     const fetcher = yield* fork(fetchLoop(intake))
-    yield* Effect.logInfo(`server ${identity.serverId} started: concurrency ${opts.concurrency}, queues ${JSON.stringify(opts.queues)}${opts.strictPriority ? " (strict)" : ""}`)
+    yield* Effect.logInfo(
+      `server ${identity.serverId} started: concurrency ${opts.concurrency}, queues ${JSON.stringify(opts.queues)}${opts.strictPriority ? " (strict)" : ""}`
+    )
 
     const stop = Effect.suspend(() => {
       status = "stopped"
@@ -115,7 +145,15 @@ export const start = <R = never>(handler: HandlerInput<R>, options: ServerOption
     const shutdown = makeShutdown({ opts, identity, registry, attempts, stop, others, heartbeat, state, done, broker })
     yield* Effect.addFinalizer(() => shutdown)
 
-    return { identity, options: opts, stop, shutdown, activeCount: () => registry.tasks.size, done: Deferred.await(done), metricsUrl: endpoint?.url } satisfies ServerHandle as ServerHandle
+    return {
+      identity,
+      options: opts,
+      stop,
+      shutdown,
+      activeCount: () => registry.tasks.size,
+      done: Deferred.await(done),
+      metricsUrl: endpoint?.url
+    } satisfies ServerHandle as ServerHandle
   })
 
 /** What a server's shutdown stops, in order: the fetch loop, the tasks, the background fibers, and the server state last. */
@@ -145,7 +183,8 @@ const makeShutdown = (p: ShutdownParts): Effect.Effect<number> => {
   const drain = Effect.gen(function* () {
     yield* p.stop
     const inFlight = registry.tasks.size
-    if (inFlight > 0) yield* Effect.logInfo(`shutting down: waiting up to ${opts.shutdownTimeoutMs} ms for ${inFlight} running task(s)`)
+    if (inFlight > 0)
+      yield* Effect.logInfo(`shutting down: waiting up to ${opts.shutdownTimeoutMs} ms for ${inFlight} running task(s)`)
     const finished = yield* FiberSet.awaitEmpty(attempts).pipe(
       Effect.as(true),
       Effect.timeoutOrElse({ duration: Duration.millis(opts.shutdownTimeoutMs), orElse: () => Effect.succeed(false) })
@@ -153,14 +192,20 @@ const makeShutdown = (p: ShutdownParts): Effect.Effect<number> => {
     let requeued = 0
     if (!finished) {
       requeued = registry.stopAll("shutdown")
-      yield* Effect.logWarning(`shutdown timeout: ${requeued} unfinished task(s) stopped and put back at the head of their queue`)
+      yield* Effect.logWarning(
+        `shutdown timeout: ${requeued} unfinished task(s) stopped and put back at the head of their queue`
+      )
       // The requeue writes retry while the lease holds; past that, whatever is left is the recoverer's.
-      yield* FiberSet.awaitEmpty(attempts).pipe(Effect.timeoutOrElse({ duration: Duration.millis(opts.leaseMs), orElse: () => Effect.void }))
+      yield* FiberSet.awaitEmpty(attempts).pipe(
+        Effect.timeoutOrElse({ duration: Duration.millis(opts.leaseMs), orElse: () => Effect.void })
+      )
     }
     yield* Fiber.interruptAll(p.others)
     yield* Fiber.interrupt(p.heartbeat)
     yield* Fiber.interrupt(p.state)
-    yield* clearServerState(p.identity).pipe(Effect.catch((e) => Effect.logWarning(`removing server state failed: ${e.message}`)))
+    yield* clearServerState(p.identity).pipe(
+      Effect.catch((e) => Effect.logWarning(`removing server state failed: ${e.message}`))
+    )
     yield* Effect.logInfo(`server ${p.identity.serverId} stopped`)
     return requeued
   })
@@ -168,7 +213,11 @@ const makeShutdown = (p: ShutdownParts): Effect.Effect<number> => {
   return Effect.suspend(() => {
     if (started) return Deferred.await(p.done).pipe(Effect.as(0))
     started = true
-    return drain.pipe(Effect.ensuring(Deferred.succeed(p.done, undefined)), Effect.provideService(Broker, p.broker), Effect.uninterruptible)
+    return drain.pipe(
+      Effect.ensuring(Deferred.succeed(p.done, undefined)),
+      Effect.provideService(Broker, p.broker),
+      Effect.uninterruptible
+    )
   })
 }
 
@@ -177,5 +226,5 @@ export const serve = <R = never>(handler: HandlerInput<R>, options: ServerOption
   Effect.scoped(Effect.andThen(start(handler, options), Effect.never))
 
 /** A server as a Layer: started when the layer is built, shut down when its scope closes. */
-export const layer = <R = never>(handler: HandlerInput<R>, options: ServerOptions = {}) => Layer.effectDiscard(start(handler, options))
-
+export const layer = <R = never>(handler: HandlerInput<R>, options: ServerOptions = {}) =>
+  Layer.effectDiscard(start(handler, options))

@@ -35,7 +35,12 @@ export const makeSignal = (): Signal => {
         const d = Deferred.makeUnsafe<void>()
         waiter = d
         const awaited = Deferred.await(d).pipe(Effect.as(true))
-        const bounded = timeoutMs === undefined ? awaited : awaited.pipe(Effect.timeoutOrElse({ duration: Duration.millis(timeoutMs), orElse: () => Effect.succeed(false) }))
+        const bounded =
+          timeoutMs === undefined
+            ? awaited
+            : awaited.pipe(
+                Effect.timeoutOrElse({ duration: Duration.millis(timeoutMs), orElse: () => Effect.succeed(false) })
+              )
         return bounded.pipe(
           Effect.ensuring(
             Effect.sync(() => {

@@ -97,7 +97,12 @@ const designate = (s: State) => {
 }
 
 /** A batch's reply came back (or never will): each of its waiters gets its outcome. */
-const settle = (s: State, batch: ReadonlyArray<Waiter>, results: ReadonlyArray<AckResult> | undefined, self: Waiter) => {
+const settle = (
+  s: State,
+  batch: ReadonlyArray<Waiter>,
+  results: ReadonlyArray<AckResult> | undefined,
+  self: Waiter
+) => {
   s.inFlight--
   s.inFlightTasks -= batch.length
   s.landing--
@@ -150,7 +155,9 @@ const send = (s: State, self: Waiter): Effect.Effect<void, never, Broker> =>
           Effect.onExit((exit) => {
             const ok = Exit.isSuccess(exit) ? exit.value : undefined
             s.landing++
-            return (ride ? ride.land(ok?.extra[0]) : Effect.void).pipe(Effect.ensuring(Effect.sync(() => settle(s, batch, ok?.results, self))))
+            return (ride ? ride.land(ok?.extra[0]) : Effect.void).pipe(
+              Effect.ensuring(Effect.sync(() => settle(s, batch, ok?.results, self)))
+            )
           })
         )
       ),

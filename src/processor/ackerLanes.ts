@@ -26,4 +26,5 @@ const laneAcker = (): Acker => {
 }
 
 /** One Acker (single node, Sentinel), carrying `rider`'s fetches when given, or one per queue (Redis Cluster, no rider). */
-export const makeAckerFor = (broker: BrokerShape, rider?: Rider): Acker => (broker.redis.isCluster ? laneAcker() : makeAcker(rider))
+export const makeAckerFor = (broker: BrokerShape, rider?: Rider): Acker =>
+  broker.redis.isCluster ? laneAcker() : makeAcker(rider)

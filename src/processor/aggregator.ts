@@ -50,7 +50,13 @@ export const aggregatePass = Effect.fn("Processor.aggregatePass")(function* (opt
     for (const f of r.failed) failed.push({ queue, ...f })
   }
   yield* failures.unlessAllFailed(queues)
-  return { reclaimed, enqueued, tasks, failed, failedQueues: failures.failedQueues } satisfies AggregateSummary as AggregateSummary
+  return {
+    reclaimed,
+    enqueued,
+    tasks,
+    failed,
+    failedQueues: failures.failedQueues
+  } satisfies AggregateSummary as AggregateSummary
 })
 
 export const aggregatorLoop = (options: ResolvedOptions, aggregator: GroupAggregator) =>

@@ -135,7 +135,10 @@ export interface DrainSummary {
   readonly remainingMs: number
 }
 
-const counter: Record<Settled, "succeeded" | "retried" | "archived" | "revoked" | "requeued" | "skipped" | "leaseLost" | "gaveUp"> = {
+const counter: Record<
+  Settled,
+  "succeeded" | "retried" | "archived" | "revoked" | "requeued" | "skipped" | "leaseLost" | "gaveUp"
+> = {
   completed: "succeeded",
   retried: "retried",
   archived: "archived",
@@ -147,7 +150,8 @@ const counter: Record<Settled, "succeeded" | "retried" | "archived" | "revoked" 
 }
 
 /** The default safety margin of a drain with `remainingMs` left at its start: a quarter of it, at least 500 ms, at most 10 000 ms. */
-export const defaultSafetyMarginMs = (remainingMs: number): number => Math.min(10_000, Math.max(500, Math.round(remainingMs / 4)))
+export const defaultSafetyMarginMs = (remainingMs: number): number =>
+  Math.min(10_000, Math.max(500, Math.round(remainingMs / 4)))
 
 /** The margin a drain uses when `remainingMs` is left at its start: `safetyMarginMs` when given, else `defaultSafetyMarginMs`. */
 export const drainMarginMs = (config: { readonly safetyMarginMs?: number | undefined }, remainingMs: number): number =>
@@ -168,7 +172,17 @@ interface Progress {
 }
 
 const newProgress = (): Progress => ({
-  counts: { succeeded: 0, retried: 0, archived: 0, revoked: 0, requeued: 0, skipped: 0, leaseLost: 0, gaveUp: 0, corrupt: 0 },
+  counts: {
+    succeeded: 0,
+    retried: 0,
+    archived: 0,
+    revoked: 0,
+    requeued: 0,
+    skipped: 0,
+    leaseLost: 0,
+    gaveUp: 0,
+    corrupt: 0
+  },
   leased: [],
   failedQueues: new Map(),
   settled: 0,
@@ -182,7 +196,8 @@ const newProgress = (): Progress => ({
  */
 const summaryOf = (p: Progress, longTasks: "run" | "skip", remainingMs: number, error?: string): DrainSummary => {
   const gaveUp = p.counts.gaveUp + (p.leased.length - p.settled)
-  const why = error ?? (gaveUp > 0 ? `Redis did not take the outcome of ${gaveUp} task(s) before the deadline` : undefined)
+  const why =
+    error ?? (gaveUp > 0 ? `Redis did not take the outcome of ${gaveUp} task(s) before the deadline` : undefined)
   return {
     ...p.counts,
     gaveUp,
@@ -215,7 +230,12 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
   Effect.gen(function* () {
     const longTasks = config.longTasks ?? "run"
     if (longTasks !== "run" && longTasks !== "skip") {
-      return yield* Effect.fail(new InvalidArgument({ field: "longTasks", message: `longTasks must be "run" or "skip", got ${String(longTasks)}` }))
+      return yield* Effect.fail(
+        new InvalidArgument({
+          field: "longTasks",
+          message: `longTasks must be "run" or "skip", got ${String(longTasks)}`
+        })
+      )
     }
     const start = yield* Clock.currentTimeMillis
     const margin = drainMarginMs(config, deadlineMs - start)
@@ -255,7 +275,13 @@ export const drain = <R = never>(config: DrainConfig<R>, deadlineMs: number) =>
   }).pipe(Effect.scoped, Effect.withSpan("Processor.drain"))
 
 /** The processor parts a drain runs its tasks with (the Server's, without its loops). */
-const drainRun = <R>(config: DrainConfig<R>, deadlineMs: number, margin: number, longTasks: "run" | "skip", progress: Progress) =>
+const drainRun = <R>(
+  config: DrainConfig<R>,
+  deadlineMs: number,
+  margin: number,
+  longTasks: "run" | "skip",
+  progress: Progress
+) =>
   Effect.gen(function* () {
     const hardStopMs = deadlineMs - margin / 2
     /** Writing an outcome is given up here (the lease lets `recover` take the task back). */
@@ -328,7 +354,12 @@ const runTasks = <R>(
           progress.stoppedBecause = "deadline"
           return
         }
-        const { started, corrupt, failedQueues: failedNow, limited } = yield* run.intake.take({ queues: config.queues, count: 1 })
+        const {
+          started,
+          corrupt,
+          failedQueues: failedNow,
+          limited
+        } = yield* run.intake.take({ queues: config.queues, count: 1 })
         counts.corrupt += corrupt
         for (const f of failedNow) failedQueues.set(f.queue, f.error)
         const attempt = started[0]
@@ -340,7 +371,8 @@ const runTasks = <R>(
             continue
           }
           // Nothing pending: with forwardDue, due scheduled and retry tasks come next (forwardDue.ts).
-          if (waitMs === undefined && (yield* forwardDueOnEmpty(config.queues, config.forwardDue, deadlineMs - margin))) continue
+          if (waitMs === undefined && (yield* forwardDueOnEmpty(config.queues, config.forwardDue, deadlineMs - margin)))
+            continue
           return
         }
         counts[counter[yield* Fiber.join(attempt)]]++
@@ -348,7 +380,10 @@ const runTasks = <R>(
       }
     })
     const { registry, options } = run.deps
-    const heartbeat = yield* Effect.forkChild(heartbeatLoop(registry, options.leaseMs, options.heartbeatIntervalMs, options.observer), { startImmediately: true })
+    const heartbeat = yield* Effect.forkChild(
+      heartbeatLoop(registry, options.leaseMs, options.heartbeatIntervalMs, options.observer),
+      { startImmediately: true }
+    )
     const start = yield* Clock.currentTimeMillis
     const hardStop = yield* Effect.forkChild(
       Effect.sleep(Duration.millis(Math.max(0, run.hardStopMs - start))).pipe(
@@ -362,9 +397,10 @@ const runTasks = <R>(
       ),
       { startImmediately: true }
     )
-    yield* Effect.forEach(Array.from({ length: options.concurrency }), () => worker, { concurrency: "unbounded", discard: true }).pipe(
-      Effect.ensuring(Fiber.interruptAll([heartbeat, hardStop]))
-    )
+    yield* Effect.forEach(Array.from({ length: options.concurrency }), () => worker, {
+      concurrency: "unbounded",
+      discard: true
+    }).pipe(Effect.ensuring(Fiber.interruptAll([heartbeat, hardStop])))
   })
 
 /** The log lines of a drain's end: tasks stopped at the hard stop, tasks skipped, Redis failing. */

@@ -36,15 +36,24 @@ export class RevokeTask extends Data.TaggedError("RevokeTask")<{ readonly messag
  * }
  * ```
  */
-export class RateLimited extends Data.TaggedError("RateLimited")<{ readonly retryAfterMs: number; readonly message: string }> {
+export class RateLimited extends Data.TaggedError("RateLimited")<{
+  readonly retryAfterMs: number
+  readonly message: string
+}> {
   constructor(options: { readonly retryAfter: Duration.Input; readonly message?: string }) {
-    const ms = Option.match(Duration.fromInput(options.retryAfter), { onNone: () => NaN, onSome: (d) => Duration.toMillis(d) })
+    const ms = Option.match(Duration.fromInput(options.retryAfter), {
+      onNone: () => NaN,
+      onSome: (d) => Duration.toMillis(d)
+    })
     super({ retryAfterMs: ms, message: options.message ?? `rate limited: retry after ${ms} ms` })
   }
 }
 
 /** No handler pattern matches the task's type (the mux's not-found handler). */
-export class HandlerNotFound extends Data.TaggedError("HandlerNotFound")<{ readonly type: string; readonly message: string }> {}
+export class HandlerNotFound extends Data.TaggedError("HandlerNotFound")<{
+  readonly type: string
+  readonly message: string
+}> {}
 
 /** The task ran past its timeout or deadline (asynq records "context deadline exceeded"). */
 export class TaskDeadlineExceeded extends Data.TaggedError("TaskDeadlineExceeded")<{ readonly message: string }> {}
@@ -65,7 +74,8 @@ export class TaskStopped extends Data.TaggedError("TaskStopped")<{
 /** The error message a task stopped at a drain's hard stop records (`error_msg`). */
 export const functionDeadlineMessage = "function deadline reached before the task finished"
 
-const tagOf = (e: unknown): unknown => (typeof e === "object" && e !== null && "_tag" in e ? (e as { _tag: unknown })._tag : undefined)
+const tagOf = (e: unknown): unknown =>
+  typeof e === "object" && e !== null && "_tag" in e ? (e as { _tag: unknown })._tag : undefined
 
 /** Whether `e`, or an error in its `cause` chain, has the given tag. */
 export const hasTagInChain = (e: unknown, tag: string): boolean => {
@@ -96,7 +106,12 @@ export const rateLimitedIn = (e: unknown): RateLimited | undefined => {
 export const errorText = (e: unknown): string => {
   if (e instanceof Error) return e.message || e.name
   if (typeof e === "string") return e
-  if (typeof e === "object" && e !== null && "message" in e && typeof (e as { message: unknown }).message === "string") {
+  if (
+    typeof e === "object" &&
+    e !== null &&
+    "message" in e &&
+    typeof (e as { message: unknown }).message === "string"
+  ) {
     return (e as { message: string }).message
   }
   try {

@@ -18,7 +18,10 @@ export interface FlowIdleWait {
 export const flowIdleWait = (limited: FlowLimited | undefined, nowMs: number, idleWaitMs: number): FlowIdleWait => {
   const usual = nowMs + idleWaitMs
   if (limited === undefined) return { deadlineMs: usual, onSlotFreed: false }
-  return { deadlineMs: limited.untilMs === undefined ? usual : Math.min(usual, Math.max(nowMs, limited.untilMs)), onSlotFreed: limited.capped }
+  return {
+    deadlineMs: limited.untilMs === undefined ? usual : Math.min(usual, Math.max(nowMs, limited.untilMs)),
+    onSlotFreed: limited.capped
+  }
 }
 
 /**
@@ -26,7 +29,11 @@ export const flowIdleWait = (limited: FlowLimited | undefined, nowMs: number, id
  * flow-control limit held it back: until the rate's next allowance, or one poll interval at a
  * concurrency cap; undefined when no limit held it back (the queues are empty: the worker is done).
  */
-export const flowDrainWaitMs = (limited: FlowLimited | undefined, nowMs: number, pollIntervalMs: number): number | undefined => {
+export const flowDrainWaitMs = (
+  limited: FlowLimited | undefined,
+  nowMs: number,
+  pollIntervalMs: number
+): number | undefined => {
   if (limited === undefined) return undefined
   if (limited.untilMs !== undefined) return Math.max(0, limited.untilMs - nowMs)
   return pollIntervalMs

@@ -34,7 +34,5 @@ export const forwardDueOnEmpty = (
     if (due === undefined || due > now + waitMs || due > stopAtMs) return false
     yield* Effect.sleep(Duration.millis(Math.max(0, due - now)))
     return (yield* pass).moved > 0
-  }).pipe(
-    Effect.catch((e) => Effect.as(Effect.logWarning(`drain: forwarding due tasks failed: ${e.message}`), false))
-  )
+  }).pipe(Effect.catch((e) => Effect.as(Effect.logWarning(`drain: forwarding due tasks failed: ${e.message}`), false)))
 }

@@ -96,10 +96,16 @@ export const forwardUntil = Effect.fn("Processor.forwardUntil")(function* (optio
     const nowMs = yield* Clock.currentTimeMillis
     if (nowMs >= options.untilMs) break
     const sleepMs =
-      more.length > 0 ? 0 : sleepUntilDueMs({ dueAtMs: nextDueAtMs, nowMs, intervalMs: options.intervalMs, floorMs: forwarderFloorMs })
+      more.length > 0
+        ? 0
+        : sleepUntilDueMs({ dueAtMs: nextDueAtMs, nowMs, intervalMs: options.intervalMs, floorMs: forwarderFloorMs })
     const wakeAtMs = Math.min(nowMs + sleepMs, options.untilMs)
     if (wakeAtMs > nowMs) yield* Effect.sleep(Duration.millis(wakeAtMs - nowMs))
-    const r = yield* forwardPass({ queues: options.queues, rounds: "one", ...(options.batch !== undefined ? { batch: options.batch } : {}) })
+    const r = yield* forwardPass({
+      queues: options.queues,
+      rounds: "one",
+      ...(options.batch !== undefined ? { batch: options.batch } : {})
+    })
     moved += r.moved
     for (const [q, n] of Object.entries(r.byQueue)) byQueue[q] = (byQueue[q] ?? 0) + n
     failedQueues.push(...r.failedQueues)
@@ -147,7 +153,12 @@ export const forwarderBatch = 1000
  * until the earliest due time the pass read, at most `intervalMs`, cut short by `forwardWake`
  * (after a failed pass: `intervalMs`, cut short by any announcement).
  */
-export const forwarderLoop = (queues: ReadonlyArray<string>, wake: Signal, intervalMs: number, forwardWake: ForwardWake = makeForwardWake()) =>
+export const forwarderLoop = (
+  queues: ReadonlyArray<string>,
+  wake: Signal,
+  intervalMs: number,
+  forwardWake: ForwardWake = makeForwardWake()
+) =>
   paced(
     "forwarder",
     intervalMs,

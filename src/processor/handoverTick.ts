@@ -53,7 +53,13 @@ export const handoverTickOnce = (deps: HandoverTickDeps, log = failureLog()): Ef
     const leaseExpiresAtSec = unixSeconds(now + deps.leaseMs)
     const confirm = (queue: string) => {
       const got = received.get(queue) ?? []
-      return runScript(confirmHandoversScript, { queue, server: deps.server, markTtlMs: livenessMarkTtlMs, leaseExpiresAtSec, received: got }).pipe(
+      return runScript(confirmHandoversScript, {
+        queue,
+        server: deps.server,
+        markTtlMs: livenessMarkTtlMs,
+        leaseExpiresAtSec,
+        received: got
+      }).pipe(
         Effect.tap((held) =>
           Effect.sync(() => {
             log.ok()
@@ -64,7 +70,12 @@ export const handoverTickOnce = (deps: HandoverTickDeps, log = failureLog()): Ef
             }
           })
         ),
-        Effect.catch((e) => Effect.andThen(Effect.sync(() => deps.parking.keepReceived(queue, got)), log.failed(`confirming hand-overs in queue "${queue}"`, e)))
+        Effect.catch((e) =>
+          Effect.andThen(
+            Effect.sync(() => deps.parking.keepReceived(queue, got)),
+            log.failed(`confirming hand-overs in queue "${queue}"`, e)
+          )
+        )
       )
     }
     const reclaim = (queue: string) =>
@@ -73,13 +84,18 @@ export const handoverTickOnce = (deps: HandoverTickDeps, log = failureLog()): Ef
           n === 0
             ? Effect.void
             : Effect.andThen(
-                Effect.logWarning(`queue "${queue}": ${n} task(s) handed to a worker that did not confirm them in time (stalled or gone) went back to pending`),
+                Effect.logWarning(
+                  `queue "${queue}": ${n} task(s) handed to a worker that did not confirm them in time (stalled or gone) went back to pending`
+                ),
                 publishWake([queue]).pipe(Effect.ignore)
               )
         ),
         Effect.catch((e) => log.failed(`giving back unconfirmed hand-overs in queue "${queue}"`, e))
       )
-    return Effect.forEach(deps.queues, (queue) => Effect.andThen(confirm(queue), reclaim(queue)), { concurrency: "unbounded", discard: true })
+    return Effect.forEach(deps.queues, (queue) => Effect.andThen(confirm(queue), reclaim(queue)), {
+      concurrency: "unbounded",
+      discard: true
+    })
   })
 
 /** The tick, forever: a run at once, then one every `handoverTickMs`. */

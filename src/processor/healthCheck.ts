@@ -7,8 +7,12 @@ import { periodic } from "./periodic.js"
 export const healthCheckOnce = Effect.fn("Processor.healthCheckOnce")(function* (callback: (error: unknown) => void) {
   const r = yield* Effect.result(ping())
   const error = r._tag === "Success" ? undefined : r.failure
-  yield* Effect.try({ try: () => callback(error), catch: (e) => e }).pipe(Effect.catch((e) => Effect.logWarning(`healthCheck callback threw: ${String(e)}`)))
+  yield* Effect.try({ try: () => callback(error), catch: (e) => e }).pipe(
+    Effect.catch((e) => Effect.logWarning(`healthCheck callback threw: ${String(e)}`))
+  )
 })
 
 export const healthCheckLoop = (callback: (error: unknown) => void, intervalMs: number) =>
-  Effect.sleep(Duration.millis(intervalMs)).pipe(Effect.andThen(periodic("health check", intervalMs, healthCheckOnce(callback))))
+  Effect.sleep(Duration.millis(intervalMs)).pipe(
+    Effect.andThen(periodic("health check", intervalMs, healthCheckOnce(callback)))
+  )

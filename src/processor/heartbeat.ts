@@ -13,7 +13,11 @@ import type { Observer } from "./observer.js"
 import type { Registry } from "./registry.js"
 
 /** One heartbeat: extend every running task's lease, stop the lost ones. Returns the ids stopped. */
-export const extendLeasesOnce = Effect.fn("Processor.extendLeases")(function* (registry: Registry, leaseMs: number, observer?: Observer) {
+export const extendLeasesOnce = Effect.fn("Processor.extendLeases")(function* (
+  registry: Registry,
+  leaseMs: number,
+  observer?: Observer
+) {
   const stopped: Array<string> = []
   for (const [queue, entries] of registry.byQueue()) {
     const r = yield* extendLease({ queue, ids: entries.map((e) => e.msg.id), leaseMs }).pipe(
@@ -23,7 +27,8 @@ export const extendLeasesOnce = Effect.fn("Processor.extendLeases")(function* (r
     if (r._tag === "Some") {
       observer?.leasesExtended(queue, r.value.extended.length)
       const held = new Set(r.value.extended)
-      for (const e of entries) if (held.has(e.msg.id)) e.leaseExpiresAtMs = Math.max(e.leaseExpiresAtMs, r.value.expiresAtMs)
+      for (const e of entries)
+        if (held.has(e.msg.id)) e.leaseExpiresAtMs = Math.max(e.leaseExpiresAtMs, r.value.expiresAtMs)
       for (const id of r.value.lost) if (registry.stop(id, "lease-lost", queue)) stopped.push(id)
     }
   }
@@ -34,5 +39,14 @@ export const extendLeasesOnce = Effect.fn("Processor.extendLeases")(function* (r
   return stopped
 })
 
-export const heartbeatLoop = (registry: Registry, leaseMs: number, intervalMs: number, observer?: Observer): Effect.Effect<never, never, Broker> =>
-  Effect.sleep(Duration.millis(intervalMs)).pipe(Effect.andThen(extendLeasesOnce(registry, leaseMs, observer)), Effect.ignore, Effect.forever)
+export const heartbeatLoop = (
+  registry: Registry,
+  leaseMs: number,
+  intervalMs: number,
+  observer?: Observer
+): Effect.Effect<never, never, Broker> =>
+  Effect.sleep(Duration.millis(intervalMs)).pipe(
+    Effect.andThen(extendLeasesOnce(registry, leaseMs, observer)),
+    Effect.ignore,
+    Effect.forever
+  )

@@ -5,12 +5,30 @@
  */
 export * as Server from "./Server.js"
 export type { ServerHandle } from "./Server.js"
-export { applyMiddleware, asyncMiddleware, type Handler, type HandlerFn, type HandlerResult, type Middleware, toHandler } from "./Handler.js"
+export {
+  applyMiddleware,
+  asyncMiddleware,
+  type Handler,
+  type HandlerFn,
+  type HandlerResult,
+  type Middleware,
+  toHandler
+} from "./Handler.js"
 export { handlerOf, type HandlerInput, ServeMux } from "./Mux.js"
 export { type PayloadHandlerFn, payloadHandler } from "./payloadHandler.js"
 export { makeTask, type ResultWriter, type Task } from "./Task.js"
 export * from "./TaskContext.js"
-export { HandlerNotFound, isRevokeTask, isSkipRetry, RateLimited, RevokeTask, SkipRetry, TaskCanceled, TaskDeadlineExceeded, TaskStopped } from "./errors.js"
+export {
+  HandlerNotFound,
+  isRevokeTask,
+  isSkipRetry,
+  RateLimited,
+  RevokeTask,
+  SkipRetry,
+  TaskCanceled,
+  TaskDeadlineExceeded,
+  TaskStopped
+} from "./errors.js"
 export type { AggregatedTask, GroupAggregator, RetryDelayFn, ServerOptions } from "./options.js"
 export type { Settled } from "./settle.js"
 export { drain, type DrainConfig, type DrainSummary } from "./drain.js"

@@ -38,4 +38,11 @@ export const janitorPass = Effect.fn("Processor.janitorPass")(function* (options
   return { deleted, failedQueues } satisfies JanitorSummary as JanitorSummary
 })
 
-export const janitorLoop = (queues: ReadonlyArray<string>, intervalMs: number) => periodic("janitor", intervalMs, janitorPass({ queues, rounds: "all" }).pipe(Effect.tap((r) => logQueueFailures("deleting expired completed tasks", r.failedQueues))))
+export const janitorLoop = (queues: ReadonlyArray<string>, intervalMs: number) =>
+  periodic(
+    "janitor",
+    intervalMs,
+    janitorPass({ queues, rounds: "all" }).pipe(
+      Effect.tap((r) => logQueueFailures("deleting expired completed tasks", r.failedQueues))
+    )
+  )

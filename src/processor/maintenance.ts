@@ -61,7 +61,11 @@ const errorsIn = (summary: unknown): ReadonlyArray<string> => {
 }
 
 const messageOf = (e: unknown): string =>
-  e instanceof Error ? e.message : typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)
+  e instanceof Error
+    ? e.message
+    : typeof e === "object" && e !== null && "message" in e
+      ? String((e as { message: unknown }).message)
+      : String(e)
 
 /** While a tick stays to forward on time, the longest sleep between two looks. */
 export const defaultForwardIntervalMs = 1000
@@ -85,7 +89,8 @@ const joinForwarded = (pass: ForwardSummary | null, stayed: ForwardSummary | nul
 export const maintenanceTick = Effect.fn("Processor.maintenanceTick")(function* (config: MaintenanceConfig) {
   const errors: Array<{ step: string; message: string; queue?: string }> = []
   const queueErrors = (step: string, summary: { readonly failedQueues: ReadonlyArray<QueueFailure> } | null) => {
-    for (const f of summary?.failedQueues ?? []) errors.push({ step, queue: f.queue, message: `queue "${f.queue}": ${f.error}` })
+    for (const f of summary?.failedQueues ?? [])
+      errors.push({ step, queue: f.queue, message: `queue "${f.queue}": ${f.error}` })
   }
   const part = <A>(step: string, eff: Effect.Effect<A, unknown, Broker>) =>
     eff.pipe(
@@ -100,9 +105,14 @@ export const maintenanceTick = Effect.fn("Processor.maintenanceTick")(function* 
   const { queues } = config
   const forwarded = yield* part("forward", forwardPass({ queues, batch, rounds: "one" }))
   queueErrors("forward", forwarded)
-  const recovered = yield* part("recover", recoverPass({ queues, batch, ...(config.retryDelayMs ? { retryDelayMs: config.retryDelayMs } : {}) }))
+  const recovered = yield* part(
+    "recover",
+    recoverPass({ queues, batch, ...(config.retryDelayMs ? { retryDelayMs: config.retryDelayMs } : {}) })
+  )
   queueErrors("recover", recovered)
-  const aggregated = config.aggregation ? yield* part("aggregate", aggregatePass({ queues, maxGroups: batch, ...config.aggregation })) : null
+  const aggregated = config.aggregation
+    ? yield* part("aggregate", aggregatePass({ queues, maxGroups: batch, ...config.aggregation }))
+    : null
   queueErrors("aggregate", aggregated)
   for (const f of aggregated?.failed ?? []) errors.push({ step: "aggregate", message: f.error })
   const cleaned = yield* part("janitor", janitorPass({ queues, batch, rounds: "one" }))
@@ -124,6 +134,13 @@ export const maintenanceTick = Effect.fn("Processor.maintenanceTick")(function* 
   queueErrors("forward", stayed)
   // A summary with its own `errors` (a scheduler tick's failed occurrences) fails the tick too.
   for (const e of errorsIn(extra)) errors.push({ step: "extra", message: e })
-  const summary: TickSummary = { forwarded: joinForwarded(forwarded, stayed), recovered, aggregated, janitor: cleaned, extra, errors }
+  const summary: TickSummary = {
+    forwarded: joinForwarded(forwarded, stayed),
+    recovered,
+    aggregated,
+    janitor: cleaned,
+    extra,
+    errors
+  }
   return summary
 })

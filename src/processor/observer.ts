@@ -12,7 +12,10 @@ export interface Observer {
   /** Wraps the handler once, when the processor starts (sees how each handler run ended). */
   readonly handler: <R>(handler: Handler<R>) => Handler<R>
   /** Wraps one attempt (its handler run and the outcome write); sees the outcome. */
-  readonly attempt: <R>(entry: ActiveTask, attempt: Effect.Effect<Settled, never, R>) => Effect.Effect<Settled, never, R>
+  readonly attempt: <R>(
+    entry: ActiveTask,
+    attempt: Effect.Effect<Settled, never, R>
+  ) => Effect.Effect<Settled, never, R>
   /** After each fetch round trip: how many tasks it leased (0 for an empty fetch). */
   readonly fetched: (count: number) => void
   /** After each lease extension call: how many leases in `queue` were extended. */

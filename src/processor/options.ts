@@ -134,14 +134,19 @@ export const resolveOptions = Effect.fn("Processor.resolveOptions")(function* (o
   const queues: Record<string, number> = {}
   for (const [name, weight] of Object.entries(o.queues ?? { default: 1 })) {
     if (name.trim() === "") return yield* fail("queues", "queue names must be non-empty")
-    if (!Number.isInteger(weight)) return yield* fail("queues", `the weight of queue "${name}" must be a whole number, got ${weight}`)
+    if (!Number.isInteger(weight))
+      return yield* fail("queues", `the weight of queue "${name}" must be a whole number, got ${weight}`)
     if (weight > 0) queues[name] = weight
   }
   const queueNames = Object.keys(queues)
   if (queueNames.length === 0) return yield* fail("queues", "no queue with a weight > 0 to process")
   const leaseMs = yield* ms("leaseMs", o.leaseMs, 30_000, 1000)
   const heartbeatIntervalMs = yield* ms("heartbeatIntervalMs", o.heartbeatIntervalMs, Math.min(5000, leaseMs / 3), 10)
-  if (heartbeatIntervalMs >= leaseMs) return yield* fail("heartbeatIntervalMs", `heartbeatIntervalMs (${heartbeatIntervalMs}) must be shorter than leaseMs (${leaseMs})`)
+  if (heartbeatIntervalMs >= leaseMs)
+    return yield* fail(
+      "heartbeatIntervalMs",
+      `heartbeatIntervalMs (${heartbeatIntervalMs}) must be shorter than leaseMs (${leaseMs})`
+    )
   const groupGracePeriodMs = yield* ms("groupGracePeriodMs", o.groupGracePeriodMs, 60_000, 1000)
   const fetchBatchSize = yield* whole("fetchBatchSize", o.fetchBatchSize, Math.min(concurrency, 100), 1)
   return {
@@ -160,7 +165,12 @@ export const resolveOptions = Effect.fn("Processor.resolveOptions")(function* (o
     groupGracePeriodMs,
     groupMaxDelayMs: yield* ms("groupMaxDelayMs", o.groupMaxDelayMs, 0, 0),
     groupMaxSize: yield* whole("groupMaxSize", o.groupMaxSize, 0, 0),
-    groupCheckIntervalMs: yield* ms("groupCheckIntervalMs", o.groupCheckIntervalMs, Math.min(7000, groupGracePeriodMs), 10),
+    groupCheckIntervalMs: yield* ms(
+      "groupCheckIntervalMs",
+      o.groupCheckIntervalMs,
+      Math.min(7000, groupGracePeriodMs),
+      10
+    ),
     janitorIntervalMs: yield* ms("janitorIntervalMs", o.janitorIntervalMs, 8000, 10),
     recovererIntervalMs: yield* ms("recovererIntervalMs", o.recovererIntervalMs, 60_000, 10),
     leaseGraceMs: yield* ms("leaseGraceMs", o.leaseGraceMs, 30_000, 0),

@@ -40,7 +40,13 @@ import { leaseScoreExpirySec } from "../broker/releaseLeases.js"
 import { publishWake } from "../broker/wake.js"
 import type { RedisError } from "../redis/errors.js"
 import { type CorruptTask, decodeStored } from "../steps/corrupt.js"
-import { type DequeueLeaseResult, type LeasedTask, type Parking, releaseLeasedToNobody, sortLeased } from "../steps/dequeueLease.js"
+import {
+  type DequeueLeaseResult,
+  type LeasedTask,
+  type Parking,
+  releaseLeasedToNobody,
+  sortLeased
+} from "../steps/dequeueLease.js"
 import { queueFailures } from "../steps/queueFailures.js"
 import { queueKeys } from "../wire/keys.js"
 
@@ -190,7 +196,8 @@ const markReleased = (s: State, token: string) => {
   if (s.released.size > releasedKept) s.released.delete(s.released.values().next().value!)
 }
 
-const findToken = (s: State, queue: string, token: string): Token | undefined => s.tokens.get(queue)?.find((x) => x.token === token)
+const findToken = (s: State, queue: string, token: string): Token | undefined =>
+  s.tokens.get(queue)?.find((x) => x.token === token)
 
 /**
  * This worker was stalled (its event loop did not run its tick for longer than its liveness mark
@@ -254,7 +261,13 @@ const onPush = (s: State, message: Buffer) => {
  * something went back. Logged as a warning when the reason is a fault (a lost message, a
  * reconnect), as debug when it is a hand-over this worker had no free slot for.
  */
-const release = (queue: string, token: string, received: ReadonlyArray<string>, nowMs: number, why: keyof typeof giveBackReasons = "unstarted") => {
+const release = (
+  queue: string,
+  token: string,
+  received: ReadonlyArray<string>,
+  nowMs: number,
+  why: keyof typeof giveBackReasons = "unstarted"
+) => {
   const reason = giveBackReasons[why]
   return Effect.flatMap(releaseLeasedToNobody(queue, token, received, nowMs, reason.what, reason.log), (n) =>
     n > 0 ? Effect.asVoid(publishWake([queue]).pipe(Effect.ignore)) : Effect.void
@@ -339,7 +352,11 @@ const sortInbox = (s: State, decide: () => PushDecision, nowMs: number) => {
   return { accepted, refused }
 }
 
-const settle = (s: State, decide: () => PushDecision, nowMs: number): Effect.Effect<DequeueLeaseResult, never, Broker> =>
+const settle = (
+  s: State,
+  decide: () => PushDecision,
+  nowMs: number
+): Effect.Effect<DequeueLeaseResult, never, Broker> =>
   Effect.suspend(() => {
     const { accepted, refused } = sortInbox(s, decide, nowMs)
     const wasReconnected = s.reconnected
@@ -354,19 +371,42 @@ const settle = (s: State, decide: () => PushDecision, nowMs: number): Effect.Eff
     // The usual case, one hand-over started and nothing else to do: no Effect step unless its message is unusable.
     if (accepted.length === 1 && refused.length === 0 && !wasReconnected) {
       const p = accepted[0]!
-      const sorted = sortLeased(p.queue, [{ id: p.id, bytes: p.bytes }], leaseScoreExpirySec(p.token), nowMs, tasks, corrupt, failures)
+      const sorted = sortLeased(
+        p.queue,
+        [{ id: p.id, bytes: p.bytes }],
+        leaseScoreExpirySec(p.token),
+        nowMs,
+        tasks,
+        corrupt,
+        failures
+      )
       return sorted === Effect.void ? Effect.succeed(result()) : Effect.map(sorted, result)
     }
     const read = Effect.forEach(
       accepted,
-      (p) => sortLeased(p.queue, [{ id: p.id, bytes: p.bytes }], leaseScoreExpirySec(p.token), nowMs, tasks, corrupt, failures),
+      (p) =>
+        sortLeased(
+          p.queue,
+          [{ id: p.id, bytes: p.bytes }],
+          leaseScoreExpirySec(p.token),
+          nowMs,
+          tasks,
+          corrupt,
+          failures
+        ),
       { discard: true }
     )
     const noteStall =
       stall === undefined
         ? Effect.void
-        : Effect.logWarning(`this worker was stalled (its event loop did not run for ${stall} ms): hand-overs to it that did not start are given back, not started`)
-    return Effect.forEach(refused, (r) => release(r.push.queue, r.push.token, [], nowMs, r.expired ? "expired" : "noSlot"), { discard: true }).pipe(
+        : Effect.logWarning(
+            `this worker was stalled (its event loop did not run for ${stall} ms): hand-overs to it that did not start are given back, not started`
+          )
+    return Effect.forEach(
+      refused,
+      (r) => release(r.push.queue, r.push.token, [], nowMs, r.expired ? "expired" : "noSlot"),
+      { discard: true }
+    ).pipe(
       Effect.andThen(noteStall),
       Effect.andThen(read),
       Effect.andThen(wasReconnected ? leave(s, nowMs) : Effect.void),

@@ -19,7 +19,11 @@ export const payloadHandler = <A, R = never>(definition: TaskDefinition<A>, fn: 
   const decode = (task: Task): Result.Result<A, SkipRetry> => {
     const decoded = definition.decodePayload(task.payload)
     return Result.isFailure(decoded)
-      ? Result.fail(new SkipRetry(`payload of task "${task.type}" does not match the schema of "${definition.type}": ${decoded.failure}`))
+      ? Result.fail(
+          new SkipRetry(
+            `payload of task "${task.type}" does not match the schema of "${definition.type}": ${decoded.failure}`
+          )
+        )
       : Result.succeed(decoded.success)
   }
   // Built once: only a handler that declares the signal gets one (it is created when first read).

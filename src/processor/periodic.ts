@@ -8,7 +8,11 @@ import * as Effect from "effect/Effect"
 import type { QueueFailure } from "../steps/queueFailures.js"
 import type { Signal } from "./Signal.js"
 
-export const periodic = <E extends { readonly message?: string }, R>(name: string, intervalMs: number, run: Effect.Effect<unknown, E, R>) =>
+export const periodic = <E extends { readonly message?: string }, R>(
+  name: string,
+  intervalMs: number,
+  run: Effect.Effect<unknown, E, R>
+) =>
   run.pipe(
     Effect.catchCause((cause) => Effect.logWarning(`${name} failed`, cause)),
     Effect.andThen(Effect.sleep(Duration.millis(intervalMs))),
@@ -20,10 +24,17 @@ export const periodic = <E extends { readonly message?: string }, R>(name: strin
  * Effect's Clock); after a failed run, logged, the loop sleeps `afterFailureMs`. With `wakeEarly`,
  * a raise of that signal (during a run, or while sleeping) cuts the sleep short.
  */
-export const paced = <E extends { readonly message?: string }, R>(name: string, afterFailureMs: number, run: Effect.Effect<number, E, R>, wakeEarly?: Signal) =>
+export const paced = <E extends { readonly message?: string }, R>(
+  name: string,
+  afterFailureMs: number,
+  run: Effect.Effect<number, E, R>,
+  wakeEarly?: Signal
+) =>
   run.pipe(
     Effect.catchCause((cause) => Effect.as(Effect.logWarning(`${name} failed`, cause), afterFailureMs)),
-    Effect.flatMap((sleepMs) => (wakeEarly ? Effect.asVoid(wakeEarly.wait(sleepMs)) : Effect.sleep(Duration.millis(sleepMs)))),
+    Effect.flatMap((sleepMs) =>
+      wakeEarly ? Effect.asVoid(wakeEarly.wait(sleepMs)) : Effect.sleep(Duration.millis(sleepMs))
+    ),
     Effect.forever
   )
 
@@ -32,7 +43,12 @@ export const paced = <E extends { readonly message?: string }, R>(name: string, 
  * `nowMs`): at most `intervalMs` (work that appears meanwhile is seen within that), at least
  * `floorMs` (or the interval, when that is shorter); the interval when nothing is due.
  */
-export const sleepUntilDueMs = (args: { readonly dueAtMs: number | undefined; readonly nowMs: number; readonly intervalMs: number; readonly floorMs: number }): number => {
+export const sleepUntilDueMs = (args: {
+  readonly dueAtMs: number | undefined
+  readonly nowMs: number
+  readonly intervalMs: number
+  readonly floorMs: number
+}): number => {
   const { dueAtMs, nowMs, intervalMs, floorMs } = args
   if (dueAtMs === undefined) return intervalMs
   return Math.min(intervalMs, Math.max(floorMs, dueAtMs - nowMs))
@@ -40,4 +56,8 @@ export const sleepUntilDueMs = (args: { readonly dueAtMs: number | undefined; re
 
 /** Logs the queues a pass could not serve (the pass went on with the others), one warning each. */
 export const logQueueFailures = (what: string, failed: ReadonlyArray<QueueFailure>) =>
-  Effect.forEach(failed, (f) => Effect.logWarning(`${what} failed for queue "${f.queue}" (the other queues went on): ${f.error}`), { discard: true })
+  Effect.forEach(
+    failed,
+    (f) => Effect.logWarning(`${what} failed for queue "${f.queue}" (the other queues went on): ${f.error}`),
+    { discard: true }
+  )

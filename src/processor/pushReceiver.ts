@@ -20,10 +20,17 @@ import { popFoundDamagedList, popHandover, popTimedOut } from "../broker/popHand
 import { repairHandoverLists } from "../broker/repairHandoverLists.js"
 import type { ParkingState } from "./parking.js"
 
-const retryBackoff = Schedule.min([Schedule.exponential(Duration.millis(100), 2), Schedule.spaced(Duration.seconds(5))]).pipe(Schedule.jittered)
+const retryBackoff = Schedule.min([
+  Schedule.exponential(Duration.millis(100), 2),
+  Schedule.spaced(Duration.seconds(5))
+]).pipe(Schedule.jittered)
 
 /** Waits for hand-overs to `server` in `queues` until the scope closes (the connection is then dropped at once). */
-export const receivePushes = Effect.fn("Processor.receivePushes")(function* (server: string, queues: ReadonlyArray<string>, parking: ParkingState) {
+export const receivePushes = Effect.fn("Processor.receivePushes")(function* (
+  server: string,
+  queues: ReadonlyArray<string>,
+  parking: ParkingState
+) {
   const conn = yield* openHandoverConnection(server, queues, () => parking.onReconnect())
   // The hand-over goes to the parking state straight from the reply's callback (it wakes the fetch loop).
   const pop = popHandover(conn, parking.onPush)
@@ -36,9 +43,15 @@ export const receivePushes = Effect.fn("Processor.receivePushes")(function* (ser
       while: (e) =>
         Effect.as(
           Effect.andThen(
-            (failures++ === 0 ? Effect.logWarning : Effect.logDebug)(`waiting for tasks handed to this worker failed, trying again: ${e.message}`),
+            (failures++ === 0 ? Effect.logWarning : Effect.logDebug)(
+              `waiting for tasks handed to this worker failed, trying again: ${e.message}`
+            ),
             // No reply within the block time and its grace: the connection is presumed dead.
-            popFoundDamagedList(e) ? repairHandoverLists(conn) : popTimedOut(e) ? resetHandoverConnection(conn) : Effect.void
+            popFoundDamagedList(e)
+              ? repairHandoverLists(conn)
+              : popTimedOut(e)
+                ? resetHandoverConnection(conn)
+                : Effect.void
           ),
           true
         )

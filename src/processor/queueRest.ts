@@ -57,7 +57,9 @@ export const makeQueueRest = (): QueueRest => {
         ({ queue }) => {
           if (resting.has(queue)) return Effect.void
           resting.add(queue)
-          return Effect.logWarning(`queue "${queue}" failed; the fetches leave it out until it answers again`).pipe(Effect.andThen(Effect.forkScoped(probe(queue))))
+          return Effect.logWarning(`queue "${queue}" failed; the fetches leave it out until it answers again`).pipe(
+            Effect.andThen(Effect.forkScoped(probe(queue)))
+          )
         },
         { discard: true }
       )

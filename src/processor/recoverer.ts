@@ -39,7 +39,12 @@ export interface RecoverSummary {
 
 export const recoverPass = Effect.fn("Processor.recoverPass")(function* (options: RecoverPassOptions) {
   const r = yield* recover(options)
-  return { retried: r.retried, archived: r.archived, corrupt: r.corrupt.length, failedQueues: r.failedQueues } satisfies RecoverSummary as RecoverSummary
+  return {
+    retried: r.retried,
+    archived: r.archived,
+    corrupt: r.corrupt.length,
+    failedQueues: r.failedQueues
+  } satisfies RecoverSummary as RecoverSummary
 })
 
 const noWriter = { taskId: "", write: () => Promise.reject(new Error("a recovered task has no result writer")) }
@@ -51,7 +56,11 @@ const serverRetryDelay = (options: ResolvedOptions) =>
     const jitterSec = fallback / 1000 - 15
     return (msg: TaskMessage) => {
       if (options.retryDelay) {
-        const d = options.retryDelay(msg.retried, new Error(leaseExpiredError), makeTask(msg, new Date(0), { ...noWriter, taskId: msg.id }))
+        const d = options.retryDelay(
+          msg.retried,
+          new Error(leaseExpiredError),
+          makeTask(msg, new Date(0), { ...noWriter, taskId: msg.id })
+        )
         if (Number.isFinite(d) && d >= 0) return d
       }
       return (msg.retried ** 4 + 15 + jitterSec * (msg.retried + 1)) * 1000
@@ -67,7 +76,12 @@ export const recovererFloorMs = 1000
  * interval, when that is shorter). Lease scores are unix seconds: a lease of `s` is recoverable
  * once `now - grace >= s * 1000`.
  */
-export const recovererSleepMs = (args: { readonly earliestLeaseSec: number | undefined; readonly graceMs: number; readonly nowMs: number; readonly intervalMs: number }): number => {
+export const recovererSleepMs = (args: {
+  readonly earliestLeaseSec: number | undefined
+  readonly graceMs: number
+  readonly nowMs: number
+  readonly intervalMs: number
+}): number => {
   const { earliestLeaseSec, graceMs, nowMs, intervalMs } = args
   const dueAtMs = earliestLeaseSec === undefined ? undefined : earliestLeaseSec * 1000 + graceMs
   return sleepUntilDueMs({ dueAtMs, nowMs, intervalMs, floorMs: recovererFloorMs })
@@ -82,7 +96,12 @@ const earliestLeaseAmong = (queues: ReadonlyArray<string>) =>
     queues,
     (queue) =>
       earliestLeaseExpirySec(queue).pipe(
-        Effect.catchTag("RedisError", (e) => Effect.as(Effect.logDebug(`recoverer: could not read the earliest lease of queue "${queue}": ${e.message}`), undefined))
+        Effect.catchTag("RedisError", (e) =>
+          Effect.as(
+            Effect.logDebug(`recoverer: could not read the earliest lease of queue "${queue}": ${e.message}`),
+            undefined
+          )
+        )
       ),
     { concurrency: "unbounded" }
   ).pipe(
@@ -103,10 +122,14 @@ export const recovererLoop = (options: ResolvedOptions) =>
     "recoverer",
     options.recovererIntervalMs,
     serverRetryDelay(options).pipe(
-      Effect.flatMap((retryDelayMs) => recoverPass({ queues: options.queueNames, retryDelayMs, graceMs: options.leaseGraceMs })),
+      Effect.flatMap((retryDelayMs) =>
+        recoverPass({ queues: options.queueNames, retryDelayMs, graceMs: options.leaseGraceMs })
+      ),
       Effect.tap((r) =>
         r.retried + r.archived + r.corrupt > 0
-          ? Effect.logWarning(`recovered tasks with an expired lease: ${r.retried} to retry, ${r.archived} archived, ${r.corrupt} corrupt`)
+          ? Effect.logWarning(
+              `recovered tasks with an expired lease: ${r.retried} to retry, ${r.archived} archived, ${r.corrupt} corrupt`
+            )
           : Effect.void
       ),
       Effect.tap((r) => logQueueFailures("recovering tasks with an expired lease", r.failedQueues)),
@@ -116,7 +139,12 @@ export const recovererLoop = (options: ResolvedOptions) =>
       }),
       Effect.flatMap((earliestLeaseSec) =>
         Effect.map(Clock.currentTimeMillis, (nowMs) =>
-          recovererSleepMs({ earliestLeaseSec, graceMs: options.leaseGraceMs, nowMs, intervalMs: options.recovererIntervalMs })
+          recovererSleepMs({
+            earliestLeaseSec,
+            graceMs: options.leaseGraceMs,
+            nowMs,
+            intervalMs: options.recovererIntervalMs
+          })
         )
       )
     )

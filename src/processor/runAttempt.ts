@@ -28,7 +28,15 @@ import { functionDeadlineMessage, TaskCanceled, TaskDeadlineExceeded, TaskStoppe
 import { type Handler, type HandlerResult, isThenable } from "./Handler.js"
 import type { ResolvedOptions } from "./options.js"
 import type { ActiveTask, Registry, StopReason } from "./registry.js"
-import { annotateTask, type Settled, settleFailure, settleRequeue, settleSkipped, settleSuccess, taskAnnotations } from "./settle.js"
+import {
+  annotateTask,
+  type Settled,
+  settleFailure,
+  settleRequeue,
+  settleSkipped,
+  settleSuccess,
+  taskAnnotations
+} from "./settle.js"
 import { makeTask, type Task } from "./Task.js"
 import { TaskContext, type TaskContextShape } from "./TaskContext.js"
 
@@ -38,7 +46,8 @@ export const defaultTimeoutMs = 30 * 60 * 1000
 /** asynq's computeDeadline: now + timeout, the deadline, or the earlier of both (whole seconds as asynq). */
 export const computeDeadlineMs = (msg: TaskMessage, nowMs: number): number => {
   if (msg.timeout === 0 && msg.deadline === 0) return nowMs + defaultTimeoutMs
-  if (msg.timeout !== 0 && msg.deadline !== 0) return Math.min(Math.floor(nowMs / 1000) + msg.timeout, msg.deadline) * 1000
+  if (msg.timeout !== 0 && msg.deadline !== 0)
+    return Math.min(Math.floor(nowMs / 1000) + msg.timeout, msg.deadline) * 1000
   if (msg.timeout !== 0) return nowMs + msg.timeout * 1000
   return msg.deadline * 1000
 }
@@ -153,12 +162,20 @@ const armStops = <R>(deps: RunDeps<R>, entry: ActiveTask, stop: (why: StopCause)
 }
 
 /** Runs an Effect handler in a child fiber (interrupted by a stop); its Exit, or why it was stopped when it did not succeed. */
-const runInFiber = <R>(deps: RunDeps<R>, entry: ActiveTask, ctx: TaskContextShape, handler: Effect.Effect<void, unknown, R | TaskContext>) =>
+const runInFiber = <R>(
+  deps: RunDeps<R>,
+  entry: ActiveTask,
+  ctx: TaskContextShape,
+  handler: Effect.Effect<void, unknown, R | TaskContext>
+) =>
   Effect.flatMap(
     // The handler sees its TaskContext and logs with the task's annotations: one context update for both.
     Effect.forkChild(
       Effect.updateContext(handler, (c: Context.Context<R>) =>
-        Context.add(Context.add(c, TaskContext, ctx), References.CurrentLogAnnotations, { ...Context.get(c, References.CurrentLogAnnotations), ...taskAnnotations(entry.msg) })
+        Context.add(Context.add(c, TaskContext, ctx), References.CurrentLogAnnotations, {
+          ...Context.get(c, References.CurrentLogAnnotations),
+          ...taskAnnotations(entry.msg)
+        })
       ) as Effect.Effect<void, unknown, R>,
       { startImmediately: true }
     ),
@@ -200,16 +217,28 @@ const awaitPromise = <R>(deps: RunDeps<R>, entry: ActiveTask, promise: PromiseLi
  * returns gets a fiber of its own; a promise is awaited, a plain return is a success. A handler
  * without a direct form (behind middleware, or an observer's) runs as an Effect in a child fiber.
  */
-const runHandler = <R>(deps: RunDeps<R>, entry: ActiveTask, task: Task, ctx: TaskContextShape): Effect.Effect<HandlerOutcome, never, R> => {
+const runHandler = <R>(
+  deps: RunDeps<R>,
+  entry: ActiveTask,
+  task: Task,
+  ctx: TaskContextShape
+): Effect.Effect<HandlerOutcome, never, R> => {
   const direct = deps.handler.direct
-  if (direct === undefined) return runInFiber(deps, entry, ctx, Effect.suspend(() => deps.handler(task)))
+  if (direct === undefined)
+    return runInFiber(
+      deps,
+      entry,
+      ctx,
+      Effect.suspend(() => deps.handler(task))
+    )
   let out: HandlerResult<R>
   try {
     out = direct(task, ctx)
   } catch (e) {
     return Effect.succeed({ exit: Exit.fail(e), stoppedBy: undefined })
   }
-  if (Effect.isEffect(out)) return runInFiber(deps, entry, ctx, Effect.asVoid(out as Effect.Effect<unknown, unknown, R | TaskContext>))
+  if (Effect.isEffect(out))
+    return runInFiber(deps, entry, ctx, Effect.asVoid(out as Effect.Effect<unknown, unknown, R | TaskContext>))
   if (isThenable(out)) return awaitPromise(deps, entry, out)
   return Effect.succeed(finishedAtOnce)
 }
@@ -232,12 +261,16 @@ export const runAttempt = <R>(deps: RunDeps<R>, entry: ActiveTask): Effect.Effec
       })
       const ctx = new AttemptContext(task, writeData)
       /** What ends the attempt once the handler is done (or was never started: `ran` false). */
-      const conclude = (outcome: HandlerOutcome | undefined, stoppedBefore: StopCause | undefined): Effect.Effect<Settled, never, Broker> => {
+      const conclude = (
+        outcome: HandlerOutcome | undefined,
+        stoppedBefore: StopCause | undefined
+      ): Effect.Effect<Settled, never, Broker> => {
         let stoppedBy = stoppedBefore
         let exit: Exit.Exit<void, unknown> | undefined
         // A handler that succeeded counts as done even when a stop came at the same moment.
         if (outcome !== undefined) {
-          if (outcome.stoppedBy === undefined || (outcome.exit !== undefined && Exit.isSuccess(outcome.exit))) exit = outcome.exit
+          if (outcome.stoppedBy === undefined || (outcome.exit !== undefined && Exit.isSuccess(outcome.exit)))
+            exit = outcome.exit
           else stoppedBy = entry.stoppedBy = outcome.stoppedBy
         }
         if (stoppedBy !== undefined) ctx.abort(stopError(stoppedBy))
@@ -255,10 +288,18 @@ export const runAttempt = <R>(deps: RunDeps<R>, entry: ActiveTask): Effect.Effec
   )
 
 /** Writes the outcome of an attempt that did not succeed: its failure, or what stopped it. */
-const settleOther = <R>(deps: RunDeps<R>, entry: ActiveTask, task: Task, exit: Exit.Exit<void, unknown> | undefined, stoppedBy: StopCause | undefined, ran: boolean) =>
+const settleOther = <R>(
+  deps: RunDeps<R>,
+  entry: ActiveTask,
+  task: Task,
+  exit: Exit.Exit<void, unknown> | undefined,
+  stoppedBy: StopCause | undefined,
+  ran: boolean
+) =>
   Effect.suspend((): Effect.Effect<Settled, never, Broker> => {
     const msg = entry.msg
-    if (exit !== undefined && Exit.isFailure(exit)) return settleFailure(deps.options, entry, task, failureOf(exit.cause))
+    if (exit !== undefined && Exit.isFailure(exit))
+      return settleFailure(deps.options, entry, task, failureOf(exit.cause))
     switch (stoppedBy) {
       case "shutdown":
         return settleRequeue(entry)
@@ -267,9 +308,9 @@ const settleOther = <R>(deps: RunDeps<R>, entry: ActiveTask, task: Task, exit: E
         // handler started had no turn and goes back to the head of its queue.
         return ran ? settleFailure(deps.options, entry, task, stopError(stoppedBy), true) : settleRequeue(entry)
       case "lease-lost":
-        return Effect.logWarning(`task ${msg.id}: lease lost, handler stopped; nothing written (the task is someone else's now)`).pipe(
-          Effect.as<Settled>("lease-lost")
-        )
+        return Effect.logWarning(
+          `task ${msg.id}: lease lost, handler stopped; nothing written (the task is someone else's now)`
+        ).pipe(Effect.as<Settled>("lease-lost"))
       default:
         return settleFailure(deps.options, entry, task, stopError(stoppedBy!))
     }

@@ -55,16 +55,16 @@ export const writeServerState = Effect.fn("Processor.writeServerState")(function
     workers.push({
       taskId: t.msg.id,
       info: encodeWorkerInfo({
-          host: id.host,
-          pid: id.pid,
-          serverId: id.serverId,
-          taskId: t.msg.id,
-          taskType: t.msg.type,
-          taskPayload: t.msg.payload,
-          queue: t.msg.queue,
-          startTime: timestampFromMillis(t.startedAtMs),
-          deadline: timestampFromMillis(t.deadlineMs)
-        })
+        host: id.host,
+        pid: id.pid,
+        serverId: id.serverId,
+        taskId: t.msg.id,
+        taskType: t.msg.type,
+        taskPayload: t.msg.payload,
+        queue: t.msg.queue,
+        startTime: timestampFromMillis(t.startedAtMs),
+        deadline: timestampFromMillis(t.deadlineMs)
+      })
     })
   }
   yield* ServerStateStore.saveServerState(keys, info, workers, ttlSec, expSec)
@@ -75,7 +75,12 @@ export const clearServerState = Effect.fn("Processor.clearServerState")(function
   yield* ServerStateStore.deleteServerState(serverKeys(id))
 })
 
-export const serverStateLoop = (id: ServerIdentity, options: ResolvedOptions, registry: Registry, status: () => "active" | "stopped") =>
+export const serverStateLoop = (
+  id: ServerIdentity,
+  options: ResolvedOptions,
+  registry: Registry,
+  status: () => "active" | "stopped"
+) =>
   writeServerState(id, options, registry, status()).pipe(
     Effect.tapError((e) => Effect.logWarning(`writing server state failed: ${e.message}`)),
     Effect.ignore,

@@ -35,24 +35,38 @@ import type { Task } from "./Task.js"
  * What happened to the task in Redis. "skipped": a drain did not run it (it could not finish before
  * the drain's end) and gave it back to the retry set, not counted as a failure.
  */
-export type Settled = "completed" | "retried" | "archived" | "revoked" | "requeued" | "skipped" | "lease-lost" | "gave-up"
+export type Settled =
+  | "completed"
+  | "retried"
+  | "archived"
+  | "revoked"
+  | "requeued"
+  | "skipped"
+  | "lease-lost"
+  | "gave-up"
 
-const backoff = Schedule.min([Schedule.exponential(Duration.millis(50), 2), Schedule.spaced(Duration.seconds(2))]).pipe(Schedule.jittered)
+const backoff = Schedule.min([Schedule.exponential(Duration.millis(50), 2), Schedule.spaced(Duration.seconds(2))]).pipe(
+  Schedule.jittered
+)
 
 /** Until when a failed write is tried again: while the lease holds, and not past the entry's settleByMs. */
-const writeUntilMs = (entry: ActiveTask) => (entry.settleByMs === undefined ? entry.leaseExpiresAtMs : Math.min(entry.leaseExpiresAtMs, entry.settleByMs))
+const writeUntilMs = (entry: ActiveTask) =>
+  entry.settleByMs === undefined ? entry.leaseExpiresAtMs : Math.min(entry.leaseExpiresAtMs, entry.settleByMs)
 
 /** Gives up a write still unanswered at `settleByMs` (a Redis that hangs rather than errors). */
-const boundedBy = (entry: ActiveTask) => <A, E, R>(eff: Effect.Effect<A, E, R>): Effect.Effect<A, E | RedisError, R> => {
-  const settleByMs = entry.settleByMs
-  if (settleByMs === undefined) return eff
-  return Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    Effect.timeoutOrElse(eff, {
-      duration: Duration.millis(Math.max(0, settleByMs - now)),
-      orElse: () => Effect.fail(new RedisError({ op: "settle", message: "no answer from Redis before the drain's end" }))
-    })
-  )
-}
+const boundedBy =
+  (entry: ActiveTask) =>
+  <A, E, R>(eff: Effect.Effect<A, E, R>): Effect.Effect<A, E | RedisError, R> => {
+    const settleByMs = entry.settleByMs
+    if (settleByMs === undefined) return eff
+    return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.timeoutOrElse(eff, {
+        duration: Duration.millis(Math.max(0, settleByMs - now)),
+        orElse: () =>
+          Effect.fail(new RedisError({ op: "settle", message: "no answer from Redis before the drain's end" }))
+      })
+    )
+  }
 
 /** Tells the fetch loop (once) that the task's outcome write failed (on a Cluster it gives the task's slot back). */
 const writeFailed = (entry: ActiveTask) => {
@@ -63,21 +77,36 @@ const writeFailed = (entry: ActiveTask) => {
 }
 
 /** Runs a write, retrying Redis errors while the lease still holds. */
-const write = (entry: ActiveTask, what: string, eff: Effect.Effect<unknown, LeaseLost | RedisError, Broker>, done: Settled) =>
+const write = (
+  entry: ActiveTask,
+  what: string,
+  eff: Effect.Effect<unknown, LeaseLost | RedisError, Broker>,
+  done: Settled
+) =>
   eff.pipe(
-    Effect.tapError((e) => (e._tag === "RedisError" ? Effect.andThen(Effect.sync(() => writeFailed(entry)), Effect.logWarning(`${what} of task ${entry.msg.id} failed, trying again: ${e.message}`)) : Effect.void)),
+    Effect.tapError((e) =>
+      e._tag === "RedisError"
+        ? Effect.andThen(
+            Effect.sync(() => writeFailed(entry)),
+            Effect.logWarning(`${what} of task ${entry.msg.id} failed, trying again: ${e.message}`)
+          )
+        : Effect.void
+    ),
     Effect.retry({
       schedule: backoff,
-      while: (e) => (e._tag === "RedisError" ? Effect.map(Clock.currentTimeMillis, (now) => now < writeUntilMs(entry)) : false)
+      while: (e) =>
+        e._tag === "RedisError" ? Effect.map(Clock.currentTimeMillis, (now) => now < writeUntilMs(entry)) : false
     }),
     boundedBy(entry),
     Effect.as(done),
     Effect.catch((e) =>
       e._tag === "LeaseLost"
-        ? Effect.logWarning(`task ${entry.msg.id}: ${what} skipped, the task is no longer ours (${e.message})`).pipe(Effect.as<Settled>("lease-lost"))
-        : Effect.logError(`task ${entry.msg.id}: ${what} failed and our lease ran out (or the drain's time did); the recoverer will take the task back: ${e.message}`).pipe(
-            Effect.as<Settled>("gave-up")
+        ? Effect.logWarning(`task ${entry.msg.id}: ${what} skipped, the task is no longer ours (${e.message})`).pipe(
+            Effect.as<Settled>("lease-lost")
           )
+        : Effect.logError(
+            `task ${entry.msg.id}: ${what} failed and our lease ran out (or the drain's time did); the recoverer will take the task back: ${e.message}`
+          ).pipe(Effect.as<Settled>("gave-up"))
     )
   )
 
@@ -85,7 +114,8 @@ const write = (entry: ActiveTask, what: string, eff: Effect.Effect<unknown, Leas
 export const taskAnnotations = (msg: TaskMessage) => ({ task: msg.id, type: msg.type, queue: msg.queue })
 
 /** Runs `eff` with the task's log annotations. */
-export const annotateTask = <A, E, R>(msg: TaskMessage, eff: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => Effect.annotateLogs(eff, taskAnnotations(msg))
+export const annotateTask = <A, E, R>(msg: TaskMessage, eff: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.annotateLogs(eff, taskAnnotations(msg))
 
 const completedOutcome: Effect.Effect<Settled> = Effect.succeed("completed")
 
@@ -107,7 +137,8 @@ export const settleRequeue = (entry: ActiveTask) =>
   Effect.flatMap(Clock.currentTimeMillis, (atMs) => write(entry, "requeue", requeue(entry.msg, atMs), "requeued"))
 
 /** The error message a task a drain skipped records (it is not a failure: `retried` is unchanged). */
-export const skippedMessage = "skipped by a time-boxed drain: the task's timeout or deadline ends after the function's deadline"
+export const skippedMessage =
+  "skipped by a time-boxed drain: the task's timeout or deadline ends after the function's deadline"
 
 /**
  * Gives back a task a drain did not run: to the retry set, due at `dueAtMs` (the drain's deadline, so
@@ -117,7 +148,12 @@ export const skippedMessage = "skipped by a time-boxed drain: the task's timeout
  */
 export const settleSkipped = (entry: ActiveTask, dueAtMs: number) =>
   Effect.flatMap(Clock.currentTimeMillis, (atMs) =>
-    write(entry, "give back", retry(entry.msg, { retryAtMs: dueAtMs, errorMsg: skippedMessage, isFailure: false, atMs }), "skipped")
+    write(
+      entry,
+      "give back",
+      retry(entry.msg, { retryAtMs: dueAtMs, errorMsg: skippedMessage, isFailure: false, atMs }),
+      "skipped"
+    )
   )
 
 const retryDelayMs = (options: ResolvedOptions, msg: TaskMessage, error: unknown, task: Task) => {
@@ -126,7 +162,9 @@ const retryDelayMs = (options: ResolvedOptions, msg: TaskMessage, error: unknown
     const d = options.retryDelay!(msg.retried, error, task)
     return Number.isFinite(d) && d >= 0
       ? Effect.succeed(d)
-      : Effect.logWarning(`retryDelay returned ${d} for task ${msg.id}; using the default delay`).pipe(Effect.andThen(defaultRetryDelayMs(msg.retried)))
+      : Effect.logWarning(`retryDelay returned ${d} for task ${msg.id}; using the default delay`).pipe(
+          Effect.andThen(defaultRetryDelayMs(msg.retried))
+        )
   })
 }
 
@@ -144,9 +182,18 @@ const settleRateLimited = (entry: ActiveTask, limited: RateLimited, errorMsg: st
     const delay =
       Number.isFinite(asked) && asked >= 0
         ? asked
-        : yield* Effect.logWarning(`task ${msg.id}: RateLimited with retryAfter ${asked} ms; using the default delay`).pipe(Effect.andThen(defaultRetryDelayMs(msg.retried)))
-    yield* Effect.logDebug(`task ${msg.id} (${msg.type}) rate limited, back in ${delay} ms (no retry used): ${errorMsg}`)
-    return yield* write(entry, "rate-limited give back", retry(msg, { retryAtMs: atMs + delay, errorMsg, isFailure: false, atMs }), "retried")
+        : yield* Effect.logWarning(
+            `task ${msg.id}: RateLimited with retryAfter ${asked} ms; using the default delay`
+          ).pipe(Effect.andThen(defaultRetryDelayMs(msg.retried)))
+    yield* Effect.logDebug(
+      `task ${msg.id} (${msg.type}) rate limited, back in ${delay} ms (no retry used): ${errorMsg}`
+    )
+    return yield* write(
+      entry,
+      "rate-limited give back",
+      retry(msg, { retryAtMs: atMs + delay, errorMsg, isFailure: false, atMs }),
+      "retried"
+    )
   })
 
 /**
@@ -183,17 +230,22 @@ export const settleFailure = Effect.fnUntraced(function* (
     yield* Effect.logWarning(`task ${msg.id} (${msg.type}) archived after ${msg.retried} retries: ${errorMsg}`)
     return yield* write(entry, "archive", archive(msg, { errorMsg, atMs }), "archived")
   }
-  const isFailure = alwaysCounts || (() => {
-    try {
-      return options.isFailure(error)
-    } catch {
-      return true
-    }
-  })()
+  const isFailure =
+    alwaysCounts ||
+    (() => {
+      try {
+        return options.isFailure(error)
+      } catch {
+        return true
+      }
+    })()
   const delay = yield* retryDelayMs(options, msg, error, task)
   yield* Effect.logDebug(`task ${msg.id} (${msg.type}) failed, retry in ${delay} ms: ${errorMsg}`)
   if (error instanceof HandlerNotFound) {
-    yield* warnMissingHandler(msg, `go to retry (this one in ${delay} ms, attempt ${msg.retried + 1} of ${msg.retry + 1}; archived once its retries are used up)`)
+    yield* warnMissingHandler(
+      msg,
+      `go to retry (this one in ${delay} ms, attempt ${msg.retried + 1} of ${msg.retry + 1}; archived once its retries are used up)`
+    )
   }
   return yield* write(entry, "retry", retry(msg, { retryAtMs: atMs + delay, errorMsg, isFailure, atMs }), "retried")
 })

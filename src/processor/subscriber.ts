@@ -25,7 +25,12 @@ export const subscribe = Effect.fn("Processor.subscribe")(function* (
   forwardWake?: ForwardWake
 ) {
   const served = new Set(queues)
-  const channels = [cancelChannel, wakeChannel, ...(forwardWake ? [forwardChannel] : []), ...(parking ? [parkedPresenceChannel(parking.server)] : [])]
+  const channels = [
+    cancelChannel,
+    wakeChannel,
+    ...(forwardWake ? [forwardChannel] : []),
+    ...(parking ? [parkedPresenceChannel(parking.server)] : [])
+  ]
   yield* subscribeChannels(channels, {
     onMessage: (channel, message) => {
       if (channel === cancelChannel) {

@@ -76,13 +76,22 @@ export const makeObserver = (config: ObserverConfig): Effect.Effect<Observer | u
             )
         : h
 
-    const measured = <R>(entry: ActiveTask, run: Effect.Effect<Settled, never, R>, onEnd?: (outcome: Settled | undefined) => void) => {
+    const measured = <R>(
+      entry: ActiveTask,
+      run: Effect.Effect<Settled, never, R>,
+      onEnd?: (outcome: Settled | undefined) => void
+    ) => {
       const startMs = clock.currentTimeMillisUnsafe()
       recorder?.attemptStarted(entry.msg.queue)
       return Effect.onExit(run, (exit) =>
         Effect.sync(() => {
           const outcome = Exit.isSuccess(exit) ? exit.value : undefined
-          recorder?.attemptEnded(entry.msg.queue, entry.msg.type, outcome ?? "interrupted", (clock.currentTimeMillisUnsafe() - startMs) / 1000)
+          recorder?.attemptEnded(
+            entry.msg.queue,
+            entry.msg.type,
+            outcome ?? "interrupted",
+            (clock.currentTimeMillisUnsafe() - startMs) / 1000
+          )
           onEnd?.(outcome)
         })
       )
@@ -102,12 +111,17 @@ export const makeObserver = (config: ObserverConfig): Effect.Effect<Observer | u
           span.attribute("asynq.outcome", outcome)
           const state = stateAfter[outcome]
           if (outcome === "lease-lost") span.event("asynq.lease.lost", now)
-          const error = outcome === "retried" || outcome === "archived" ? (failure ?? (stopped !== undefined ? new Error(stopMessage[stopped]) : undefined)) : undefined
+          const error =
+            outcome === "retried" || outcome === "archived"
+              ? (failure ?? (stopped !== undefined ? new Error(stopMessage[stopped]) : undefined))
+              : undefined
           if (state !== undefined) {
             span.event(
               `asynq.task.${state}`,
               now,
-              error === undefined ? { "asynq.task.state": state } : { "asynq.task.state": state, "error.message": errorMessage(error) }
+              error === undefined
+                ? { "asynq.task.state": state }
+                : { "asynq.task.state": state, "error.message": errorMessage(error) }
             )
           }
           span.end(now, error === undefined ? Exit.void : Exit.fail(error))

@@ -22,7 +22,12 @@ export interface WritesAside {
 }
 
 /** `failed` hears of every task whose outcome write failed (its queue's shard is failing); `freed`, when one gave its slot back. */
-export const makeWritesAside = (registry: Registry, max: number, failed: (task: ActiveTask) => void, freed: () => void): WritesAside => {
+export const makeWritesAside = (
+  registry: Registry,
+  max: number,
+  failed: (task: ActiveTask) => void,
+  freed: () => void
+): WritesAside => {
   const aside = new Set<ActiveTask>()
   const count = () => {
     if (aside.size === 0) return 0

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as ConfigProvider from "effect/ConfigProvider"
-import { RedisConnectionError, RedisError, errorMessage } from "./errors.js"
+import { RedisConnectionError, type RedisError, errorMessage } from "./errors.js"
 import { defaultCommandTimeoutMs, describeTarget, invalidTimeouts, type RedisOptions } from "./options.js"
 import { preventSubscriberListenerLeak } from "./clusterSubscriberLeak.js"
 import { type ConnectionState, type OutageEvents, reconnectDelayMs, reconnectMaxDelayMs } from "./reconnect.js"
@@ -90,15 +90,18 @@ const invalidRedisOptions = (o: RedisOptions): string | undefined => {
   } catch {
     return "the URL does not parse; expected redis://[user:password@]host:port[/db] or rediss://…"
   }
-  if (u.protocol !== "redis:" && u.protocol !== "rediss:") return `the URL's scheme must be redis: or rediss:, got ${u.protocol}`
+  if (u.protocol !== "redis:" && u.protocol !== "rediss:")
+    return `the URL's scheme must be redis: or rediss:, got ${u.protocol}`
   const path = databaseInPath(u)
-  if (path !== "" && !/^\d+$/.test(path)) return `the database in the URL's path must be a whole number ≥ 0, got "${decodeURIComponent(path)}"`
+  if (path !== "" && !/^\d+$/.test(path))
+    return `the database in the URL's path must be a whole number ≥ 0, got "${decodeURIComponent(path)}"`
   return undefined
 }
 
 class DatabaseRefused extends Error {}
 /** The database the options select (checked valid by then), for messages. */
-const dbOf = (o: RedisOptions): string => String(o.db ?? ((o.url?.includes("://") && databaseInPath(new URL(o.url))) || "0"))
+const dbOf = (o: RedisOptions): string =>
+  String(o.db ?? ((o.url?.includes("://") && databaseInPath(new URL(o.url))) || "0"))
 
 /**
  * How a Cluster or Sentinel connection reconnects once it is open: forever, waiting
@@ -125,12 +128,15 @@ const connect = (io: IoredisModule, o: RedisOptions): Effect.Effect<RedisClient,
       const { url, opts } = toIORedisOptions(o)
       let c: RedisClient
       if (o.cluster) {
-        c = new io.Cluster(o.cluster.map((n) => ({ host: n.host, port: n.port })), {
-          lazyConnect: true,
-          enableOfflineQueue: true,
-          redisOptions: { ...credentialsFromUrl(url), ...opts } as never,
-          ...reconnectOptions(o)
-        })
+        c = new io.Cluster(
+          o.cluster.map((n) => ({ host: n.host, port: n.port })),
+          {
+            lazyConnect: true,
+            enableOfflineQueue: true,
+            redisOptions: { ...credentialsFromUrl(url), ...opts } as never,
+            ...reconnectOptions(o)
+          }
+        )
         preventSubscriberListenerLeak(c)
       } else if (o.sentinel) {
         c = new io.Redis({
@@ -169,7 +175,8 @@ const connect = (io: IoredisModule, o: RedisOptions): Effect.Effect<RedisClient,
         if (selectError !== undefined) throw selectError
       } catch (e) {
         c.disconnect()
-        if (selectError !== undefined) throw new DatabaseRefused(`the server refused database ${dbOf(o)} (${errorMessage(selectError)})`)
+        if (selectError !== undefined)
+          throw new DatabaseRefused(`the server refused database ${dbOf(o)} (${errorMessage(selectError)})`)
         throw lastError ?? e
       } finally {
         if (timer) clearTimeout(timer)
@@ -205,15 +212,22 @@ const close = (c: RedisClient) =>
   )
 
 /** Opens a scoped connection with ioredis (`io`): it is closed when the scope closes. */
-export const acquireClient = (io: IoredisModule, o: RedisOptions): Effect.Effect<RedisClient, RedisConnectionError, Scope.Scope> =>
-  Effect.acquireRelease(connect(io, o), close)
+export const acquireClient = (
+  io: IoredisModule,
+  o: RedisOptions
+): Effect.Effect<RedisClient, RedisConnectionError, Scope.Scope> => Effect.acquireRelease(connect(io, o), close)
 
 /**
  * Builds the service around an already-open client (the caller owns its lifetime); `io` is the
  * ioredis module the client comes from. `outages` is told once when the connection is lost and
  * once when it is back (see watchOutages).
  */
-export const makeRedis = (io: IoredisModule, client: RedisClient, options: RedisOptions, outages?: OutageEvents): RedisShape =>
+export const makeRedis = (
+  io: IoredisModule,
+  client: RedisClient,
+  options: RedisOptions,
+  outages?: OutageEvents
+): RedisShape =>
   makeRedisService(client, options, acquireClient(io, options), outages, io.Command as unknown as CommandClass)
 
 /**
@@ -221,13 +235,21 @@ export const makeRedis = (io: IoredisModule, client: RedisClient, options: Redis
  * fiber's logger, a warning when one starts and an info line when it is over (not one line per
  * attempt).
  */
-export const openRedis = (io: IoredisModule, options: RedisOptions): Effect.Effect<RedisShape, RedisConnectionError, Scope.Scope> =>
+export const openRedis = (
+  io: IoredisModule,
+  options: RedisOptions
+): Effect.Effect<RedisShape, RedisConnectionError, Scope.Scope> =>
   Effect.gen(function* () {
     const client = yield* acquireClient(io, options)
     const log = Effect.runForkWith(yield* Effect.context<never>())
     const target = describeTarget(options)
     return makeRedis(io, client, options, {
-      onLost: () => void log(Effect.logWarning(`Redis connection lost (${target}): reconnecting until it answers, at most ${reconnectMaxDelayMs} ms apart`)),
+      onLost: () =>
+        void log(
+          Effect.logWarning(
+            `Redis connection lost (${target}): reconnecting until it answers, at most ${reconnectMaxDelayMs} ms apart`
+          )
+        ),
       onRestored: () => void log(Effect.logInfo(`Redis connection restored (${target})`))
     })
   })
@@ -242,7 +264,10 @@ export const openRedis = (io: IoredisModule, options: RedisOptions): Effect.Effe
 export class Redis extends RedisService {
   /** A Layer that connects with the given options and quits when its scope closes. */
   static readonly layer = (options: RedisOptions = {}): Layer.Layer<Redis, RedisConnectionError> =>
-    Layer.effect(Redis, Effect.flatMap(bundledIoredis(), (io) => openRedis(io, options)))
+    Layer.effect(
+      Redis,
+      Effect.flatMap(bundledIoredis(), (io) => openRedis(io, options))
+    )
 
   /**
    * A Layer configured from the environment: `REDIS_URL` (default redis://127.0.0.1:6379), read
@@ -250,13 +275,14 @@ export class Redis extends RedisService {
    * does not use Config does not carry it, nor Schema).
    */
   // Pure (no side effect at class definition), so a bundle that never uses the class drops it, and ioredis with it.
-  static readonly layerConfig: Layer.Layer<Redis, RedisConnectionError | ConfigProvider.SourceError> = /* @__PURE__ */ Layer.effect(
-    Redis,
-    /* @__PURE__ */ Effect.gen(function* () {
-      const provider = yield* ConfigProvider.ConfigProvider
-      const node = yield* provider.load(["REDIS_URL"])
-      const url = node?._tag === "Value" && node.value !== "" ? node.value : "redis://127.0.0.1:6379"
-      return yield* openRedis(yield* bundledIoredis(), { url })
-    })
-  )
+  static readonly layerConfig: Layer.Layer<Redis, RedisConnectionError | ConfigProvider.SourceError> =
+    /* @__PURE__ */ Layer.effect(
+      Redis,
+      /* @__PURE__ */ Effect.gen(function* () {
+        const provider = yield* ConfigProvider.ConfigProvider
+        const node = yield* provider.load(["REDIS_URL"])
+        const url = node?._tag === "Value" && node.value !== "" ? node.value : "redis://127.0.0.1:6379"
+        return yield* openRedis(yield* bundledIoredis(), { url })
+      })
+    )
 }

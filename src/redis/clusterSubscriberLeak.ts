@@ -28,7 +28,7 @@ export const preventSubscriberListenerLeak = (cluster: Cluster): void => {
   const subscriber = (cluster as unknown as { subscriber?: ClusterSubscriberInternals }).subscriber
   const select = subscriber?.selectSubscriber
   if (subscriber === undefined || typeof select !== "function") return
-  subscriber.selectSubscriber = function () {
+  subscriber.selectSubscriber = () => {
     const last = subscriber.lastActiveSubscriber
     if (!last || last.status !== "end") return select.call(subscriber)
     const disconnect = last.disconnect

@@ -52,7 +52,8 @@ export class CommandTimeout extends Error {
 
 /** Whether a RedisError (or any failure) is a command timeout. */
 export const isCommandTimeout = (e: { readonly cause?: unknown } | unknown): boolean =>
-  e instanceof CommandTimeout || (typeof e === "object" && e !== null && (e as { cause?: unknown }).cause instanceof CommandTimeout)
+  e instanceof CommandTimeout ||
+  (typeof e === "object" && e !== null && (e as { cause?: unknown }).cause instanceof CommandTimeout)
 
 /**
  * The RedisError of operation `op` failing with `cause`. A timeout's message names the operation,

@@ -62,9 +62,11 @@ export const invalidHttpRedisOptions = (o: HttpRedisOptions): string | undefined
   } catch {
     return `the url does not parse: "${o.url}"`
   }
-  if (u.protocol !== "https:" && u.protocol !== "http:") return `the url's scheme must be https: or http:, got ${u.protocol}`
+  if (u.protocol !== "https:" && u.protocol !== "http:")
+    return `the url's scheme must be https: or http:, got ${u.protocol}`
   if (typeof o.token !== "string" || o.token === "") return "token is required (e.g. UPSTASH_REDIS_REST_TOKEN)"
-  if (o.timeoutMs !== undefined && !(Number.isFinite(o.timeoutMs) && o.timeoutMs > 0)) return `timeoutMs must be a number of milliseconds > 0, got ${o.timeoutMs}`
+  if (o.timeoutMs !== undefined && !(Number.isFinite(o.timeoutMs) && o.timeoutMs > 0))
+    return `timeoutMs must be a number of milliseconds > 0, got ${o.timeoutMs}`
   return undefined
 }
 
@@ -83,7 +85,8 @@ interface Answer {
   readonly error?: string
 }
 
-const notOverHttp = (what: string) => `${what} needs a TCP connection (ioredis); over HTTP only script calls and plain commands are available`
+const notOverHttp = (what: string) =>
+  `${what} needs a TCP connection (ioredis); over HTTP only script calls and plain commands are available`
 
 /** One POST to the REST endpoint: the parsed JSON answer, or a thrown error (an HTTP error with a JSON `error` is a ReplyError). */
 type Post = (path: string, body: unknown) => Promise<unknown>
@@ -94,10 +97,20 @@ const httpPost = (options: HttpRedisOptions, target: string, requestTimeoutMs: n
   const doFetch = options.fetch ?? ((...args: Parameters<typeof fetch>) => fetch(...args))
   const timeoutMs = requestTimeoutMs ?? options.timeoutMs ?? defaultHttpTimeoutMs
   const timeoutOption = requestTimeoutMs === undefined ? "timeoutMs" : "a third of timeoutMs, per request"
-  const headers = { authorization: `Bearer ${options.token}`, "content-type": "application/json", "upstash-encoding": "base64" }
+  const headers = {
+    authorization: `Bearer ${options.token}`,
+    "content-type": "application/json",
+    "upstash-encoding": "base64"
+  }
   return async (path, body) => {
-    const res = await doFetch(base + path, { method: "POST", headers, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) }).catch((e: unknown) => {
-      if (e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError")) throw new CommandTimeout(target, timeoutMs, timeoutOption)
+    const res = await doFetch(base + path, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs)
+    }).catch((e: unknown) => {
+      if (e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError"))
+        throw new CommandTimeout(target, timeoutMs, timeoutOption)
       // e.g. "fetch failed" (refused, DNS, TLS): say where, and why when the runtime tells.
       const why = e instanceof Error && e.cause !== undefined ? ` (${errorMessage(e.cause)})` : ""
       throw new Error(`cannot reach ${target}: ${errorMessage(e)}${why}`, { cause: e })
@@ -110,8 +123,13 @@ const httpPost = (options: HttpRedisOptions, target: string, requestTimeoutMs: n
       throw new Error(`HTTP ${res.status} from ${target}: ${text.slice(0, 200) || "(empty body)"}`)
     }
     if (!res.ok) {
-      const error = typeof json === "object" && json !== null && typeof (json as Answer).error === "string" ? (json as Answer).error! : text.slice(0, 200)
-      throw new ReplyError(res.status === 401 || res.status === 403 ? `${target} refused the token (HTTP ${res.status}): ${error}` : error)
+      const error =
+        typeof json === "object" && json !== null && typeof (json as Answer).error === "string"
+          ? (json as Answer).error!
+          : text.slice(0, 200)
+      throw new ReplyError(
+        res.status === 401 || res.status === 403 ? `${target} refused the token (HTTP ${res.status}): ${error}` : error
+      )
     }
     return json
   }
@@ -122,7 +140,8 @@ const scriptCommands = (scripts: ScriptSources) => {
   const shas = new Map<LuaName, string>()
   const sourceOf = (name: LuaName): string => {
     const s = scripts[name]
-    if (s === undefined) throw new Error(`script ${name} is not among the scripts this HTTP transport was given (pass it in \`scripts\`)`)
+    if (s === undefined)
+      throw new Error(`script ${name} is not among the scripts this HTTP transport was given (pass it in \`scripts\`)`)
     return withPrelude(s)
   }
   const shaOf = (name: LuaName): string => {
@@ -155,15 +174,22 @@ const httpRoundTrip =
       }
     }
     const json = await post("/pipeline", commands)
-    if (!Array.isArray(json) || json.length !== commands.length) throw new Error(`${target} answered the pipeline with ${JSON.stringify(json)?.slice(0, 200)}`)
-    return (json as Array<Answer>).map((a) => (typeof a.error === "string" ? { ok: false, error: new ReplyError(a.error) } : { ok: true, value: a.result }))
+    if (!Array.isArray(json) || json.length !== commands.length)
+      throw new Error(`${target} answered the pipeline with ${JSON.stringify(json)?.slice(0, 200)}`)
+    return (json as Array<Answer>).map((a) =>
+      typeof a.error === "string" ? { ok: false, error: new ReplyError(a.error) } : { ok: true, value: a.result }
+    )
   }
 
 /**
  * The service over HTTP. `use`, `client` and `duplicate` (ioredis, pub/sub) do not exist over HTTP:
  * they fail with a RedisError saying so. The queue steps of `effect-asynq/edge` need none of them.
  */
-export const makeHttpRedis = (options: HttpRedisOptions, scripts: ScriptSources, requestTimeoutMs?: number): RedisShape => {
+export const makeHttpRedis = (
+  options: HttpRedisOptions,
+  scripts: ScriptSources,
+  requestTimeoutMs?: number
+): RedisShape => {
   const target = describeHttpTarget(options.url)
   const post = httpPost(options, target, requestTimeoutMs)
   const calls = scriptCalls({
@@ -185,7 +211,9 @@ export const makeHttpRedis = (options: HttpRedisOptions, scripts: ScriptSources,
     command,
     use: (op) => Effect.fail(new RedisError({ op, message: notOverHttp(op) })),
     connectionState: () => ({ down: false, outages: 0 }) as ReturnType<RedisShape["connectionState"]>,
-    duplicate: Effect.fail(new RedisConnectionError({ target, message: notOverHttp("a second connection (blocking commands, pub/sub)") }))
+    duplicate: Effect.fail(
+      new RedisConnectionError({ target, message: notOverHttp("a second connection (blocking commands, pub/sub)") })
+    )
   }
   return Object.defineProperty(shape, "client", {
     get: () => {

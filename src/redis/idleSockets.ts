@@ -24,7 +24,9 @@ const connections = (c: RedisClient): ReadonlyArray<Connection> => (isClusterCli
 
 /** All sockets of a client (one, or one per node of a cluster). */
 const sockets = (c: RedisClient): ReadonlyArray<Socket> =>
-  connections(c).flatMap((n) => (n.stream && typeof (n.stream as { unref?: unknown }).unref === "function" ? [n.stream as Socket] : []))
+  connections(c).flatMap((n) =>
+    n.stream && typeof (n.stream as { unref?: unknown }).unref === "function" ? [n.stream as Socket] : []
+  )
 
 /**
  * Controls the sockets of `redis`'s connection. `isIdle` tells, when ioredis opens a new socket,

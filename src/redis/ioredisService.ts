@@ -11,7 +11,15 @@ import type { RedisConnectionError, RedisError } from "./errors.js"
 import { loadingWaiter, whileLoading } from "./loading.js"
 import { defaultCommandTimeoutMs, defaultLoadingTimeoutMs, describeTarget, type RedisOptions } from "./options.js"
 import { restoreFastStringPrototype } from "./fastStringPrototype.js"
-import { type CommandClass, configuredTimeout, bounded, failure, framedEvalsha, isClusterClient, type ServiceContext } from "./ioredisContext.js"
+import {
+  type CommandClass,
+  configuredTimeout,
+  bounded,
+  failure,
+  framedEvalsha,
+  isClusterClient,
+  type ServiceContext
+} from "./ioredisContext.js"
 import { scriptBatch } from "./ioredisBatch.js"
 import { runScriptPromise, runScriptSortedPromise } from "./ioredisScript.js"
 import type { LuaName } from "./scripts.js"
@@ -22,7 +30,11 @@ import type { ScriptArg } from "./transport.js"
 export { type CommandClass, isClusterClient } from "./ioredisContext.js"
 
 /** The context the service's calls share, for `client` as `options` describe it. */
-const serviceContext = (client: RedisClient, options: RedisOptions, commandClass: CommandClass | undefined): ServiceContext => {
+const serviceContext = (
+  client: RedisClient,
+  options: RedisOptions,
+  commandClass: CommandClass | undefined
+): ServiceContext => {
   const target = describeTarget(options)
   const loaded = new Set<string>()
   // A reconnect (possibly to a promoted replica) forgets which scripts the server has cached.
@@ -55,8 +67,12 @@ export const makeRedisService = (
   const watcher = watchOutages(client, outages ?? { onLost: () => {}, onRestored: () => {} })
   const ctx = serviceContext(client, options, commandClass)
   const use = <A>(op: string, f: (c: RedisClient) => Promise<A>) =>
-    Effect.tryPromise({ try: () => whileLoading(() => bounded(ctx, f(client)), ctx.loadingWait), catch: (cause) => failure(ctx, op, cause) })
-  const runPromise = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) => runScriptPromise(ctx, name, keys, args, buffers)
+    Effect.tryPromise({
+      try: () => whileLoading(() => bounded(ctx, f(client)), ctx.loadingWait),
+      catch: (cause) => failure(ctx, op, cause)
+    })
+  const runPromise = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
+    runScriptPromise(ctx, name, keys, args, buffers)
   const run = (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) =>
     Effect.tryPromise({ try: () => runScriptPromise(ctx, name, keys, args, buffers), catch: (e) => e as RedisError })
   const service: RedisShape = {
@@ -78,6 +94,9 @@ export const makeRedisService = (
     : {
         ...service,
         scriptSorted: (name, keys, args, list, get) =>
-          Effect.tryPromise({ try: () => runScriptSortedPromise(ctx, name, keys, args, list, get), catch: (e) => e as RedisError })
+          Effect.tryPromise({
+            try: () => runScriptSortedPromise(ctx, name, keys, args, list, get),
+            catch: (e) => e as RedisError
+          })
       }
 }

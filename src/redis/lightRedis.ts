@@ -21,7 +21,13 @@ import * as tls from "node:tls"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { CommandTimeout, RedisConnectionError, RedisError, errorMessage, redisError } from "./errors.js"
-import { defaultCommandTimeoutMs, defaultLoadingTimeoutMs, describeTarget, invalidTimeouts, type RedisOptions } from "./options.js"
+import {
+  defaultCommandTimeoutMs,
+  defaultLoadingTimeoutMs,
+  describeTarget,
+  invalidTimeouts,
+  type RedisOptions
+} from "./options.js"
 import { isLoadingReply, type LoadingWait, loadingWaiter, whileLoading } from "./loading.js"
 import type { Redis, RedisShape } from "./Redis.js"
 import { RedisService } from "./RedisService.js"
@@ -50,9 +56,11 @@ export const lightRedisUnsupported = (o: RedisOptions): string | undefined => {
   } catch {
     return "the URL does not parse; expected redis://[user:password@]host:port[/db] or rediss://…"
   }
-  if (u.protocol !== "redis:" && u.protocol !== "rediss:") return `the URL's scheme must be redis: or rediss:, got ${u.protocol}`
+  if (u.protocol !== "redis:" && u.protocol !== "rediss:")
+    return `the URL's scheme must be redis: or rediss:, got ${u.protocol}`
   const path = u.pathname.replace(/^\//, "")
-  if (path !== "" && !/^\d+$/.test(path)) return `the database in the URL's path must be a whole number ≥ 0, got "${decodeURIComponent(path)}"`
+  if (path !== "" && !/^\d+$/.test(path))
+    return `the database in the URL's path must be a whole number ≥ 0, got "${decodeURIComponent(path)}"`
   return undefined
 }
 
@@ -68,12 +76,21 @@ interface Address {
 const addressOf = (o: RedisOptions): Address => {
   const u = new URL(o.url ?? "redis://127.0.0.1:6379")
   const path = u.pathname.replace(/^\//, "")
-  const useTls = o.tls ? (o.tls === true ? {} : (o.tls as tls.ConnectionOptions)) : u.protocol === "rediss:" ? {} : undefined
+  const useTls = o.tls
+    ? o.tls === true
+      ? {}
+      : (o.tls as tls.ConnectionOptions)
+    : u.protocol === "rediss:"
+      ? {}
+      : undefined
   const host = u.hostname.replace(/^\[|\]$/g, "") || "127.0.0.1"
   return {
     host,
     port: u.port === "" ? 6379 : Number(u.port),
-    tls: useTls === undefined ? undefined : { servername: net.isIP(host) ? undefined : host, ...useTls } as tls.ConnectionOptions,
+    tls:
+      useTls === undefined
+        ? undefined
+        : ({ servername: net.isIP(host) ? undefined : host, ...useTls } as tls.ConnectionOptions),
     username: o.username ?? (u.username ? decodeURIComponent(u.username) : undefined),
     password: o.password ?? (u.password ? decodeURIComponent(u.password) : undefined),
     db: o.db ?? (path === "" ? 0 : Number(path))
@@ -161,7 +178,13 @@ const parse = (b: Buffer, pos: number): unknown => {
 
 /** A reply as the caller asked for it: bulk strings as text, or as bytes (copied out of the read buffer). */
 const shape = (v: unknown, buffers: boolean): unknown =>
-  Buffer.isBuffer(v) ? (buffers ? Buffer.from(v) : v.toString("utf8")) : Array.isArray(v) ? v.map((x) => shape(x, buffers)) : v
+  Buffer.isBuffer(v)
+    ? buffers
+      ? Buffer.from(v)
+      : v.toString("utf8")
+    : Array.isArray(v)
+      ? v.map((x) => shape(x, buffers))
+      : v
 
 // ---- one connection -------------------------------------------------------------------------
 
@@ -197,7 +220,13 @@ class Connection {
   ) {
     socket.on("data", (chunk: Buffer) => this.read(chunk))
     socket.on("error", (e) => (this.closeError ??= e))
-    socket.on("close", () => this.fail(this.closeError ? new Error(`connection lost: ${errorMessage(this.closeError)}`) : new Error("Connection is closed.")))
+    socket.on("close", () =>
+      this.fail(
+        this.closeError
+          ? new Error(`connection lost: ${errorMessage(this.closeError)}`)
+          : new Error("Connection is closed.")
+      )
+    )
   }
 
   private read(chunk: Buffer) {
@@ -226,7 +255,7 @@ class Connection {
   private fail(e: Error) {
     this.closed = true
     if (this.timer !== undefined) clearTimeout(this.timer)
-    for (const w of this.waiting.splice(0)) if (!w.settled) ((w.settled = true), w.reject(e))
+    for (const w of this.waiting.splice(0)) if (!w.settled) (w.settled = true), w.reject(e)
   }
 
   /** Fails the commands whose time is up; sets the timer again for the oldest one still waiting. */
@@ -279,7 +308,9 @@ class Connection {
     return new Promise<void>((resolve) => {
       const timer = setTimeout(() => this.socket.destroy(), 2000)
       this.socket.once("close", () => (clearTimeout(timer), resolve()))
-      void Promise.all(this.send([["QUIT"]], undefined)).catch(() => undefined).finally(() => this.socket.end())
+      void Promise.all(this.send([["QUIT"]], undefined))
+        .catch(() => undefined)
+        .finally(() => this.socket.end())
     })
   }
 }
@@ -290,7 +321,9 @@ const open = async (a: Address, target: string, connectTimeoutMs: number): Promi
   let socket: net.Socket | undefined
   const opening = (async () => {
     socket = await new Promise<net.Socket>((resolve, reject) => {
-      const s = a.tls ? tls.connect({ host: a.host, port: a.port, ...a.tls }, () => resolve(s)) : net.connect({ host: a.host, port: a.port }, () => resolve(s))
+      const s = a.tls
+        ? tls.connect({ host: a.host, port: a.port, ...a.tls }, () => resolve(s))
+        : net.connect({ host: a.host, port: a.port }, () => resolve(s))
       s.once("error", reject)
     })
     socket.setNoDelay(true)
@@ -304,12 +337,21 @@ const open = async (a: Address, target: string, connectTimeoutMs: number): Promi
     if (replies[0] instanceof ReplyError) {
       // Redis < 6 has no HELLO: AUTH, then SELECT again (it was refused before AUTH).
       if (!/unknown command/i.test(replies[0].message)) throw replies[0]
-      const legacy: Array<ReadonlyArray<ScriptArg>> = [a.password === undefined ? ["PING"] : a.username !== undefined ? ["AUTH", a.username, a.password] : ["AUTH", a.password]]
+      const legacy: Array<ReadonlyArray<ScriptArg>> = [
+        a.password === undefined
+          ? ["PING"]
+          : a.username !== undefined
+            ? ["AUTH", a.username, a.password]
+            : ["AUTH", a.password]
+      ]
       if (a.db !== 0) legacy.push(["SELECT", a.db])
       replies = await Promise.all(conn.send(legacy, undefined))
       if (replies[0] instanceof ReplyError) throw replies[0]
     }
-    if (replies[1] instanceof ReplyError) throw new Error(`the server refused database ${a.db} (${replies[1].message}); pick a database the server has (its "databases" setting)`)
+    if (replies[1] instanceof ReplyError)
+      throw new Error(
+        `the server refused database ${a.db} (${replies[1].message}); pick a database the server has (its "databases" setting)`
+      )
     return conn
   })()
   try {
@@ -330,7 +372,8 @@ const open = async (a: Address, target: string, connectTimeoutMs: number): Promi
 
 // ---- the service ----------------------------------------------------------------------------
 
-const notLight = (what: string) => `${what} needs ioredis (Redis.layer): the light transport carries script calls and plain commands only`
+const notLight = (what: string) =>
+  `${what} needs ioredis (Redis.layer): the light transport carries script calls and plain commands only`
 
 /** The light service's extra: its socket, to stop holding the event loop while idle (serverless). */
 export interface LightRedisShape extends RedisShape {
@@ -410,12 +453,17 @@ const generalScripts = (link: Link, loadingWait: () => LoadingWait) =>
     loaded: link.loaded,
     command: (call, withSource) => {
       const s = luaScript(call.script)
-      const out: Array<ScriptArg> = withSource ? ["EVAL", s.source, call.keys.length] : ["EVALSHA", s.sha, call.keys.length]
+      const out: Array<ScriptArg> = withSource
+        ? ["EVAL", s.source, call.keys.length]
+        : ["EVALSHA", s.sha, call.keys.length]
       for (const k of call.keys) out.push(k)
       for (const a of call.args) out.push(a)
       return out
     },
-    roundTrip: async (commands) => (await link.roundTrip(commands)).map((a) => (a instanceof ReplyError ? { ok: false, error: a } : { ok: true, value: a })),
+    roundTrip: async (commands) =>
+      (await link.roundTrip(commands)).map((a) =>
+        a instanceof ReplyError ? { ok: false, error: a } : { ok: true, value: a }
+      ),
     decode: shape,
     loadingWait
   })
@@ -428,7 +476,12 @@ const generalScripts = (link: Link, loadingWait: () => LoadingWait) =>
  */
 const framedScripts = (link: Link, scripts: ReturnType<typeof scriptCalls>) => {
   const frames = evalshaFrames()
-  return (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean): Promise<unknown> => {
+  return (
+    name: LuaName,
+    keys: ReadonlyArray<string>,
+    args: ReadonlyArray<ScriptArg>,
+    buffers: boolean
+  ): Promise<unknown> => {
     const c = link.conn
     if (c === undefined || c.closed || !link.loaded.has(name)) return scripts.scriptPromise(name, keys, args, buffers)
     let frame: Buffer
@@ -480,7 +533,12 @@ const lightService = (link: Link, loadingWait: () => LoadingWait): LightRedisSha
     command,
     use: (op) => Effect.fail(new RedisError({ op, message: notLight(op) })),
     connectionState: () => ({ down: link.conn === undefined || link.conn.closed, outages: link.outages }),
-    duplicate: Effect.fail(new RedisConnectionError({ target: link.target, message: notLight("a second connection (blocking commands, pub/sub)") })),
+    duplicate: Effect.fail(
+      new RedisConnectionError({
+        target: link.target,
+        message: notLight("a second connection (blocking commands, pub/sub)")
+      })
+    ),
     holdSocket: (h) => link.holdSocket(h),
     quit: () => link.quit()
   }
@@ -499,7 +557,8 @@ const lightService = (link: Link, loadingWait: () => LoadingWait): LightRedisSha
 export const connectLightRedis = (options: RedisOptions): Effect.Effect<LightRedisShape, RedisConnectionError> => {
   const target = describeTarget(options)
   const unsupported = lightRedisUnsupported(options)
-  if (unsupported !== undefined) return Effect.fail(new RedisConnectionError({ target, message: `invalid Redis address ${target}: ${unsupported}` }))
+  if (unsupported !== undefined)
+    return Effect.fail(new RedisConnectionError({ target, message: `invalid Redis address ${target}: ${unsupported}` }))
   const address = addressOf(options)
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000
   const commandTimeoutMs = options.commandTimeoutMs ?? defaultCommandTimeoutMs

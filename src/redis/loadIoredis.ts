@@ -32,7 +32,10 @@ const ioredisPackage = "ioredis"
  * itself) is used as is. Fails with a RedisConnectionError naming `target` when ioredis cannot be
  * loaded.
  */
-export const runtimeIoredis = (target: string, given?: IoredisModule): Effect.Effect<IoredisModule, RedisConnectionError> =>
+export const runtimeIoredis = (
+  target: string,
+  given?: IoredisModule
+): Effect.Effect<IoredisModule, RedisConnectionError> =>
   given !== undefined
     ? Effect.succeed(given)
     : Effect.tryPromise({

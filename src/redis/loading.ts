@@ -23,21 +23,21 @@ const firstDelayMs = 50
 const maxDelayMs = 500
 
 /** Starts a call's wait for a server at `target`, given `budgetMs` (loadingTimeoutMs). */
-export const loadingWaiter =
-  (target: string, budgetMs: number) =>
-  (): LoadingWait => {
-    const start = Date.now()
-    let attempt = 0
-    return (answer) => {
-      const waited = Date.now() - start
-      if (waited >= budgetMs)
-        return Promise.reject(
-          new StillLoading(`Redis at ${target} is still loading its dataset after ${waited} ms of retries (loadingTimeoutMs ${budgetMs}): ${answer.message}`)
+export const loadingWaiter = (target: string, budgetMs: number) => (): LoadingWait => {
+  const start = Date.now()
+  let attempt = 0
+  return (answer) => {
+    const waited = Date.now() - start
+    if (waited >= budgetMs)
+      return Promise.reject(
+        new StillLoading(
+          `Redis at ${target} is still loading its dataset after ${waited} ms of retries (loadingTimeoutMs ${budgetMs}): ${answer.message}`
         )
-      const delay = Math.min(firstDelayMs * 2 ** attempt++, maxDelayMs, budgetMs - waited)
-      return new Promise((resolve) => setTimeout(resolve, delay))
-    }
+      )
+    const delay = Math.min(firstDelayMs * 2 ** attempt++, maxDelayMs, budgetMs - waited)
+    return new Promise((resolve) => setTimeout(resolve, delay))
   }
+}
 
 /** Runs `send` again while it fails with a LOADING answer, within the wait `start` begins. */
 export const whileLoading = <A>(send: () => Promise<A>, start: () => LoadingWait): Promise<A> => {

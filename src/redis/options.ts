@@ -52,7 +52,11 @@ const maxTimerMs = 2_147_483_647
 
 /** Why the time options are invalid (`connectTimeoutMs`, `commandTimeoutMs`, `loadingTimeoutMs`), or undefined. */
 export const invalidTimeouts = (o: RedisOptions): string | undefined => {
-  for (const [field, min] of [["connectTimeoutMs", 1], ["commandTimeoutMs", 1], ["loadingTimeoutMs", 0]] as const) {
+  for (const [field, min] of [
+    ["connectTimeoutMs", 1],
+    ["commandTimeoutMs", 1],
+    ["loadingTimeoutMs", 0]
+  ] as const) {
     const v = o[field]
     if (v !== undefined && !(Number.isInteger(v) && v >= min && v <= maxTimerMs))
       return `${field} must be a whole number of milliseconds from ${min} to ${maxTimerMs}, got ${v}`
@@ -63,7 +67,8 @@ export const invalidTimeouts = (o: RedisOptions): string | undefined => {
 /** The address to show in errors and logs: never the password. */
 export const describeTarget = (o: RedisOptions): string => {
   if (o.cluster) return `cluster ${o.cluster.map((n) => `${n.host}:${n.port}`).join(",")}`
-  if (o.sentinel) return `sentinel ${o.sentinel.name}@${o.sentinel.sentinels.map((n) => `${n.host}:${n.port}`).join(",")}`
+  if (o.sentinel)
+    return `sentinel ${o.sentinel.name}@${o.sentinel.sentinels.map((n) => `${n.host}:${n.port}`).join(",")}`
   const url = o.url ?? "redis://127.0.0.1:6379"
   // ioredis's scheme-less forms ("host:port", a unix socket path) carry no password.
   if (!url.includes("://")) return url

@@ -20,11 +20,15 @@ const numberText = (n: number): string => String(n)
 /** Bytes of a bulk string header `$<len>\r\n` plus the trailing `\r\n`. */
 const bulkOverhead = (len: number): number => 1 + decimalDigits(len) + crlf + crlf
 
-const decimalDigits = (n: number): number => (n < 10 ? 1 : n < 100 ? 2 : n < 1000 ? 3 : n < 10_000 ? 4 : n < 100_000 ? 5 : n < 1_000_000 ? 6 : String(n).length)
+const decimalDigits = (n: number): number =>
+  n < 10 ? 1 : n < 100 ? 2 : n < 1000 ? 3 : n < 10_000 ? 4 : n < 100_000 ? 5 : n < 1_000_000 ? 6 : String(n).length
 
 /** The RESP bytes of `head` (the command name and its leading parts), then `keys`, then `args`. */
-export const respFrame = (head: ReadonlyArray<string>, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>): Buffer =>
-  asciiFrame(undefined, head, keys, args) ?? generalFrame(undefined, head, keys, args)
+export const respFrame = (
+  head: ReadonlyArray<string>,
+  keys: ReadonlyArray<string>,
+  args: ReadonlyArray<ScriptArg>
+): Buffer => asciiFrame(undefined, head, keys, args) ?? generalFrame(undefined, head, keys, args)
 
 /** The leading parts of a command as RESP bulk strings, built once (`respPrefix`) and copied into each frame (`respFrameAfter`). */
 export interface RespPrefix {
@@ -55,7 +59,12 @@ const maxPrefixes = 1000
  * of EVALSHA, the SHA, the key count and the keys are built once for it, per script, and copied
  * into each frame (at most `maxPrefixes` lists are kept); any other list is framed in full.
  */
-export const evalshaFrames = (): ((sha: string, count: string, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => Buffer) => {
+export const evalshaFrames = (): ((
+  sha: string,
+  count: string,
+  keys: ReadonlyArray<string>,
+  args: ReadonlyArray<ScriptArg>
+) => Buffer) => {
   const prefixes = new Map<ReadonlyArray<string>, { readonly sha: string; readonly prefix: RespPrefix }>()
   return (sha, count, keys, args) => {
     if (!Object.isFrozen(keys)) return respFrame(["EVALSHA", sha, count], keys, args)
@@ -76,7 +85,12 @@ const shortString = 64
  * The frame when every string is ASCII (one byte per character): sized from the lengths, written in
  * one pass. Undefined as soon as a string turns out not to be ASCII.
  */
-const asciiFrame = (prefix: RespPrefix | undefined, head: ReadonlyArray<string>, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>): Buffer | undefined => {
+const asciiFrame = (
+  prefix: RespPrefix | undefined,
+  head: ReadonlyArray<string>,
+  keys: ReadonlyArray<string>,
+  args: ReadonlyArray<ScriptArg>
+): Buffer | undefined => {
   const parts = (prefix === undefined ? 0 : prefix.parts) + head.length + keys.length + args.length
   const header = headerLength(parts, prefix)
   let size = header
@@ -133,7 +147,12 @@ const copyShortAscii = (out: Buffer, at: number, s: string): boolean => {
 }
 
 /** Any frame: each string's UTF-8 length measured first, then the bytes written. */
-const generalFrame = (prefix: RespPrefix | undefined, head: ReadonlyArray<string>, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>): Buffer => {
+const generalFrame = (
+  prefix: RespPrefix | undefined,
+  head: ReadonlyArray<string>,
+  keys: ReadonlyArray<string>,
+  args: ReadonlyArray<ScriptArg>
+): Buffer => {
   const parts = head.length + keys.length + args.length
   const total = parts + (prefix === undefined ? 0 : prefix.parts)
   // Pass 1: the size, remembering each string's UTF-8 length (numbers become their text).
@@ -195,7 +214,8 @@ const generalFrame = (prefix: RespPrefix | undefined, head: ReadonlyArray<string
 }
 
 /** Bytes of the `*<parts>\r\n` header and the prefix (if any): where a frame's own parts start. */
-const headerLength = (parts: number, prefix: RespPrefix | undefined): number => 1 + decimalDigits(parts) + crlf + (prefix === undefined ? 0 : prefix.bytes.length)
+const headerLength = (parts: number, prefix: RespPrefix | undefined): number =>
+  1 + decimalDigits(parts) + crlf + (prefix === undefined ? 0 : prefix.bytes.length)
 
 /** A frame of `size` bytes with its header and prefix written (the rest is written from `headerLength` on). */
 const startFrame = (size: number, parts: number, prefix: RespPrefix | undefined): Buffer => {

@@ -15,7 +15,9 @@ import { isLoadingReply, type LoadingWait } from "./loading.js"
 import type { BatchReply, ScriptArg, ScriptBatchOptions, ScriptCall } from "./transport.js"
 
 /** One command's answer: its value, or the error Redis answered (a ReplyError). */
-export type CommandAnswer = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: Error }
+export type CommandAnswer =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly error: Error }
 
 export interface ScriptTransport {
   /** Scripts the server has cached for this connection (the transport clears it when the connection is new). */
@@ -60,8 +62,7 @@ const sortAnswers = (
       else if (t.loadingWait !== undefined && isLoadingReply(a.error)) {
         loading.push(i)
         loadingAnswer = a.error
-      }
-      else replies[i] = failure(call, a.error)
+      } else replies[i] = failure(call, a.error)
     } else {
       t.loaded.add(call.script)
       replies[i] = { ok: true, value: t.decode(a.value, call.buffers ?? buffers) }
@@ -71,7 +72,11 @@ const sortAnswers = (
 }
 
 /** Runs the calls over `t`, each with its own outcome. NOSCRIPT calls go again once (as EVAL); LOADING ones (nothing ran) while the server loads. */
-const runCalls = async (t: ScriptTransport, calls: ReadonlyArray<ScriptCall>, buffers: boolean): Promise<Array<BatchReply>> => {
+const runCalls = async (
+  t: ScriptTransport,
+  calls: ReadonlyArray<ScriptCall>,
+  buffers: boolean
+): Promise<Array<BatchReply>> => {
   const replies: Array<BatchReply> = new Array(calls.length)
   let pending = calls.map((_, i) => i)
   let wait: LoadingWait | undefined
@@ -110,7 +115,12 @@ const runCalls = async (t: ScriptTransport, calls: ReadonlyArray<ScriptCall>, bu
 
 /** The RedisShape members that run scripts, over `t`. */
 export const scriptCalls = (t: ScriptTransport) => {
-  const runPromise = (script: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean): Promise<unknown> =>
+  const runPromise = (
+    script: LuaName,
+    keys: ReadonlyArray<string>,
+    args: ReadonlyArray<ScriptArg>,
+    buffers: boolean
+  ): Promise<unknown> =>
     runCalls(t, [{ script, keys, args }], buffers).then(([r]) => {
       if (r!.ok) return r!.value
       throw r!.error
@@ -123,10 +133,15 @@ export const scriptCalls = (t: ScriptTransport) => {
     )
 
   return {
-    script: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => run(name, keys, args, false),
-    scriptBuffer: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => run(name, keys, args, true),
+    script: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) =>
+      run(name, keys, args, false),
+    scriptBuffer: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) =>
+      run(name, keys, args, true),
     scriptPromise: runPromise,
-    scriptBatch: (calls: ReadonlyArray<ScriptCall>, opts?: ScriptBatchOptions): Effect.Effect<ReadonlyArray<BatchReply>> =>
+    scriptBatch: (
+      calls: ReadonlyArray<ScriptCall>,
+      opts?: ScriptBatchOptions
+    ): Effect.Effect<ReadonlyArray<BatchReply>> =>
       calls.length === 0
         ? Effect.sync(() => {
             opts?.onSent?.()

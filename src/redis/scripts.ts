@@ -29,7 +29,10 @@ export const luaScript = (name: LuaName): LuaScript => {
   let s = cache.get(name)
   if (!s) {
     const source = sources.get(name)
-    if (source === undefined) throw new Error(`Lua script "${name}" is not registered: import its descriptor (src/broker) or call registerLua("${name}", ${name}Lua)`)
+    if (source === undefined)
+      throw new Error(
+        `Lua script "${name}" is not registered: import its descriptor (src/broker) or call registerLua("${name}", ${name}Lua)`
+      )
     s = { name, source, sha: sha1Hex(source) }
     cache.set(name, s)
   }

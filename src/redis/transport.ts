@@ -34,7 +34,9 @@ export interface ScriptBatchOptions {
 }
 
 /** A script call's outcome inside a batch: its reply, or the error Redis gave for that call alone. */
-export type BatchReply = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: RedisError }
+export type BatchReply =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly error: RedisError }
 
 /** The transport-neutral part of the Redis service (see the module comment). */
 export interface RedisTransport {
@@ -42,19 +44,35 @@ export interface RedisTransport {
   /** The address, secrets removed, for messages. */
   readonly target: string
   /** Runs a script from lua/ (EVALSHA, loading it on NOSCRIPT). Bulk replies come back as strings. */
-  readonly script: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => Effect.Effect<unknown, RedisError>
+  readonly script: (
+    name: LuaName,
+    keys: ReadonlyArray<string>,
+    args: ReadonlyArray<ScriptArg>
+  ) => Effect.Effect<unknown, RedisError>
   /** Same as `script`, bulk replies as bytes (for protobuf payloads). */
-  readonly scriptBuffer: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>) => Effect.Effect<unknown, RedisError>
+  readonly scriptBuffer: (
+    name: LuaName,
+    keys: ReadonlyArray<string>,
+    args: ReadonlyArray<ScriptArg>
+  ) => Effect.Effect<unknown, RedisError>
   /**
    * `script` (or with `buffers`, `scriptBuffer`) as a Promise that rejects with the RedisError: for
    * callers that run no Effect per call (the Promise client's enqueue).
    */
-  readonly scriptPromise: (name: LuaName, keys: ReadonlyArray<string>, args: ReadonlyArray<ScriptArg>, buffers: boolean) => Promise<unknown>
+  readonly scriptPromise: (
+    name: LuaName,
+    keys: ReadonlyArray<string>,
+    args: ReadonlyArray<ScriptArg>,
+    buffers: boolean
+  ) => Promise<unknown>
   /**
    * Sends many script calls in as few round trips as the transport allows, each call with its own
    * outcome (never fails as a whole); calls keep their order.
    */
-  readonly scriptBatch: (calls: ReadonlyArray<ScriptCall>, opts?: ScriptBatchOptions) => Effect.Effect<ReadonlyArray<BatchReply>>
+  readonly scriptBatch: (
+    calls: ReadonlyArray<ScriptCall>,
+    opts?: ScriptBatchOptions
+  ) => Effect.Effect<ReadonlyArray<BatchReply>>
   /**
    * Where the transport sends a MULTI in one round trip (a single node over ioredis; absent on a
    * Cluster, which denies SORT's GET option, and over HTTP): in one MULTI, the script (EVALSHA,

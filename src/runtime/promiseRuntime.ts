@@ -32,7 +32,11 @@ export const defaultRedisUrl = "redis://127.0.0.1:6379"
  */
 export const resolveRedisOptions = (options?: RedisOptions | string): RedisOptions => {
   if (typeof options === "string") return { url: options }
-  if (options !== undefined && (options.url !== undefined || options.cluster !== undefined || options.sentinel !== undefined)) return options
+  if (
+    options !== undefined &&
+    (options.url !== undefined || options.cluster !== undefined || options.sentinel !== undefined)
+  )
+    return options
   return { ...options, url: process.env.REDIS_URL || defaultRedisUrl }
 }
 
@@ -56,10 +60,16 @@ export const clientUsesLightTransport = (options: RedisOptions): boolean =>
  * (loadIoredis.ts `runtimeIoredis`; `ioredis`, when given, is used instead), so that neither a
  * bundle of the client nor a process on a single node loads ioredis.
  */
-export const clientBrokerLayer = (options?: RedisOptions | string, ioredis?: IoredisModule): Layer.Layer<Broker | Redis, RedisConnectionError> => {
+export const clientBrokerLayer = (
+  options?: RedisOptions | string,
+  ioredis?: IoredisModule
+): Layer.Layer<Broker | Redis, RedisConnectionError> => {
   const resolved = resolveRedisOptions(options)
   if (clientUsesLightTransport(resolved)) return Broker.layer.pipe(Layer.provideMerge(lightRedisLayer(resolved)))
-  const overIoredis = Layer.effect(RedisService, Effect.flatMap(runtimeIoredis(describeTarget(resolved), ioredis), (io) => openRedis(io, resolved)))
+  const overIoredis = Layer.effect(
+    RedisService,
+    Effect.flatMap(runtimeIoredis(describeTarget(resolved), ioredis), (io) => openRedis(io, resolved))
+  )
   return Broker.layer.pipe(Layer.provideMerge(overIoredis as Layer.Layer<Redis, RedisConnectionError>))
 }
 
@@ -102,22 +112,31 @@ export interface PromiseRuntime<R> {
 }
 
 /** A lazily built runtime over `layer` (see the module comment). */
-export const makePromiseRuntime = <R, E>(layer: Layer.Layer<R, E>, options: PromiseRuntimeOptions<R> = {}): PromiseRuntime<R> => {
+export const makePromiseRuntime = <R, E>(
+  layer: Layer.Layer<R, E>,
+  options: PromiseRuntimeOptions<R> = {}
+): PromiseRuntime<R> => {
   const { wrap, onOpen, isUsable } = options
-  const closedError = options.closedError ?? (() => new RuntimeClosed({ message: "this effect-asynq runtime is closed; create a new one" }))
+  const closedError =
+    options.closedError ??
+    (() => new RuntimeClosed({ message: "this effect-asynq runtime is closed; create a new one" }))
   const runPromise = <A, X>(effect: Effect.Effect<A, X>): Promise<A> => Effect.runPromise(wrap ? wrap(effect) : effect)
   const closeScope = (scope: Scope.Closeable) => runPromise(Scope.close(scope, Exit.void))
 
   let opening: Promise<Opened<R>> | undefined
   // Set once a build has finished: calls then run at once (no promise hop, no lookup per call).
-  let ready: { readonly opened: Opened<R>; readonly runWith: <A, X>(effect: Effect.Effect<A, X, R>) => Promise<A> } | undefined
+  let ready:
+    | { readonly opened: Opened<R>; readonly runWith: <A, X>(effect: Effect.Effect<A, X, R>) => Promise<A> }
+    | undefined
   let closed = false
 
   const build = (): Promise<Opened<R>> => {
     const fresh = runPromise(
       Effect.gen(function* () {
         const scope = yield* Scope.make()
-        const context = yield* Layer.buildWithScope(layer, scope).pipe(Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause))))
+        const context = yield* Layer.buildWithScope(layer, scope).pipe(
+          Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
+        )
         return { context, scope }
       })
     )
@@ -182,7 +201,10 @@ export const makePromiseRuntime = <R, E>(layer: Layer.Layer<R, E>, options: Prom
       if (r !== undefined && usable(r.opened)) return r.runWith(effect)
       return open().then((opened) => runPromise(Effect.provideContext(effect, opened.context)))
     },
-    runScoped: (effect) => open().then((opened) => runPromise(effect.pipe(Scope.provide(opened.scope), Effect.provideContext(opened.context)))),
+    runScoped: (effect) =>
+      open().then((opened) =>
+        runPromise(effect.pipe(Scope.provide(opened.scope), Effect.provideContext(opened.context)))
+      ),
     reset: shut,
     close: () => {
       closed = true
@@ -192,5 +214,7 @@ export const makePromiseRuntime = <R, E>(layer: Layer.Layer<R, E>, options: Prom
 }
 
 /** A runtime over Broker + Redis at the resolved address (see resolveRedisOptions), over ioredis. */
-export const makeBrokerRuntime = (redis?: RedisOptions | string, options?: PromiseRuntimeOptions<Broker | Redis>): PromiseRuntime<Broker | Redis> =>
-  makePromiseRuntime(brokerLayer(redis), options)
+export const makeBrokerRuntime = (
+  redis?: RedisOptions | string,
+  options?: PromiseRuntimeOptions<Broker | Redis>
+): PromiseRuntime<Broker | Redis> => makePromiseRuntime(brokerLayer(redis), options)

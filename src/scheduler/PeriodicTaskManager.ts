@@ -22,7 +22,9 @@ export type PeriodicTaskConfig = EntryConfig
 /** Where the configs come from (a database, a file, a remote service…). */
 export interface PeriodicTaskConfigProvider {
   /** Reads the current periodic-task configs (from a database, a config service, …); called on every sync. */
-  readonly getConfigs: () => Effect.Effect<ReadonlyArray<PeriodicTaskConfig>, unknown> | Promise<ReadonlyArray<PeriodicTaskConfig>>
+  readonly getConfigs: () =>
+    | Effect.Effect<ReadonlyArray<PeriodicTaskConfig>, unknown>
+    | Promise<ReadonlyArray<PeriodicTaskConfig>>
 }
 
 /** Settings of the periodic-task manager: the scheduler's settings, the config provider and the sync interval. */
@@ -49,18 +51,28 @@ export interface PeriodicTaskManagerHandle {
 /** How often the manager syncs the configs by default (3 minutes, as asynq). */
 export const defaultSyncIntervalMs = 3 * 60_000
 
-const messageOf = (e: unknown) => (e instanceof Error ? e.message : typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e))
+const messageOf = (e: unknown) =>
+  e instanceof Error ? e.message : typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e)
 
-const fetchConfigs = (provider: PeriodicTaskConfigProvider): Effect.Effect<ReadonlyArray<PeriodicTaskConfig>, ConfigProviderError> =>
+const fetchConfigs = (
+  provider: PeriodicTaskConfigProvider
+): Effect.Effect<ReadonlyArray<PeriodicTaskConfig>, ConfigProviderError> =>
   Effect.suspend(() => {
     const r = provider.getConfigs()
     return Effect.isEffect(r) ? r : Effect.tryPromise({ try: () => r, catch: (e) => e })
   }).pipe(
-    Effect.mapError((cause) => new ConfigProviderError({ message: `the periodic task config provider failed: ${messageOf(cause)}`, cause })),
+    Effect.mapError(
+      (cause) =>
+        new ConfigProviderError({ message: `the periodic task config provider failed: ${messageOf(cause)}`, cause })
+    ),
     Effect.flatMap((configs) =>
       Array.isArray(configs)
         ? Effect.succeed(configs as ReadonlyArray<PeriodicTaskConfig>)
-        : Effect.fail(new ConfigProviderError({ message: `the periodic task config provider returned ${typeof configs}, expected an array of { spec, type, payload?, options? }` }))
+        : Effect.fail(
+            new ConfigProviderError({
+              message: `the periodic task config provider returned ${typeof configs}, expected an array of { spec, type, payload?, options? }`
+            })
+          )
     )
   )
 
@@ -68,7 +80,9 @@ const fetchConfigs = (provider: PeriodicTaskConfigProvider): Effect.Effect<Reado
 const contentOf = (e: Entry) => `${e.id}|${stableEntryId(e.schedule, e.type, e.payload, e.options)}`
 
 /** Starts a manager in the current scope: an initial sync (its failure fails the start), then one per interval. */
-export const makePeriodicTaskManager = Effect.fn("PeriodicTaskManager.make")(function* (options: PeriodicTaskManagerOptions) {
+export const makePeriodicTaskManager = Effect.fn("PeriodicTaskManager.make")(function* (
+  options: PeriodicTaskManagerOptions
+) {
   const scheduler = yield* makeScheduler(options)
   const interval = options.syncIntervalMs ?? defaultSyncIntervalMs
 
@@ -91,7 +105,10 @@ export const makePeriodicTaskManager = Effect.fn("PeriodicTaskManager.make")(fun
       if (current.has(k)) continue
       const r = yield* Effect.result(scheduler.register(e))
       if (Result.isSuccess(r)) added.push(r.success)
-      else yield* Effect.logWarning(`periodic task manager: could not register entry ${e.id} (${e.spec} ${e.type}): ${r.failure.message}; retrying at the next sync`)
+      else
+        yield* Effect.logWarning(
+          `periodic task manager: could not register entry ${e.id} (${e.spec} ${e.type}): ${r.failure.message}; retrying at the next sync`
+        )
     }
     const result: SyncResult = { added, removed, unchanged: [...wanted.keys()].filter((k) => current.has(k)).length }
     return result
@@ -100,7 +117,9 @@ export const makePeriodicTaskManager = Effect.fn("PeriodicTaskManager.make")(fun
   yield* sync
   const loop = Effect.sleep(interval).pipe(
     Effect.andThen(sync),
-    Effect.catchCause((cause) => Effect.logWarning(`periodic task manager: sync failed, keeping the current entries: ${Cause.pretty(cause)}`)),
+    Effect.catchCause((cause) =>
+      Effect.logWarning(`periodic task manager: sync failed, keeping the current entries: ${Cause.pretty(cause)}`)
+    ),
     Effect.forever
   )
   yield* Effect.forkScoped(loop, { startImmediately: true })

@@ -69,10 +69,14 @@ export const makeScheduler = Effect.fn("Scheduler.make")(function* (options: Sch
     yield* publishEntries(id, current, 2 * heartbeatMs)
   }).pipe(
     publishLock.withPermit,
-    Effect.catchCause((cause) => Effect.logWarning(`scheduler ${id}: could not publish entries: ${Cause.pretty(cause)}`))
+    Effect.catchCause((cause) =>
+      Effect.logWarning(`scheduler ${id}: could not publish entries: ${Cause.pretty(cause)}`)
+    )
   )
 
-  const register = (config: EntryConfig | Entry): Effect.Effect<string, EntryError | DuplicateEntry | RedisError, Broker> =>
+  const register = (
+    config: EntryConfig | Entry
+  ): Effect.Effect<string, EntryError | DuplicateEntry | RedisError, Broker> =>
     Effect.gen(function* () {
       const entry = "schedule" in config ? config : yield* Effect.fromResult(makeEntry(config, options.timeZone))
       if ((yield* Ref.get(entries)).has(entry.id)) {
@@ -92,7 +96,11 @@ export const makeScheduler = Effect.fn("Scheduler.make")(function* (options: Sch
   const unregister = (entryId: string) =>
     Effect.gen(function* () {
       const m = yield* Ref.get(entries)
-      if (!m.has(entryId)) return yield* new EntryNotFound({ entryId, message: `no entry with id ${JSON.stringify(entryId)} is registered with scheduler ${id}` })
+      if (!m.has(entryId))
+        return yield* new EntryNotFound({
+          entryId,
+          message: `no entry with id ${JSON.stringify(entryId)} is registered with scheduler ${id}`
+        })
       const next = new Map(m)
       next.delete(entryId)
       yield* Ref.set(entries, next)
@@ -105,18 +113,28 @@ export const makeScheduler = Effect.fn("Scheduler.make")(function* (options: Sch
     const current = yield* list
     if (current.length === 0) return yield* changed.await
     const outcome = yield* Effect.result(
-      schedulerTick({ entries: current, lookbackMs: 0, maxCatchUp: options.maxCatchUp, timeZone: options.timeZone, hooks: options.hooks, publishAs: false })
+      schedulerTick({
+        entries: current,
+        lookbackMs: 0,
+        maxCatchUp: options.maxCatchUp,
+        timeZone: options.timeZone,
+        hooks: options.hooks,
+        publishAs: false
+      })
     )
     let wait = retryDelayMs
     if (Result.isSuccess(outcome)) {
       yield* Ref.set(last, outcome.success)
       if (outcome.success.enqueued.length > 0) yield* publish // show the new prev times at once
-      for (const e of outcome.success.errors) yield* Effect.logWarning(`scheduler ${id}: entry ${e.entryId}: ${e.message}`)
+      for (const e of outcome.success.errors)
+        yield* Effect.logWarning(`scheduler ${id}: entry ${e.entryId}: ${e.message}`)
       const now = yield* Clock.currentTimeMillis
       const next = outcome.success.nextRunAt?.getTime()
       if (outcome.success.errors.length === 0 && next !== undefined) wait = Math.max(0, next - now)
     } else {
-      yield* Effect.logWarning(`scheduler ${id}: tick failed, retrying in ${retryDelayMs} ms: ${outcome.failure.message}`)
+      yield* Effect.logWarning(
+        `scheduler ${id}: tick failed, retrying in ${retryDelayMs} ms: ${outcome.failure.message}`
+      )
     }
     yield* Effect.raceFirst(Effect.sleep(wait), changed.await)
   })
@@ -124,7 +142,11 @@ export const makeScheduler = Effect.fn("Scheduler.make")(function* (options: Sch
   const heartbeat = publish.pipe(Effect.andThen(Effect.sleep(heartbeatMs)))
 
   yield* Effect.addFinalizer(() =>
-    withdrawEntries(id).pipe(Effect.catchCause((cause) => Effect.logWarning(`scheduler ${id}: could not withdraw entries: ${Cause.pretty(cause)}`)))
+    withdrawEntries(id).pipe(
+      Effect.catchCause((cause) =>
+        Effect.logWarning(`scheduler ${id}: could not withdraw entries: ${Cause.pretty(cause)}`)
+      )
+    )
   )
   yield* Effect.forkScoped(Effect.forever(round), { startImmediately: true })
   yield* Effect.forkScoped(Effect.forever(heartbeat), { startImmediately: true })
@@ -139,4 +161,3 @@ export const makeScheduler = Effect.fn("Scheduler.make")(function* (options: Sch
   }
   return handle
 })
-

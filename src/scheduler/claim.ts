@@ -74,10 +74,29 @@ export const prepareClaim = (
       nextProcessAt = new Date(nowMs)
     }
     const generatedId = o.taskId === undefined
-    const bound = bindScript(claimScript, { entryId: entry.id, scheduledAtMs, nowMs, recordTtlMs, msg, state, processAtMs: o.processAtMs, lockTtlMs, generatedId })
+    const bound = bindScript(claimScript, {
+      entryId: entry.id,
+      scheduledAtMs,
+      nowMs,
+      recordTtlMs,
+      msg,
+      state,
+      processAtMs: o.processAtMs,
+      lockTtlMs,
+      generatedId
+    })
     return { entry, scheduledAtMs, generatedId, msg, state, nextProcessAt, bound }
   })
 
 /** The claim's outcome (or the RedisError of its call). */
-export const claimOutcome = (p: PreparedClaim, reply: Result.Result<ClaimReply, RedisError>): Result.Result<ClaimOutcome, RedisError> =>
-  Result.map(reply, (r): ClaimOutcome => (r._tag === "Enqueued" ? { _tag: "Enqueued", task: taskInfoFromMessage(p.msg, p.state, { nextProcessAt: p.nextProcessAt }) } : r))
+export const claimOutcome = (
+  p: PreparedClaim,
+  reply: Result.Result<ClaimReply, RedisError>
+): Result.Result<ClaimOutcome, RedisError> =>
+  Result.map(
+    reply,
+    (r): ClaimOutcome =>
+      r._tag === "Enqueued"
+        ? { _tag: "Enqueued", task: taskInfoFromMessage(p.msg, p.state, { nextProcessAt: p.nextProcessAt }) }
+        : r
+  )

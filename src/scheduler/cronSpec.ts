@@ -35,7 +35,12 @@ const descriptors: Readonly<Record<string, string>> = {
 /** Whether `zone` is an IANA time zone name this runtime knows. */
 export const checkTimeZone = (zone: string): Result.Result<string, InvalidTimeZone> => {
   const bad = (why: string) =>
-    Result.fail(new InvalidTimeZone({ timeZone: zone, message: `invalid time zone ${JSON.stringify(zone)}: ${why}; use an IANA name such as "UTC", "Europe/Berlin" or "America/New_York"` }))
+    Result.fail(
+      new InvalidTimeZone({
+        timeZone: zone,
+        message: `invalid time zone ${JSON.stringify(zone)}: ${why}; use an IANA name such as "UTC", "Europe/Berlin" or "America/New_York"`
+      })
+    )
   if (zone.trim() === "") return bad("it is empty")
   try {
     new Intl.DateTimeFormat("en-US", { timeZone: zone })
@@ -45,9 +50,16 @@ export const checkTimeZone = (zone: string): Result.Result<string, InvalidTimeZo
   }
 }
 
-const invalid = (spec: string, why: string) => Result.fail(new InvalidCronSpec({ spec, message: `invalid cron spec ${JSON.stringify(spec)}: ${why}` }))
+const invalid = (spec: string, why: string) =>
+  Result.fail(new InvalidCronSpec({ spec, message: `invalid cron spec ${JSON.stringify(spec)}: ${why}` }))
 
-const fieldRanges = [["minute", 0, 59], ["hour", 0, 23], ["day-of-month", 1, 31], ["month", 1, 12], ["day-of-week", 0, 7]] as const
+const fieldRanges = [
+  ["minute", 0, 59],
+  ["hour", 0, 23],
+  ["day-of-month", 1, 31],
+  ["month", 1, 12],
+  ["day-of-week", 0, 7]
+] as const
 
 /** A step the field cannot take (cron-parser quietly accepts e.g. `*\/61` as "minute 0"). */
 const badStep = (fields: ReadonlyArray<string>): string | undefined => {
@@ -69,7 +81,8 @@ const parseEvery = (spec: string, text: string): Result.Result<Schedule, Invalid
     return invalid(spec, `"@every" needs a Go duration such as 30s, 1m30s or 1h, got ${JSON.stringify(text)}`)
   }
   if (ns < 1_000_000_000n) return invalid(spec, `"@every" needs a duration of at least 1s, got ${JSON.stringify(text)}`)
-  if (ns % 1_000_000_000n !== 0n) return invalid(spec, `"@every" runs on whole seconds; ${JSON.stringify(text)} has a fraction of a second`)
+  if (ns % 1_000_000_000n !== 0n)
+    return invalid(spec, `"@every" runs on whole seconds; ${JSON.stringify(text)} has a fraction of a second`)
   return Result.succeed({ kind: "every", spec, everyMs: Number(ns / 1_000_000n) })
 }
 
@@ -77,7 +90,10 @@ const parseEvery = (spec: string, text: string): Result.Result<Schedule, Invalid
  * Parses a spec (see the module comment). `timeZone` (default "UTC") applies to 5-field specs and
  * descriptors unless the spec carries its own `CRON_TZ=` prefix.
  */
-export const parseSchedule = (spec: string, timeZone = "UTC"): Result.Result<Schedule, InvalidCronSpec | InvalidTimeZone> => {
+export const parseSchedule = (
+  spec: string,
+  timeZone = "UTC"
+): Result.Result<Schedule, InvalidCronSpec | InvalidTimeZone> => {
   if (typeof spec !== "string") return invalid(String(spec), "the spec must be a string")
   let text = spec.trim()
   let zone = timeZone
@@ -88,7 +104,11 @@ export const parseSchedule = (spec: string, timeZone = "UTC"): Result.Result<Sch
   }
   const z = checkTimeZone(zone)
   if (Result.isFailure(z)) return Result.fail(z.failure)
-  if (text === "") return invalid(spec, "it is empty; expected 5 fields (minute hour day-of-month month day-of-week), a descriptor such as @daily, or @every <duration>")
+  if (text === "")
+    return invalid(
+      spec,
+      "it is empty; expected 5 fields (minute hour day-of-month month day-of-week), a descriptor such as @daily, or @every <duration>"
+    )
   if (text.startsWith("@every")) {
     const rest = text.slice("@every".length)
     if (rest !== "" && !/^\s/.test(rest)) return invalid(spec, `unknown descriptor; did you mean "@every ${rest}"?`)
@@ -97,7 +117,11 @@ export const parseSchedule = (spec: string, timeZone = "UTC"): Result.Result<Sch
   let expression = text
   if (text.startsWith("@")) {
     const d = descriptors[text]
-    if (d === undefined) return invalid(spec, `unknown descriptor ${JSON.stringify(text)}; known: ${Object.keys(descriptors).join(", ")}, @every <duration>`)
+    if (d === undefined)
+      return invalid(
+        spec,
+        `unknown descriptor ${JSON.stringify(text)}; known: ${Object.keys(descriptors).join(", ")}, @every <duration>`
+      )
     expression = d
   }
   const fields = expression.split(/\s+/)
@@ -135,7 +159,7 @@ const dropCountLimit = 100
 /** The occurrences due in `(fromExclusive, toInclusive]`, at most `max` (the latest ones). */
 export const dueBetween = (s: Schedule, fromExclusive: number, toInclusive: number, max: number): DueOccurrences => {
   const times: Array<number> = []
-  let dropped = 0
+  const dropped = 0
   if (toInclusive <= fromExclusive) return { times, dropped }
   if (s.kind === "every") {
     const latest = Math.floor(toInclusive / s.everyMs) * s.everyMs

@@ -49,7 +49,8 @@ const fail = (field: string, message: string) => Result.fail(new InvalidArgument
 
 /** Checks a config and builds the entry (pure). */
 export const makeEntry = (config: EntryConfig, defaultTimeZone = "UTC"): Result.Result<Entry, EntryError> => {
-  if (typeof config !== "object" || config === null) return fail("entry", `an entry must be an object { spec, type, payload?, options? }, got ${String(config)}`)
+  if (typeof config !== "object" || config === null)
+    return fail("entry", `an entry must be an object { spec, type, payload?, options? }, got ${String(config)}`)
   const schedule = parseSchedule(config.spec, config.timeZone ?? defaultTimeZone)
   if (Result.isFailure(schedule)) return Result.fail(schedule.failure)
   const options = config.options ?? {}

@@ -22,12 +22,21 @@ const canonicalOptions = (o: EnqueueOptions | undefined): ReadonlyArray<readonly
     .filter(([, v]) => v !== undefined)
     .map(([k, v]): readonly [string, unknown] => [
       k,
-      v instanceof Date ? v.getTime() : k === "headers" ? Object.entries(v as Record<string, string>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : v
+      v instanceof Date
+        ? v.getTime()
+        : k === "headers"
+          ? Object.entries(v as Record<string, string>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+          : v
     ])
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
 
 /** The stable id of an entry (a uuid-shaped hex string). */
-export const stableEntryId = (schedule: Schedule, type: string, payload: Uint8Array | undefined, options: EnqueueOptions | undefined): string => {
+export const stableEntryId = (
+  schedule: Schedule,
+  type: string,
+  payload: Uint8Array | undefined,
+  options: EnqueueOptions | undefined
+): string => {
   const what = JSON.stringify([
     schedule.spec.trim(),
     schedule.kind === "cron" ? schedule.timeZone : "",

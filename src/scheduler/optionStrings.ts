@@ -9,21 +9,34 @@ import { optionString } from "../wire/optionString.js"
 
 const one = (key: string, v: unknown): ReadonlyArray<string> => {
   switch (key) {
-    case "queue": return [optionString.queue(v as string)]
-    case "maxRetry": return [optionString.maxRetry(v as number)]
-    case "timeout": return [optionString.timeout(v as number)]
-    case "deadline": return [optionString.deadline(v as Date | number)]
-    case "unique": return [optionString.unique(v as number)]
-    case "processAt": return [optionString.processAt(v as Date | number)]
-    case "processIn": return [optionString.processIn(v as number)]
-    case "taskId": return [optionString.taskId(v as string)]
-    case "retention": return [optionString.retention(v as number)]
-    case "group": return [optionString.group(v as string)]
+    case "queue":
+      return [optionString.queue(v as string)]
+    case "maxRetry":
+      return [optionString.maxRetry(v as number)]
+    case "timeout":
+      return [optionString.timeout(v as number)]
+    case "deadline":
+      return [optionString.deadline(v as Date | number)]
+    case "unique":
+      return [optionString.unique(v as number)]
+    case "processAt":
+      return [optionString.processAt(v as Date | number)]
+    case "processIn":
+      return [optionString.processIn(v as number)]
+    case "taskId":
+      return [optionString.taskId(v as string)]
+    case "retention":
+      return [optionString.retention(v as number)]
+    case "group":
+      return [optionString.group(v as string)]
     case "headers": {
       const h = v as Readonly<Record<string, string>>
-      return Object.keys(h).sort().map((k) => optionString.header(k, h[k]!))
+      return Object.keys(h)
+        .sort()
+        .map((k) => optionString.header(k, h[k]!))
     }
-    default: return []
+    default:
+      return []
   }
 }
 

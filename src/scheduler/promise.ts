@@ -60,7 +60,10 @@ export interface PromiseScheduler {
 const hook = <A>(f: ((a: A) => void | Promise<void>) | undefined) =>
   f === undefined ? undefined : (a: A) => Effect.tryPromise({ try: async () => f(a), catch: (e) => e })
 
-const effectHooks = (h: PromiseHooks | undefined): SchedulerHooks => ({ preEnqueue: hook(h?.preEnqueue), postEnqueue: hook(h?.postEnqueue) })
+const effectHooks = (h: PromiseHooks | undefined): SchedulerHooks => ({
+  preEnqueue: hook(h?.preEnqueue),
+  postEnqueue: hook(h?.postEnqueue)
+})
 
 interface Running<H> {
   readonly runtime: PromiseRuntime<Broker>
@@ -68,7 +71,10 @@ interface Running<H> {
 }
 
 /** Connects (Broker + Redis on the facades' shared runtime) and makes the handle, whose resources live until `stop`; on failure nothing stays open. */
-const startIn = async <H, E>(redis: RedisOptions | undefined, make: Effect.Effect<H, E, Broker | Scope.Scope>): Promise<Running<H>> => {
+const startIn = async <H, E>(
+  redis: RedisOptions | undefined,
+  make: Effect.Effect<H, E, Broker | Scope.Scope>
+): Promise<Running<H>> => {
   const runtime = makeBrokerRuntime(redis)
   try {
     return { runtime, handle: await runtime.runScoped(make) }
@@ -88,23 +94,35 @@ export const createScheduler = (options: CreateSchedulerOptions = {}): PromiseSc
   const waiting = new Map<string, Entry>()
   let running: Running<SchedulerHandle> | undefined
   let state: "new" | "starting" | "running" | "stopped" = "new"
-  const notRunning = () => new SchedulerNotRunning({ message: state === "stopped" ? "the scheduler was shut down; create a new one" : "the scheduler is not started yet; call start() first" })
+  const notRunning = () =>
+    new SchedulerNotRunning({
+      message:
+        state === "stopped"
+          ? "the scheduler was shut down; create a new one"
+          : "the scheduler is not started yet; call start() first"
+    })
 
   return {
     async register(config) {
       if (running) return Effect.runPromise(running.handle.register(config))
       if (state === "stopped") throw notRunning()
       const entry = await Effect.runPromise(Effect.fromResult(makeEntry(config, options.timeZone)))
-      if (waiting.has(entry.id)) throw new DuplicateEntry({ entryId: entry.id, message: `entry ${entry.id} is already registered (same spec, time zone, task and options, or the same id); unregister it first or give it another id` })
+      if (waiting.has(entry.id))
+        throw new DuplicateEntry({
+          entryId: entry.id,
+          message: `entry ${entry.id} is already registered (same spec, time zone, task and options, or the same id); unregister it first or give it another id`
+        })
       waiting.set(entry.id, entry)
       return entry.id
     },
     async unregister(entryId) {
       if (running) return Effect.runPromise(running.handle.unregister(entryId))
-      if (!waiting.delete(entryId)) throw new EntryNotFound({ entryId, message: `no entry with id ${JSON.stringify(entryId)} is registered` })
+      if (!waiting.delete(entryId))
+        throw new EntryNotFound({ entryId, message: `no entry with id ${JSON.stringify(entryId)} is registered` })
     },
     async start() {
-      if (state !== "new") throw new SchedulerNotRunning({ message: `start() was already called (the scheduler is ${state})` })
+      if (state !== "new")
+        throw new SchedulerNotRunning({ message: `start() was already called (the scheduler is ${state})` })
       state = "starting"
       try {
         running = await startIn(redis, makeScheduler(schedulerOptions))
@@ -161,7 +179,8 @@ export const createPeriodicTaskManager = (options: CreatePeriodicTaskManagerOpti
   let running: Running<Effect.Success<ReturnType<typeof makePeriodicTaskManager>>> | undefined
   let started = false
   const need = () => {
-    if (!running) throw new SchedulerNotRunning({ message: "the periodic task manager is not running; call start() first" })
+    if (!running)
+      throw new SchedulerNotRunning({ message: "the periodic task manager is not running; call start() first" })
     return running
   }
   return {

@@ -37,18 +37,28 @@ export const describeEntries = Effect.fn("Scheduler.describeEntries")(function* 
         prevEnqueueTime: prev ? timestampFromMillis(Number(prev)) : goZeroTime
       }
     })
-    .sort((a, b) => a.nextEnqueueTime.seconds - b.nextEnqueueTime.seconds || a.nextEnqueueTime.nanos - b.nextEnqueueTime.nanos)
+    .sort(
+      (a, b) =>
+        a.nextEnqueueTime.seconds - b.nextEnqueueTime.seconds || a.nextEnqueueTime.nanos - b.nextEnqueueTime.nanos
+    )
 })
 
-
 /** Writes the instance's entries list and announces it (two scripts, one round trip per slot). */
-export const publishEntries = Effect.fn("Scheduler.publishEntries")(function* (schedulerId: string, entries: ReadonlyArray<Entry>, ttlMs = 2 * defaultHeartbeatMs) {
+export const publishEntries = Effect.fn("Scheduler.publishEntries")(function* (
+  schedulerId: string,
+  entries: ReadonlyArray<Entry>,
+  ttlMs = 2 * defaultHeartbeatMs
+) {
   const nowMs = yield* Clock.currentTimeMillis
   const described = yield* describeEntries(entries)
   const key = schedulerEntriesKey(schedulerId)
   const [written, announced] = yield* runScripts([
     bindScript(publishEntriesScript, { key, ttlMs, entries: described.map(encodeSchedulerEntry) }),
-    bindScript(announceScript, { key, expiresAtSec: unixSeconds(nowMs + ttlMs), dropBeforeSec: unixSeconds(nowMs - 60_000) })
+    bindScript(announceScript, {
+      key,
+      expiresAtSec: unixSeconds(nowMs + ttlMs),
+      dropBeforeSec: unixSeconds(nowMs - 60_000)
+    })
   ])
   yield* Effect.fromResult(written)
   yield* Effect.fromResult(announced)

@@ -26,9 +26,20 @@ export const recordTtlMs = (entry: Entry, nowMs: number): number => {
 }
 
 /** Reads (and, for new entries, creates) the records of `entries`, in order (a RedisError in place of an unreadable one). */
-export const readRecords = Effect.fn("Scheduler.readRecords")(function* (entries: ReadonlyArray<Entry>, nowMs: number, lookbackMs: number) {
+export const readRecords = Effect.fn("Scheduler.readRecords")(function* (
+  entries: ReadonlyArray<Entry>,
+  nowMs: number,
+  lookbackMs: number
+) {
   const outcomes = yield* runScripts(
-    entries.map((e) => bindScript(recordScript, { queue: e.queue, entryId: e.id, newThroughMs: nowMs - lookbackMs, ttlMs: recordTtlMs(e, nowMs) }))
+    entries.map((e) =>
+      bindScript(recordScript, {
+        queue: e.queue,
+        entryId: e.id,
+        newThroughMs: nowMs - lookbackMs,
+        ttlMs: recordTtlMs(e, nowMs)
+      })
+    )
   )
   return outcomes.map((r) => (Result.isSuccess(r) ? r.success : r.failure))
 })

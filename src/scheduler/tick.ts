@@ -32,7 +32,12 @@ import { sha256Hex } from "../hash/sha256.js"
 
 /** The scheduler id a cron function's entries are published under: stable for the same entries. */
 export const derivedSchedulerId = (entries: ReadonlyArray<Entry>): string =>
-  `cron-${sha256Hex(entries.map((e) => e.id).sort().join(",")).slice(0, 12)}`
+  `cron-${sha256Hex(
+    entries
+      .map((e) => e.id)
+      .sort()
+      .join(",")
+  ).slice(0, 12)}`
 
 /** Settings of `schedulerTick`: the entries, catch-up, look-back and how the entries are published. */
 export interface SchedulerTickOptions {
@@ -98,7 +103,8 @@ export interface SchedulerTickSummary {
   readonly nextRunAt: Date | undefined
 }
 
-const toEntry = (e: Entry | EntryConfig, timeZone: string | undefined) => ("schedule" in e ? Result.succeed(e as Entry) : makeEntry(e, timeZone))
+const toEntry = (e: Entry | EntryConfig, timeZone: string | undefined) =>
+  "schedule" in e ? Result.succeed(e as Entry) : makeEntry(e, timeZone)
 
 const runHook = (name: string, eff: Effect.Effect<void, unknown>) =>
   eff.pipe(Effect.catchCause((cause) => Effect.logWarning(`scheduler ${name} hook failed: ${Cause.pretty(cause)}`)))
@@ -120,7 +126,11 @@ export const schedulerTick = Effect.fn("Steps.schedulerTick")(function* (
 
   const errors: Array<TickError> = []
   const fail = (entryId: string, scheduledAtMs: number | undefined, error: RedisError | InvalidArgument) =>
-    errors.push({ entryId, scheduledAt: scheduledAtMs === undefined ? undefined : new Date(scheduledAtMs), message: error.message })
+    errors.push({
+      entryId,
+      scheduledAt: scheduledAtMs === undefined ? undefined : new Date(scheduledAtMs),
+      message: error.message
+    })
   let missed = 0
   let vetoed = 0
   const post = (r: EnqueueResult) => (hooks.postEnqueue ? runHook("postEnqueue", hooks.postEnqueue(r)) : Effect.void)
@@ -141,7 +151,11 @@ export const schedulerTick = Effect.fn("Steps.schedulerTick")(function* (
       if (hooks.preEnqueue) {
         const ok = yield* hooks.preEnqueue({ entry, scheduledAt: new Date(t) }).pipe(
           Effect.as(true),
-          Effect.catchCause((cause) => Effect.logInfo(`scheduler: preEnqueue skipped entry ${entry.id} at ${new Date(t).toISOString()}: ${Cause.pretty(cause)}`).pipe(Effect.as(false)))
+          Effect.catchCause((cause) =>
+            Effect.logInfo(
+              `scheduler: preEnqueue skipped entry ${entry.id} at ${new Date(t).toISOString()}: ${Cause.pretty(cause)}`
+            ).pipe(Effect.as(false))
+          )
         )
         if (!ok) {
           vetoed++
@@ -166,7 +180,10 @@ export const schedulerTick = Effect.fn("Steps.schedulerTick")(function* (
   for (let attempt = 0; round.length > 0 || attempt === 0; attempt++) {
     // the queue registrations ride with the first round
     const registrations = attempt === 0 ? queues.map((q) => bindScript(registerQueueScript, q)) : []
-    const all = yield* runScripts<ReadonlyArray<BoundScript<void | ClaimReply, never>>>([...registrations, ...round.map((c) => c.bound)])
+    const all = yield* runScripts<ReadonlyArray<BoundScript<void | ClaimReply, never>>>([
+      ...registrations,
+      ...round.map((c) => c.bound)
+    ])
     if (attempt === 0) {
       queues.forEach((q, i) => {
         if (Result.isSuccess(all[i]!)) knownQueues.add(q, nowMs)
@@ -176,7 +193,10 @@ export const schedulerTick = Effect.fn("Steps.schedulerTick")(function* (
     const again: Array<PreparedClaim> = []
     round.forEach((c, i) => {
       const o = claimOutcome(c, replies[i]!)
-      const retry = attempt < freshIdAttempts && Result.isSuccess(o) && o.success._tag === "IdTaken" ? prepareClaim(c.entry, c.scheduledAtMs, nowMs, recordTtlMs(c.entry, nowMs), newId) : undefined
+      const retry =
+        attempt < freshIdAttempts && Result.isSuccess(o) && o.success._tag === "IdTaken"
+          ? prepareClaim(c.entry, c.scheduledAtMs, nowMs, recordTtlMs(c.entry, nowMs), newId)
+          : undefined
       if (retry !== undefined && Result.isSuccess(retry)) again.push(retry.success)
       else settled.push([c, replies[i]!])
     })
@@ -198,7 +218,14 @@ export const schedulerTick = Effect.fn("Steps.schedulerTick")(function* (
     switch (o.success._tag) {
       case "Enqueued":
         enqueued.push({ entryId: c.entry.id, scheduledAt: base.scheduledAt, taskId: c.msg.id, queue: c.msg.queue })
-        history.push(bindScript(historyScript, { entryId: c.entry.id, taskId: c.msg.id, enqueuedAtMs: nowMs, max: options.historyMax ?? maxHistoryEvents }))
+        history.push(
+          bindScript(historyScript, {
+            entryId: c.entry.id,
+            taskId: c.msg.id,
+            enqueuedAtMs: nowMs,
+            max: options.historyMax ?? maxHistoryEvents
+          })
+        )
         results.push({ ...base, outcome: "enqueued", task: o.success.task })
         return
       case "Duplicate":
@@ -214,7 +241,10 @@ export const schedulerTick = Effect.fn("Steps.schedulerTick")(function* (
         return
       case "IdTaken": {
         // Still taken after several fresh ids (only with a broken id source): not claimed, so the next tick tries again.
-        const error = new RedisError({ op: "script scheduler_claim", message: `periodic entry ${c.entry.id}: ${freshIdAttempts + 1} generated task ids in a row were taken in queue "${c.msg.queue}"; occurrence ${base.scheduledAt.toISOString()} left for the next tick` })
+        const error = new RedisError({
+          op: "script scheduler_claim",
+          message: `periodic entry ${c.entry.id}: ${freshIdAttempts + 1} generated task ids in a row were taken in queue "${c.msg.queue}"; occurrence ${base.scheduledAt.toISOString()} left for the next tick`
+        })
         fail(c.entry.id, c.scheduledAtMs, error)
         results.push({ ...base, outcome: "failed", error })
         return
@@ -224,14 +254,18 @@ export const schedulerTick = Effect.fn("Steps.schedulerTick")(function* (
 
   // 4. history (one round trip per slot); a failure here loses a history line, not a task
   const historyReplies = yield* runScripts(history)
-  for (const r of historyReplies) if (Result.isFailure(r)) yield* Effect.logWarning(`scheduler: could not record enqueue history: ${r.failure.message}`)
+  for (const r of historyReplies)
+    if (Result.isFailure(r))
+      yield* Effect.logWarning(`scheduler: could not record enqueue history: ${r.failure.message}`)
   for (const r of results) yield* post(r)
 
   // 5. publication for asynq's tools (a failure loses a listing, not a task)
   if (options.publishAs !== false && entries.length > 0) {
     const schedulerId = options.publishAs ?? derivedSchedulerId(entries)
     yield* publishEntries(schedulerId, entries, options.publishTtlMs ?? 180_000).pipe(
-      Effect.catchCause((cause) => Effect.logWarning(`scheduler: could not publish entries as ${schedulerId}: ${Cause.pretty(cause)}`))
+      Effect.catchCause((cause) =>
+        Effect.logWarning(`scheduler: could not publish entries as ${schedulerId}: ${Cause.pretty(cause)}`)
+      )
     )
   }
 

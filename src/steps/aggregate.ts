@@ -25,7 +25,10 @@ export interface AggregatedTask {
 }
 
 /** asynq's GroupAggregator: combines the tasks of a ready group into one task. */
-export type GroupAggregator = (group: string, tasks: ReadonlyArray<TaskMessage>) => AggregatedTask | Promise<AggregatedTask>
+export type GroupAggregator = (
+  group: string,
+  tasks: ReadonlyArray<TaskMessage>
+) => AggregatedTask | Promise<AggregatedTask>
 
 /** Settings of one aggregation pass over a queue: the aggregator and when a group is ready. */
 export interface AggregateOptions {
@@ -84,7 +87,10 @@ export const aggregate = Effect.fn("Steps.aggregate")(function* (options: Aggreg
         catch: errorText
       }).pipe(Effect.result)
       if (made._tag === "Failure") {
-        failed.push({ group: set.group, error: `aggregator failed for group "${set.group}" of queue "${queue}": ${made.failure}` })
+        failed.push({
+          group: set.group,
+          error: `aggregator failed for group "${set.group}" of queue "${queue}": ${made.failure}`
+        })
         continue
       }
       yield* enqueue(made.success.type, made.success.payload, { ...made.success.options, queue })

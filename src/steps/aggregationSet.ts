@@ -28,7 +28,9 @@ export const readAggregationSet = Effect.fn("Steps.readAggregationSet")(function
   const raw = yield* runScript(readAggregationSetScript, id)
   if (raw.deadlineSec === undefined) {
     return yield* Effect.fail(
-      new InvalidState({ message: `aggregation set ${id.setId} of group "${id.group}" in queue "${id.queue}" does not exist (it was deleted, or reclaimed after its deadline)` })
+      new InvalidState({
+        message: `aggregation set ${id.setId} of group "${id.group}" in queue "${id.queue}" does not exist (it was deleted, or reclaimed after its deadline)`
+      })
     )
   }
   const now = yield* Clock.currentTimeMillis
@@ -38,7 +40,13 @@ export const readAggregationSet = Effect.fn("Steps.readAggregationSet")(function
     const decoded = decodeStored(id.queue, taskId, bytes)
     if ("msg" in decoded) msgs.push(decoded.msg)
     else {
-      const c = yield* setAsideCorrupt(id.queue, taskId, decoded.error, { kind: "set", group: id.group, setId: id.setId }, now)
+      const c = yield* setAsideCorrupt(
+        id.queue,
+        taskId,
+        decoded.error,
+        { kind: "set", group: id.group, setId: id.setId },
+        now
+      )
       if (c) corrupt.push(c)
     }
   }

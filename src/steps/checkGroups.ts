@@ -45,8 +45,17 @@ export const checkGroups = Effect.fn("Steps.checkGroups")(function* (options: Ch
   const maxGroups = options.maxGroups === undefined ? undefined : yield* wholeAtLeast("maxGroups", options.maxGroups, 1)
   const groups = yield* listGroups(options.queue, maxGroups)
   const checks = groups.map((group) => ({ group, setId: globalThis.crypto.randomUUID() }))
-  const rule = { maxSize, maxDelaySec: unixSeconds(maxDelay), gracePeriodSec: unixSeconds(grace), deadlineSec: unixSeconds(now + timeout) }
-  const outcomes = yield* runScripts(checks.map((c) => bindScript(checkGroupsScript, { queue: options.queue, group: c.group, setId: c.setId, rule, nowMs: now })))
+  const rule = {
+    maxSize,
+    maxDelaySec: unixSeconds(maxDelay),
+    gracePeriodSec: unixSeconds(grace),
+    deadlineSec: unixSeconds(now + timeout)
+  }
+  const outcomes = yield* runScripts(
+    checks.map((c) =>
+      bindScript(checkGroupsScript, { queue: options.queue, group: c.group, setId: c.setId, rule, nowMs: now })
+    )
+  )
   const sizes: Array<number> = []
   for (const o of outcomes) sizes.push(yield* Effect.fromResult(o))
   const sets: Array<AggregationSetRef> = []

@@ -58,21 +58,35 @@ export const completeMany = (
     const batches = [...groups.values()]
     // A dequeueLease riding along for a queue completed here goes in that queue's call (completeAndLease):
     // one script call instead of two (at concurrency 1, one call per task).
-    let merged: { readonly batch: number; readonly extraAt: number; readonly count: number; readonly leaseScore: string | number } | undefined
+    let merged:
+      | {
+          readonly batch: number
+          readonly extraAt: number
+          readonly count: number
+          readonly leaseScore: string | number
+        }
+      | undefined
     for (let e = 0; e < extra.length && merged === undefined; e++) {
       const lease = leases[e]
       const g = lease && groups.get(lease.queue)
-      if (lease && g) merged = { batch: batches.indexOf(g), extraAt: e, count: lease.count, leaseScore: lease.leaseScore }
+      if (lease && g)
+        merged = { batch: batches.indexOf(g), extraAt: e, count: lease.count, leaseScore: lease.leaseScore }
     }
     type Outcome = ReadonlyArray<Result.Result<CompleteOutcome, LeaseLost>> | CompleteOutcome | CompleteAndLeaseResult
     const sent = runScriptsAlong<Outcome, LeaseLost>(
-      batches.map((g, b): BoundScript<Outcome, LeaseLost> =>
-        merged?.batch === b
-          ? bindScript(completeAndLeaseScript, { msgs: g.msgs, nowMs: now, count: merged.count, leaseScore: merged.leaseScore })
-          : g.msgs.length === 1
-            ? bindScript(completeScript, { msg: g.msgs[0]!, nowMs: now })
-            : // A queue with one task uses `complete` itself (the batch script's bookkeeping costs Redis more for one).
-              bindScript(completeBatchScript, { msgs: g.msgs, nowMs: now })
+      batches.map(
+        (g, b): BoundScript<Outcome, LeaseLost> =>
+          merged?.batch === b
+            ? bindScript(completeAndLeaseScript, {
+                msgs: g.msgs,
+                nowMs: now,
+                count: merged.count,
+                leaseScore: merged.leaseScore
+              })
+            : g.msgs.length === 1
+              ? bindScript(completeScript, { msg: g.msgs[0]!, nowMs: now })
+              : // A queue with one task uses `complete` itself (the batch script's bookkeeping costs Redis more for one).
+                bindScript(completeBatchScript, { msgs: g.msgs, nowMs: now })
       ),
       merged ? extra.filter((_, e) => e !== merged!.extraAt) : extra,
       onSent
@@ -82,11 +96,16 @@ export const completeMany = (
       const results: Array<Result.Result<CompleteResult, LeaseLost | RedisError>> = new Array(msgs.length)
       batches.forEach((g, b) => {
         let outcome = r.outcomes[b]!
-        if (Result.isSuccess(outcome) && typeof outcome.success === "object" && "completions" in outcome.success) outcome = Result.succeed(outcome.success.completions)
+        if (Result.isSuccess(outcome) && typeof outcome.success === "object" && "completions" in outcome.success)
+          outcome = Result.succeed(outcome.success.completions)
         g.at.forEach((i, j) => {
           if (Result.isFailure(outcome)) results[i] = outcome as Result.Result<never, LeaseLost | RedisError>
           else if (typeof outcome.success === "string") results[i] = Result.succeed(toResult(outcome.success))
-          else results[i] = Result.map((outcome.success as ReadonlyArray<Result.Result<CompleteOutcome, LeaseLost>>)[j]!, toResult)
+          else
+            results[i] = Result.map(
+              (outcome.success as ReadonlyArray<Result.Result<CompleteOutcome, LeaseLost>>)[j]!,
+              toResult
+            )
         })
       })
       let extraReplies = r.extra

@@ -20,7 +20,11 @@ export const corruptPrefix = "asynq: task message is corrupt: "
  * The message stored for `id` in `queue`, or why it is unusable: missing, not a TaskMessage, or
  * a message naming another id or queue (acting on it would touch the wrong keys).
  */
-export const decodeStored = (queue: string, id: string, bytes: Uint8Array | undefined): { msg: TaskMessage } | { error: string } => {
+export const decodeStored = (
+  queue: string,
+  id: string,
+  bytes: Uint8Array | undefined
+): { msg: TaskMessage } | { error: string } => {
   const key = queueKeys(queue).task(id)
   if (bytes === undefined) return { error: `${corruptPrefix}task hash ${key} has no msg field` }
   let msg: TaskMessage
@@ -30,7 +34,8 @@ export const decodeStored = (queue: string, id: string, bytes: Uint8Array | unde
     return { error: corruptPrefix + (e instanceof Error ? e.message : String(e)) }
   }
   if (msg.id !== id) return { error: `${corruptPrefix}the message at ${key} has id "${msg.id}", not "${id}"` }
-  if (msg.queue !== queue) return { error: `${corruptPrefix}the message at ${key} names queue "${msg.queue}", not "${queue}"` }
+  if (msg.queue !== queue)
+    return { error: `${corruptPrefix}the message at ${key} names queue "${msg.queue}", not "${queue}"` }
   return { msg }
 }
 

@@ -64,7 +64,10 @@ export interface FlowLimited {
 const addLimited = (acc: FlowLimited | undefined, wait: FlowWait, nowMs: number): FlowLimited => {
   if (wait.by === "concurrency") return { untilMs: acc?.untilMs, capped: true }
   const untilMs = nowMs + wait.waitMs
-  return { untilMs: acc?.untilMs === undefined ? untilMs : Math.min(acc.untilMs, untilMs), capped: acc?.capped ?? false }
+  return {
+    untilMs: acc?.untilMs === undefined ? untilMs : Math.min(acc.untilMs, untilMs),
+    capped: acc?.capped ?? false
+  }
 }
 
 /**
@@ -103,7 +106,12 @@ export interface Parking {
  * a worker's fetch runs (its options were checked when it started); with `parking`, the worker
  * parks on the queues that come back short.
  */
-export const leaseFrom = (queues: ReadonlyArray<string>, count: number, leaseMs: number, parking?: Parking): Effect.Effect<DequeueLeaseResult, RedisError, Broker> =>
+export const leaseFrom = (
+  queues: ReadonlyArray<string>,
+  count: number,
+  leaseMs: number,
+  parking?: Parking
+): Effect.Effect<DequeueLeaseResult, RedisError, Broker> =>
   Effect.flatMap(Broker, (broker) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       const expiresSec = unixSeconds(now + leaseMs)
@@ -141,17 +149,38 @@ export const leaseFrom = (queues: ReadonlyArray<string>, count: number, leaseMs:
             Effect.suspend(() => visit(i + 1))
           )
           return outages() !== outagesBefore
-            ? Effect.andThen(releaseLeasedToNobody(queue, score, pairs.map((p) => p.id), now), sorted)
+            ? Effect.andThen(
+                releaseLeasedToNobody(
+                  queue,
+                  score,
+                  pairs.map((p) => p.id),
+                  now
+                ),
+                sorted
+              )
             : sorted
         })
       }
       return visit(0).pipe(
-        Effect.andThen(Effect.suspend(() => (tasks.length === 0 && corrupt.length === 0 ? failures.unlessAllFailed(visited) : Effect.void))),
+        Effect.andThen(
+          Effect.suspend(() =>
+            tasks.length === 0 && corrupt.length === 0 ? failures.unlessAllFailed(visited) : Effect.void
+          )
+        ),
         Effect.andThen(
           Effect.sync(() =>
             limited
-              ? ({ tasks, corrupt, failedQueues: failures.failedQueues, limited } satisfies DequeueLeaseResult as DequeueLeaseResult)
-              : ({ tasks, corrupt, failedQueues: failures.failedQueues } satisfies DequeueLeaseResult as DequeueLeaseResult)
+              ? ({
+                  tasks,
+                  corrupt,
+                  failedQueues: failures.failedQueues,
+                  limited
+                } satisfies DequeueLeaseResult as DequeueLeaseResult)
+              : ({
+                  tasks,
+                  corrupt,
+                  failedQueues: failures.failedQueues
+                } satisfies DequeueLeaseResult as DequeueLeaseResult)
           )
         )
       )
@@ -177,9 +206,16 @@ export const releaseLeasedToNobody = (
   log: (message: string) => Effect.Effect<void> = Effect.logWarning
 ): Effect.Effect<number, never, Broker> =>
   runScript(releaseLeasesScript, { queue, leaseScore: score, received, nowMs }).pipe(
-    Effect.tap((n) => (n > 0 ? log(`queue "${queue}": ${n} task(s) leased by ${what} went back to pending`) : Effect.void)),
+    Effect.tap((n) =>
+      n > 0 ? log(`queue "${queue}": ${n} task(s) leased by ${what} went back to pending`) : Effect.void
+    ),
     Effect.catch((e) =>
-      Effect.as(Effect.logWarning(`queue "${queue}": could not check for tasks leased by ${what} (the recoverer takes them back once their lease runs out): ${e.message}`), 0)
+      Effect.as(
+        Effect.logWarning(
+          `queue "${queue}": could not check for tasks leased by ${what} (the recoverer takes them back once their lease runs out): ${e.message}`
+        ),
+        0
+      )
     )
   )
 
@@ -218,7 +254,9 @@ export const sortLeased = (
   // The common case, every message decoded, needs no Effect step.
   if (unusable === undefined) return Effect.void
   const setAside = unusable
-  return Effect.forEach(setAside, ({ id, error }) => failures.isolate(queue, setAsideCorrupt(queue, id, error, { kind: "active" }, nowMs))).pipe(
+  return Effect.forEach(setAside, ({ id, error }) =>
+    failures.isolate(queue, setAsideCorrupt(queue, id, error, { kind: "active" }, nowMs))
+  ).pipe(
     Effect.map((outcomes) => {
       // Into place from the last one back, so the places still to fill stay where they were. A message
       // that could not be set aside is its queue's failure (recorded), not a corrupt task.
@@ -257,11 +295,20 @@ export const dequeueLeaseCall = (
 ): DequeueLeaseCall => {
   const expiresSec = unixSeconds(nowMs + leaseMs)
   const score = leaseScore(expiresSec)
-  const bound = bindScript(dequeueLeaseScript, { queue, count, leaseExpiresAtSec: expiresSec, nowMs, leaseScore: score })
+  const bound = bindScript(dequeueLeaseScript, {
+    queue,
+    count,
+    leaseExpiresAtSec: expiresSec,
+    nowMs,
+    leaseScore: score
+  })
   return {
     call: bound.call,
     lease: { queue, count, leaseScore: score },
-    lost: (error) => (isLostReply(error) ? releaseLeasedToNobody(queue, score, [], nowMs) : Effect.void).pipe(Effect.andThen(Effect.fail(error))),
+    lost: (error) =>
+      (isLostReply(error) ? releaseLeasedToNobody(queue, score, [], nowMs) : Effect.void).pipe(
+        Effect.andThen(Effect.fail(error))
+      ),
     land: (reply) =>
       Effect.suspend(() => {
         const decoded = bound.decode(reply)
@@ -275,12 +322,26 @@ export const dequeueLeaseCall = (
           sortLeased(queue, pairs, expiresSec, nowMs, tasks, corrupt, failures),
           (wait
             ? { tasks, corrupt, failedQueues: failures.failedQueues, limited: addLimited(undefined, wait, nowMs) }
-            : { tasks, corrupt, failedQueues: failures.failedQueues }) satisfies DequeueLeaseResult as DequeueLeaseResult
+            : {
+                tasks,
+                corrupt,
+                failedQueues: failures.failedQueues
+              }) satisfies DequeueLeaseResult as DequeueLeaseResult
         )
         if (sizes !== undefined) recordSizes(sizes, queue, pairs)
         if (outagesAtSend === undefined) return sorted
         return Effect.flatMap(connectionOutages, (outages) =>
-          outages !== outagesAtSend ? Effect.andThen(releaseLeasedToNobody(queue, score, pairs.map((p) => p.id), nowMs), sorted) : sorted
+          outages !== outagesAtSend
+            ? Effect.andThen(
+                releaseLeasedToNobody(
+                  queue,
+                  score,
+                  pairs.map((p) => p.id),
+                  nowMs
+                ),
+                sorted
+              )
+            : sorted
         )
       })
   }

@@ -8,7 +8,14 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { Broker, BrokerShape } from "../broker/Broker.js"
 import { InvalidArgument, type DuplicateTask, type TaskIdConflict } from "../broker/errors.js"
-import { registerQueuePromise, sendRegisteredWrite, type TaskWrite, type WriteTarget, writeTask, writeTasks } from "../broker/enqueue.js"
+import {
+  registerQueuePromise,
+  sendRegisteredWrite,
+  type TaskWrite,
+  type WriteTarget,
+  writeTask,
+  writeTasks
+} from "../broker/enqueue.js"
 import type { RedisError } from "../redis/errors.js"
 import type { TaskDefinition } from "./TaskDefinition.js"
 import { allQueues, type TaskState } from "../wire/keys.js"
@@ -16,7 +23,15 @@ import { encodePayload } from "../wire/payload.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import { uniqueKey } from "../wire/uniqueKey.js"
 import { currentTraceHeaders } from "./traceContext.js"
-import { checkDurationMs, checkQueueName, checkWellFormed, type EnqueueOptions, maxInstantMs, type ResolvedEnqueueOptions, resolveEnqueueOptions } from "./options.js"
+import {
+  checkDurationMs,
+  checkQueueName,
+  checkWellFormed,
+  type EnqueueOptions,
+  maxInstantMs,
+  type ResolvedEnqueueOptions,
+  resolveEnqueueOptions
+} from "./options.js"
 import { newTaskId } from "./taskId.js"
 import { type TaskInfo, taskInfoFromMessage } from "./taskInfo.js"
 
@@ -49,7 +64,10 @@ const payloadBytes = (payload: unknown): Result.Result<Uint8Array | undefined, I
  * Options resolved earlier in the same call, by options object (with the type they were checked
  * with): the items of an enqueueMany that share one options object are validated once.
  */
-type OptionsMemo = Map<EnqueueOptions | undefined, { readonly type: string; readonly resolved: Result.Result<ResolvedEnqueueOptions, InvalidArgument> }>
+type OptionsMemo = Map<
+  EnqueueOptions | undefined,
+  { readonly type: string; readonly resolved: Result.Result<ResolvedEnqueueOptions, InvalidArgument> }
+>
 
 const pendingTarget: WriteTarget = { state: "pending" }
 
@@ -93,16 +111,28 @@ const prepare = (
   if (o.processAtMs !== undefined) {
     // asynq counts a scheduled task's uniqueness from its process-at time.
     const lock = o.uniqueMs === undefined ? undefined : o.processAtMs - nowMs + o.uniqueMs
-    return Result.succeed({ write: { msg, nowMs, target: { state: "scheduled", processAtMs: o.processAtMs }, uniqueLockTtlMs: lock }, nextProcessAt: new Date(o.processAtMs) })
+    return Result.succeed({
+      write: { msg, nowMs, target: { state: "scheduled", processAtMs: o.processAtMs }, uniqueLockTtlMs: lock },
+      nextProcessAt: new Date(o.processAtMs)
+    })
   }
   if (o.group !== undefined) {
-    return Result.succeed({ write: { msg, nowMs, target: { state: "aggregating", group: o.group }, uniqueLockTtlMs: o.uniqueMs }, nextProcessAt: undefined })
+    return Result.succeed({
+      write: { msg, nowMs, target: { state: "aggregating", group: o.group }, uniqueLockTtlMs: o.uniqueMs },
+      nextProcessAt: undefined
+    })
   }
-  return Result.succeed({ write: { msg, nowMs, target: pendingTarget, uniqueLockTtlMs: o.uniqueMs }, nextProcessAt: new Date(nowMs) })
+  return Result.succeed({
+    write: { msg, nowMs, target: pendingTarget, uniqueLockTtlMs: o.uniqueMs },
+    nextProcessAt: new Date(nowMs)
+  })
 }
 
 /** A definition's default options overridden by the call's (an option given as undefined keeps the default). */
-const withDefaults = (defaults: EnqueueOptions | undefined, options: EnqueueOptions | undefined): EnqueueOptions | undefined => {
+const withDefaults = (
+  defaults: EnqueueOptions | undefined,
+  options: EnqueueOptions | undefined
+): EnqueueOptions | undefined => {
   if (defaults === undefined) return options
   if (options === undefined) return defaults
   const merged: Record<string, unknown> = { ...defaults }
@@ -112,13 +142,19 @@ const withDefaults = (defaults: EnqueueOptions | undefined, options: EnqueueOpti
 
 /** The type name, the effective options and the payload encoder of a plain type (as given) or a definition. */
 const typeName = (task: string | TaskDefinition<any>): string => (typeof task === "string" ? task : task.type)
-const optionsFor = (task: string | TaskDefinition<any>, options: EnqueueOptions | undefined) => (typeof task === "string" ? options : withDefaults(task.options, options))
-const encoderFor = (task: string | TaskDefinition<any>): PayloadEncoder => (typeof task === "string" ? payloadBytes : task.encodePayload)
+const optionsFor = (task: string | TaskDefinition<any>, options: EnqueueOptions | undefined) =>
+  typeof task === "string" ? options : withDefaults(task.options, options)
+const encoderFor = (task: string | TaskDefinition<any>): PayloadEncoder =>
+  typeof task === "string" ? payloadBytes : task.encodePayload
 
-const info = (p: Prepared, state: TaskState): TaskInfo => taskInfoFromMessage(p.write.msg, state, { nextProcessAt: p.nextProcessAt })
+const info = (p: Prepared, state: TaskState): TaskInfo =>
+  taskInfoFromMessage(p.write.msg, state, { nextProcessAt: p.nextProcessAt })
 
 /** Options with trace headers added (`traceparent`, `tracestate`); a header the caller set wins. */
-const withTrace = (options: EnqueueOptions | undefined, trace: Readonly<Record<string, string>> | undefined): EnqueueOptions | undefined =>
+const withTrace = (
+  options: EnqueueOptions | undefined,
+  trace: Readonly<Record<string, string>> | undefined
+): EnqueueOptions | undefined =>
   trace === undefined ? options : { ...options, headers: { ...trace, ...options?.headers } }
 
 /**
@@ -147,7 +183,8 @@ const prepareCall = (
   nowMs: number,
   newId: () => string,
   trace: Readonly<Record<string, string>> | undefined
-): Result.Result<Prepared, InvalidArgument> => prepare(typeName(task), payload, withTrace(optionsFor(task, callOptions), trace), nowMs, newId, encoderFor(task))
+): Result.Result<Prepared, InvalidArgument> =>
+  prepare(typeName(task), payload, withTrace(optionsFor(task, callOptions), trace), nowMs, newId, encoderFor(task))
 
 /** A validated enqueue: the write to send and the TaskInfo of the task once written in `state`. */
 export interface PreparedEnqueue {
@@ -167,7 +204,10 @@ export const prepareEnqueue = (
   nowMs: number,
   trace?: Readonly<Record<string, string>>
 ): Result.Result<PreparedEnqueue, InvalidArgument> =>
-  Result.map(prepareCall(task, payload, options, nowMs, newTaskId, trace), (p) => ({ write: p.write, info: (state: TaskState) => info(p, state) }))
+  Result.map(prepareCall(task, payload, options, nowMs, newTaskId, trace), (p) => ({
+    write: p.write,
+    info: (state: TaskState) => info(p, state)
+  }))
 
 /**
  * `enqueue` without its span and call-site frame (capturing that frame is most of the Effect
@@ -265,7 +305,15 @@ export const enqueueManyUntraced = Effect.fnUntraced(function* (
   const memo: OptionsMemo | undefined = trace === undefined ? new Map() : undefined
   for (let i = 0; i < items.length; i++) {
     const it = items[i]!
-    const r = prepare(typeName(it.type), it.payload, withTrace(optionsFor(it.type, it.options), trace), nowMs, newId, encoderFor(it.type), memo)
+    const r = prepare(
+      typeName(it.type),
+      it.payload,
+      withTrace(optionsFor(it.type, it.options), trace),
+      nowMs,
+      newId,
+      encoderFor(it.type),
+      memo
+    )
     if (Result.isFailure(r)) results[i] = Result.fail(r.failure)
     else {
       index.push(i)
@@ -313,14 +361,24 @@ export const enqueueMessage = Effect.fn("Steps.enqueueMessage")(function* (
   const ttl = opts.uniqueTtlMs
   if (ttl !== undefined) yield* Effect.fromResult(checkDurationMs("uniqueTtlMs", ttl, 1000))
   const processAtMs = opts.processAtMs
-  if (processAtMs !== undefined && !Number.isFinite(processAtMs)) return yield* fail("processAtMs", `processAtMs must be a finite unix time in milliseconds, got ${processAtMs}`)
+  if (processAtMs !== undefined && !Number.isFinite(processAtMs))
+    return yield* fail("processAtMs", `processAtMs must be a finite unix time in milliseconds, got ${processAtMs}`)
   if (processAtMs !== undefined && processAtMs > maxInstantMs) {
-    return yield* fail("processAtMs", `processAtMs must be at most ${new Date(maxInstantMs).toISOString()} (unix ms ${maxInstantMs}), got ${processAtMs}`)
+    return yield* fail(
+      "processAtMs",
+      `processAtMs must be at most ${new Date(maxInstantMs).toISOString()} (unix ms ${maxInstantMs}), got ${processAtMs}`
+    )
   }
-  const m: TaskMessage = ttl !== undefined && msg.uniqueKey === "" ? { ...msg, uniqueKey: uniqueKey(msg.queue, msg.type, msg.payload) } : msg
+  const m: TaskMessage =
+    ttl !== undefined && msg.uniqueKey === "" ? { ...msg, uniqueKey: uniqueKey(msg.queue, msg.type, msg.payload) } : msg
   const write: TaskWrite =
     processAtMs !== undefined && processAtMs > nowMs
-      ? { msg: m, nowMs, target: { state: "scheduled", processAtMs }, uniqueLockTtlMs: ttl === undefined ? undefined : processAtMs - nowMs + ttl }
+      ? {
+          msg: m,
+          nowMs,
+          target: { state: "scheduled", processAtMs },
+          uniqueLockTtlMs: ttl === undefined ? undefined : processAtMs - nowMs + ttl
+        }
       : m.groupKey !== ""
         ? { msg: m, nowMs, target: { state: "aggregating", group: m.groupKey }, uniqueLockTtlMs: ttl }
         : { msg: m, nowMs, target: { state: "pending" }, uniqueLockTtlMs: ttl }

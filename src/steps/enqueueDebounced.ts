@@ -11,7 +11,12 @@ import { enqueueDebouncedScript } from "../broker/enqueueDebounced.js"
 import { runScript } from "../broker/script.js"
 import type { TaskDefinition } from "./TaskDefinition.js"
 import type { Broker } from "../broker/Broker.js"
-import { type EnqueueModeError, type EnqueueModeOptions, ensureQueueRegistered, prepareModeEnqueue } from "./enqueueThrottled.js"
+import {
+  type EnqueueModeError,
+  type EnqueueModeOptions,
+  ensureQueueRegistered,
+  prepareModeEnqueue
+} from "./enqueueThrottled.js"
 import type { EnqueueOptions } from "./options.js"
 import type { TaskInfo } from "./taskInfo.js"
 
@@ -33,8 +38,18 @@ const keyMarginMs = 60_000
  * processIn, group, unique, taskId).
  */
 export const enqueueDebounced: {
-  <A>(task: TaskDefinition<A>, payload: A, debounce: EnqueueModeOptions, options?: EnqueueOptions): Effect.Effect<EnqueueDebouncedResult, EnqueueModeError, Broker>
-  (type: string, payload: unknown, debounce: EnqueueModeOptions, options?: EnqueueOptions): Effect.Effect<EnqueueDebouncedResult, EnqueueModeError, Broker>
+  <A>(
+    task: TaskDefinition<A>,
+    payload: A,
+    debounce: EnqueueModeOptions,
+    options?: EnqueueOptions
+  ): Effect.Effect<EnqueueDebouncedResult, EnqueueModeError, Broker>
+  (
+    type: string,
+    payload: unknown,
+    debounce: EnqueueModeOptions,
+    options?: EnqueueOptions
+  ): Effect.Effect<EnqueueDebouncedResult, EnqueueModeError, Broker>
 } = (task: string | TaskDefinition<any>, payload: unknown, debounce: EnqueueModeOptions, options?: EnqueueOptions) =>
   enqueueDebouncedImpl(task, payload, debounce, options)
 
@@ -48,6 +63,11 @@ const enqueueDebouncedImpl = Effect.fn("Steps.enqueueDebounced")(function* (
   const p = yield* prepareModeEnqueue("debounce", task, payload, debounce, options, nowMs)
   yield* ensureQueueRegistered(p.write.msg.queue, nowMs)
   const processAtMs = nowMs + p.windowMs
-  const replaced = yield* runScript(enqueueDebouncedScript, { msg: p.write.msg, key: debounce.key, processAtMs, keyTtlMs: p.windowMs + keyMarginMs })
+  const replaced = yield* runScript(enqueueDebouncedScript, {
+    msg: p.write.msg,
+    key: debounce.key,
+    processAtMs,
+    keyTtlMs: p.windowMs + keyMarginMs
+  })
   return { info: p.info("scheduled"), replaced } satisfies EnqueueDebouncedResult as EnqueueDebouncedResult
 })

@@ -38,6 +38,11 @@ export const enqueueSigned = Effect.fn("Steps.enqueueSigned")(function* (
   const nowMs = yield* Clock.currentTimeMillis
   const prepared = yield* Effect.fromResult(prepareEnqueue(type, payload, options, nowMs, yield* currentTraceHeaders))
   const info = prepared.info(prepared.write.target.state)
-  const outcome = yield* writeSignedTask({ signatureHex: signature.signatureHex, recordTtlMs: signature.validForMs, write: prepared.write, answer: render(info) })
+  const outcome = yield* writeSignedTask({
+    signatureHex: signature.signatureHex,
+    recordTtlMs: signature.validForMs,
+    write: prepared.write,
+    answer: render(info)
+  })
   return { ...outcome, prepared: info }
 })

@@ -29,12 +29,16 @@ export interface EnqueueModeOptions {
 export type EnqueueModeError = InvalidArgument | TaskIdConflict | RedisError
 
 /** What `enqueueThrottled` did: the task was enqueued (its info), or throttled (the id of the task its window let through). */
-export type EnqueueThrottledResult = { readonly throttled: false; readonly info: TaskInfo } | { readonly throttled: true; readonly windowTaskId: string }
+export type EnqueueThrottledResult =
+  | { readonly throttled: false; readonly info: TaskInfo }
+  | { readonly throttled: true; readonly windowTaskId: string }
 
 /** Adds the queue to `asynq:queues` unless the broker saw that done within the last minute. */
 export const ensureQueueRegistered = (queue: string, nowMs: number) =>
   Effect.flatMap(Broker, ({ knownQueues }) =>
-    knownQueues.has(queue, nowMs) ? Effect.void : Effect.tap(runScript(registerQueueScript, queue), () => Effect.sync(() => knownQueues.add(queue, nowMs)))
+    knownQueues.has(queue, nowMs)
+      ? Effect.void
+      : Effect.tap(runScript(registerQueueScript, queue), () => Effect.sync(() => knownQueues.add(queue, nowMs)))
   )
 
 /**
@@ -54,9 +58,16 @@ export const prepareModeEnqueue = (
       return yield* new InvalidArgument({ field: `${mode}.key`, message: `${mode}.key must be a non-empty string` })
     }
     const windowMs = yield* durationAtLeast(`${mode}.window`, modeOptions.window, 1)
-    const owned = mode === "debounce" ? (["processAt", "processIn", "group", "unique", "taskId"] as const) : (["processAt", "processIn", "group", "unique"] as const)
+    const owned =
+      mode === "debounce"
+        ? (["processAt", "processIn", "group", "unique", "taskId"] as const)
+        : (["processAt", "processIn", "group", "unique"] as const)
     for (const field of owned) {
-      if (options?.[field] !== undefined) return yield* new InvalidArgument({ field, message: `${field} cannot be combined with ${mode}: the ${mode} decides when the task runs and which one does` })
+      if (options?.[field] !== undefined)
+        return yield* new InvalidArgument({
+          field,
+          message: `${field} cannot be combined with ${mode}: the ${mode} decides when the task runs and which one does`
+        })
     }
     const withTiming = mode === "debounce" ? { ...options, processIn: windowMs } : options
     const prepared = prepareEnqueue(task, payload, withTiming, nowMs)
@@ -71,8 +82,18 @@ export const prepareModeEnqueue = (
  * task's timing (processAt, processIn, group, unique).
  */
 export const enqueueThrottled: {
-  <A>(task: TaskDefinition<A>, payload: A, throttle: EnqueueModeOptions, options?: EnqueueOptions): Effect.Effect<EnqueueThrottledResult, EnqueueModeError, Broker>
-  (type: string, payload: unknown, throttle: EnqueueModeOptions, options?: EnqueueOptions): Effect.Effect<EnqueueThrottledResult, EnqueueModeError, Broker>
+  <A>(
+    task: TaskDefinition<A>,
+    payload: A,
+    throttle: EnqueueModeOptions,
+    options?: EnqueueOptions
+  ): Effect.Effect<EnqueueThrottledResult, EnqueueModeError, Broker>
+  (
+    type: string,
+    payload: unknown,
+    throttle: EnqueueModeOptions,
+    options?: EnqueueOptions
+  ): Effect.Effect<EnqueueThrottledResult, EnqueueModeError, Broker>
 } = (task: string | TaskDefinition<any>, payload: unknown, throttle: EnqueueModeOptions, options?: EnqueueOptions) =>
   enqueueThrottledImpl(task, payload, throttle, options)
 
@@ -85,8 +106,16 @@ const enqueueThrottledImpl = Effect.fn("Steps.enqueueThrottled")(function* (
   const nowMs = yield* Clock.currentTimeMillis
   const p = yield* prepareModeEnqueue("throttle", task, payload, throttle, options, nowMs)
   yield* ensureQueueRegistered(p.write.msg.queue, nowMs)
-  const outcome = yield* runScript(enqueueThrottledScript, { msg: p.write.msg, nowMs, key: throttle.key, windowMs: p.windowMs })
+  const outcome = yield* runScript(enqueueThrottledScript, {
+    msg: p.write.msg,
+    nowMs,
+    key: throttle.key,
+    windowMs: p.windowMs
+  })
   return outcome.throttled
-    ? ({ throttled: true, windowTaskId: outcome.windowTaskId } satisfies EnqueueThrottledResult as EnqueueThrottledResult)
+    ? ({
+        throttled: true,
+        windowTaskId: outcome.windowTaskId
+      } satisfies EnqueueThrottledResult as EnqueueThrottledResult)
     : ({ throttled: false, info: p.info("pending") } satisfies EnqueueThrottledResult as EnqueueThrottledResult)
 })

@@ -27,7 +27,14 @@ export const extendLease = Effect.fn("Steps.extendLease")(function* (options: Ex
   const leaseMs = yield* durationAtLeast("leaseMs", options.leaseMs ?? 30_000, 1000)
   const now = yield* Clock.currentTimeMillis
   const expiresSec = unixSeconds(now + leaseMs)
-  const extended = options.ids.length === 0 ? [] : yield* runScript(extendLeaseScript, { queue: options.queue, ids: options.ids, expiresAtSec: expiresSec })
+  const extended =
+    options.ids.length === 0
+      ? []
+      : yield* runScript(extendLeaseScript, { queue: options.queue, ids: options.ids, expiresAtSec: expiresSec })
   const held = new Set(extended)
-  return { extended, lost: options.ids.filter((id) => !held.has(id)), expiresAtMs: expiresSec * 1000 } satisfies ExtendLeaseResult as ExtendLeaseResult
+  return {
+    extended,
+    lost: options.ids.filter((id) => !held.has(id)),
+    expiresAtMs: expiresSec * 1000
+  } satisfies ExtendLeaseResult as ExtendLeaseResult
 })

@@ -54,5 +54,11 @@ export const forward = Effect.fn("Steps.forward")(function* (options: ForwardOpt
     if (r.nextDueMs !== undefined) nextDueMs[queue] = r.nextDueMs
   }
   yield* failures.unlessAllFailed(options.queues)
-  return { moved, byQueue, more, failedQueues: failures.failedQueues, nextDueMs } satisfies ForwardResult as ForwardResult
+  return {
+    moved,
+    byQueue,
+    more,
+    failedQueues: failures.failedQueues,
+    nextDueMs
+  } satisfies ForwardResult as ForwardResult
 })

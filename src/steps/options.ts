@@ -76,7 +76,17 @@ const durationLimit = `${maxDurationMs} ms (about 292 years: asynq stores it as 
 const instantLimit = `${new Date(maxInstantMs).toISOString()} (unix ms ${maxInstantMs}; dates run from 1970 to the year 9999)`
 
 const knownOptions: ReadonlySet<string> = new Set([
-  "queue", "maxRetry", "timeout", "deadline", "unique", "processAt", "processIn", "taskId", "retention", "group", "headers"
+  "queue",
+  "maxRetry",
+  "timeout",
+  "deadline",
+  "unique",
+  "processAt",
+  "processIn",
+  "taskId",
+  "retention",
+  "group",
+  "headers"
 ])
 
 class Invalid {
@@ -86,7 +96,13 @@ const invalid = (field: string, message: string): never => {
   throw new Invalid(new InvalidArgument({ field, message }))
 }
 const show = (v: unknown): string =>
-  typeof v === "string" ? JSON.stringify(v) : v instanceof Date ? (Number.isNaN(v.getTime()) ? "Invalid Date" : v.toISOString()) : String(v)
+  typeof v === "string"
+    ? JSON.stringify(v)
+    : v instanceof Date
+      ? Number.isNaN(v.getTime())
+        ? "Invalid Date"
+        : v.toISOString()
+      : String(v)
 
 /** `String.prototype.isWellFormed` (Node 20 has it; the ES2022 lib this project compiles against does not type it). */
 const isWellFormed = (String.prototype as { readonly isWellFormed?: (this: string) => boolean }).isWellFormed
@@ -96,7 +112,8 @@ const isWellFormed = (String.prototype as { readonly isWellFormed?: (this: strin
  * the search (with the `u` flag a well-formed pair is one code point, so the class matches only an
  * unpaired half) only runs to name the index.
  */
-const loneSurrogateAt = (s: string): number => (isWellFormed !== undefined && isWellFormed.call(s) ? -1 : s.search(/[\uD800-\uDFFF]/u))
+const loneSurrogateAt = (s: string): number =>
+  isWellFormed !== undefined && isWellFormed.call(s) ? -1 : s.search(/[\uD800-\uDFFF]/u)
 
 /**
  * Refuses a string with a lone surrogate: UTF-8 (Redis keys, the protobuf message) cannot encode it,
@@ -104,20 +121,30 @@ const loneSurrogateAt = (s: string): number => (isWellFormed !== undefined && is
  */
 const wellFormed = (field: string, s: string, what: string): string => {
   const at = loneSurrogateAt(s)
-  if (at >= 0) invalid(field, `${what} ${show(s)} contains a lone UTF-16 surrogate at index ${at} (UTF-8 cannot encode it, so it would be stored altered)`)
+  if (at >= 0)
+    invalid(
+      field,
+      `${what} ${show(s)} contains a lone UTF-16 surrogate at index ${at} (UTF-8 cannot encode it, so it would be stored altered)`
+    )
   return s
 }
 
 const nonBlank = (field: string, v: unknown, what: string): string => {
-  if (typeof v !== "string" || v.trim() === "") invalid(field, `${what} must be a non-empty string (not only whitespace), got ${show(v)}`)
+  if (typeof v !== "string" || v.trim() === "")
+    invalid(field, `${what} must be a non-empty string (not only whitespace), got ${show(v)}`)
   return v as string
 }
 
 /** A queue name asynq accepts, and one whose keys stay in one Redis Cluster slot. */
 const queueName = (v: unknown): string => {
   const q = nonBlank("queue", v, "queue name")
-  if (q.length > maxQueueNameLength) invalid("queue", `queue name is ${q.length} characters long; at most ${maxQueueNameLength} are allowed`)
-  if (/[{}]/.test(q)) invalid("queue", `queue name ${show(q)} contains '{' or '}', which would break the Redis Cluster hash tag of its keys`)
+  if (q.length > maxQueueNameLength)
+    invalid("queue", `queue name is ${q.length} characters long; at most ${maxQueueNameLength} are allowed`)
+  if (/[{}]/.test(q))
+    invalid(
+      "queue",
+      `queue name ${show(q)} contains '{' or '}', which would break the Redis Cluster hash tag of its keys`
+    )
   return wellFormed("queue", q, "queue name")
 }
 
@@ -139,7 +166,8 @@ const instant = (field: string, v: unknown): number => {
 }
 
 const headersOf = (v: unknown): Readonly<Record<string, string>> => {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) invalid("headers", `headers must be an object of string values, got ${show(v)}`)
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    invalid("headers", `headers must be an object of string values, got ${show(v)}`)
   for (const [k, x] of Object.entries(v as object)) {
     if (typeof x !== "string") invalid("headers", `header ${JSON.stringify(k)} must be a string, got ${typeof x}`)
     wellFormed("headers", k, "header name")
@@ -165,18 +193,22 @@ const attempt = <A>(f: () => A): Result.Result<A, InvalidArgument> => {
 export const checkQueueName = (queue: string): Result.Result<string, InvalidArgument> => attempt(() => queueName(queue))
 
 /** Checks that a string bound for the wire has no lone UTF-16 surrogate (`field` and `what` name it in the error). */
-export const checkWellFormed = (field: string, s: string, what: string): Result.Result<string, InvalidArgument> => attempt(() => wellFormed(field, s, what))
+export const checkWellFormed = (field: string, s: string, what: string): Result.Result<string, InvalidArgument> =>
+  attempt(() => wellFormed(field, s, what))
 
 /** Checks a duration in ms against `min` and `maxDurationMs` (`field` names it in the error). */
-export const checkDurationMs = (field: string, ms: number, min = 0): Result.Result<number, InvalidArgument> => attempt(() => duration(field, ms, min))
+export const checkDurationMs = (field: string, ms: number, min = 0): Result.Result<number, InvalidArgument> =>
+  attempt(() => duration(field, ms, min))
 
 /** Checks a unix time in ms: from 0 to `maxInstantMs` (`field` names it in the error). */
-export const checkInstantMs = (field: string, ms: number): Result.Result<number, InvalidArgument> => attempt(() => instant(field, ms))
+export const checkInstantMs = (field: string, ms: number): Result.Result<number, InvalidArgument> =>
+  attempt(() => instant(field, ms))
 
 const resolve = (type: unknown, o: EnqueueOptions, nowMs: number): ResolvedEnqueueOptions => {
   wellFormed("type", nonBlank("type", type, "task type"), "task type")
   for (const key of Object.keys(o)) {
-    if (!knownOptions.has(key)) invalid(key, `unknown enqueue option ${JSON.stringify(key)}; known options: ${[...knownOptions].join(", ")}`)
+    if (!knownOptions.has(key))
+      invalid(key, `unknown enqueue option ${JSON.stringify(key)}; known options: ${[...knownOptions].join(", ")}`)
   }
   const queue = o.queue === undefined ? defaultQueue : queueName(o.queue)
   let maxRetry = defaultMaxRetry
@@ -195,15 +227,29 @@ const resolve = (type: unknown, o: EnqueueOptions, nowMs: number): ResolvedEnque
   if (o.processAt !== undefined && o.processIn !== undefined) {
     invalid("processAt", "give either processAt or processIn, not both")
   }
-  const dueMs = o.processAt !== undefined ? instant("processAt", o.processAt) : o.processIn !== undefined ? nowMs + duration("processIn", o.processIn) : nowMs
-  const taskId = o.taskId === undefined ? undefined : wellFormed("taskId", nonBlank("taskId", o.taskId, "taskId"), "taskId")
+  const dueMs =
+    o.processAt !== undefined
+      ? instant("processAt", o.processAt)
+      : o.processIn !== undefined
+        ? nowMs + duration("processIn", o.processIn)
+        : nowMs
+  const taskId =
+    o.taskId === undefined ? undefined : wellFormed("taskId", nonBlank("taskId", o.taskId, "taskId"), "taskId")
   const retentionSec = o.retention === undefined ? 0 : Math.ceil(duration("retention", o.retention) / 1000)
-  const group = o.group === undefined ? undefined : wellFormed("group", nonBlank("group", o.group, "group name"), "group name")
+  const group =
+    o.group === undefined ? undefined : wellFormed("group", nonBlank("group", o.group, "group name"), "group name")
   const headers = o.headers === undefined ? {} : headersOf(o.headers)
   return {
-    queue, maxRetry, timeoutSec, deadlineSec, uniqueMs,
+    queue,
+    maxRetry,
+    timeoutSec,
+    deadlineSec,
+    uniqueMs,
     processAtMs: dueMs > nowMs ? dueMs : undefined,
-    taskId, retentionSec, group, headers
+    taskId,
+    retentionSec,
+    group,
+    headers
   }
 }
 
@@ -220,7 +266,9 @@ export const resolveEnqueueOptions = (
   nowMs: number
 ): Result.Result<ResolvedEnqueueOptions, InvalidArgument> => {
   if (options !== undefined && (typeof options !== "object" || options === null)) {
-    return Result.fail(new InvalidArgument({ field: "options", message: `enqueue options must be an object, got ${show(options)}` }))
+    return Result.fail(
+      new InvalidArgument({ field: "options", message: `enqueue options must be an object, got ${show(options)}` })
+    )
   }
   return attempt(() => resolve(type, options ?? {}, nowMs))
 }

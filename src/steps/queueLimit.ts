@@ -35,10 +35,23 @@ export interface QueueLimit {
 }
 
 const unitMs: Record<string, number> = {
-  ms: 1, millis: 1, millisecond: 1, milliseconds: 1,
-  s: 1000, sec: 1000, secs: 1000, second: 1000, seconds: 1000,
-  m: 60_000, min: 60_000, mins: 60_000, minute: 60_000, minutes: 60_000,
-  h: 3_600_000, hour: 3_600_000, hours: 3_600_000
+  ms: 1,
+  millis: 1,
+  millisecond: 1,
+  milliseconds: 1,
+  s: 1000,
+  sec: 1000,
+  secs: 1000,
+  second: 1000,
+  seconds: 1000,
+  m: 60_000,
+  min: 60_000,
+  mins: 60_000,
+  minute: 60_000,
+  minutes: 60_000,
+  h: 3_600_000,
+  hour: 3_600_000,
+  hours: 3_600_000
 }
 
 /** A rate period in milliseconds (> 0), or InvalidArgument. */
@@ -52,13 +65,26 @@ export const ratePeriodMs = (per: RatePeriod, field = "rate.per"): Effect.Effect
   }
   return Number.isFinite(ms) && ms > 0
     ? Effect.succeed(ms)
-    : Effect.fail(new InvalidArgument({ field, message: `${field} must be a period such as "1s", "500ms", "1m" or a number of milliseconds > 0, got ${JSON.stringify(per)}` }))
+    : Effect.fail(
+        new InvalidArgument({
+          field,
+          message: `${field} must be a period such as "1s", "500ms", "1m" or a number of milliseconds > 0, got ${JSON.stringify(per)}`
+        })
+      )
 }
 
 /** A rate written as `<limit>/<period>` (`"100/s"`, `"5/1m"`, `"20/500ms"`), or InvalidArgument. */
-export const parseRate = (text: string): Effect.Effect<{ readonly limit: number; readonly per: RatePeriod }, InvalidArgument> => {
+export const parseRate = (
+  text: string
+): Effect.Effect<{ readonly limit: number; readonly per: RatePeriod }, InvalidArgument> => {
   const m = /^\s*(\d+)\s*\/\s*(.+)$/.exec(text)
-  if (!m) return Effect.fail(new InvalidArgument({ field: "rate", message: `rate must be <tasks>/<period>, such as "100/s", "5/1m" or "20/500ms", got ${JSON.stringify(text)}` }))
+  if (!m)
+    return Effect.fail(
+      new InvalidArgument({
+        field: "rate",
+        message: `rate must be <tasks>/<period>, such as "100/s", "5/1m" or "20/500ms", got ${JSON.stringify(text)}`
+      })
+    )
   const limit = Number(m[1])
   return Effect.map(ratePeriodMs(m[2]!, "rate"), (perMs) => ({ limit, per: perMs }))
 }
@@ -76,12 +102,16 @@ export const defaultBurst = (limit: number, perMs: number): number => Math.max(1
 export const storedLimit = (limit: QueueLimit): Effect.Effect<QueueLimitInfo, InvalidArgument> =>
   Effect.gen(function* () {
     if (limit.rate === undefined && limit.concurrency === undefined) {
-      return yield* new InvalidArgument({ field: "limit", message: "a queue limit needs a rate or a concurrency cap (clearQueueLimit removes a limit)" })
+      return yield* new InvalidArgument({
+        field: "limit",
+        message: "a queue limit needs a rate or a concurrency cap (clearQueueLimit removes a limit)"
+      })
     }
     if (limit.rate === undefined && limit.burst !== undefined) {
       return yield* new InvalidArgument({ field: "burst", message: "burst applies to a rate: give a rate with it" })
     }
-    const concurrency = limit.concurrency === undefined ? undefined : yield* wholeAtLeast("concurrency", limit.concurrency, 1)
+    const concurrency =
+      limit.concurrency === undefined ? undefined : yield* wholeAtLeast("concurrency", limit.concurrency, 1)
     let rate: QueueLimitInfo["rate"]
     if (limit.rate !== undefined) {
       const count = yield* wholeAtLeast("rate.limit", limit.rate.limit, 1)

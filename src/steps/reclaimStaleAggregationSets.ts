@@ -12,7 +12,9 @@ export interface ReclaimOptions {
 }
 
 /** Aggregation sets past their deadline (the aggregating process died) go back into their groups. */
-export const reclaimStaleAggregationSets = Effect.fn("Steps.reclaimStaleAggregationSets")(function* (options: ReclaimOptions) {
+export const reclaimStaleAggregationSets = Effect.fn("Steps.reclaimStaleAggregationSets")(function* (
+  options: ReclaimOptions
+) {
   const batch = yield* wholeAtLeast("batch", options.batch ?? 100, 1)
   const now = yield* Clock.currentTimeMillis
   const r = yield* runScript(reclaimStaleAggregationSetsScript, { queue: options.queue, nowMs: now, batch })

@@ -68,7 +68,12 @@ export const recover = Effect.fn("Steps.recover")(function* (options: RecoverOpt
 /** Recovers one queue's expired tasks, adding to `counts` and `corrupt` as it goes. */
 const recoverQueue = Effect.fnUntraced(function* (
   queue: string,
-  options: { readonly batch: number; readonly now: number; readonly cutoffSec: number; readonly retryDelayMs?: ((msg: TaskMessage) => number) | undefined },
+  options: {
+    readonly batch: number
+    readonly now: number
+    readonly cutoffSec: number
+    readonly retryDelayMs?: ((msg: TaskMessage) => number) | undefined
+  },
   counts: { retried: number; archived: number },
   corrupt: Array<CorruptTask>
 ) {
@@ -83,7 +88,11 @@ const recoverQueue = Effect.fnUntraced(function* (
     const msg = decoded.msg
     if (msg.retried >= msg.retry) {
       // LeaseLost: the lease changed since it was listed (re-leased or finished): not ours to move.
-      const moved = yield* runScript(archiveScript, { updated: archivedMessage(msg, leaseExpiredError, now), nowMs: now, leaseCutoffSec: cutoffSec }).pipe(
+      const moved = yield* runScript(archiveScript, {
+        updated: archivedMessage(msg, leaseExpiredError, now),
+        nowMs: now,
+        leaseCutoffSec: cutoffSec
+      }).pipe(
         Effect.as(true),
         Effect.catchTag("LeaseLost", () => Effect.succeed(false))
       )

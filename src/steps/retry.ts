@@ -31,5 +31,10 @@ export const retriedMessage = (msg: TaskMessage, errorMsg: string, isFailure: bo
 /** Moves an active task that failed to the retry set, due at `retryAtMs`. Fails with LeaseLost when it is no longer active. */
 export const retry = Effect.fn("Steps.retry")(function* (msg: TaskMessage, options: RetryOptions) {
   const now = options.atMs ?? (yield* Clock.currentTimeMillis)
-  yield* runScript(retryScript, { updated: retriedMessage(msg, options.errorMsg, options.isFailure, now), retryAtMs: options.retryAtMs, isFailure: options.isFailure, nowMs: now })
+  yield* runScript(retryScript, {
+    updated: retriedMessage(msg, options.errorMsg, options.isFailure, now),
+    retryAtMs: options.retryAtMs,
+    isFailure: options.isFailure,
+    nowMs: now
+  })
 })

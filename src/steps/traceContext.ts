@@ -22,7 +22,11 @@ const zeros32 = "0".repeat(32)
 const zeros16 = "0".repeat(16)
 
 /** `00-<trace id>-<span id>-<flags>` for a span, or undefined when its ids are not W3C ids. */
-export const formatTraceparent = (span: { readonly traceId: string; readonly spanId: string; readonly sampled: boolean }): string | undefined => {
+export const formatTraceparent = (span: {
+  readonly traceId: string
+  readonly spanId: string
+  readonly sampled: boolean
+}): string | undefined => {
   const traceId = span.traceId.toLowerCase()
   const spanId = span.spanId.toLowerCase()
   if (!hex32.test(traceId) || !hex16.test(spanId) || traceId === zeros32 || spanId === zeros16) return undefined
@@ -45,7 +49,8 @@ export const parseTraceparent = (value: string | undefined): Tracer.ExternalSpan
 }
 
 /** Whether spans made in this fiber go to an installed tracer (not effect's built-in one), and tracing is on. */
-export const tracerInstalled = (fiber: Fiber.Fiber<unknown, unknown>): boolean => fiber.cache.tracer !== undefined && fiber.cache.tracerEnabled
+export const tracerInstalled = (fiber: Fiber.Fiber<unknown, unknown>): boolean =>
+  fiber.cache.tracer !== undefined && fiber.cache.tracerEnabled
 
 /** The nearest external span (a parent taken from an incoming request) up the chain, if any. */
 const nearestExternal = (span: Tracer.AnySpan | undefined): Tracer.ExternalSpan | undefined => {
@@ -71,4 +76,5 @@ export const traceHeadersOf = (fiber: Fiber.Fiber<unknown, unknown>): Readonly<R
 }
 
 /** `traceHeadersOf` the current fiber. */
-export const currentTraceHeaders: Effect.Effect<Readonly<Record<string, string>> | undefined> = Effect.withFiberSucceed(traceHeadersOf)
+export const currentTraceHeaders: Effect.Effect<Readonly<Record<string, string>> | undefined> =
+  Effect.withFiberSucceed(traceHeadersOf)

@@ -11,4 +11,6 @@ export const wholeAtLeast = (field: string, value: number, min: number): Effect.
 export const durationAtLeast = (field: string, value: number, min: number): Effect.Effect<number, InvalidArgument> =>
   Number.isFinite(value) && value >= min
     ? Effect.succeed(value)
-    : Effect.fail(new InvalidArgument({ field, message: `${field} must be a number of milliseconds >= ${min}, got ${value}` }))
+    : Effect.fail(
+        new InvalidArgument({ field, message: `${field} must be a number of milliseconds >= ${min}, got ${value}` })
+      )

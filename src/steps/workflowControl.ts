@@ -40,29 +40,68 @@ const fnv1a = (s: string): number => {
 
 /** The control queues of a workflow (one per shard). */
 export const controlQueues = (options: ControlQueueSettings, workflowName: string): ReadonlyArray<string> =>
-  options.shards === 1 ? [`${options.queue}:${workflowName}`] : Array.from({ length: options.shards }, (_, i) => `${options.queue}:${workflowName}#${i}`)
+  options.shards === 1
+    ? [`${options.queue}:${workflowName}`]
+    : Array.from({ length: options.shards }, (_, i) => `${options.queue}:${workflowName}#${i}`)
 
 /** The control queue of one execution. */
 export const controlQueueOf = (options: ControlQueueSettings, workflowName: string, executionId: string): string =>
-  options.shards === 1 ? `${options.queue}:${workflowName}` : `${options.queue}:${workflowName}#${fnv1a(executionId) % options.shards}`
+  options.shards === 1
+    ? `${options.queue}:${workflowName}`
+    : `${options.queue}:${workflowName}#${fnv1a(executionId) % options.shards}`
 
 const textEncoder = new TextEncoder()
 
 /** A task message of a control queue (a run or a clock), with a JSON payload. */
 export const controlMessageOf = (opts: RunTaskSettings, type: string, id: string, queue: string, payload: unknown) =>
-  encodeTaskMessage({ ...emptyTaskMessage, type, payload: textEncoder.encode(JSON.stringify(payload)), id, queue, retry: opts.runMaxRetry, timeout: opts.runTimeoutSec })
+  encodeTaskMessage({
+    ...emptyTaskMessage,
+    type,
+    payload: textEncoder.encode(JSON.stringify(payload)),
+    id,
+    queue,
+    retry: opts.runMaxRetry,
+    timeout: opts.runTimeoutSec
+  })
 
 /** A fresh run task for an execution (a script uses it only when it enqueues a run). */
-export const nextRunOf = (opts: RunTaskSettings, queue: string, workflowName: string, executionId: string): Effect.Effect<NextRun> =>
+export const nextRunOf = (
+  opts: RunTaskSettings,
+  queue: string,
+  workflowName: string,
+  executionId: string
+): Effect.Effect<NextRun> =>
   Effect.map(Clock.currentTimeMillis, (nowMs) => {
     const runId = newTaskId()
-    return { queue, runId, runMessage: controlMessageOf(opts, workflowRunTaskType, runId, queue, { workflow: workflowName, executionId }), pendingSince: unixNanosString(nowMs) }
+    return {
+      queue,
+      runId,
+      runMessage: controlMessageOf(opts, workflowRunTaskType, runId, queue, { workflow: workflowName, executionId }),
+      pendingSince: unixNanosString(nowMs)
+    }
   })
 
 /** Records a fact of an execution (or nothing: field "") and wakes it (lua/workflowWake.lua). Needs only the Broker. */
-export const wakeExecution = (opts: RunTaskSettings, workflowName: string, executionId: string, field: string, value: string, mode: "a" | "e") =>
+export const wakeExecution = (
+  opts: RunTaskSettings,
+  workflowName: string,
+  executionId: string,
+  field: string,
+  value: string,
+  mode: "a" | "e"
+) =>
   wakeExecutionOn(opts, controlQueueOf(opts, workflowName, executionId), workflowName, executionId, field, value, mode)
 
 /** `wakeExecution` on a control queue known already (the inspector finds it among the registered queues). */
-export const wakeExecutionOn = (opts: Omit<RunTaskSettings, "shards" | "queue">, queue: string, workflowName: string, executionId: string, field: string, value: string, mode: "a" | "e") =>
-  Effect.flatMap(nextRunOf({ ...opts, queue, shards: 1 }, queue, workflowName, executionId), (run) => runScript(workflowWakeScript, { ...run, executionId, field, value, mode }))
+export const wakeExecutionOn = (
+  opts: Omit<RunTaskSettings, "shards" | "queue">,
+  queue: string,
+  workflowName: string,
+  executionId: string,
+  field: string,
+  value: string,
+  mode: "a" | "e"
+) =>
+  Effect.flatMap(nextRunOf({ ...opts, queue, shards: 1 }, queue, workflowName, executionId), (run) =>
+    runScript(workflowWakeScript, { ...run, executionId, field, value, mode })
+  )

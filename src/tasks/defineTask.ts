@@ -29,8 +29,16 @@ const jsonSchemaDialect = "https://json-schema.org/draft/2020-12/schema"
  * Defines a task type with a typed payload. Throws InvalidArgument (`field: "type"`) when `type`
  * is empty or only whitespace.
  */
-export const defineTask = <S extends Schema.Codec<any, any>>(type: string, payloadSchema: S, options?: EnqueueOptions): SchemaTaskDefinition<S> => {
-  if (typeof type !== "string" || type.trim() === "") throw new InvalidArgument({ field: "type", message: "a task definition's type must be a non-empty string (not only whitespace)" })
+export const defineTask = <S extends Schema.Codec<any, any>>(
+  type: string,
+  payloadSchema: S,
+  options?: EnqueueOptions
+): SchemaTaskDefinition<S> => {
+  if (typeof type !== "string" || type.trim() === "")
+    throw new InvalidArgument({
+      field: "type",
+      message: "a task definition's type must be a non-empty string (not only whitespace)"
+    })
   const json = Schema.toCodecJson(payloadSchema) as unknown as Schema.Codec<S["Type"], unknown>
   const encode = Schema.encodeUnknownResult(json)
   const decode = Schema.decodeUnknownResult(json)
@@ -42,7 +50,8 @@ export const defineTask = <S extends Schema.Codec<any, any>>(type: string, paylo
     schema: payloadSchema,
     encodePayload: (payload) => {
       const encoded = encode(payload, { errors: "all" })
-      if (Result.isFailure(encoded)) return invalid(`payload of task "${type}" does not match its schema: ${encoded.failure.message}`)
+      if (Result.isFailure(encoded))
+        return invalid(`payload of task "${type}" does not match its schema: ${encoded.failure.message}`)
       const value = encoded.success
       if (value === undefined) return Result.succeed(undefined)
       return Result.succeed(utf8.encode(JSON.stringify(value)))

@@ -25,8 +25,12 @@ export const decodeSchedulerEnqueueEvent = (bytes: Uint8Array, key?: string): Sc
       const [no, wt] = r.tag()
       if (wt === WireType.LengthDelimited) {
         switch (no) {
-          case 1: m.taskId = readString(r); continue
-          case 2: m.enqueueTime = readTimestamp(r, m.enqueueTime); continue
+          case 1:
+            m.taskId = readString(r)
+            continue
+          case 2:
+            m.enqueueTime = readTimestamp(r, m.enqueueTime)
+            continue
         }
       }
       r.skip(wt, no)

@@ -1,6 +1,14 @@
 /** asynq's SchedulerEntry: one periodic task, an item of the list `asynq:schedulers:{schedulerId}`. */
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire"
-import { decodeWith, type Mutable, readBytes, readString, writeBytes, writeRepeatedString, writeString } from "./protoFields.js"
+import {
+  decodeWith,
+  type Mutable,
+  readBytes,
+  readString,
+  writeBytes,
+  writeRepeatedString,
+  writeString
+} from "./protoFields.js"
 import { epoch, readTimestamp, type Timestamp, writeTimestamp } from "./Timestamp.js"
 
 /** asynq's SchedulerEntry protobuf message: a periodic task a scheduler publishes (spec, task, options, next and previous run). */
@@ -32,19 +40,39 @@ export const decodeSchedulerEntry = (bytes: Uint8Array, key?: string): Scheduler
   decodeWith("SchedulerEntry", bytes, key, (r) => {
     const enqueueOptions: Array<string> = []
     const m: Mutable<SchedulerEntry> = {
-      id: "", spec: "", taskType: "", taskPayload: undefined, enqueueOptions, nextEnqueueTime: epoch, prevEnqueueTime: epoch
+      id: "",
+      spec: "",
+      taskType: "",
+      taskPayload: undefined,
+      enqueueOptions,
+      nextEnqueueTime: epoch,
+      prevEnqueueTime: epoch
     }
     while (r.pos < r.len) {
       const [no, wt] = r.tag()
       if (wt === WireType.LengthDelimited) {
         switch (no) {
-          case 1: m.id = readString(r); continue
-          case 2: m.spec = readString(r); continue
-          case 3: m.taskType = readString(r); continue
-          case 4: m.taskPayload = readBytes(r); continue
-          case 5: enqueueOptions.push(readString(r)); continue
-          case 6: m.nextEnqueueTime = readTimestamp(r, m.nextEnqueueTime); continue
-          case 7: m.prevEnqueueTime = readTimestamp(r, m.prevEnqueueTime); continue
+          case 1:
+            m.id = readString(r)
+            continue
+          case 2:
+            m.spec = readString(r)
+            continue
+          case 3:
+            m.taskType = readString(r)
+            continue
+          case 4:
+            m.taskPayload = readBytes(r)
+            continue
+          case 5:
+            enqueueOptions.push(readString(r))
+            continue
+          case 6:
+            m.nextEnqueueTime = readTimestamp(r, m.nextEnqueueTime)
+            continue
+          case 7:
+            m.prevEnqueueTime = readTimestamp(r, m.prevEnqueueTime)
+            continue
         }
       }
       r.skip(wt, no)

@@ -1,6 +1,16 @@
 /** asynq's ServerInfo: what a running server writes to `asynq:servers:{host:pid:id}` (heartbeat). */
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire"
-import { decodeWith, type Mutable, readMapEntry, readString, setEntry, writeBool, writeInt32, writeInt32Map, writeString } from "./protoFields.js"
+import {
+  decodeWith,
+  type Mutable,
+  readMapEntry,
+  readString,
+  setEntry,
+  writeBool,
+  writeInt32,
+  writeInt32Map,
+  writeString
+} from "./protoFields.js"
 import { epoch, readTimestamp, type Timestamp, writeTimestamp } from "./Timestamp.js"
 
 /** asynq's ServerInfo protobuf message: a running server's identity, concurrency, queues and status. */
@@ -36,24 +46,52 @@ export const decodeServerInfo = (bytes: Uint8Array, key?: string): ServerInfo =>
   decodeWith("ServerInfo", bytes, key, (r) => {
     const queues: Record<string, number> = {}
     const m: Mutable<ServerInfo> = {
-      host: "", pid: 0, serverId: "", concurrency: 0, queues, strictPriority: false, status: "", startTime: epoch, activeWorkerCount: 0
+      host: "",
+      pid: 0,
+      serverId: "",
+      concurrency: 0,
+      queues,
+      strictPriority: false,
+      status: "",
+      startTime: epoch,
+      activeWorkerCount: 0
     }
     while (r.pos < r.len) {
       const [no, wt] = r.tag()
       if (wt === WireType.LengthDelimited) {
         switch (no) {
-          case 1: m.host = readString(r); continue
-          case 3: m.serverId = readString(r); continue
-          case 5: { const [k, v] = readMapEntry(r, (e) => e.int32(), 0, WireType.Varint); setEntry(queues, k, v); continue }
-          case 7: m.status = readString(r); continue
-          case 8: m.startTime = readTimestamp(r, m.startTime); continue
+          case 1:
+            m.host = readString(r)
+            continue
+          case 3:
+            m.serverId = readString(r)
+            continue
+          case 5: {
+            const [k, v] = readMapEntry(r, (e) => e.int32(), 0, WireType.Varint)
+            setEntry(queues, k, v)
+            continue
+          }
+          case 7:
+            m.status = readString(r)
+            continue
+          case 8:
+            m.startTime = readTimestamp(r, m.startTime)
+            continue
         }
       } else if (wt === WireType.Varint) {
         switch (no) {
-          case 2: m.pid = r.int32(); continue
-          case 4: m.concurrency = r.int32(); continue
-          case 6: m.strictPriority = r.bool(); continue
-          case 9: m.activeWorkerCount = r.int32(); continue
+          case 2:
+            m.pid = r.int32()
+            continue
+          case 4:
+            m.concurrency = r.int32()
+            continue
+          case 6:
+            m.strictPriority = r.bool()
+            continue
+          case 9:
+            m.activeWorkerCount = r.int32()
+            continue
         }
       }
       r.skip(wt, no)

@@ -133,7 +133,8 @@ const encodeCommon = (m: TaskMessage): Uint8Array | undefined => {
   if (!plain(m.timeout, u32Max) || !plain(m.deadline, u32Max) || !plain(m.lastFailedAt, u32Max)) return undefined
   if (!plain(m.retention, u32Max) || !plain(m.completedAt, u32Max)) return undefined
   if (typeof m.type !== "string" || typeof m.id !== "string" || typeof m.queue !== "string") return undefined
-  if (typeof m.errorMsg !== "string" || typeof m.uniqueKey !== "string" || typeof m.groupKey !== "string") return undefined
+  if (typeof m.errorMsg !== "string" || typeof m.uniqueKey !== "string" || typeof m.groupKey !== "string")
+    return undefined
   const type = utf8Length(m.type)
   const id = utf8Length(m.id)
   const queue = utf8Length(m.queue)
@@ -244,7 +245,8 @@ const writeTaskMessage = (w: BinaryWriter, m: TaskMessage): Uint8Array => {
  * is read by the direct decoder (taskMessageDirectDecode.ts); any other, and every damaged one, by
  * @bufbuild/protobuf's BinaryReader. Both give the same message.
  */
-export const decodeTaskMessage = (bytes: Uint8Array, key?: string): TaskMessage => decodeTaskMessageDirect(bytes) ?? decodeTaskMessageWithReader(bytes, key)
+export const decodeTaskMessage = (bytes: Uint8Array, key?: string): TaskMessage =>
+  decodeTaskMessageDirect(bytes) ?? decodeTaskMessageWithReader(bytes, key)
 
 /** The general path of `decodeTaskMessage` alone (@bufbuild/protobuf's BinaryReader): what the direct decoder must agree with. */
 export const decodeTaskMessageWithReader = (bytes: Uint8Array, key?: string): TaskMessage =>
@@ -255,24 +257,56 @@ export const decodeTaskMessageWithReader = (bytes: Uint8Array, key?: string): Ta
       const [no, wt] = r.tag()
       if (wt === WireType.LengthDelimited) {
         switch (no) {
-          case 1: m.type = readString(r); continue
-          case 2: m.payload = readBytes(r); continue
-          case 3: m.id = readString(r); continue
-          case 4: m.queue = readString(r); continue
-          case 7: m.errorMsg = readString(r); continue
-          case 10: m.uniqueKey = readString(r); continue
-          case 14: m.groupKey = readString(r); continue
-          case 15: { const [k, v] = readMapEntry(r, readString, ""); setEntry(headers, k, v); continue }
+          case 1:
+            m.type = readString(r)
+            continue
+          case 2:
+            m.payload = readBytes(r)
+            continue
+          case 3:
+            m.id = readString(r)
+            continue
+          case 4:
+            m.queue = readString(r)
+            continue
+          case 7:
+            m.errorMsg = readString(r)
+            continue
+          case 10:
+            m.uniqueKey = readString(r)
+            continue
+          case 14:
+            m.groupKey = readString(r)
+            continue
+          case 15: {
+            const [k, v] = readMapEntry(r, readString, "")
+            setEntry(headers, k, v)
+            continue
+          }
         }
       } else if (wt === WireType.Varint) {
         switch (no) {
-          case 5: m.retry = r.int32(); continue
-          case 6: m.retried = r.int32(); continue
-          case 8: m.timeout = readInt64(r); continue
-          case 9: m.deadline = readInt64(r); continue
-          case 11: m.lastFailedAt = readInt64(r); continue
-          case 12: m.retention = readInt64(r); continue
-          case 13: m.completedAt = readInt64(r); continue
+          case 5:
+            m.retry = r.int32()
+            continue
+          case 6:
+            m.retried = r.int32()
+            continue
+          case 8:
+            m.timeout = readInt64(r)
+            continue
+          case 9:
+            m.deadline = readInt64(r)
+            continue
+          case 11:
+            m.lastFailedAt = readInt64(r)
+            continue
+          case 12:
+            m.retention = readInt64(r)
+            continue
+          case 13:
+            m.completedAt = readInt64(r)
+            continue
         }
       }
       r.skip(wt, no)

@@ -35,20 +35,44 @@ export const encodeWorkerInfo = (m: WorkerInfo): Uint8Array => {
 export const decodeWorkerInfo = (bytes: Uint8Array, key?: string): WorkerInfo =>
   decodeWith("WorkerInfo", bytes, key, (r) => {
     const m: Mutable<WorkerInfo> = {
-      host: "", pid: 0, serverId: "", taskId: "", taskType: "", taskPayload: undefined, queue: "", startTime: epoch, deadline: epoch
+      host: "",
+      pid: 0,
+      serverId: "",
+      taskId: "",
+      taskType: "",
+      taskPayload: undefined,
+      queue: "",
+      startTime: epoch,
+      deadline: epoch
     }
     while (r.pos < r.len) {
       const [no, wt] = r.tag()
       if (wt === WireType.LengthDelimited) {
         switch (no) {
-          case 1: m.host = readString(r); continue
-          case 3: m.serverId = readString(r); continue
-          case 4: m.taskId = readString(r); continue
-          case 5: m.taskType = readString(r); continue
-          case 6: m.taskPayload = readBytes(r); continue
-          case 7: m.queue = readString(r); continue
-          case 8: m.startTime = readTimestamp(r, m.startTime); continue
-          case 9: m.deadline = readTimestamp(r, m.deadline); continue
+          case 1:
+            m.host = readString(r)
+            continue
+          case 3:
+            m.serverId = readString(r)
+            continue
+          case 4:
+            m.taskId = readString(r)
+            continue
+          case 5:
+            m.taskType = readString(r)
+            continue
+          case 6:
+            m.taskPayload = readBytes(r)
+            continue
+          case 7:
+            m.queue = readString(r)
+            continue
+          case 8:
+            m.startTime = readTimestamp(r, m.startTime)
+            continue
+          case 9:
+            m.deadline = readTimestamp(r, m.deadline)
+            continue
         }
       } else if (wt === WireType.Varint && no === 2) {
         m.pid = r.int32()

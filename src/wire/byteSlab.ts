@@ -54,7 +54,8 @@ export const slabCopy = (src: Uint8Array): Uint8Array => {
  * its own: keeping the view keeps little else alive, and a copy would cost as much as the read),
  * else a copy (`slabCopy`: into a slab when short, its own array when long).
  */
-export const keptBytes = (src: Uint8Array): Uint8Array => (src.length > maxSlabBytes && src.buffer.byteLength <= 2 * src.length ? src : slabCopy(src))
+export const keptBytes = (src: Uint8Array): Uint8Array =>
+  src.length > maxSlabBytes && src.buffer.byteLength <= 2 * src.length ? src : slabCopy(src)
 
 const utf8 = new TextEncoder()
 

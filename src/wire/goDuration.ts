@@ -41,7 +41,7 @@ export const goDurationNs = (ns: bigint): string => {
 export const msToNs = (ms: number): bigint => BigInt(Math.round(ms * 1e6))
 export const goDuration = (ms: number): string => goDurationNs(msToNs(ms))
 
-const units: Record<string, bigint> = { ns: NS, us: US, "µs": US, "μs": US, ms: MS, s: S, m: M, h: H }
+const units: Record<string, bigint> = { ns: NS, us: US, µs: US, μs: US, ms: MS, s: S, m: M, h: H }
 
 /** Go's `time.ParseDuration`: "1h2m3.5s", "250µs", "-1.5h", "0". Throws on bad input. */
 export const parseGoDurationNs = (text: string): bigint => {

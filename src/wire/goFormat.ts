@@ -5,4 +5,10 @@
 export { goDuration, goDurationNs, msToNs, parseGoDuration, parseGoDurationNs } from "./goDuration.js"
 export { goJson, goQuote, goUnquote } from "./goQuote.js"
 export { type GoZone, goUnixDate, type ParsedGoTime, parseGoUnixDate } from "./goTime.js"
-export { optionsFromStrings, type OptionsFromStrings, optionString, type ParsedOption, parseOptionString } from "./optionString.js"
+export {
+  optionsFromStrings,
+  type OptionsFromStrings,
+  optionString,
+  type ParsedOption,
+  parseOptionString
+} from "./optionString.js"

@@ -4,11 +4,20 @@
  */
 
 /** JS strings may hold lone surrogates; Go sees their UTF-8 form as U+FFFD. */
-const wellFormed = (s: string) => s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD")
+const wellFormed = (s: string) =>
+  s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD")
 
 // unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space.
 const printable = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u
-const shortEscapes: Record<string, string> = { "\x07": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v" }
+const shortEscapes: Record<string, string> = {
+  "\x07": "\\a",
+  "\b": "\\b",
+  "\f": "\\f",
+  "\n": "\\n",
+  "\r": "\\r",
+  "\t": "\\t",
+  "\v": "\\v"
+}
 const hex = (n: number, width: number) => n.toString(16).padStart(width, "0")
 
 /** Go's `strconv.Quote(s)`, i.e. `fmt.Sprintf("%q", s)`. */
@@ -45,7 +54,8 @@ export const goUnquote = (q: string): string => {
   const body = q.slice(1, -1)
   const bytes: Array<number> = []
   const enc = new TextEncoder()
-  const pushRune = (cp: number) => bytes.push(...enc.encode(String.fromCodePoint(cp > 0x10ffff || (cp >= 0xd800 && cp < 0xe000) ? 0xfffd : cp)))
+  const pushRune = (cp: number) =>
+    bytes.push(...enc.encode(String.fromCodePoint(cp > 0x10ffff || (cp >= 0xd800 && cp < 0xe000) ? 0xfffd : cp)))
   for (let i = 0; i < body.length; ) {
     const ch = body[i]!
     if (ch === '"' || ch === "\n") throw new Error(`not a Go quoted string: ${q}`)

@@ -26,12 +26,16 @@ const numericZone = (offsetSeconds: number) => {
 
 const ianaZone = (ms: number, timeZone: string): { name: string; offsetSeconds: number } => {
   const part = (style: "longOffset" | "short") =>
-    new Intl.DateTimeFormat("en-US", { timeZone, timeZoneName: style }).formatToParts(ms).find((p) => p.type === "timeZoneName")?.value ?? ""
+    new Intl.DateTimeFormat("en-US", { timeZone, timeZoneName: style })
+      .formatToParts(ms)
+      .find((p) => p.type === "timeZoneName")?.value ?? ""
   const off = /^GMT(?:([+-])(\d\d):(\d\d))?$/.exec(part("longOffset"))
   if (!off) throw new Error(`cannot read the UTC offset of time zone ${timeZone}`)
-  const offsetSeconds = off[1] === undefined ? 0 : (off[1] === "-" ? -1 : 1) * (Number(off[2]) * 3600 + Number(off[3]) * 60)
+  const offsetSeconds =
+    off[1] === undefined ? 0 : (off[1] === "-" ? -1 : 1) * (Number(off[2]) * 3600 + Number(off[3]) * 60)
   const short = part("short")
-  const name = /^[A-Z]{2,5}$/.test(short) && !(short === "GMT" && offsetSeconds !== 0) ? short : numericZone(offsetSeconds)
+  const name =
+    /^[A-Z]{2,5}$/.test(short) && !(short === "GMT" && offsetSeconds !== 0) ? short : numericZone(offsetSeconds)
   return { name, offsetSeconds }
 }
 
@@ -56,7 +60,8 @@ export interface ParsedGoTime {
   readonly offsetKnown: boolean
 }
 
-const unixDateRe = /^(?:Sun|Mon|Tue|Wed|Thu|Fri|Sat) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ( ?\d{1,2}) (\d\d):(\d\d):(\d\d) (\S+) (-?\d{4,})$/
+const unixDateRe =
+  /^(?:Sun|Mon|Tue|Wed|Thu|Fri|Sat) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ( ?\d{1,2}) (\d\d):(\d\d):(\d\d) (\S+) (-?\d{4,})$/
 
 /**
  * Reads a `time.UnixDate` string. "UTC", "GMT", "Z" and numeric zones ("+09", "-0330") have known
@@ -66,7 +71,16 @@ const unixDateRe = /^(?:Sun|Mon|Tue|Wed|Thu|Fri|Sat) (Jan|Feb|Mar|Apr|May|Jun|Ju
 export const parseGoUnixDate = (text: string, zones: Readonly<Record<string, number>> = {}): ParsedGoTime => {
   const m = unixDateRe.exec(text)
   if (!m) throw new Error(`not a Go time.UnixDate time: ${JSON.stringify(text)}`)
-  const [, mon, day, hh, mm, ss, zone, year] = m as unknown as [string, string, string, string, string, string, string, string]
+  const [, mon, day, hh, mm, ss, zone, year] = m as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string
+  ]
   const num = /^([+-])(\d\d)(\d\d)?$/.exec(zone)
   let offset: number | undefined
   if (zones[zone] !== undefined) offset = zones[zone]

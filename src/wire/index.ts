@@ -10,8 +10,23 @@ export * from "./ServerInfo.js"
 export * from "./WorkerInfo.js"
 export * from "./SchedulerEntry.js"
 export * from "./SchedulerEnqueueEvent.js"
-export { epoch, goZeroTime, isGoZeroTime, type Timestamp, timestampFromDate, timestampFromMillis, timestampToDate, timestampToMillis } from "./Timestamp.js"
+export {
+  epoch,
+  goZeroTime,
+  isGoZeroTime,
+  type Timestamp,
+  timestampFromDate,
+  timestampFromMillis,
+  timestampToDate,
+  timestampToMillis
+} from "./Timestamp.js"
 export * from "./errors.js"
 export * from "./payload.js"
 export * from "./uniqueKey.js"
-export { optionString, optionsFromStrings, type OptionsFromStrings, type ParsedOption, parseOptionString } from "./optionString.js"
+export {
+  optionString,
+  optionsFromStrings,
+  type OptionsFromStrings,
+  type ParsedOption,
+  parseOptionString
+} from "./optionString.js"

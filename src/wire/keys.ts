@@ -46,7 +46,8 @@ export const usedSignatureKey = (signatureHex: string) => `effect-asynq:used-sig
 export const signedRequestKey = (queue: string, signatureHex: string) => `asynq:{${queue}}:signed:${signatureHex}`
 
 /** The key of a server's ServerInfo (`asynq:servers:{host:pid:id}`). */
-export const serverInfoKey = (host: string, pid: number, serverId: string) => `asynq:servers:{${host}:${pid}:${serverId}}`
+export const serverInfoKey = (host: string, pid: number, serverId: string) =>
+  `asynq:servers:{${host}:${pid}:${serverId}}`
 /** The key of a server's active workers hash (`asynq:workers:{host:pid:id}`). */
 export const workersKey = (host: string, pid: number, serverId: string) => `asynq:workers:{${host}:${pid}:${serverId}}`
 /** The key of a scheduler's published entries (`asynq:schedulers:{id}`). */
@@ -196,4 +197,12 @@ export const queueKeys = (queue: string): QueueKeys => {
 /** asynq's TaskState names, as stored in the task hash's `state` field. */
 export type TaskState = "pending" | "active" | "scheduled" | "retry" | "archived" | "completed" | "aggregating"
 /** Every task state, in asynq's order. */
-export const taskStates: ReadonlyArray<TaskState> = ["active", "pending", "aggregating", "scheduled", "retry", "archived", "completed"]
+export const taskStates: ReadonlyArray<TaskState> = [
+  "active",
+  "pending",
+  "aggregating",
+  "scheduled",
+  "retry",
+  "archived",
+  "completed"
+]

@@ -58,7 +58,8 @@ export const parseOptionString = (text: string, zones?: Readonly<Record<string, 
     if (!/^-?\d+$/.test(arg)) throw new Error(`bad MaxRetry count in ${JSON.stringify(text)}`)
     return { kind: "maxRetry", value: Math.max(0, Number(arg)) }
   }
-  if (name in durationKinds) return { kind: durationKinds[name as keyof typeof durationKinds], ms: parseGoDuration(arg) }
+  if (name in durationKinds)
+    return { kind: durationKinds[name as keyof typeof durationKinds], ms: parseGoDuration(arg) }
   if (name in stringKinds) return { kind: stringKinds[name as keyof typeof stringKinds], value: goUnquote(arg) }
   if (name in timeKinds) {
     const t = parseGoUnixDate(arg, zones)
@@ -66,7 +67,8 @@ export const parseOptionString = (text: string, zones?: Readonly<Record<string, 
   }
   if (name === "Header") {
     const kv: unknown = JSON.parse(arg)
-    if (!Array.isArray(kv) || kv.length !== 2 || !kv.every((x) => typeof x === "string")) throw new Error(`bad Header in ${JSON.stringify(text)}`)
+    if (!Array.isArray(kv) || kv.length !== 2 || !kv.every((x) => typeof x === "string"))
+      throw new Error(`bad Header in ${JSON.stringify(text)}`)
     return { kind: "header", key: kv[0], value: kv[1] }
   }
   throw new Error(`unknown asynq option ${name} in ${JSON.stringify(text)}`)
@@ -88,22 +90,47 @@ export interface OptionsFromStrings {
 }
 
 /** Reads a SchedulerEntry's enqueue_options into one options object; later options win, as in asynq. */
-export const optionsFromStrings = (texts: ReadonlyArray<string>, zones?: Readonly<Record<string, number>>): OptionsFromStrings => {
+export const optionsFromStrings = (
+  texts: ReadonlyArray<string>,
+  zones?: Readonly<Record<string, number>>
+): OptionsFromStrings => {
   const o: OptionsFromStrings = {}
   for (const t of texts) {
     const p = parseOptionString(t, zones)
     switch (p.kind) {
-      case "maxRetry": o.maxRetry = p.value; break
-      case "queue": o.queue = p.value; break
-      case "taskId": o.taskId = p.value; break
-      case "group": o.group = p.value; break
-      case "timeout": o.timeout = p.ms; break
-      case "unique": o.unique = p.ms; break
-      case "processIn": o.processIn = p.ms; break
-      case "retention": o.retention = p.ms; break
-      case "deadline": o.deadline = p.date; break
-      case "processAt": o.processAt = p.date; break
-      case "header": o.headers = { ...o.headers, [p.key]: p.value }; break
+      case "maxRetry":
+        o.maxRetry = p.value
+        break
+      case "queue":
+        o.queue = p.value
+        break
+      case "taskId":
+        o.taskId = p.value
+        break
+      case "group":
+        o.group = p.value
+        break
+      case "timeout":
+        o.timeout = p.ms
+        break
+      case "unique":
+        o.unique = p.ms
+        break
+      case "processIn":
+        o.processIn = p.ms
+        break
+      case "retention":
+        o.retention = p.ms
+        break
+      case "deadline":
+        o.deadline = p.date
+        break
+      case "processAt":
+        o.processAt = p.date
+        break
+      case "header":
+        o.headers = { ...o.headers, [p.key]: p.value }
+        break
     }
   }
   return o

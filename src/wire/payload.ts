@@ -34,10 +34,14 @@ export const encodePayload = (p: unknown): Uint8Array | undefined => {
   try {
     text = JSON.stringify(p)
   } catch (e) {
-    throw new PayloadEncodeError({ message: `payload cannot be serialized as JSON: ${e instanceof Error ? e.message : String(e)}` })
+    throw new PayloadEncodeError({
+      message: `payload cannot be serialized as JSON: ${e instanceof Error ? e.message : String(e)}`
+    })
   }
   if (text === undefined) {
-    throw new PayloadEncodeError({ message: `payload of type ${typeof p} has no JSON form; pass a string, a Uint8Array or a JSON value` })
+    throw new PayloadEncodeError({
+      message: `payload of type ${typeof p} has no JSON form; pass a string, a Uint8Array or a JSON value`
+    })
   }
   return utf8Bytes(text)
 }
@@ -63,7 +67,9 @@ export const payloadJson = <A = unknown>(p: Uint8Array | undefined): A => {
     return JSON.parse(text) as A
   } catch (e) {
     const head = text.length > 40 ? `${text.slice(0, 40)}…` : text
-    throw new PayloadDecodeError({ message: `payload is not valid JSON (${e instanceof Error ? e.message : String(e)}): ${JSON.stringify(head)}` })
+    throw new PayloadDecodeError({
+      message: `payload is not valid JSON (${e instanceof Error ? e.message : String(e)}): ${JSON.stringify(head)}`
+    })
   }
 }
 

@@ -45,7 +45,12 @@ export const writeRepeatedString = (w: BinaryWriter, field: number, vs: Readonly
   for (const v of vs) w.tag(field, WireType.LengthDelimited).string(v)
 }
 
-const writeMap = <V>(w: BinaryWriter, field: number, m: Readonly<Record<string, V>>, writeValue: (w: BinaryWriter, v: V) => void) => {
+const writeMap = <V>(
+  w: BinaryWriter,
+  field: number,
+  m: Readonly<Record<string, V>>,
+  writeValue: (w: BinaryWriter, v: V) => void
+) => {
   for (const k of Object.keys(m).sort()) {
     // Go writes both parts of a map entry, even when they are the default.
     w.tag(field, WireType.LengthDelimited).fork()
@@ -114,7 +119,12 @@ export const readMapEntry = <V>(
  * Runs a message decoder over `bytes`. Any failure (truncated input, a bad tag, invalid UTF-8,
  * trailing garbage) becomes a MessageDecodeError naming the message type and the Redis key.
  */
-export const decodeWith = <A>(what: string, bytes: Uint8Array, key: string | undefined, body: (r: BinaryReader) => A): A => {
+export const decodeWith = <A>(
+  what: string,
+  bytes: Uint8Array,
+  key: string | undefined,
+  body: (r: BinaryReader) => A
+): A => {
   try {
     const r = new BinaryReader(bytes)
     const out = body(r)

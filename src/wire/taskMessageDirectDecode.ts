@@ -122,12 +122,24 @@ export const decodeTaskMessageDirect = (b: Uint8Array): TaskMessage | undefined 
       const s = text(b, start, stop)
       if (s === undefined) return undefined
       switch (field) {
-        case 1: type = s; continue
-        case 3: id = s; continue
-        case 4: queue = s; continue
-        case 7: errorMsg = s; continue
-        case 10: uniqueKey = s; continue
-        case 14: groupKey = s; continue
+        case 1:
+          type = s
+          continue
+        case 3:
+          id = s
+          continue
+        case 4:
+          queue = s
+          continue
+        case 7:
+          errorMsg = s
+          continue
+        case 10:
+          uniqueKey = s
+          continue
+        case 14:
+          groupKey = s
+          continue
       }
       return undefined
     }
@@ -143,13 +155,39 @@ export const decodeTaskMessageDirect = (b: Uint8Array): TaskMessage | undefined 
         if (value >= 2 ** 31) return undefined
         retried = value
         continue
-      case 8: timeout = value; continue
-      case 9: deadline = value; continue
-      case 11: lastFailedAt = value; continue
-      case 12: retention = value; continue
-      case 13: completedAt = value; continue
+      case 8:
+        timeout = value
+        continue
+      case 9:
+        deadline = value
+        continue
+      case 11:
+        lastFailedAt = value
+        continue
+      case 12:
+        retention = value
+        continue
+      case 13:
+        completedAt = value
+        continue
     }
     return undefined
   }
-  return { type, payload, id, queue, retry, retried, errorMsg, timeout, deadline, uniqueKey, lastFailedAt, retention, completedAt, groupKey, headers }
+  return {
+    type,
+    payload,
+    id,
+    queue,
+    retry,
+    retried,
+    errorMsg,
+    timeout,
+    deadline,
+    uniqueKey,
+    lastFailedAt,
+    retention,
+    completedAt,
+    groupKey,
+    headers
+  }
 }

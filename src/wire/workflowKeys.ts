@@ -6,7 +6,8 @@
 import { queueKeys } from "./keys.js"
 
 /** The hash of one workflow execution on control queue `queue`. */
-export const workflowExecutionKey = (queue: string, executionId: string): string => `${queueKeys(queue).prefix}wf:x:${executionId}`
+export const workflowExecutionKey = (queue: string, executionId: string): string =>
+  `${queueKeys(queue).prefix}wf:x:${executionId}`
 
 /** The channel every completed execution is published on (message: `<queue>\n<execution id>`). */
 export const workflowDoneChannel = "effect-asynq:wf:done"

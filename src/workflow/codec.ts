@@ -35,16 +35,30 @@ export const codecsOf = (workflow: Workflow.Any): Codecs => {
   let c = cache.get(workflow)
   if (c) return c
   const payload = Schema.toCodecJson(workflow.payloadSchema as unknown as Schema.Codec<object, unknown>)
-  const result = Schema.toCodecJson(Workflow.Result({ success: workflow.successSchema, error: workflow.errorSchema }) as unknown as Schema.Codec<Workflow.Result<unknown, unknown>, unknown>)
+  const result = Schema.toCodecJson(
+    Workflow.Result({ success: workflow.successSchema, error: workflow.errorSchema }) as unknown as Schema.Codec<
+      Workflow.Result<unknown, unknown>,
+      unknown
+    >
+  )
   const encP = Schema.encodeEffect(payload)
   const decP = Schema.decodeUnknownEffect(payload)
   const encR = Schema.encodeEffect(result)
   const decR = Schema.decodeUnknownEffect(result)
   c = {
-    encodePayload: (p) => Effect.map(Effect.orDie(encP(p) as Effect.Effect<unknown, Schema.SchemaError>), (v) => JSON.stringify(v)),
-    decodePayload: (json) => Effect.orDie(Effect.suspend(() => decP(JSON.parse(json))) as Effect.Effect<object, Schema.SchemaError>),
-    encodeResult: (r) => Effect.map(Effect.orDie(encR(r) as Effect.Effect<unknown, Schema.SchemaError>), (v) => JSON.stringify(v)),
-    decodeResult: (json) => Effect.orDie(Effect.suspend(() => decR(JSON.parse(json))) as Effect.Effect<Workflow.Result<unknown, unknown>, Schema.SchemaError>)
+    encodePayload: (p) =>
+      Effect.map(Effect.orDie(encP(p) as Effect.Effect<unknown, Schema.SchemaError>), (v) => JSON.stringify(v)),
+    decodePayload: (json) =>
+      Effect.orDie(Effect.suspend(() => decP(JSON.parse(json))) as Effect.Effect<object, Schema.SchemaError>),
+    encodeResult: (r) =>
+      Effect.map(Effect.orDie(encR(r) as Effect.Effect<unknown, Schema.SchemaError>), (v) => JSON.stringify(v)),
+    decodeResult: (json) =>
+      Effect.orDie(
+        Effect.suspend(() => decR(JSON.parse(json))) as Effect.Effect<
+          Workflow.Result<unknown, unknown>,
+          Schema.SchemaError
+        >
+      )
   }
   cache.set(workflow, c)
   return c

@@ -49,7 +49,14 @@ import { SkipRetry } from "../processor/errors.js"
 import type { Task } from "../processor/Task.js"
 import * as Server from "../processor/Server.js"
 import type { ServerOptions } from "../processor/options.js"
-import { controlMessageOf, controlQueueOf, controlQueues, nextRunOf, wakeExecution, workflowRunTaskType } from "../steps/workflowControl.js"
+import {
+  controlMessageOf,
+  controlQueueOf,
+  controlQueues,
+  nextRunOf,
+  wakeExecution,
+  workflowRunTaskType
+} from "../steps/workflowControl.js"
 import { workflowDoneChannel, workflowInterruptChannel } from "../wire/workflowKeys.js"
 import type { RedisConnectionError, RedisError } from "../redis/errors.js"
 import { publishWorkflowInterrupt } from "../broker/workflowNotices.js"
@@ -106,20 +113,38 @@ export interface Resolved {
 
 /** Options with their defaults, or an InvalidArgument naming the bad one (nothing started). */
 export const resolve = (o: WorkflowLayerOptions = {}): Effect.Effect<Resolved, InvalidArgument> => {
-  const bad = (field: string, message: string) => Effect.fail(new InvalidArgument({ field, message: `workflow layer: ${message}` }))
+  const bad = (field: string, message: string) =>
+    Effect.fail(new InvalidArgument({ field, message: `workflow layer: ${message}` }))
   const shards = o.shards ?? 1
-  if (!Number.isInteger(shards) || shards < 1 || shards > 1024) return bad("shards", `shards must be an integer from 1 to 1024, got ${shards}`)
+  if (!Number.isInteger(shards) || shards < 1 || shards > 1024)
+    return bad("shards", `shards must be an integer from 1 to 1024, got ${shards}`)
   const concurrency = o.concurrency ?? 10
-  if (!Number.isInteger(concurrency) || concurrency < 1) return bad("concurrency", `concurrency must be a positive integer, got ${concurrency}`)
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    return bad("concurrency", `concurrency must be a positive integer, got ${concurrency}`)
   const queue = o.queue ?? "workflow"
-  if (queue.trim() === "" || /[{}\s]/.test(queue)) return bad("queue", `queue must be a non-empty name without braces or spaces, got ${JSON.stringify(queue)}`)
+  if (queue.trim() === "" || /[{}\s]/.test(queue))
+    return bad("queue", `queue must be a non-empty name without braces or spaces, got ${JSON.stringify(queue)}`)
   const runMaxRetry = o.runMaxRetry ?? 25
-  if (!Number.isInteger(runMaxRetry) || runMaxRetry < 0) return bad("runMaxRetry", `runMaxRetry must be an integer >= 0, got ${runMaxRetry}`)
+  if (!Number.isInteger(runMaxRetry) || runMaxRetry < 0)
+    return bad("runMaxRetry", `runMaxRetry must be an integer >= 0, got ${runMaxRetry}`)
   const runTimeoutSec = o.runTimeoutSec ?? 1800
-  if (!Number.isInteger(runTimeoutSec) || runTimeoutSec < 1) return bad("runTimeoutSec", `runTimeoutSec must be a whole number of seconds >= 1, got ${runTimeoutSec}`)
+  if (!Number.isInteger(runTimeoutSec) || runTimeoutSec < 1)
+    return bad("runTimeoutSec", `runTimeoutSec must be a whole number of seconds >= 1, got ${runTimeoutSec}`)
   const completedRetentionMs = o.completedRetentionMs ?? 0
-  if (!Number.isFinite(completedRetentionMs) || completedRetentionMs < 0) return bad("completedRetentionMs", `completedRetentionMs must be a finite number of ms >= 0, got ${completedRetentionMs}`)
-  return Effect.succeed({ queue, shards, concurrency, runMaxRetry, runTimeoutSec, completedRetentionMs, server: o.server ?? {} })
+  if (!Number.isFinite(completedRetentionMs) || completedRetentionMs < 0)
+    return bad(
+      "completedRetentionMs",
+      `completedRetentionMs must be a finite number of ms >= 0, got ${completedRetentionMs}`
+    )
+  return Effect.succeed({
+    queue,
+    shards,
+    concurrency,
+    runMaxRetry,
+    runTimeoutSec,
+    completedRetentionMs,
+    server: o.server ?? {}
+  })
 }
 
 /**
@@ -139,7 +164,10 @@ interface RunState {
 
 interface Registered {
   readonly workflow: Workflow.Any
-  readonly execute: (payload: object, executionId: string) => Effect.Effect<unknown, unknown, WorkflowEngine.WorkflowInstance | WorkflowEngine.WorkflowEngine>
+  readonly execute: (
+    payload: object,
+    executionId: string
+  ) => Effect.Effect<unknown, unknown, WorkflowEngine.WorkflowInstance | WorkflowEngine.WorkflowEngine>
 }
 
 interface Parent {
@@ -163,7 +191,11 @@ export const make = (options?: WorkflowLayerOptions) =>
     /** A broker call: Redis errors retried a few times, then a defect (the Encoded contract has no error channel). */
     const call = <A, E>(eff: Effect.Effect<A, E, Broker>): Effect.Effect<A> =>
       eff.pipe(
-        Effect.retry({ schedule: Schedule.exponential("50 millis"), times: 4, while: (e) => (e as { _tag?: string })._tag === "RedisError" }),
+        Effect.retry({
+          schedule: Schedule.exponential("50 millis"),
+          times: 4,
+          while: (e) => (e as { _tag?: string })._tag === "RedisError"
+        }),
         Effect.orDie,
         Effect.provideService(Broker, broker)
       )
@@ -172,10 +204,15 @@ export const make = (options?: WorkflowLayerOptions) =>
 
     const registered = new Set<string>()
     /** asynq:queues lists the control queue (the CLI and asynqmon find it there); once per queue and process. */
-    const registerQueue = (queue: string) => (registered.has(queue) ? Effect.void : Effect.tap(call(runScript(registerQueueScript, queue)), () => Effect.sync(() => registered.add(queue))))
+    const registerQueue = (queue: string) =>
+      registered.has(queue)
+        ? Effect.void
+        : Effect.tap(call(runScript(registerQueueScript, queue)), () => Effect.sync(() => registered.add(queue)))
 
-    const controlMessage = (type: string, id: string, queue: string, payload: unknown) => controlMessageOf(opts, type, id, queue, payload)
-    const nextRun = (queue: string, workflowName: string, executionId: string) => nextRunOf(opts, queue, workflowName, executionId)
+    const controlMessage = (type: string, id: string, queue: string, payload: unknown) =>
+      controlMessageOf(opts, type, id, queue, payload)
+    const nextRun = (queue: string, workflowName: string, executionId: string) =>
+      nextRunOf(opts, queue, workflowName, executionId)
     /** Records a fact (or nothing) and wakes the execution. */
     const wake = (workflowName: string, executionId: string, field: string, value: string, mode: "a" | "e") =>
       call(wakeExecution(opts, workflowName, executionId, field, value, mode))
@@ -205,7 +242,8 @@ export const make = (options?: WorkflowLayerOptions) =>
               onMessage: (channel, message) => {
                 if (channel === workflowInterruptChannel) {
                   const [, executionId, field] = message.split("\n")
-                  if (executionId !== undefined && (field === InterruptField || field === InterruptUnsafeField)) Effect.runFork(interruptLocal(executionId, field))
+                  if (executionId !== undefined && (field === InterruptField || field === InterruptUnsafeField))
+                    Effect.runFork(interruptLocal(executionId, field))
                   return
                 }
                 const set = waiters.get(message)
@@ -228,7 +266,12 @@ export const make = (options?: WorkflowLayerOptions) =>
         yield* call(publishWorkflowInterrupt(queueOf(workflow._tag, executionId), executionId, field))
       })
 
-    const resultOf = (workflow: Workflow.Any, state: string, result: string, failed: boolean): Effect.Effect<Workflow.Result<unknown, unknown>> =>
+    const resultOf = (
+      workflow: Workflow.Any,
+      state: string,
+      result: string,
+      failed: boolean
+    ): Effect.Effect<Workflow.Result<unknown, unknown>> =>
       state === "complete" || (state === "suspended" && result !== "")
         ? codecsOf(workflow).decodeResult(result)
         : Effect.succeed(new Workflow.Suspended(failed ? { failed: true } : {}))
@@ -246,7 +289,8 @@ export const make = (options?: WorkflowLayerOptions) =>
       Effect.gen(function* () {
         const { workflow: name, executionId } = task.json<{ workflow: string; executionId: string }>()
         const entry = workflows.get(name)
-        if (entry === undefined) return yield* Effect.fail(new Error(`workflow "${name}" is not registered in this worker`))
+        if (entry === undefined)
+          return yield* Effect.fail(new Error(`workflow "${name}" is not registered in this worker`))
         const queue = task.queue
         const start = yield* call(runScript(workflowRunStartScript, { queue, executionId, runId: task.id }))
         if (start._tag === "Stale" || start._tag === "Missing") return
@@ -267,7 +311,13 @@ export const make = (options?: WorkflowLayerOptions) =>
               // fail under SuspendOnFailure); an unsafe one always. The run then ends interrupted,
               // so finalizers and compensations run and a final result is recorded.
               const interrupted = fields.has(InterruptField) || fields.has(InterruptUnsafeField)
-              if (!interrupted || (!fields.has(InterruptUnsafeField) && !instance.suspended && !instance.abandoned && !(suspendOnFailure && Exit.isFailure(exit)))) {
+              if (
+                !interrupted ||
+                (!fields.has(InterruptUnsafeField) &&
+                  !instance.suspended &&
+                  !instance.abandoned &&
+                  !(suspendOnFailure && Exit.isFailure(exit)))
+              ) {
                 return Effect.void
               }
               instance.interrupted = true
@@ -280,21 +330,29 @@ export const make = (options?: WorkflowLayerOptions) =>
             Effect.forkChild({ startImmediately: true })
           )
           run.fiber = fiber
-          const exit = yield* Fiber.await(fiber).pipe(Effect.ensuring(Effect.sync(() => runs.get(executionId) === run && runs.delete(executionId))))
+          const exit = yield* Fiber.await(fiber).pipe(
+            Effect.ensuring(Effect.sync(() => runs.get(executionId) === run && runs.delete(executionId)))
+          )
           return { exit, instance }
         })
         const { exit, instance } = yield* replay
         let result: Workflow.Result<unknown, unknown>
         if (Exit.isSuccess(exit)) result = exit.value
-        else if (Cause.hasInterruptsOnly(exit.cause) && instance.suspended) result = new Workflow.Suspended({}) // preempted by a wake
+        else if (Cause.hasInterruptsOnly(exit.cause) && instance.suspended)
+          result = new Workflow.Suspended({}) // preempted by a wake
         // Cut short by interruptUnsafe: the run's scope closed with the interrupt (its finalizers
         // and compensations ran), so that is the final result.
-        else if (Cause.hasInterruptsOnly(exit.cause) && fields.has(InterruptUnsafeField)) result = new Workflow.Complete({ exit: Exit.failCause(exit.cause) })
+        else if (Cause.hasInterruptsOnly(exit.cause) && fields.has(InterruptUnsafeField))
+          result = new Workflow.Complete({ exit: Exit.failCause(exit.cause) })
         else return yield* Effect.failCause(exit.cause) // stopped from outside (shutdown, lost lease): asynq retries the run
         // A result its schemas reject is recorded as a defect (retrying the run would not help).
         const encoded = yield* codecs.encodeResult(result).pipe(
           Effect.catchCause((cause) =>
-            codecs.encodeResult(new Workflow.Complete({ exit: Exit.die(`the result of workflow "${name}" does not fit its schemas: ${Cause.pretty(cause)}`) }))
+            codecs.encodeResult(
+              new Workflow.Complete({
+                exit: Exit.die(`the result of workflow "${name}" does not fit its schemas: ${Cause.pretty(cause)}`)
+              })
+            )
           )
         )
         const next = yield* nextRun(queue, name, executionId)
@@ -323,12 +381,18 @@ export const make = (options?: WorkflowLayerOptions) =>
     /** A deferred completed by a control task (any asynq client): recorded as the token says, waking the execution. */
     const deferredTask = (task: Task) =>
       Effect.gen(function* () {
-        const body = yield* Effect.try({ try: () => task.json<{ token?: unknown; value?: unknown; error?: unknown }>(), catch: (e) => new SkipRetry(`${workflowDeferredTaskType}: the payload is not JSON: ${String(e)}`) })
+        const body = yield* Effect.try({
+          try: () => task.json<{ token?: unknown; value?: unknown; error?: unknown }>(),
+          catch: (e) => new SkipRetry(`${workflowDeferredTaskType}: the payload is not JSON: ${String(e)}`)
+        })
         const token = yield* Effect.try({
           try: () => TokenParsed.fromString(String(body?.token)),
           catch: () => new SkipRetry(`${workflowDeferredTaskType}: "token" is not a DurableDeferred token`)
         })
-        if (!("value" in body) && !("error" in body)) return yield* new SkipRetry(`${workflowDeferredTaskType}: the payload needs "value" (success) or "error" (failure)`)
+        if (!("value" in body) && !("error" in body))
+          return yield* new SkipRetry(
+            `${workflowDeferredTaskType}: the payload needs "value" (success) or "error" (failure)`
+          )
         const exit = "error" in body ? Exit.fail(body.error) : Exit.succeed(body.value)
         yield* wake(token.workflowName, token.executionId, `d:${token.deferredName}`, yield* encodeExit(exit), "a")
       })
@@ -336,32 +400,58 @@ export const make = (options?: WorkflowLayerOptions) =>
     const encoded: WorkflowEngine.Encoded = {
       register: (workflow, execute) =>
         Effect.gen(function* () {
-          if (workflows.has(workflow._tag)) return yield* Effect.die(new Error(`workflow "${workflow._tag}" is registered twice with this engine`))
+          if (workflows.has(workflow._tag))
+            return yield* Effect.die(new Error(`workflow "${workflow._tag}" is registered twice with this engine`))
           workflows.set(workflow._tag, { workflow, execute })
           yield* Effect.addFinalizer(() => Effect.sync(() => workflows.delete(workflow._tag)))
           const queues = controlQueues(opts, workflow._tag)
           yield* Effect.forEach(queues, registerQueue, { discard: true })
           // Interrupt notices; without them an interrupt still applies at the execution's next run.
-          yield* subscribed.pipe(Effect.catch((e) => Effect.logWarning(`workflow: interrupt notices unavailable for now: ${e.message}`)))
-          yield* Server.start({ [workflowRunTaskType]: runTask, [workflowClockTaskType]: clockTask, [workflowDeferredTaskType]: deferredTask }, { retryDelay: runRetryDelay, ...opts.server, concurrency: opts.concurrency, queues: Object.fromEntries(queues.map((q) => [q, 1])) }).pipe(
-            Effect.provideService(Broker, broker),
-            Effect.orDie
+          yield* subscribed.pipe(
+            Effect.catch((e) => Effect.logWarning(`workflow: interrupt notices unavailable for now: ${e.message}`))
           )
+          yield* Server.start(
+            {
+              [workflowRunTaskType]: runTask,
+              [workflowClockTaskType]: clockTask,
+              [workflowDeferredTaskType]: deferredTask
+            },
+            {
+              retryDelay: runRetryDelay,
+              ...opts.server,
+              concurrency: opts.concurrency,
+              queues: Object.fromEntries(queues.map((q) => [q, 1]))
+            }
+          ).pipe(Effect.provideService(Broker, broker), Effect.orDie)
         }),
 
       execute: <const Discard extends boolean>(
         workflow: Workflow.Any,
-        options: { readonly executionId: string; readonly payload: object; readonly discard: Discard; readonly parent?: WorkflowEngine.WorkflowInstance["Service"] | undefined; readonly detached?: boolean | undefined }
+        options: {
+          readonly executionId: string
+          readonly payload: object
+          readonly discard: Discard
+          readonly parent?: WorkflowEngine.WorkflowInstance["Service"] | undefined
+          readonly detached?: boolean | undefined
+        }
       ) =>
         Effect.gen(function* () {
           const { executionId } = options
           const queue = queueOf(workflow._tag, executionId)
           const codecs = codecsOf(workflow)
           const payload = yield* codecs.encodePayload(options.payload)
-          const parent = options.parent !== undefined && !options.detached ? JSON.stringify({ workflow: options.parent.workflow._tag, executionId: options.parent.executionId } satisfies Parent) : ""
+          const parent =
+            options.parent !== undefined && !options.detached
+              ? JSON.stringify({
+                  workflow: options.parent.workflow._tag,
+                  executionId: options.parent.executionId
+                } satisfies Parent)
+              : ""
           yield* registerQueue(queue)
           const run = yield* nextRun(queue, workflow._tag, executionId)
-          const started = yield* call(runScript(workflowStartScript, { ...run, executionId, workflow: workflow._tag, payload, parent }))
+          const started = yield* call(
+            runScript(workflowStartScript, { ...run, executionId, workflow: workflow._tag, payload, parent })
+          )
           if (options.discard) return undefined
           if (started._tag === "Started") return new Workflow.Suspended({})
           return yield* resultOf(workflow, started.state, started.result, started.failed)
@@ -369,7 +459,9 @@ export const make = (options?: WorkflowLayerOptions) =>
 
       poll: (workflow, executionId) =>
         Effect.gen(function* () {
-          const [state, result, failed] = yield* call(readExecutionFields(queueOf(workflow._tag, executionId), executionId, ["state", "result", "failed"]))
+          const [state, result, failed] = yield* call(
+            readExecutionFields(queueOf(workflow._tag, executionId), executionId, ["state", "result", "failed"])
+          )
           // As the memory engine: nothing while a run is pending or going; the last result otherwise.
           if (state !== "complete" && state !== "suspended") return Option.none()
           return Option.some(yield* resultOf(workflow, state, result ?? "", failed === "1"))
@@ -411,14 +503,19 @@ export const make = (options?: WorkflowLayerOptions) =>
           const stored = run?.fields.get(field)
           if (stored !== undefined) return new Workflow.Complete({ exit: yield* decodeExit(stored) })
           // A pending interrupt replays only to rebuild compensations: no new activity runs.
-          if (run && (run.fields.has(InterruptField) || run.fields.has(InterruptUnsafeField)) && !instance.interrupted) return new Workflow.Suspended({})
+          if (run && (run.fields.has(InterruptField) || run.fields.has(InterruptUnsafeField)) && !instance.interrupted)
+            return new Workflow.Suspended({})
           const activityInstance = WorkflowEngine.WorkflowInstance.initial(instance.workflow, executionId)
           activityInstance.interrupted = instance.interrupted
-          const result = yield* activity.executeEncoded.pipe(Workflow.intoResult, Effect.provideService(WorkflowEngine.WorkflowInstance, activityInstance))
+          const result = yield* activity.executeEncoded.pipe(
+            Workflow.intoResult,
+            Effect.provideService(WorkflowEngine.WorkflowInstance, activityInstance)
+          )
           if (result._tag === "Suspended") return result
           const exit = yield* encodeExit(result.exit)
           // Stored before it is returned; the first write wins and every writer returns it.
-          const winner = (yield* call(runScript(workflowActivityDoneScript, { queue, executionId, field, exit }))) ?? exit
+          const winner =
+            (yield* call(runScript(workflowActivityDoneScript, { queue, executionId, field, exit }))) ?? exit
           run?.fields.set(field, winner)
           return winner === exit ? result : new Workflow.Complete({ exit: yield* decodeExit(winner) })
         }),
@@ -431,7 +528,9 @@ export const make = (options?: WorkflowLayerOptions) =>
           const field = `d:${deferred.name}`
           let value = run?.fields.get(field)
           if (value === undefined) {
-            const [read] = yield* call(readExecutionFields(run?.queue ?? queueOf(instance.workflow._tag, executionId), executionId, [field]))
+            const [read] = yield* call(
+              readExecutionFields(run?.queue ?? queueOf(instance.workflow._tag, executionId), executionId, [field])
+            )
             value = read
             if (value !== undefined) run?.fields.set(field, value)
           }
@@ -444,7 +543,8 @@ export const make = (options?: WorkflowLayerOptions) =>
           const outcome = yield* wake(o.workflowName, o.executionId, `d:${o.deferredName}`, exit, "a")
           // A run of this process parked on the deferred is cut short (it replays at once, the wake
           // flag saw to that); forked, so a workflow completing its own deferred never waits on itself.
-          if (outcome !== "already-set") yield* Effect.forkIn(deferredState.deferredDone(o.executionId, o.deferredName), layerScope)
+          if (outcome !== "already-set")
+            yield* Effect.forkIn(deferredState.deferredDone(o.executionId, o.deferredName), layerScope)
         }),
 
       scheduleClock: (workflow, o) =>
@@ -452,9 +552,22 @@ export const make = (options?: WorkflowLayerOptions) =>
           const queue = queueOf(workflow._tag, o.executionId)
           const nowMs = yield* Clock.currentTimeMillis
           const taskId = `clock:${o.executionId}:${o.clock.name}`
-          const taskMessage = controlMessage(workflowClockTaskType, taskId, queue, { workflow: workflow._tag, executionId: o.executionId, name: o.clock.name })
+          const taskMessage = controlMessage(workflowClockTaskType, taskId, queue, {
+            workflow: workflow._tag,
+            executionId: o.executionId,
+            name: o.clock.name
+          })
           yield* registerQueue(queue)
-          yield* call(runScript(workflowScheduleClockScript, { queue, executionId: o.executionId, deferredField: `d:${o.clock.deferred.name}`, taskId, taskMessage, wakeUpMs: nowMs + Duration.toMillis(o.clock.duration) }))
+          yield* call(
+            runScript(workflowScheduleClockScript, {
+              queue,
+              executionId: o.executionId,
+              deferredField: `d:${o.clock.deferred.name}`,
+              taskId,
+              taskMessage,
+              wakeUpMs: nowMs + Duration.toMillis(o.clock.duration)
+            })
+          )
         })
     }
     const engine = WorkflowEngine.makeUnsafe(encoded)

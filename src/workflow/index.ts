@@ -17,7 +17,14 @@ import type { InvalidArgument } from "../broker/errors.js"
 import { make, type WorkflowLayerOptions } from "./engine.js"
 
 export { completeDeferred, type ControlQueueOptions, createDeferredClient, type DeferredClient } from "./deferred.js"
-export { controlQueueOf, controlQueues, workflowClockTaskType, workflowDeferredTaskType, type WorkflowLayerOptions, workflowRunTaskType } from "./engine.js"
+export {
+  controlQueueOf,
+  controlQueues,
+  workflowClockTaskType,
+  workflowDeferredTaskType,
+  type WorkflowLayerOptions,
+  workflowRunTaskType
+} from "./engine.js"
 
 /**
  * The durable workflow engine as a Layer providing effect's `WorkflowEngine`, over the `Broker`.
@@ -26,5 +33,7 @@ export { controlQueueOf, controlQueues, workflowClockTaskType, workflowDeferredT
  * starts, polls, resumes, interrupts and completes deferreds. Options are checked when the layer
  * is built: a bad one fails the build with an InvalidArgument naming it.
  */
-export const layer = (options?: WorkflowLayerOptions): Layer.Layer<WorkflowEngine.WorkflowEngine, InvalidArgument, Broker> =>
+export const layer = (
+  options?: WorkflowLayerOptions
+): Layer.Layer<WorkflowEngine.WorkflowEngine, InvalidArgument, Broker> =>
   Layer.effect(WorkflowEngine.WorkflowEngine, make(options))

@@ -24,10 +24,33 @@ const readmeNames = (): Array<string> => {
   return names
 }
 
-const internals = ["enqueueUntraced", "enqueueManyUntraced", "toInt64", "makeRedis", "acquireClient", "goQuote", "goJson", "readMapEntry", "writeStringMap", "readTimestamp", "writeTimestamp", "resolveEnqueueOptions", "decodeStored", "setAsideCorrupt", "dequeueLeaseCall", "resolveOptions", "queueOrder", "computeDeadlineMs"]
+const internals = [
+  "enqueueUntraced",
+  "enqueueManyUntraced",
+  "toInt64",
+  "makeRedis",
+  "acquireClient",
+  "goQuote",
+  "goJson",
+  "readMapEntry",
+  "writeStringMap",
+  "readTimestamp",
+  "writeTimestamp",
+  "resolveEnqueueOptions",
+  "decodeStored",
+  "setAsideCorrupt",
+  "dequeueLeaseCall",
+  "resolveOptions",
+  "queueOrder",
+  "computeDeadlineMs"
+]
 
 /** Every value a module exports, walking into namespace objects (`Steps.enqueue` → "enqueue"). */
-const exportedValues = (mod: Record<string, unknown>, where: string, out: Array<{ name: string; value: unknown; where: string }>) => {
+const exportedValues = (
+  mod: Record<string, unknown>,
+  where: string,
+  out: Array<{ name: string; value: unknown; where: string }>
+) => {
   for (const [name, value] of Object.entries(mod)) {
     if (value !== null && typeof value === "object" && Object.prototype.toString.call(value) === "[object Module]") {
       exportedValues(value as Record<string, unknown>, `${where} ${name}.`, out)
@@ -56,8 +79,12 @@ describe("effect-asynq's root exports", () => {
       "src/scheduler/index.ts",
       "src/wire/index.ts",
       "adapters/dashboard/index.ts",
-      ...readdirSync(`${root}/adapters/aws-lambda`).filter((f) => f.endsWith(".ts")).map((f) => `adapters/aws-lambda/${f}`),
-      ...readdirSync(`${root}/adapters/gcp-functions`).filter((f) => f.endsWith(".ts")).map((f) => `adapters/gcp-functions/${f}`)
+      ...readdirSync(`${root}/adapters/aws-lambda`)
+        .filter((f) => f.endsWith(".ts"))
+        .map((f) => `adapters/aws-lambda/${f}`),
+      ...readdirSync(`${root}/adapters/gcp-functions`)
+        .filter((f) => f.endsWith(".ts"))
+        .map((f) => `adapters/gcp-functions/${f}`)
     ]
     const seen = new Map<string, { value: unknown; where: string }>()
     const clashes: Array<string> = []

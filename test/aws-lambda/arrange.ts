@@ -24,4 +24,10 @@ export const runNow = <A, E>(eff: Effect.Effect<A, E, Broker>): Promise<A> =>
 
 /** Enqueues `n` tasks of type "job" (payload `{ i }`) to `queue`, with the given options. */
 export const fillQueue = (queue: string, n: number, options: { timeout?: number; maxRetry?: number } = {}) =>
-  runNow(Effect.forEach(Array.from({ length: n }, (_, i) => i), (i) => enqueue("job", { i }, { queue, ...options }), { discard: true }))
+  runNow(
+    Effect.forEach(
+      Array.from({ length: n }, (_, i) => i),
+      (i) => enqueue("job", { i }, { queue, ...options }),
+      { discard: true }
+    )
+  )

@@ -5,14 +5,24 @@
  * and refuses any other Host. Through the real SDK client and the loopback Invoke API.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createDashboardUrlHandler, type DashboardUrlEvent, type DashboardUrlHandler } from "../../adapters/aws-lambda/dashboardHandler.js"
+import {
+  createDashboardUrlHandler,
+  type DashboardUrlEvent,
+  type DashboardUrlHandler
+} from "../../adapters/aws-lambda/dashboardHandler.js"
 import { createClient } from "../../src/client.js"
 import { startLambdaInvokeServer, type LambdaInvokeServer } from "../support/lambdaInvokeServer.js"
 import { flushTestDb, testRedisUrl } from "../support/redis.js"
 import { invoke } from "./invoke.js"
 
 const domain = "abc123.lambda-url.eu-west-1.on.aws"
-const iamCaller = { accessKey: "AKIAEXAMPLE", accountId: "123456789012", callerId: "AIDAEXAMPLE", userArn: "arn:aws:iam::123456789012:user/ops", userId: "AIDAEXAMPLE" }
+const iamCaller = {
+  accessKey: "AKIAEXAMPLE",
+  accountId: "123456789012",
+  callerId: "AIDAEXAMPLE",
+  userArn: "arn:aws:iam::123456789012:user/ops",
+  userId: "AIDAEXAMPLE"
+}
 let server: LambdaInvokeServer
 const handlers: Record<string, DashboardUrlHandler> = {}
 
@@ -23,18 +33,29 @@ beforeAll(async () => {
   await client.close()
   handlers.iam = createDashboardUrlHandler({ redis: testRedisUrl(), authType: "AWS_IAM" })
   handlers.token = createDashboardUrlHandler({ redis: testRedisUrl(), token: "url-token" })
-  server = await startLambdaInvokeServer(Object.fromEntries(Object.entries(handlers).map(([name, h]) => [name, { handler: (e: unknown) => h(e as DashboardUrlEvent) }])))
+  server = await startLambdaInvokeServer(
+    Object.fromEntries(
+      Object.entries(handlers).map(([name, h]) => [name, { handler: (e: unknown) => h(e as DashboardUrlEvent) }])
+    )
+  )
 }, 30_000)
 afterAll(async () => {
   await server?.close()
   for (const h of Object.values(handlers)) await h.close()
 })
 
-const event = (rawPath: string, over: { host?: string; headers?: Record<string, string>; iam?: boolean } = {}): DashboardUrlEvent => ({
+const event = (
+  rawPath: string,
+  over: { host?: string; headers?: Record<string, string>; iam?: boolean } = {}
+): DashboardUrlEvent => ({
   version: "2.0",
   rawPath,
   headers: { host: over.host ?? domain, ...over.headers },
-  requestContext: { http: { method: "GET" }, domainName: domain, ...(over.iam ? { authorizer: { iam: iamCaller } } : {}) }
+  requestContext: {
+    http: { method: "GET" },
+    domainName: domain,
+    ...(over.iam ? { authorizer: { iam: iamCaller } } : {})
+  }
 })
 const call = async (name: string, e: DashboardUrlEvent) => {
   const r = await invoke(server.client(), name, e)
@@ -58,18 +79,26 @@ describe("createDashboardUrlHandler", () => {
         'createDashboardUrlHandler: no token: on a function URL anyone could read every queue and payload; pass token (is its environment variable set?), or authType: "AWS_IAM" when the URL uses IAM auth'
       )
     }
-    expect(() => createDashboardUrlHandler({ authType: "NONE" as "AWS_IAM" })).toThrow('authType must be "AWS_IAM" or left out, got "NONE"')
+    expect(() => createDashboardUrlHandler({ authType: "NONE" as "AWS_IAM" })).toThrow(
+      'authType must be "AWS_IAM" or left out, got "NONE"'
+    )
   })
 
   it('authType "AWS_IAM": an event AWS authenticated (requestContext.authorizer.iam) is served; one without it is refused (403) and reads nothing', async () => {
     const served = await call("iam", event("/api/queues", { iam: true }))
     expect(served.status).toBe(200)
-    expect((JSON.parse(served.body) as { queues: Array<{ queue: string }> }).queues.map((q) => q.queue)).toEqual(["billing"])
+    expect((JSON.parse(served.body) as { queues: Array<{ queue: string }> }).queues.map((q) => q.queue)).toEqual([
+      "billing"
+    ])
     for (const path of ["/api/queues", "/api/queues/billing/pending_tasks", "/", "/metrics"]) {
       const refused = await call("iam", event(path))
       expect(refused.status, path).toBe(403)
       expect(JSON.parse(refused.body)).toEqual({
-        error: { code: "IamAuthMissing", message: 'this dashboard is configured with authType "AWS_IAM", but the request carries no IAM caller: set the function URL\'s AuthType to AWS_IAM' }
+        error: {
+          code: "IamAuthMissing",
+          message:
+            'this dashboard is configured with authType "AWS_IAM", but the request carries no IAM caller: set the function URL\'s AuthType to AWS_IAM'
+        }
       })
     }
   })

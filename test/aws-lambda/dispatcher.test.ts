@@ -13,7 +13,13 @@ let server: LambdaInvokeServer
 let dispatcher: ReturnType<typeof createDispatcherHandler>
 
 const fill = (queue: string, n: number) =>
-  runNow(Effect.forEach(Array.from({ length: n }, (_, i) => i), (i) => enqueue("job", { i }, { queue }), { discard: true, concurrency: 16 }))
+  runNow(
+    Effect.forEach(
+      Array.from({ length: n }, (_, i) => i),
+      (i) => enqueue("job", { i }, { queue }),
+      { discard: true, concurrency: 16 }
+    )
+  )
 
 beforeAll(async () => {
   server = await startLambdaInvokeServer({ processor: { handler: async () => ({ ok: true }) } })
@@ -69,7 +75,12 @@ describe("Lambda dispatcher", () => {
 
   it("refuses to be created without a processor function name, queues, or with a bad cap", () => {
     const make = (over: Record<string, unknown>) => () =>
-      createDispatcherHandler({ queues: ["work"], processorFunctionName: "processor", redis: { url: testRedisUrl() }, ...over } as never)
+      createDispatcherHandler({
+        queues: ["work"],
+        processorFunctionName: "processor",
+        redis: { url: testRedisUrl() },
+        ...over
+      } as never)
     expect(make({ processorFunctionName: "" })).toThrow("dispatcher: processorFunctionName is empty")
     expect(make({ queues: [] })).toThrow("dispatcher: queues must list at least one queue")
     expect(make({ maxConcurrency: 0 })).toThrow("dispatcher: maxConcurrency must be a whole number >= 1, got 0")
@@ -88,7 +99,14 @@ describe("Lambda dispatcher", () => {
 
   it("fails the invocation when Lambda refused the invocations (unknown function), with the counts", async () => {
     await fill("low", 12)
-    const bad = createDispatcherHandler({ queues: ["low"], processorFunctionName: "missing", tasksPerInvocation: 10, redis: { url: testRedisUrl() }, lambda: server.client(), log: () => {} })
+    const bad = createDispatcherHandler({
+      queues: ["low"],
+      processorFunctionName: "missing",
+      tasksPerInvocation: 10,
+      redis: { url: testRedisUrl() },
+      lambda: server.client(),
+      log: () => {}
+    })
     const error = await bad().catch((e: unknown) => e)
     await bad.runtime.dispose()
     expect(error).toBeInstanceOf(DispatchFailed)
@@ -101,7 +119,14 @@ describe("Lambda dispatcher", () => {
 
   it("with failOnError: false returns the failures in the summary instead", async () => {
     await fill("low", 5)
-    const bad = createDispatcherHandler({ queues: ["low"], processorFunctionName: "missing", redis: { url: testRedisUrl() }, lambda: server.client(), failOnError: false, log: () => {} })
+    const bad = createDispatcherHandler({
+      queues: ["low"],
+      processorFunctionName: "missing",
+      redis: { url: testRedisUrl() },
+      lambda: server.client(),
+      failOnError: false,
+      log: () => {}
+    })
     const summary = await bad()
     await bad.runtime.dispose()
     expect(summary).toMatchObject({ invoked: 0, wanted: 1, throttled: 0, timedOut: 0 })
@@ -114,33 +139,61 @@ describe("Lambda dispatcher against a throttling or silent Invoke endpoint (issu
     server.define("throttled", { handler: async () => ({ ok: true }), respond: "throttle" })
     server.define("dispatch-throttled", {
       handler: (e, ctx) =>
-        createDispatcherHandler({ queues: ["low"], processorFunctionName: "throttled", tasksPerInvocation: 10, redis: { url: testRedisUrl() }, lambda: server.client(), log: () => {} })(e, ctx)
+        createDispatcherHandler({
+          queues: ["low"],
+          processorFunctionName: "throttled",
+          tasksPerInvocation: 10,
+          redis: { url: testRedisUrl() },
+          lambda: server.client(),
+          log: () => {}
+        })(e, ctx)
     })
     await fill("low", 25)
     const res = await invoke(server.client(), "dispatch-throttled", {})
     expect(res.functionError).toBe("Unhandled")
     expect(res.payload).toMatchObject({ errorType: "DispatchFailed" })
-    expect((res.payload as { errorMessage: string }).errorMessage).toContain("3 of 3 processor invocation(s) failed (3 throttled, 0 timed out)")
+    expect((res.payload as { errorMessage: string }).errorMessage).toContain(
+      "3 of 3 processor invocation(s) failed (3 throttled, 0 timed out)"
+    )
     expect(server.invocations.filter((i) => i.functionName === "throttled").length).toBe(3)
   })
 
   it("an Invoke endpoint that never answers: each call is aborted at requestTimeoutMs and the invocation fails", async () => {
     server.define("silent", { handler: async () => ({ ok: true }), respond: "never-answer" })
-    const silent = createDispatcherHandler({ queues: ["low"], processorFunctionName: "silent", requestTimeoutMs: 200, redis: { url: testRedisUrl() }, lambda: server.client(), log: () => {} })
+    const silent = createDispatcherHandler({
+      queues: ["low"],
+      processorFunctionName: "silent",
+      requestTimeoutMs: 200,
+      redis: { url: testRedisUrl() },
+      lambda: server.client(),
+      log: () => {}
+    })
     await fill("low", 15)
     const error = await silent().catch((e: unknown) => e)
     await silent.runtime.dispose()
     expect(error).toBeInstanceOf(DispatchFailed)
     expect((error as DispatchFailed).summary).toMatchObject({ wanted: 2, invoked: 0, timedOut: 2, throttled: 0 })
-    expect((error as DispatchFailed).summary.failures).toEqual(["Invoke did not answer within 200 ms", "Invoke did not answer within 200 ms"])
+    expect((error as DispatchFailed).summary.failures).toEqual([
+      "Invoke did not answer within 200 ms",
+      "Invoke did not answer within 200 ms"
+    ])
   })
 
   it("the request timeout is cut to the invocation's remaining time (less a reserve)", async () => {
     server.define("silent", { handler: async () => ({ ok: true }), respond: "never-answer" })
-    const silent = createDispatcherHandler({ queues: ["low"], processorFunctionName: "silent", redis: { url: testRedisUrl() }, lambda: server.client(), log: () => {} })
+    const silent = createDispatcherHandler({
+      queues: ["low"],
+      processorFunctionName: "silent",
+      redis: { url: testRedisUrl() },
+      lambda: server.client(),
+      log: () => {}
+    })
     await fill("low", 3)
     // 1 200 ms left: the budget is 900 ms (a quarter kept in reserve), far below the 5 000 ms default.
-    const error = await silent({}, { functionName: "d", awsRequestId: "r", getRemainingTimeInMillis: () => 1200 }).catch((e: unknown) => e)
+    const error = await silent(
+      {},
+      { functionName: "d", awsRequestId: "r", getRemainingTimeInMillis: () => 1200 }
+    ).catch((e: unknown) => e)
     await silent.runtime.dispose()
     expect(error).toBeInstanceOf(DispatchFailed)
     const [failure] = (error as DispatchFailed).summary.failures

@@ -35,7 +35,10 @@ describe("Lambda processor drain (through the Invoke API, real time)", () => {
       concurrency: 3,
       safetyMarginMs: 800,
       redis: { url: testRedisUrl() },
-      handler: (msg) => Effect.sleep(100).pipe(Effect.andThen(Effect.sync(() => seen.push(JSON.parse(Buffer.from(msg.payload!).toString()).i))))
+      handler: (msg) =>
+        Effect.sleep(100).pipe(
+          Effect.andThen(Effect.sync(() => seen.push(JSON.parse(Buffer.from(msg.payload!).toString()).i)))
+        )
     })
     let remainingAtReturn = -1
     const server = await startLambdaInvokeServer({
@@ -114,7 +117,10 @@ describe("Lambda processor drain with tasks longer than an invocation (issue 16)
     const firstThird = starts.findIndex((id, i) => starts.slice(0, i).filter((x) => x === id).length === 2)
     expect(new Set(starts.slice(0, firstThird)).size).toBe(8)
     for (const id of await redis.zrange(k.archived, "0", "-1")) {
-      expect(decodeTaskMessage((await redis.hgetBuffer(k.task(id), "msg"))!)).toMatchObject({ retried: 2, errorMsg: functionDeadlineMessage })
+      expect(decodeTaskMessage((await redis.hgetBuffer(k.task(id), "msg"))!)).toMatchObject({
+        retried: 2,
+        errorMsg: functionDeadlineMessage
+      })
     }
   }, 90_000)
 })
@@ -127,8 +133,14 @@ describe("Lambda processor drain with tasks longer than an invocation (issue 16)
 describe("Lambda processor at Lambda's default 3 s timeout (issue 29)", () => {
   it("with no margin configured, processes tasks and returns before the timeout", async () => {
     await fill(200)
-    const handler = createProcessorHandler({ queues: ["work"], redis: { url: testRedisUrl() }, handler: () => Effect.sleep(5) })
-    const server = await startLambdaInvokeServer({ processor: { timeoutMs: 3000, handler: (e, ctx) => handler(e, ctx) } })
+    const handler = createProcessorHandler({
+      queues: ["work"],
+      redis: { url: testRedisUrl() },
+      handler: () => Effect.sleep(5)
+    })
+    const server = await startLambdaInvokeServer({
+      processor: { timeoutMs: 3000, handler: (e, ctx) => handler(e, ctx) }
+    })
     try {
       const res = await invoke(server.client(), "processor", {})
       const s = res.payload as DrainSummary
@@ -146,15 +158,25 @@ describe("Lambda processor at Lambda's default 3 s timeout (issue 29)", () => {
     const own = await startRedisServer()
     const admin = new IORedis(own.url)
     try {
-      await runNowAt(own.url, Effect.forEach(Array.from({ length: 60 }, (_, i) => i), (i) => enqueue("job", { i }, { queue: "work" }), { discard: true }))
+      await runNowAt(
+        own.url,
+        Effect.forEach(
+          Array.from({ length: 60 }, (_, i) => i),
+          (i) => enqueue("job", { i }, { queue: "work" }),
+          { discard: true }
+        )
+      )
       let runs = 0
       const handler = createProcessorHandler({
         queues: ["work"],
         redis: { url: own.url },
         // The 41st task stalls the whole server for longer than the invocation.
-        handler: () => (++runs === 41 ? Effect.promise(() => admin.call("CLIENT", "PAUSE", "8000", "ALL")) : Effect.void)
+        handler: () =>
+          ++runs === 41 ? Effect.promise(() => admin.call("CLIENT", "PAUSE", "8000", "ALL")) : Effect.void
       })
-      const server = await startLambdaInvokeServer({ processor: { timeoutMs: 3000, handler: (e, ctx) => handler(e, ctx) } })
+      const server = await startLambdaInvokeServer({
+        processor: { timeoutMs: 3000, handler: (e, ctx) => handler(e, ctx) }
+      })
       try {
         const res = await invoke(server.client(), "processor", {})
         expect(res.functionError).toBeUndefined()

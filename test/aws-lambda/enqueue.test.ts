@@ -16,7 +16,11 @@ const clientId = Effect.gen(function* () {
 })
 let server: LambdaInvokeServer
 const redis = rawClient()
-const shared = createEnqueueHandler({ auth: { kind: "shared-secret", secret }, redis: { url: testRedisUrl() }, allowedQueues: ["default", "email"] })
+const shared = createEnqueueHandler({
+  auth: { kind: "shared-secret", secret },
+  redis: { url: testRedisUrl() },
+  allowedQueues: ["default", "email"]
+})
 const signed = createEnqueueHandler({ auth: { kind: "hmac", secret }, redis: { url: testRedisUrl() } })
 
 beforeAll(async () => {
@@ -39,19 +43,27 @@ const auth = { "x-asynq-secret": secret }
 
 describe("Lambda enqueue endpoint (through the Invoke API)", () => {
   it("enqueues a valid request and answers with the TaskInfo; the task is asynq's wire format", async () => {
-    const { status, body } = await call("enqueue", JSON.stringify({ type: "email:welcome", payload: { to: "a@b.c" }, options: { queue: "email", maxRetry: 3 } }), auth)
+    const { status, body } = await call(
+      "enqueue",
+      JSON.stringify({ type: "email:welcome", payload: { to: "a@b.c" }, options: { queue: "email", maxRetry: 3 } }),
+      auth
+    )
     expect(status).toBe(200)
     expect(body).toMatchObject({ queue: "email", type: "email:welcome", state: "pending", maxRetry: 3 })
     const k = queueKeys("email")
     expect(await redis.lrange(k.pending, 0, -1)).toEqual([body.id])
-    const msg = decodeTaskMessage(await redis.hgetBuffer(k.task(body.id), "msg") as Buffer)
+    const msg = decodeTaskMessage((await redis.hgetBuffer(k.task(body.id), "msg")) as Buffer)
     expect(msg.type).toBe("email:welcome")
     expect(JSON.parse(Buffer.from(msg.payload!).toString())).toEqual({ to: "a@b.c" })
   })
 
   it("schedules with processAt given as an ISO date", async () => {
     const at = new Date(Date.now() + 3_600_000)
-    const { status, body } = await call("enqueue", JSON.stringify({ type: "later", options: { processAt: at.toISOString() } }), auth)
+    const { status, body } = await call(
+      "enqueue",
+      JSON.stringify({ type: "later", options: { processAt: at.toISOString() } }),
+      auth
+    )
     expect(status).toBe(200)
     expect(body.state).toBe("scheduled")
     expect(Number(await redis.zscore(queueKeys("default").scheduled, body.id))).toBe(Math.ceil(at.getTime() / 1000)) // whole seconds, rounded up (asynq reads an integer score)
@@ -59,7 +71,13 @@ describe("Lambda enqueue endpoint (through the Invoke API)", () => {
 
   it("accepts a base64-encoded event body and raw payload bytes", async () => {
     const raw = Buffer.from([0, 1, 2, 255])
-    const event = { ...httpEvent(Buffer.from(JSON.stringify({ type: "bytes", payloadBase64: raw.toString("base64") })).toString("base64"), auth), isBase64Encoded: true }
+    const event = {
+      ...httpEvent(
+        Buffer.from(JSON.stringify({ type: "bytes", payloadBase64: raw.toString("base64") })).toString("base64"),
+        auth
+      ),
+      isBase64Encoded: true
+    }
     const { status, body } = json(await invoke(server.client(), "enqueue", event))
     expect(status).toBe(200)
     expect(body.payloadBase64).toBe(raw.toString("base64"))
@@ -77,9 +95,11 @@ describe("Lambda enqueue endpoint (through the Invoke API)", () => {
     expect(await redis.llen(queueKeys("default").pending)).toBe(before)
   })
 
-  it("refuses to be created with an empty or missing secret (an unset environment variable must not make \"\" the password)", () => {
+  it('refuses to be created with an empty or missing secret (an unset environment variable must not make "" the password)', () => {
     const make = (auth: unknown) => () => createEnqueueHandler({ auth: auth as never, redis: { url: testRedisUrl() } })
-    expect(make({ kind: "hmac", secret: "" })).toThrow('enqueue handler: auth.secret is empty; set it (is its environment variable defined?)')
+    expect(make({ kind: "hmac", secret: "" })).toThrow(
+      "enqueue handler: auth.secret is empty; set it (is its environment variable defined?)"
+    )
     expect(make({ kind: "shared-secret", secret: "  " })).toThrow("auth.secret is empty")
     expect(make({ kind: "shared-secret", secret: undefined })).toThrow("auth.secret is empty")
     expect(make(undefined)).toThrow("enqueue handler: no auth given")
@@ -116,12 +136,18 @@ describe("Lambda enqueue endpoint (through the Invoke API)", () => {
 
   it("accepts a valid HMAC signature and refuses a tampered body or a stale timestamp", async () => {
     const body = JSON.stringify({ type: "signed", payload: { n: 1 } })
-    const ok = await call("enqueue-signed", body, { "x-asynq-signature": signBody(secret, { method: "POST", path: "/enqueue", body }, Date.now()) })
+    const ok = await call("enqueue-signed", body, {
+      "x-asynq-signature": signBody(secret, { method: "POST", path: "/enqueue", body }, Date.now())
+    })
     expect(ok.status).toBe(200)
-    const tampered = await call("enqueue-signed", body.replace("1", "2"), { "x-asynq-signature": signBody(secret, { method: "POST", path: "/enqueue", body }, Date.now()) })
+    const tampered = await call("enqueue-signed", body.replace("1", "2"), {
+      "x-asynq-signature": signBody(secret, { method: "POST", path: "/enqueue", body }, Date.now())
+    })
     expect(tampered.status).toBe(401)
     expect(tampered.body.error.message).toContain("does not match the request")
-    const stale = await call("enqueue-signed", body, { "x-asynq-signature": signBody(secret, { method: "POST", path: "/enqueue", body }, Date.now() - 600_000) })
+    const stale = await call("enqueue-signed", body, {
+      "x-asynq-signature": signBody(secret, { method: "POST", path: "/enqueue", body }, Date.now() - 600_000)
+    })
     expect(stale.status).toBe(401)
     expect(stale.body.error.message).toContain("outside the allowed window")
     const malformed = await call("enqueue-signed", body, { "x-asynq-signature": "sha256=abc" })

@@ -34,7 +34,9 @@ beforeAll(async () => {
   handlers.watchedSigned = createEnqueueHandler({ auth: { kind: "hmac", secret }, redis: { url: own.url } })
   handlers.downShared = createEnqueueHandler({ auth: { kind: "shared-secret", secret }, redis: down, log })
   handlers.downSigned = createEnqueueHandler({ auth: { kind: "hmac", secret }, redis: down, log })
-  server = await startLambdaInvokeServer(Object.fromEntries(Object.entries(handlers).map(([name, h]) => [name, { handler: (e: unknown) => h(e as never) }])))
+  server = await startLambdaInvokeServer(
+    Object.fromEntries(Object.entries(handlers).map(([name, h]) => [name, { handler: (e: unknown) => h(e as never) }]))
+  )
 }, 30_000)
 afterAll(async () => {
   await server.close()
@@ -46,7 +48,11 @@ afterAll(async () => {
 const call = async (name: string, body: string, headers: Record<string, string> = {}, path = "/enqueue") =>
   json(await invoke(server.client(), name, { ...httpEvent(body, headers), rawPath: path }))
 const sign = (body: string | Uint8Array, over: { method?: string; path?: string; at?: number } = {}) => ({
-  "x-asynq-signature": signBody(secret, { method: over.method ?? "POST", path: over.path ?? "/enqueue", body }, over.at ?? Date.now())
+  "x-asynq-signature": signBody(
+    secret,
+    { method: over.method ?? "POST", path: over.path ?? "/enqueue", body },
+    over.at ?? Date.now()
+  )
 })
 const connectionsReceived = async (): Promise<number> => {
   const c = new (await import("ioredis")).Redis(own.url)
@@ -64,7 +70,13 @@ describe("Lambda enqueue endpoint: authentication before Redis", () => {
     expect((await call("watchedShared", body)).status).toBe(401)
     expect((await call("watchedShared", body, { "x-asynq-secret": "wrong" })).status).toBe(401)
     expect((await call("watchedSigned", body)).status).toBe(401)
-    expect((await call("watchedSigned", body, { "x-asynq-signature": signBody("other-secret", { method: "POST", path: "/enqueue", body }, Date.now()) })).status).toBe(401)
+    expect(
+      (
+        await call("watchedSigned", body, {
+          "x-asynq-signature": signBody("other-secret", { method: "POST", path: "/enqueue", body }, Date.now())
+        })
+      ).status
+    ).toBe(401)
     // +1: connectionsReceived's own connection.
     expect(await connectionsReceived()).toBe(before + 1)
     // The counter does see the handler's connection once a caller is accepted.
@@ -84,11 +96,18 @@ describe("Lambda enqueue endpoint: authentication before Redis", () => {
   it("with Redis down, an accepted request gets a 503 that names no Redis user, host, port or database; the log has them", async () => {
     logged.length = 0
     const body = JSON.stringify({ type: "x" })
-    for (const res of [await call("downShared", body, { "x-asynq-secret": secret }), await call("downSigned", body, sign(body))]) {
+    for (const res of [
+      await call("downShared", body, { "x-asynq-secret": secret }),
+      await call("downSigned", body, sign(body))
+    ]) {
       expect(res.status).toBe(503)
-      expect(res.body.error).toEqual({ code: "backend_unavailable", message: "queue backend unavailable; try again later" })
+      expect(res.body.error).toEqual({
+        code: "backend_unavailable",
+        message: "queue backend unavailable; try again later"
+      })
       const text = JSON.stringify(res.body)
-      for (const secretPart of ["app-user", "127.0.0.1", String(deadPort), "redis://", "/3"]) expect(text).not.toContain(secretPart)
+      for (const secretPart of ["app-user", "127.0.0.1", String(deadPort), "redis://", "/3"])
+        expect(text).not.toContain(secretPart)
     }
     expect(logged).toHaveLength(2)
     expect(logged[0]).toContain(`127.0.0.1:${deadPort}`)
@@ -96,12 +115,30 @@ describe("Lambda enqueue endpoint: authentication before Redis", () => {
 })
 
 describe("Lambda enqueue endpoint: HMAC signatures", () => {
-  it("signBody follows the recipe: t=<unix ms>,n=<nonce>,v2=HMAC-SHA256 over \"v2.<t>.<n>.<METHOD>.<path>.\" + the body bytes", () => {
-    const expected = createHmac("sha256", secret).update('v2.1700000000999.nonce-123.POST./enqueue.{"type":"x"}').digest("hex")
-    expect(signBody(secret, { method: "post", path: "/enqueue?ignored=1", body: '{"type":"x"}' }, 1_700_000_000_999, "nonce-123")).toBe(`t=1700000000999,n=nonce-123,v2=${expected}`)
-    expect(signBody(secret, { method: "POST", path: "/enqueue", body: Buffer.from('{"type":"x"}') }, 1_700_000_000_999, "nonce-123")).toBe(`t=1700000000999,n=nonce-123,v2=${expected}`)
+  it('signBody follows the recipe: t=<unix ms>,n=<nonce>,v2=HMAC-SHA256 over "v2.<t>.<n>.<METHOD>.<path>." + the body bytes', () => {
+    const expected = createHmac("sha256", secret)
+      .update('v2.1700000000999.nonce-123.POST./enqueue.{"type":"x"}')
+      .digest("hex")
+    expect(
+      signBody(
+        secret,
+        { method: "post", path: "/enqueue?ignored=1", body: '{"type":"x"}' },
+        1_700_000_000_999,
+        "nonce-123"
+      )
+    ).toBe(`t=1700000000999,n=nonce-123,v2=${expected}`)
+    expect(
+      signBody(
+        secret,
+        { method: "POST", path: "/enqueue", body: Buffer.from('{"type":"x"}') },
+        1_700_000_000_999,
+        "nonce-123"
+      )
+    ).toBe(`t=1700000000999,n=nonce-123,v2=${expected}`)
     // A fresh nonce each time: the same body signed in the same millisecond gives two signatures.
-    expect(signBody(secret, { method: "POST", path: "/enqueue", body: "{}" }, 1)).not.toBe(signBody(secret, { method: "POST", path: "/enqueue", body: "{}" }, 1))
+    expect(signBody(secret, { method: "POST", path: "/enqueue", body: "{}" }, 1)).not.toBe(
+      signBody(secret, { method: "POST", path: "/enqueue", body: "{}" }, 1)
+    )
   })
 
   it("issue 29: two requests with the same body signed in the same millisecond both enqueue", async () => {
@@ -116,7 +153,11 @@ describe("Lambda enqueue endpoint: HMAC signatures", () => {
   it("issue 29: the same signed request sent 3 times writes 1 task; each resend gets the first answer (same task id), marked x-asynq-replayed", async () => {
     const body = JSON.stringify({ type: "replayed", options: { queue: "replay" } })
     const headers = sign(body)
-    const sends = [await invoke(server.client(), "signed", httpEvent(body, headers)), await invoke(server.client(), "signed", httpEvent(body, headers)), await invoke(server.client(), "signed", httpEvent(body, headers))]
+    const sends = [
+      await invoke(server.client(), "signed", httpEvent(body, headers)),
+      await invoke(server.client(), "signed", httpEvent(body, headers)),
+      await invoke(server.client(), "signed", httpEvent(body, headers))
+    ]
     const answers = sends.map((r) => r.payload as { statusCode: number; headers: Record<string, string>; body: string })
     expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200])
     expect(answers[1]!.body).toBe(answers[0]!.body)
@@ -163,7 +204,10 @@ describe("Lambda enqueue endpoint: HMAC signatures", () => {
 
   it("issue 29: the reply of the signed write is lost: the same request sent again gets 200 and the task is written once", async () => {
     const proxy = await startReplyDropProxy({ host: "127.0.0.1", port: Number(new URL(own.url).port) })
-    const lossy = createEnqueueHandler({ auth: { kind: "hmac", secret }, redis: { url: `redis://127.0.0.1:${proxy.port}` } })
+    const lossy = createEnqueueHandler({
+      auth: { kind: "hmac", secret },
+      redis: { url: `redis://127.0.0.1:${proxy.port}` }
+    })
     server.define("lossy", { handler: (e: unknown) => lossy(e as never) })
     const ownClient = new IORedis(own.url)
     try {
@@ -200,8 +244,16 @@ describe("Lambda enqueue endpoint: HMAC signatures", () => {
 
   it("covers the exact body bytes: two bodies that decode to the same text are told apart", async () => {
     // 0xFF and 0xFE are both invalid UTF-8 and both decode to U+FFFD.
-    const bytes = (b: number) => Buffer.concat([Buffer.from('{"type":"raw","payload":"'), Buffer.from([b]), Buffer.from('","options":{"queue":"rawbytes"}}')])
-    const event = (b: Buffer, headers: Record<string, string>) => ({ ...httpEvent(b.toString("base64"), headers), isBase64Encoded: true })
+    const bytes = (b: number) =>
+      Buffer.concat([
+        Buffer.from('{"type":"raw","payload":"'),
+        Buffer.from([b]),
+        Buffer.from('","options":{"queue":"rawbytes"}}')
+      ])
+    const event = (b: Buffer, headers: Record<string, string>) => ({
+      ...httpEvent(b.toString("base64"), headers),
+      isBase64Encoded: true
+    })
     const signedFF = sign(bytes(0xff))
     const swapped = json(await invoke(server.client(), "signed", event(bytes(0xfe), signedFF)))
     expect(swapped.status).toBe(401)

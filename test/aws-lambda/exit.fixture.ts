@@ -41,7 +41,13 @@ const drained = [await processor({}, context), await processor({}, context)].map
 // The server drops the idle tick container's connection; ioredis reconnects in the background.
 // The new socket must not hold the event loop either.
 const admin = new IORedis(process.env.REDIS_URL!)
-const clientIds = async () => new Set(((await admin.call("CLIENT", "LIST")) as string).split("\n").map((l) => /id=(\d+)/.exec(l)?.[1]).filter(Boolean))
+const clientIds = async () =>
+  new Set(
+    ((await admin.call("CLIENT", "LIST")) as string)
+      .split("\n")
+      .map((l) => /id=(\d+)/.exec(l)?.[1])
+      .filter(Boolean)
+  )
 const before = await clientIds()
 await admin.call("CLIENT", "KILL", "ID", String(tickId))
 let reconnected = false

@@ -7,7 +7,9 @@ const root = fileURLToPath(new URL("../../", import.meta.url))
 beforeAll(flushTestDb)
 
 describe("Lambda handlers leave nothing holding the event loop", () => {
-  it("a process that ran enqueue, tick and processor handlers (warm, connection reused, one reconnected while idle, one on its next call) exits on its own", { timeout: 120_000 }, async () => {
+  it("a process that ran enqueue, tick and processor handlers (warm, connection reused, one reconnected while idle, one on its next call) exits on its own", {
+    timeout: 120_000
+  }, async () => {
     const child = spawn(process.execPath, ["--import", "tsx", "test/aws-lambda/exit.fixture.ts"], {
       cwd: root,
       env: { ...process.env, REDIS_URL: testRedisUrl() },
@@ -26,11 +28,20 @@ describe("Lambda handlers leave nothing holding the event loop", () => {
       }
     })
     child.stderr.on("data", (d: Buffer) => (out += d.toString()))
-    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])))
+    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) =>
+      child.on("exit", (c, s) => resolve([c, s]))
+    )
     clearTimeout(killer)
     expect(signal, out).toBeNull()
     expect(code, out).toBe(0)
     const line = out.split("\n").find((l) => l.startsWith("{"))!
-    expect(JSON.parse(line)).toEqual({ statuses: [200, 200, 200], sameConnection: true, ticks: [0, 0], drained: [2, 0], reconnected: true, reopened: true })
+    expect(JSON.parse(line)).toEqual({
+      statuses: [200, 200, 200],
+      sameConnection: true,
+      ticks: [0, 0],
+      drained: [2, 0],
+      reconnected: true,
+      reopened: true
+    })
   })
 })

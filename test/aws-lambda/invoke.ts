@@ -10,14 +10,26 @@ export interface InvokeResult {
 
 export const invoke = async (client: LambdaClient, functionName: string, event: unknown): Promise<InvokeResult> => {
   const out = await client.send(
-    new InvokeCommand({ FunctionName: functionName, InvocationType: "RequestResponse", Payload: new TextEncoder().encode(JSON.stringify(event)) })
+    new InvokeCommand({
+      FunctionName: functionName,
+      InvocationType: "RequestResponse",
+      Payload: new TextEncoder().encode(JSON.stringify(event))
+    })
   )
   const text = out.Payload === undefined ? "" : new TextDecoder().decode(out.Payload)
-  return { statusCode: out.StatusCode, functionError: out.FunctionError, payload: text === "" ? undefined : JSON.parse(text) }
+  return {
+    statusCode: out.StatusCode,
+    functionError: out.FunctionError,
+    payload: text === "" ? undefined : JSON.parse(text)
+  }
 }
 
 /** An API Gateway v2 / function URL event for a POST with the given body and headers. */
-export const httpEvent = (body: string | undefined, headers: Record<string, string> = {}, method = "POST"): HttpApiEvent => ({
+export const httpEvent = (
+  body: string | undefined,
+  headers: Record<string, string> = {},
+  method = "POST"
+): HttpApiEvent => ({
   version: "2.0",
   rawPath: "/enqueue",
   headers: { "content-type": "application/json", ...headers },

@@ -44,7 +44,10 @@ describe("Lambda task handler (runs a task by invoking a function synchronously)
       redis: { url: testRedisUrl() },
       handler: invokeLambdaTask({ functionName: "worker" }, server.client())
     })
-    const summary = await processor({}, { functionName: "processor", awsRequestId: "r1", getRemainingTimeInMillis: () => 60_000 })
+    const summary = await processor(
+      {},
+      { functionName: "processor", awsRequestId: "r1", getRemainingTimeInMillis: () => 60_000 }
+    )
     await processor.runtime.dispose()
     expect(summary).toMatchObject({ succeeded: 1, retried: 1, archived: 1, stoppedBecause: "empty" })
 
@@ -63,7 +66,14 @@ describe("Lambda task handler (runs a task by invoking a function synchronously)
   it("fails with a LambdaTaskError when the function does not exist", async () => {
     const task = await runNow(enqueue("x", "p", { queue: "lambda" }))
     const msg = decodeTaskMessage((await redis.hgetBuffer(k.task(task.id), "msg"))!)
-    const err = await Effect.runPromise(Effect.flip(invokeLambdaTask({ functionName: "nope" }, server.client())(makeTask(msg, new Date(Date.now() + 60_000), { taskId: msg.id, write: async () => 0 }))))
+    const err = await Effect.runPromise(
+      Effect.flip(
+        invokeLambdaTask(
+          { functionName: "nope" },
+          server.client()
+        )(makeTask(msg, new Date(Date.now() + 60_000), { taskId: msg.id, write: async () => 0 }))
+      )
+    )
     expect(err._tag).toBe("LambdaTaskError")
     expect(err.functionError).toBeUndefined()
     expect(err.message).toContain("Function not found")

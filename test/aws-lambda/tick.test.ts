@@ -23,7 +23,10 @@ const config = {
   log: () => {},
   aggregation: {
     gracePeriodMs: 1000,
-    aggregator: (group: string, tasks: ReadonlyArray<{ readonly id: string }>) => ({ type: "batch", payload: { group, ids: tasks.map((t) => t.id).sort() } })
+    aggregator: (group: string, tasks: ReadonlyArray<{ readonly id: string }>) => ({
+      type: "batch",
+      payload: { group, ids: tasks.map((t) => t.id).sort() }
+    })
   }
 }
 // Two containers: separate connections, running at the same time.
@@ -40,12 +43,14 @@ beforeAll(async () => {
   await runAt(
     hourAgo,
     Effect.gen(function* () {
-      for (const queue of queues) for (let i = 0; i < 11; i++) yield* enqueue("later", { i }, { queue, processIn: 60_000 })
+      for (const queue of queues)
+        for (let i = 0; i < 11; i++) yield* enqueue("later", { i }, { queue, processIn: 60_000 })
       for (let i = 0; i < 6; i++) yield* enqueue("stuck", { i }, { queue: "critical", maxRetry: i % 2 })
       for (let i = 0; i < 5; i++) yield* enqueue("done", { i }, { queue: "default", retention: 1000 })
       const { tasks } = yield* dequeueLease({ queues: ["critical", "default"], count: 11, leaseMs: 30_000 })
       for (const t of tasks) if (t.msg.type === "done") yield* complete(t.msg)
-      for (const g of ["a", "b", "c"]) for (let i = 0; i < 3; i++) yield* enqueue("item", { g, i }, { queue: "default", group: g })
+      for (const g of ["a", "b", "c"])
+        for (let i = 0; i < 3; i++) yield* enqueue("item", { g, i }, { queue: "default", group: g })
     })
   )
 })
@@ -89,14 +94,18 @@ describe("Lambda maintenance tick", () => {
     const ids: Array<string> = []
     for (const id of dflt) {
       const msg = await redis.hget(queueKeys("default").task(id), "msg")
-      if (msg?.includes("batch")) ids.push(...(JSON.parse(msg.slice(msg.indexOf("{"), msg.lastIndexOf("}") + 1)).ids as Array<string>))
+      if (msg?.includes("batch"))
+        ids.push(...(JSON.parse(msg.slice(msg.indexOf("{"), msg.lastIndexOf("}") + 1)).ids as Array<string>))
     }
     expect(ids.length).toBe(9)
     expect(new Set(ids).size).toBe(9)
   })
 
   it("fails the invocation (function error) and still reports the other steps when a step fails", async () => {
-    const broken = createTickHandler({ ...config, aggregation: { gracePeriodMs: -5, aggregator: config.aggregation.aggregator } })
+    const broken = createTickHandler({
+      ...config,
+      aggregation: { gracePeriodMs: -5, aggregator: config.aggregation.aggregator }
+    })
     server.define("broken", { handler: (e) => broken(e) })
     const res = await invoke(server.client(), "broken", {})
     await broken.runtime.dispose()
@@ -105,7 +114,10 @@ describe("Lambda maintenance tick", () => {
   })
 
   it("an extra step whose summary lists errors (a scheduler tick's) fails the invocation too", async () => {
-    const withExtra = createTickHandler({ ...config, extra: Effect.succeed({ enqueued: [], errors: [{ entryId: "e1", message: "occurrence failed: READONLY" }] }) })
+    const withExtra = createTickHandler({
+      ...config,
+      extra: Effect.succeed({ enqueued: [], errors: [{ entryId: "e1", message: "occurrence failed: READONLY" }] })
+    })
     server.define("withExtra", { handler: (e) => withExtra(e) })
     const res = await invoke(server.client(), "withExtra", {})
     await withExtra.runtime.dispose()

@@ -33,7 +33,10 @@ describe("bench round-trip floor", () => {
     await floor.enqueueOne({ n: 1, t: 0 })
     await floor.enqueueOne({ n: 2, t: 0 })
     expect(await c.hget("floor:{floorq}:t:0", "data")).toBe(JSON.stringify({ n: 1, t: 0 }))
-    expect(await c.lrange("floor:{floorq}:wait", 0, -1)).toEqual([`1\n${JSON.stringify({ n: 2, t: 0 })}`, `0\n${JSON.stringify({ n: 1, t: 0 })}`])
+    expect(await c.lrange("floor:{floorq}:wait", 0, -1)).toEqual([
+      `1\n${JSON.stringify({ n: 2, t: 0 })}`,
+      `0\n${JSON.stringify({ n: 1, t: 0 })}`
+    ])
     const stats = (await c.info("commandstats")) as string
     expect(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1]).toBe("2")
     // 50 callers at once: pipelined on the one socket, every reply goes to its own caller.
@@ -41,7 +44,11 @@ describe("bench round-trip floor", () => {
     expect(await c.llen("floor:{floorq}:wait")).toBe(52)
     const got: Array<Payload> = []
     const worker = await floor.startWorker(10, (p) => got.push(p))
-    await waitFor("the 52 payloads", () => got.length, (n) => n === 52)
+    await waitFor(
+      "the 52 payloads",
+      () => got.length,
+      (n) => n === 52
+    )
     await worker.stop()
     await floor.close()
     expect(got.map((p) => p.n)).toEqual(Array.from({ length: 52 }, (_, i) => i + 1))

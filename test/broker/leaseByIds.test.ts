@@ -9,7 +9,12 @@ import { Effect, Layer, Result } from "effect"
 import type { Redis as IORedis } from "ioredis"
 import { Broker } from "../../src/broker/Broker.js"
 import { completeAndLeaseScript } from "../../src/broker/completeAndLease.js"
-import { type DequeueLeaseInput, type DequeueLeaseReply, dequeueLeaseReply, dequeueLeaseScript } from "../../src/broker/dequeueLease.js"
+import {
+  type DequeueLeaseInput,
+  type DequeueLeaseReply,
+  dequeueLeaseReply,
+  dequeueLeaseScript
+} from "../../src/broker/dequeueLease.js"
 import { canLeaseByIds, dequeueLeaseByIds, leasingListKey, mergeLeasedMessages } from "../../src/broker/leaseByIds.js"
 import { runScript } from "../../src/broker/script.js"
 import { Redis } from "../../src/redis/Redis.js"
@@ -60,7 +65,10 @@ const input = (queue: string, over: Partial<DequeueLeaseInput> = {}): DequeueLea
 })
 
 const plain = (r: DequeueLeaseReply) => ({
-  pairs: r.pairs.map((p) => ({ id: p.id, bytes: p.bytes === undefined ? undefined : Buffer.from(p.bytes).toString("hex") })),
+  pairs: r.pairs.map((p) => ({
+    id: p.id,
+    bytes: p.bytes === undefined ? undefined : Buffer.from(p.bytes).toString("hex")
+  })),
   limited: r.limited
 })
 
@@ -70,7 +78,12 @@ const both = (old: string, neu: string, over: Partial<DequeueLeaseInput> = {}, n
     const b0 = newFirst ? yield* dequeueLeaseByIds(input(neu, over)) : undefined
     const a = yield* runScript(dequeueLeaseScript, input(old, over))
     const b = b0 ?? (yield* dequeueLeaseByIds(input(neu, over)))
-    return { a: plain(a), b: plain(b), stateA: yield* io(() => dumpQueue(old)), stateB: yield* io(() => dumpQueue(neu)) }
+    return {
+      a: plain(a),
+      b: plain(b),
+      stateA: yield* io(() => dumpQueue(old)),
+      stateB: yield* io(() => dumpQueue(neu))
+    }
   })
 
 layer(testBrokerLayer())("dequeueLease, the large-message way (real Redis)", (it) => {
@@ -103,26 +116,28 @@ layer(testBrokerLayer())("dequeueLease, the large-message way (real Redis)", (it
     })
   )
 
-  it.effect("a dangling id (no task hash, or a hash without msg) comes back without bytes and is taken out of active, as today", () =>
-    Effect.gen(function* () {
-      yield* io(() => arrange(["lb2-old", "lb2-new"], ["a", "b", "c", "d"], 20 * 1024))
-      yield* io(async () => {
-        for (const q of ["lb2-old", "lb2-new"]) {
-          await c.del(queueKeys(q).task("b"))
-          await c.hdel(queueKeys(q).task("c"), "msg")
-        }
+  it.effect(
+    "a dangling id (no task hash, or a hash without msg) comes back without bytes and is taken out of active, as today",
+    () =>
+      Effect.gen(function* () {
+        yield* io(() => arrange(["lb2-old", "lb2-new"], ["a", "b", "c", "d"], 20 * 1024))
+        yield* io(async () => {
+          for (const q of ["lb2-old", "lb2-new"]) {
+            await c.del(queueKeys(q).task("b"))
+            await c.hdel(queueKeys(q).task("c"), "msg")
+          }
+        })
+        const r = yield* both("lb2-old", "lb2-new")
+        expect(r.b.pairs.map((p) => [p.id, p.bytes === undefined])).toEqual([
+          ["a", false],
+          ["b", true],
+          ["c", true],
+          ["d", false]
+        ])
+        expect(r.b).toEqual(r.a)
+        expect(r.stateB).toEqual(r.stateA)
+        expect(r.stateB["list active"]).toEqual(["d", "a"])
       })
-      const r = yield* both("lb2-old", "lb2-new")
-      expect(r.b.pairs.map((p) => [p.id, p.bytes === undefined])).toEqual([
-        ["a", false],
-        ["b", true],
-        ["c", true],
-        ["d", false]
-      ])
-      expect(r.b).toEqual(r.a)
-      expect(r.stateB).toEqual(r.stateA)
-      expect(r.stateB["list active"]).toEqual(["d", "a"])
-    })
   )
 
   it.effect("a paused queue leases nothing and keeps its tasks", () =>
@@ -137,24 +152,26 @@ layer(testBrokerLayer())("dequeueLease, the large-message way (real Redis)", (it
     })
   )
 
-  it.effect("a flow limit's rate and concurrency cap cut the lease the same way, with the same wait at the reply's end", () =>
-    Effect.gen(function* () {
-      yield* io(() => arrange(["lb4-old", "lb4-new", "lb5-old", "lb5-new"], ["a", "b", "c", "d", "e"], 10 * 1024))
-      yield* io(async () => {
-        for (const q of ["lb4-old", "lb4-new"]) await c.hset(queueKeys(q).flow, "interval_ms", 1000, "burst", 2)
-        for (const q of ["lb5-old", "lb5-new"]) await c.hset(queueKeys(q).flow, "concurrency", 3)
+  it.effect(
+    "a flow limit's rate and concurrency cap cut the lease the same way, with the same wait at the reply's end",
+    () =>
+      Effect.gen(function* () {
+        yield* io(() => arrange(["lb4-old", "lb4-new", "lb5-old", "lb5-new"], ["a", "b", "c", "d", "e"], 10 * 1024))
+        yield* io(async () => {
+          for (const q of ["lb4-old", "lb4-new"]) await c.hset(queueKeys(q).flow, "interval_ms", 1000, "burst", 2)
+          for (const q of ["lb5-old", "lb5-new"]) await c.hset(queueKeys(q).flow, "concurrency", 3)
+        })
+        const rate = yield* both("lb4-old", "lb4-new")
+        expect(rate.b.pairs.map((p) => p.id)).toEqual(["a", "b"])
+        expect(rate.b.limited).toEqual({ by: "rate", waitMs: 1000 })
+        expect(rate.b).toEqual(rate.a)
+        expect(rate.stateB).toEqual(rate.stateA)
+        const cap = yield* both("lb5-old", "lb5-new")
+        expect(cap.b.pairs.map((p) => p.id)).toEqual(["a", "b", "c"])
+        expect(cap.b.limited).toEqual({ by: "concurrency" })
+        expect(cap.b).toEqual(cap.a)
+        expect(cap.stateB).toEqual(cap.stateA)
       })
-      const rate = yield* both("lb4-old", "lb4-new")
-      expect(rate.b.pairs.map((p) => p.id)).toEqual(["a", "b"])
-      expect(rate.b.limited).toEqual({ by: "rate", waitMs: 1000 })
-      expect(rate.b).toEqual(rate.a)
-      expect(rate.stateB).toEqual(rate.stateA)
-      const cap = yield* both("lb5-old", "lb5-new")
-      expect(cap.b.pairs.map((p) => p.id)).toEqual(["a", "b", "c"])
-      expect(cap.b.limited).toEqual({ by: "concurrency" })
-      expect(cap.b).toEqual(cap.a)
-      expect(cap.stateB).toEqual(cap.stateA)
-    })
   )
 
   it.effect("parking: a short reply parks the worker with the same token and room", () =>
@@ -168,18 +185,20 @@ layer(testBrokerLayer())("dequeueLease, the large-message way (real Redis)", (it
     })
   )
 
-  it.effect("NOSCRIPT inside the MULTI (the script cache was flushed): sent again with EVAL, the lease happens once", () =>
-    Effect.gen(function* () {
-      yield* io(() => arrange(["lb7-old", "lb7-new"], ["a", "b", "c"], 10 * 1024))
-      // Cached on this connection by now; flushed on the server.
-      const first = yield* both("lb7-old", "lb7-new", { count: 1 })
-      expect(first.b).toEqual(first.a)
-      yield* io(() => c.script("FLUSH"))
-      const again = yield* both("lb7-old", "lb7-new", { count: 2 }, true)
-      expect(again.b.pairs.map((p) => p.id)).toEqual(["b", "c"])
-      expect(again.b).toEqual(again.a)
-      expect(again.stateB).toEqual(again.stateA)
-    })
+  it.effect(
+    "NOSCRIPT inside the MULTI (the script cache was flushed): sent again with EVAL, the lease happens once",
+    () =>
+      Effect.gen(function* () {
+        yield* io(() => arrange(["lb7-old", "lb7-new"], ["a", "b", "c"], 10 * 1024))
+        // Cached on this connection by now; flushed on the server.
+        const first = yield* both("lb7-old", "lb7-new", { count: 1 })
+        expect(first.b).toEqual(first.a)
+        yield* io(() => c.script("FLUSH"))
+        const again = yield* both("lb7-old", "lb7-new", { count: 2 }, true)
+        expect(again.b.pairs.map((p) => p.id)).toEqual(["b", "c"])
+        expect(again.b).toEqual(again.a)
+        expect(again.stateB).toEqual(again.stateA)
+      })
   )
 
   it("merges ids and messages into the script-only reply shape; a count mismatch is unexpected", () => {
@@ -192,52 +211,65 @@ layer(testBrokerLayer())("dequeueLease, the large-message way (real Redis)", (it
     expect(mergeLeasedMessages("x", [])).toBeUndefined()
   })
 
-  it.effect("Redis refusing SORT's GET (an ACL user limited to asynq:* keys): the messages of the leased tasks are read by id (same reply and state), and the connection leases through the script from then on", () =>
-    Effect.gen(function* () {
-      yield* io(() => arrange(["lb8-old", "lb8-new"], ["a", "b", "c", "d"], 10 * 1024))
-      yield* io(() => c.call("ACL", "SETUSER", "lease-by-ids-limited", "on", ">pw", "~asynq:*", "+@all"))
-      const limited = Layer.fresh(Broker.layer).pipe(Layer.provide(Redis.layer({ url: testRedisUrl(), username: "lease-by-ids-limited", password: "pw" })))
-      const r = yield* Effect.gen(function* () {
-        const broker = yield* Broker
-        const b = plain(yield* dequeueLeaseByIds(input("lb8-new", { count: 2 })))
-        const largeAfter = (broker.messageSizes.record("lb8-new", 1, 100 * 1024), broker.messageSizes.large("lb8-new", 10))
-        return { b, largeAfter }
-      }).pipe(Effect.provide(limited))
-      const a = plain(yield* runScript(dequeueLeaseScript, input("lb8-old", { count: 2 })))
-      expect(r.b.pairs.map((p) => p.id)).toEqual(["a", "b"])
-      expect(r.b).toEqual(a)
-      expect(yield* io(() => dumpQueue("lb8-new"))).toEqual(yield* io(() => dumpQueue("lb8-old")))
-      expect(r.largeAfter).toBe(false)
-    })
+  it.effect(
+    "Redis refusing SORT's GET (an ACL user limited to asynq:* keys): the messages of the leased tasks are read by id (same reply and state), and the connection leases through the script from then on",
+    () =>
+      Effect.gen(function* () {
+        yield* io(() => arrange(["lb8-old", "lb8-new"], ["a", "b", "c", "d"], 10 * 1024))
+        yield* io(() => c.call("ACL", "SETUSER", "lease-by-ids-limited", "on", ">pw", "~asynq:*", "+@all"))
+        const limited = Layer.fresh(Broker.layer).pipe(
+          Layer.provide(Redis.layer({ url: testRedisUrl(), username: "lease-by-ids-limited", password: "pw" }))
+        )
+        const r = yield* Effect.gen(function* () {
+          const broker = yield* Broker
+          const b = plain(yield* dequeueLeaseByIds(input("lb8-new", { count: 2 })))
+          const largeAfter =
+            (broker.messageSizes.record("lb8-new", 1, 100 * 1024), broker.messageSizes.large("lb8-new", 10))
+          return { b, largeAfter }
+        }).pipe(Effect.provide(limited))
+        const a = plain(yield* runScript(dequeueLeaseScript, input("lb8-old", { count: 2 })))
+        expect(r.b.pairs.map((p) => p.id)).toEqual(["a", "b"])
+        expect(r.b).toEqual(a)
+        expect(yield* io(() => dumpQueue("lb8-new"))).toEqual(yield* io(() => dumpQueue("lb8-old")))
+        expect(r.largeAfter).toBe(false)
+      })
   )
 
-  it.effect("completeAndLease's ids mode: the same completions, and its lease part with SORT's messages is the script-only lease part; same Redis state", () =>
-    Effect.gen(function* () {
-      const { redis } = yield* Broker
-      yield* io(() => arrange(["lb9-old", "lb9-new"], ["a", "b", "c", "d", "e"], 20 * 1024))
-      // Lease two in each queue the script-only way, then complete them and lease the rest in one call.
-      const firsts = [yield* runScript(dequeueLeaseScript, input("lb9-old", { count: 2 })), yield* runScript(dequeueLeaseScript, input("lb9-new", { count: 2 }))]
-      const msgs = (q: string) => ["a", "b"].map((id) => makeMsg(q, id))
-      const at = { nowMs: baseNowMs, count: 10, leaseScore: `${baseNowMs / 1000 + 29}.25` }
-      expect(firsts.map((f) => f.pairs.length)).toEqual([2, 2])
-      const a = yield* runScript(completeAndLeaseScript, { msgs: msgs("lb9-old"), ...at })
-      const ids = { msgs: msgs("lb9-new"), ...at, idsOnly: true }
-      const [reply, sorted] = yield* redis.scriptSorted!(
-        completeAndLeaseScript.name,
-        completeAndLeaseScript.keys(ids),
-        completeAndLeaseScript.args(ids),
-        leasingListKey("lb9-new"),
-        `${queueKeys("lb9-new").taskPrefix}*->msg`
-      )
-      const b = completeAndLeaseScript.decode([(reply as Array<unknown>)[0], mergeLeasedMessages((reply as Array<unknown>)[1], sorted)], ids)
-      if (!Result.isSuccess(b)) throw new Error("completeAndLease ids reply did not decode")
-      expect(b.success.completions).toEqual(a.completions)
-      const leaseA = Result.getOrThrow(dequeueLeaseReply(a.leaseReply))
-      const leaseB = Result.getOrThrow(dequeueLeaseReply(b.success.leaseReply))
-      expect(plain(leaseB).pairs.map((p) => p.id)).toEqual(["c", "d", "e"])
-      expect(plain(leaseB)).toEqual(plain(leaseA))
-      // The processed counters are per queue; everything else matches key for key.
-      expect(yield* io(() => dumpQueue("lb9-new"))).toEqual(yield* io(() => dumpQueue("lb9-old")))
-    })
+  it.effect(
+    "completeAndLease's ids mode: the same completions, and its lease part with SORT's messages is the script-only lease part; same Redis state",
+    () =>
+      Effect.gen(function* () {
+        const { redis } = yield* Broker
+        yield* io(() => arrange(["lb9-old", "lb9-new"], ["a", "b", "c", "d", "e"], 20 * 1024))
+        // Lease two in each queue the script-only way, then complete them and lease the rest in one call.
+        const firsts = [
+          yield* runScript(dequeueLeaseScript, input("lb9-old", { count: 2 })),
+          yield* runScript(dequeueLeaseScript, input("lb9-new", { count: 2 }))
+        ]
+        const msgs = (q: string) => ["a", "b"].map((id) => makeMsg(q, id))
+        const at = { nowMs: baseNowMs, count: 10, leaseScore: `${baseNowMs / 1000 + 29}.25` }
+        expect(firsts.map((f) => f.pairs.length)).toEqual([2, 2])
+        const a = yield* runScript(completeAndLeaseScript, { msgs: msgs("lb9-old"), ...at })
+        const ids = { msgs: msgs("lb9-new"), ...at, idsOnly: true }
+        const [reply, sorted] = yield* redis.scriptSorted!(
+          completeAndLeaseScript.name,
+          completeAndLeaseScript.keys(ids),
+          completeAndLeaseScript.args(ids),
+          leasingListKey("lb9-new"),
+          `${queueKeys("lb9-new").taskPrefix}*->msg`
+        )
+        const b = completeAndLeaseScript.decode(
+          [(reply as Array<unknown>)[0], mergeLeasedMessages((reply as Array<unknown>)[1], sorted)],
+          ids
+        )
+        if (!Result.isSuccess(b)) throw new Error("completeAndLease ids reply did not decode")
+        expect(b.success.completions).toEqual(a.completions)
+        const leaseA = Result.getOrThrow(dequeueLeaseReply(a.leaseReply))
+        const leaseB = Result.getOrThrow(dequeueLeaseReply(b.success.leaseReply))
+        expect(plain(leaseB).pairs.map((p) => p.id)).toEqual(["c", "d", "e"])
+        expect(plain(leaseB)).toEqual(plain(leaseA))
+        // The processed counters are per queue; everything else matches key for key.
+        expect(yield* io(() => dumpQueue("lb9-new"))).toEqual(yield* io(() => dumpQueue("lb9-old")))
+      })
   )
 })

@@ -21,7 +21,17 @@ import { writeResultScript } from "../../src/broker/writeResult.js"
 import { luaSources } from "../../src/redis/lua.generated.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { uniqueKey } from "../../src/wire/uniqueKey.js"
-import { baseNowMs, io, makeMsg, putActive, putInZset, putPending, stepsTestDb, testBrokerLayer, baseNowSec as nowSec } from "../support/arrange.js"
+import {
+  baseNowMs,
+  io,
+  makeMsg,
+  putActive,
+  putInZset,
+  putPending,
+  stepsTestDb,
+  testBrokerLayer,
+  baseNowSec as nowSec
+} from "../support/arrange.js"
 
 const c = stepsTestDb()
 
@@ -40,15 +50,31 @@ layer(testBrokerLayer())("reply-code table (real scripts)", (it) => {
       // Another task under the taken id (the same message again would be the same write: a success).
       const other = makeMsg(q, "taken", { type: "other" })
       const lock = uniqueKey(q, "t", undefined)
-      const targets: ReadonlyArray<TaskWrite["target"]> = [{ state: "pending" }, { state: "scheduled", processAtMs: baseNowMs + 60_000 }, { state: "aggregating", group: "g" }]
+      const targets: ReadonlyArray<TaskWrite["target"]> = [
+        { state: "pending" },
+        { state: "scheduled", processAtMs: baseNowMs + 60_000 },
+        { state: "aggregating", group: "g" }
+      ]
       for (const target of targets) {
-        const conflict = yield* tagOf(Effect.flatMap(runScripts([bindTaskWrite({ msg: other, target, nowMs: baseNowMs })]), ([r]) => Effect.fromResult(r!)))
-        expect(conflict).toEqual({ tag: "TaskIdConflict", message: `task ID conflicts with another task: a task with id "taken" already exists in queue "${q}"` })
+        const conflict = yield* tagOf(
+          Effect.flatMap(runScripts([bindTaskWrite({ msg: other, target, nowMs: baseNowMs })]), ([r]) =>
+            Effect.fromResult(r!)
+          )
+        )
+        expect(conflict).toEqual({
+          tag: "TaskIdConflict",
+          message: `task ID conflicts with another task: a task with id "taken" already exists in queue "${q}"`
+        })
       }
       yield* io(() => c.set(lock, "someone", "EX", 60))
       for (const [i, target] of targets.entries()) {
         const msg = makeMsg(q, `dup${i}`, { type: "t", uniqueKey: lock })
-        const dup = yield* tagOf(Effect.flatMap(runScripts([bindTaskWrite({ msg, target, nowMs: baseNowMs, uniqueLockTtlMs: 60_000 })]), ([r]) => Effect.fromResult(r!)))
+        const dup = yield* tagOf(
+          Effect.flatMap(
+            runScripts([bindTaskWrite({ msg, target, nowMs: baseNowMs, uniqueLockTtlMs: 60_000 })]),
+            ([r]) => Effect.fromResult(r!)
+          )
+        )
         expect(dup.tag).toBe("DuplicateTask")
         expect(dup.message).toContain(`still unique-locked in queue "${q}" (lock ${lock})`)
       }
@@ -66,7 +92,9 @@ layer(testBrokerLayer())("reply-code table (real scripts)", (it) => {
         message: `cannot ${op} task gone in queue "rc-lease": it is no longer active under a lease (its lease expired and it was recovered, or it was deleted or moved)`
       })
       expect(yield* tagOf(runScript(completeScript, { msg, nowMs: baseNowMs }))).toEqual(lost("complete"))
-      expect(yield* tagOf(runScript(retryScript, { updated: msg, retryAtMs: baseNowMs, isFailure: true, nowMs: baseNowMs }))).toEqual(lost("retry"))
+      expect(
+        yield* tagOf(runScript(retryScript, { updated: msg, retryAtMs: baseNowMs, isFailure: true, nowMs: baseNowMs }))
+      ).toEqual(lost("retry"))
       expect(yield* tagOf(runScript(archiveScript, { updated: msg, nowMs: baseNowMs }))).toEqual(lost("archive"))
       // (a later time than the task's pending_since: not a resend of this requeue)
       expect(yield* tagOf(runScript(requeueScript, { msg, nowMs: baseNowMs + 1000 }))).toEqual(lost("requeue"))
@@ -92,13 +120,21 @@ layer(testBrokerLayer())("reply-code table (real scripts)", (it) => {
 
   it.effect("writeResult -1 → TaskNotFound; pause 0 / unpause 0 → InvalidState", () =>
     Effect.gen(function* () {
-      expect(yield* tagOf(runScript(writeResultScript, { queue: "rc-misc", id: "none", result: new Uint8Array([1]) }))).toEqual({
+      expect(
+        yield* tagOf(runScript(writeResultScript, { queue: "rc-misc", id: "none", result: new Uint8Array([1]) }))
+      ).toEqual({
         tag: "TaskNotFound",
         message: `cannot write the result of task none: no such task in queue "rc-misc"`
       })
-      expect(yield* tagOf(runScript(unpauseQueueScript, { queue: "rc-misc" }))).toEqual({ tag: "InvalidState", message: `queue "rc-misc" is not paused` })
+      expect(yield* tagOf(runScript(unpauseQueueScript, { queue: "rc-misc" }))).toEqual({
+        tag: "InvalidState",
+        message: `queue "rc-misc" is not paused`
+      })
       yield* runScript(pauseQueueScript, { queue: "rc-misc", nowMs: baseNowMs })
-      expect(yield* tagOf(runScript(pauseQueueScript, { queue: "rc-misc", nowMs: baseNowMs }))).toEqual({ tag: "InvalidState", message: `queue "rc-misc" is already paused` })
+      expect(yield* tagOf(runScript(pauseQueueScript, { queue: "rc-misc", nowMs: baseNowMs }))).toEqual({
+        tag: "InvalidState",
+        message: `queue "rc-misc" is already paused`
+      })
     })
   )
 
@@ -117,23 +153,33 @@ layer(testBrokerLayer())("reply-code table (real scripts)", (it) => {
         tag: "InvalidState",
         message: `task "busy" is already running (active); it cannot be run again — cancel it if it must stop`
       })
-      expect(yield* tagOf(runScript(archiveTaskScript, busy))).toEqual({ tag: "InvalidState", message: `task "busy" is active (running) and cannot be archived; cancel it instead` })
-      expect(yield* tagOf(runScript(deleteTaskScript, busy))).toEqual({ tag: "InvalidState", message: `task "busy" is active (running) and cannot be deleted; cancel it first` })
+      expect(yield* tagOf(runScript(archiveTaskScript, busy))).toEqual({
+        tag: "InvalidState",
+        message: `task "busy" is active (running) and cannot be archived; cancel it instead`
+      })
+      expect(yield* tagOf(runScript(deleteTaskScript, busy))).toEqual({
+        tag: "InvalidState",
+        message: `task "busy" is active (running) and cannot be deleted; cancel it first`
+      })
     })
   )
 
   it.effect("removeQueue: -1 → QueueNotEmpty, -2 → InvalidState", () =>
     Effect.gen(function* () {
       yield* io(() => putPending(c, makeMsg("rc-full", "p"), baseNowMs))
-      expect(yield* tagOf(runScript(deleteQueueScript, { queue: "rc-full", force: false, batch: 10, done: 0 }))).toEqual({
+      expect(
+        yield* tagOf(runScript(deleteQueueScript, { queue: "rc-full", force: false, batch: 10, done: 0 }))
+      ).toEqual({
         tag: "QueueNotEmpty",
         message: `queue "rc-full" is not empty (1 task(s)); delete its tasks first or force the deletion`
       })
       yield* io(() => putActive(c, makeMsg("rc-busy", "a"), nowSec + 30))
-      expect(yield* tagOf(runScript(deleteQueueScript, { queue: "rc-busy", force: true, batch: 10, done: 0 }))).toEqual({
-        tag: "InvalidState",
-        message: `queue "rc-busy" has 1 active task(s); it cannot be deleted while tasks run`
-      })
+      expect(yield* tagOf(runScript(deleteQueueScript, { queue: "rc-busy", force: true, batch: 10, done: 0 }))).toEqual(
+        {
+          tag: "InvalidState",
+          message: `queue "rc-busy" has 1 active task(s); it cannot be deleted while tasks run`
+        }
+      )
     })
   )
 
@@ -142,16 +188,30 @@ layer(testBrokerLayer())("reply-code table (real scripts)", (it) => {
       const q = "rc-sched"
       const taken = makeMsg(q, "taken")
       yield* io(() => putPending(c, taken, baseNowMs))
-      const base = { entryId: "e1", scheduledAtMs: baseNowMs, nowMs: baseNowMs, recordTtlMs: 60_000, state: "pending" as const, generatedId: false }
+      const base = {
+        entryId: "e1",
+        scheduledAtMs: baseNowMs,
+        nowMs: baseNowMs,
+        recordTtlMs: 60_000,
+        state: "pending" as const,
+        generatedId: false
+      }
       const conflict = yield* runScript(claimScript, { ...base, msg: taken })
       expect(conflict._tag).toBe("IdConflict")
       if (conflict._tag === "IdConflict") {
         expect(conflict.error._tag).toBe("TaskIdConflict")
-        expect(conflict.error.message).toContain(`(periodic entry e1, occurrence ${new Date(baseNowMs).toISOString()} skipped)`)
+        expect(conflict.error.message).toContain(
+          `(periodic entry e1, occurrence ${new Date(baseNowMs).toISOString()} skipped)`
+        )
       }
       const lock = uniqueKey(q, "t", undefined)
       yield* io(() => c.set(lock, "someone", "EX", 60))
-      const dup = yield* runScript(claimScript, { ...base, entryId: "e2", msg: makeMsg(q, "fresh", { type: "t", uniqueKey: lock }), lockTtlMs: 60_000 })
+      const dup = yield* runScript(claimScript, {
+        ...base,
+        entryId: "e2",
+        msg: makeMsg(q, "fresh", { type: "t", uniqueKey: lock }),
+        lockTtlMs: 60_000
+      })
       expect(dup._tag).toBe("Duplicate")
       if (dup._tag === "Duplicate") expect(dup.error._tag).toBe("DuplicateTask")
     })

@@ -37,11 +37,19 @@ export const options = ${options}
 }
 const seen = (name: string): Array<string> => {
   const f = join(dir, `seen-${name}`)
-  return existsSync(f) ? readFileSync(f, "utf8").split("\n").filter((l) => l !== "") : []
+  return existsSync(f)
+    ? readFileSync(f, "utf8")
+        .split("\n")
+        .filter((l) => l !== "")
+    : []
 }
 
 const startWorker = async (args: ReadonlyArray<string>, env: Record<string, string>) => {
-  const child = spawn(process.execPath, [await cliBundle(), "worker", ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [await cliBundle(), "worker", ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
   let logs = ""
   child.stdout.on("data", (d) => (logs += d))
   child.stderr.on("data", (d) => (logs += d))
@@ -68,8 +76,18 @@ describe("CLI connection flags", { timeout: 120_000 }, () => {
   it("bad or clashing connection flags are usage errors (exit 2), before connecting", async () => {
     const bad = await runCli(["queue", "ls", "--redis-cluster", "127.0.0.1"])
     expect(bad.code).toBe(2)
-    expect(bad.stderr).toBe('effect-asynq: --redis-cluster expects host:port,host:port,… with ports 1 to 65535; got "127.0.0.1"\n')
-    const both = await runCli(["stats", "--redis-cluster", "127.0.0.1:7000", "--redis-sentinel", "127.0.0.1:26379", "--redis-sentinel-name", "m"])
+    expect(bad.stderr).toBe(
+      'effect-asynq: --redis-cluster expects host:port,host:port,… with ports 1 to 65535; got "127.0.0.1"\n'
+    )
+    const both = await runCli([
+      "stats",
+      "--redis-cluster",
+      "127.0.0.1:7000",
+      "--redis-sentinel",
+      "127.0.0.1:26379",
+      "--redis-sentinel-name",
+      "m"
+    ])
     expect(both.code).toBe(2)
     expect(both.stderr).toBe("effect-asynq: --redis-cluster and --redis-sentinel cannot be used together\n")
     const noName = await runCli(["worker", "x.mjs", "--redis-sentinel", "127.0.0.1:26379"])
@@ -92,18 +110,33 @@ describe("CLI connection flags", { timeout: 120_000 }, () => {
   })
 
   it("worker: the module's options.redis is used when no flag names a Redis, even with REDIS_URL set elsewhere", async () => {
-    const module = writeHandlers("module-redis", `{ redis: ${JSON.stringify(testRedisUrl())}, shutdownTimeoutMs: 2000 }`)
+    const module = writeHandlers(
+      "module-redis",
+      `{ redis: ${JSON.stringify(testRedisUrl())}, shutdownTimeoutMs: 2000 }`
+    )
     const w = await startWorker([module, "--queues", "modq=1"], { REDIS_URL: deadRedisUrl })
     await putPending(c, asynqMsg("modq", "m1", { type: "conn:one" }), Date.now())
-    await waitFor("the worker to run m1 on the module's Redis", () => seen("module-redis"), (ids) => ids.includes("m1"), { timeoutMs: 60_000 })
+    await waitFor(
+      "the worker to run m1 on the module's Redis",
+      () => seen("module-redis"),
+      (ids) => ids.includes("m1"),
+      { timeoutMs: 60_000 }
+    )
     expect(await stop(w)).toBe(0)
   })
 
   it("worker: --redis-url wins over the module's options.redis", async () => {
     const module = writeHandlers("flag-wins", `{ redis: ${JSON.stringify(deadRedisUrl)}, shutdownTimeoutMs: 2000 }`)
-    const w = await startWorker([module, "--queues", "flagq=1", "--redis-url", testRedisUrl()], { REDIS_URL: deadRedisUrl })
+    const w = await startWorker([module, "--queues", "flagq=1", "--redis-url", testRedisUrl()], {
+      REDIS_URL: deadRedisUrl
+    })
     await putPending(c, asynqMsg("flagq", "f1", { type: "conn:one" }), Date.now())
-    await waitFor("the worker to run f1 on the flag's Redis", () => seen("flag-wins"), (ids) => ids.includes("f1"), { timeoutMs: 60_000 })
+    await waitFor(
+      "the worker to run f1 on the flag's Redis",
+      () => seen("flag-wins"),
+      (ids) => ids.includes("f1"),
+      { timeoutMs: 60_000 }
+    )
     expect(await stop(w)).toBe(0)
   })
 
@@ -123,10 +156,19 @@ describe("CLI connection flags", { timeout: 120_000 }, () => {
         expect(ls.code).toBe(0)
         expect(ls.stdout).toBe("clusterq\n")
         const module = writeHandlers("cluster", "{ shutdownTimeoutMs: 2000 }")
-        const w = await startWorker([module, "--queues", "clusterq=1", "--redis-cluster", seeds], { REDIS_URL: deadRedisUrl })
-        await waitFor("the worker to run the task on the cluster", () => seen("cluster"), (ids) => ids.includes(info.id), { timeoutMs: 60_000 })
+        const w = await startWorker([module, "--queues", "clusterq=1", "--redis-cluster", seeds], {
+          REDIS_URL: deadRedisUrl
+        })
+        await waitFor(
+          "the worker to run the task on the cluster",
+          () => seen("cluster"),
+          (ids) => ids.includes(info.id),
+          { timeoutMs: 60_000 }
+        )
         expect(await stop(w)).toBe(0)
-        const stats = JSON.parse((await runCli(["queue", "inspect", "clusterq", "--json", "--redis-cluster", seeds])).stdout) as { processed: number; size: number }
+        const stats = JSON.parse(
+          (await runCli(["queue", "inspect", "clusterq", "--json", "--redis-cluster", seeds])).stdout
+        ) as { processed: number; size: number }
         expect(stats).toMatchObject({ processed: 1, size: 0 })
       } finally {
         await client.close()

@@ -18,10 +18,14 @@ const children: Array<ChildProcess> = []
 
 /** Starts `effect-asynq dash …` and waits for the line with its URL. */
 const startDash = async (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
-  const child = spawn(process.execPath, [await cliBundle(), "dash", "--port", "0", "--redis-url", testRedisUrl(), ...args], {
-    env: { ...process.env, NO_COLOR: "1", ...env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
+  const child = spawn(
+    process.execPath,
+    [await cliBundle(), "dash", "--port", "0", "--redis-url", testRedisUrl(), ...args],
+    {
+      env: { ...process.env, NO_COLOR: "1", ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    }
+  )
   children.push(child)
   let out = ""
   child.stdout.on("data", (d: Buffer) => (out += d.toString()))
@@ -75,7 +79,9 @@ describe("effect-asynq dash", { timeout: 60_000 }, () => {
     const auth = { authorization: "Bearer t0ken" }
     expect((await fetch(`${dash.url}api/queues`, { headers: auth })).status).toBe(200)
     expect((await fetch(`${dash.url}api/queues/default:pause`, { method: "POST", headers: auth })).status).toBe(204)
-    const q = (await (await fetch(`${dash.url}api/queues/default`, { headers: auth })).json()) as { current: { paused: boolean } }
+    const q = (await (await fetch(`${dash.url}api/queues/default`, { headers: auth })).json()) as {
+      current: { paused: boolean }
+    }
     expect(q.current.paused).toBe(true)
     expect((await fetch(`${dash.url}api/queues/default:resume`, { method: "POST", headers: auth })).status).toBe(204)
     dash.child.kill("SIGINT")
@@ -108,10 +114,21 @@ describe("effect-asynq dash", { timeout: 60_000 }, () => {
   })
 
   it("exits 2 before serving on a malformed --allowed-host, or --allow-actions on 0.0.0.0 without a token", async () => {
-    const badHost = await runCli(["dash", "--port", "0", "--redis-url", testRedisUrl(), "--allowed-host", "https://dash.example.com"])
+    const badHost = await runCli([
+      "dash",
+      "--port",
+      "0",
+      "--redis-url",
+      testRedisUrl(),
+      "--allowed-host",
+      "https://dash.example.com"
+    ])
     expect(badHost.code).toBe(2)
     expect(badHost.stderr).toContain('--allowed-host: allowed host "https://dash.example.com" has a scheme or a path')
-    const open = await runCli(["dash", "--port", "0", "--redis-url", testRedisUrl(), "--host", "0.0.0.0", "--allow-actions"], { EFFECT_ASYNQ_DASH_TOKEN: undefined })
+    const open = await runCli(
+      ["dash", "--port", "0", "--redis-url", testRedisUrl(), "--host", "0.0.0.0", "--allow-actions"],
+      { EFFECT_ASYNQ_DASH_TOKEN: undefined }
+    )
     expect(open.code).toBe(2)
     expect(open.stderr).toContain("actions are allowed on 0.0.0.0, which other machines can reach, without a token")
   })

@@ -28,7 +28,9 @@ describe("CLI against real Redis", { timeout: 240_000 }, () => {
     const r = await cli("stats")
     expect(r.code).toBe(0)
     const lines = r.stdout.trimEnd().split("\n")
-    expect(lines[0]).toMatch(/^QUEUE\s+STATE\s+SIZE\s+PENDING\s+ACTIVE\s+SCHEDULED\s+RETRY\s+ARCHIVED\s+COMPLETED\s+AGGREGATING\s+PROCESSED\s+FAILED\s+LATENCY\s+MEMORY$/)
+    expect(lines[0]).toMatch(
+      /^QUEUE\s+STATE\s+SIZE\s+PENDING\s+ACTIVE\s+SCHEDULED\s+RETRY\s+ARCHIVED\s+COMPLETED\s+AGGREGATING\s+PROCESSED\s+FAILED\s+LATENCY\s+MEMORY$/
+    )
     const critical = lines.find((l) => l.startsWith("critical"))!.split(/\s+/)
     const def = lines.find((l) => l.startsWith("default"))!.split(/\s+/)
     expect(critical.slice(0, 4)).toEqual(["critical", "run", "1", "1"])
@@ -86,7 +88,12 @@ describe("CLI against real Redis", { timeout: 240_000 }, () => {
   it("group ls and task ls for aggregating tasks (d-group)", async () => {
     await restoreSnapshot(c, "d-group")
     const g = await cli("group", "ls", "--queue", "default")
-    expect(g.stdout.split("\n").slice(2, 4).map((l) => l.split(/\s+/))).toEqual([
+    expect(
+      g.stdout
+        .split("\n")
+        .slice(2, 4)
+        .map((l) => l.split(/\s+/))
+    ).toEqual([
       ["g1", "3"],
       ["g2", "1"]
     ])
@@ -95,7 +102,11 @@ describe("CLI against real Redis", { timeout: 240_000 }, () => {
   })
 
   it("control characters stored in Redis are printed as visible escapes, never raw (no terminal escape injection)", async () => {
-    await putPending(c, asynqMsg("default", "evil", { type: "x\u001b]0;pwned\u0007\u001b[31mred", errorMsg: "bad\u001b[2J" }), Date.now())
+    await putPending(
+      c,
+      asynqMsg("default", "evil", { type: "x\u001b]0;pwned\u0007\u001b[31mred", errorMsg: "bad\u001b[2J" }),
+      Date.now()
+    )
     const ls = await cli("task", "ls", "--queue", "default", "--state", "pending")
     expect(ls.code).toBe(0)
     // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for control characters
@@ -118,12 +129,20 @@ describe("CLI against real Redis", { timeout: 240_000 }, () => {
     expect(ls.stdout).toMatch(/^a1\s+email:send\s+\{"id":"a1"\}\s+yes$/m)
     const insp = await cli("task", "inspect", "--queue", "default", "--id", "s1")
     expect(insp.stdout).toMatch(/^state:\s+scheduled$/m)
-    expect(JSON.parse((await cli("task", "inspect", "--queue", "default", "--id", "s1", "--json")).stdout)).toMatchObject({ id: "s1", state: "scheduled" })
+    expect(
+      JSON.parse((await cli("task", "inspect", "--queue", "default", "--id", "s1", "--json")).stdout)
+    ).toMatchObject({ id: "s1", state: "scheduled" })
 
-    expect((await cli("task", "run", "--queue", "default", "--id", "s1")).stdout).toBe('Ran task "s1" (was scheduled).\n')
+    expect((await cli("task", "run", "--queue", "default", "--id", "s1")).stdout).toBe(
+      'Ran task "s1" (was scheduled).\n'
+    )
     expect(await c.hget("asynq:{default}:t:s1", "state")).toBe("pending")
-    expect((await cli("task", "archive", "--queue", "default", "--id", "p1")).stdout).toBe('Archived task "p1" (was pending).\n')
-    expect((await cli("task", "delete", "--queue", "default", "--id", "p1")).stdout).toBe('Deleted task "p1" (was archived).\n')
+    expect((await cli("task", "archive", "--queue", "default", "--id", "p1")).stdout).toBe(
+      'Archived task "p1" (was pending).\n'
+    )
+    expect((await cli("task", "delete", "--queue", "default", "--id", "p1")).stdout).toBe(
+      'Deleted task "p1" (was archived).\n'
+    )
     expect(await c.exists("asynq:{default}:t:p1")).toBe(0)
 
     const active = await cli("task", "delete", "--queue", "default", "--id", "a1")
@@ -148,8 +167,23 @@ describe("CLI against real Redis", { timeout: 240_000 }, () => {
       'Archived 1 pending task(s) in queue "default". The archive\'s limits (90 days, 10,000 tasks) removed 1 older archived task(s).\n'
     )
     expect(trimming.stderr).toContain("archiving removed 1 older archived task(s)")
-    const trimmingJson = await cli("task", "archiveall", "--queue", "default", "--state", "pending", "--json", "--force")
-    expect(JSON.parse(trimmingJson.stdout)).toEqual({ queue: "default", state: "pending", action: "archiveall", count: 0, trimmed: 0 })
+    const trimmingJson = await cli(
+      "task",
+      "archiveall",
+      "--queue",
+      "default",
+      "--state",
+      "pending",
+      "--json",
+      "--force"
+    )
+    expect(JSON.parse(trimmingJson.stdout)).toEqual({
+      queue: "default",
+      state: "pending",
+      action: "archiveall",
+      count: 0,
+      trimmed: 0
+    })
     await cli("task", "delete", "--queue", "default", "--id", "late")
     const run = await cli("task", "runall", "--queue", "default", "--state", "archived", "--json")
     expect(JSON.parse(run.stdout)).toEqual({ queue: "default", state: "archived", action: "runall", count: 5 })
@@ -167,11 +201,15 @@ describe("CLI against real Redis", { timeout: 240_000 }, () => {
     const del = await cli("task", "deleteall", "--queue", "default", "--state", "pending")
     expect(del.code).toBe(2)
     expect(del.stdout).toBe("")
-    expect(del.stderr).toBe('effect-asynq: deleteall would delete 3 pending task(s) in queue "default"; nothing was changed. Add --force to do it.\n')
+    expect(del.stderr).toBe(
+      'effect-asynq: deleteall would delete 3 pending task(s) in queue "default"; nothing was changed. Add --force to do it.\n'
+    )
     expect(await c.llen("asynq:{default}:pending")).toBe(3)
     const arch = await cli("task", "archiveall", "--queue", "default", "--state", "retry")
     expect(arch.code).toBe(2)
-    expect(arch.stderr).toBe('effect-asynq: archiveall would archive 2 retry task(s) in queue "default"; nothing was changed. Add --force to do it.\n')
+    expect(arch.stderr).toBe(
+      'effect-asynq: archiveall would archive 2 retry task(s) in queue "default"; nothing was changed. Add --force to do it.\n'
+    )
     expect(await c.zcard("asynq:{default}:retry")).toBe(2)
     expect(await c.zcard("asynq:{default}:archived")).toBe(0)
     // The state is still checked first: a state the action cannot take is a usage error naming it.
@@ -182,7 +220,9 @@ describe("CLI against real Redis", { timeout: 240_000 }, () => {
     expect(noQueue.code).toBe(1)
     expect(noQueue.stderr).toBe('effect-asynq: queue "ghost" does not exist\n')
     // runall is not destructive: it acts without --force.
-    expect((await cli("task", "runall", "--queue", "default", "--state", "retry")).stdout).toBe('Ran 2 retry task(s) in queue "default".\n')
+    expect((await cli("task", "runall", "--queue", "default", "--state", "retry")).stdout).toBe(
+      'Ran 2 retry task(s) in queue "default".\n'
+    )
     const forced = await cli("task", "deleteall", "--queue", "default", "--state", "pending", "--force")
     expect(forced.code).toBe(0)
     expect(forced.stdout).toBe('Deleted 5 pending task(s) in queue "default".\n')
@@ -191,14 +231,29 @@ describe("CLI against real Redis", { timeout: 240_000 }, () => {
 
   it("task deleteall / archiveall of an aggregation group without --force count that group's tasks", async () => {
     await restoreSnapshot(c, "d-group")
-    const groups = JSON.parse((await cli("group", "ls", "--queue", "default", "--json")).stdout) as Array<{ group: string; size: number }>
+    const groups = JSON.parse((await cli("group", "ls", "--queue", "default", "--json")).stdout) as Array<{
+      group: string
+      size: number
+    }>
     const g = groups[0]!
     expect(g.size).toBeGreaterThan(0)
     const del = await cli("task", "deleteall", "--queue", "default", "--state", "aggregating", "--group", g.group)
     expect(del.code).toBe(2)
-    expect(del.stderr).toContain(`deleteall would delete ${g.size} aggregating task(s) in group "${g.group}" of queue "default"`)
+    expect(del.stderr).toContain(
+      `deleteall would delete ${g.size} aggregating task(s) in group "${g.group}" of queue "default"`
+    )
     expect(await c.zcard(`asynq:{default}:g:${g.group}`)).toBe(g.size)
-    const forced = await cli("task", "deleteall", "--queue", "default", "--state", "aggregating", "--group", g.group, "--force")
+    const forced = await cli(
+      "task",
+      "deleteall",
+      "--queue",
+      "default",
+      "--state",
+      "aggregating",
+      "--group",
+      g.group,
+      "--force"
+    )
     expect(forced.code).toBe(0)
     expect(await c.exists(`asynq:{default}:g:${g.group}`)).toBe(0)
   })
@@ -226,16 +281,27 @@ describe("CLI against real Redis", { timeout: 240_000 }, () => {
   it("server ls and cron ls/history read what Go asynq wrote (h, i), heartbeats refreshed to now", async () => {
     await restoreSnapshot(c, "h-server-running")
     await restoreSnapshot(c, "i-scheduler")
-    for (const [zset, ttl] of [["asynq:servers", 10], ["asynq:workers", 10], ["asynq:schedulers", 20]] as const) {
+    for (const [zset, ttl] of [
+      ["asynq:servers", 10],
+      ["asynq:workers", 10],
+      ["asynq:schedulers", 20]
+    ] as const) {
       for (const m of await c.zrange(zset, "0", "-1")) await c.zadd(zset, nowSec() + ttl, m)
     }
     const s = await cli("server", "ls")
-    expect(s.stdout).toMatch(/^vm\s+25483\s+active\s+1\/4\s+critical:6,default:3,low:1\s+2026-11-22T\S+\s+e6c0709d-149b-46dd-a6e5-f71ae85ea757$/m)
-    const sj = JSON.parse((await cli("server", "ls", "--json")).stdout) as Array<{ activeWorkers: Array<{ taskId: string }> }>
+    expect(s.stdout).toMatch(
+      /^vm\s+25483\s+active\s+1\/4\s+critical:6,default:3,low:1\s+2026-11-22T\S+\s+e6c0709d-149b-46dd-a6e5-f71ae85ea757$/m
+    )
+    const sj = JSON.parse((await cli("server", "ls", "--json")).stdout) as Array<{
+      activeWorkers: Array<{ taskId: string }>
+    }>
     expect(sj[0]!.activeWorkers.map((w) => w.taskId)).toEqual(["h-active"])
 
     const cron = await cli("cron", "ls")
-    const rows = cron.stdout.split("\n").slice(2).filter((l) => l !== "")
+    const rows = cron.stdout
+      .split("\n")
+      .slice(2)
+      .filter((l) => l !== "")
     expect(rows.map((l) => l.split(/\s{2,}/).slice(1, 3))).toEqual([
       ["*/5 * * * *", "sched:report"],
       ["@every 30s", "sched:ping"]

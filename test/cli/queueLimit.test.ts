@@ -25,14 +25,25 @@ describe("CLI queue limit (real Redis)", { timeout: 240_000 }, () => {
     const set = await cli("queue", "limit", "mail", "--rate", "100/s", "--burst", "20", "--concurrency", "5")
     expect(set.code).toBe(0)
     expect(set.stdout).toBe('Queue "mail": limit 100/s (burst 20), concurrency 5.\n')
-    expect(await c.hgetall("asynq:{mail}:flow")).toEqual({ interval_ms: "10", burst: "20", limit: "100", per_ms: "1000", concurrency: "5" })
+    expect(await c.hgetall("asynq:{mail}:flow")).toEqual({
+      interval_ms: "10",
+      burst: "20",
+      limit: "100",
+      per_ms: "1000",
+      concurrency: "5"
+    })
     expect((await cli("queue", "limit", "mail")).stdout).toBe('Queue "mail": limit 100/s (burst 20), concurrency 5.\n')
     expect((await cli("queue", "inspect", "mail")).stdout).toMatch(/^limit:\s+100\/s \(burst 20\), concurrency 5$/m)
     const json = JSON.parse((await cli("queue", "limit", "mail", "--json")).stdout)
-    expect(json).toEqual({ queue: "mail", limit: { rate: { limit: 100, perMs: 1000, intervalMs: 10, burst: 20 }, concurrency: 5 } })
+    expect(json).toEqual({
+      queue: "mail",
+      limit: { rate: { limit: 100, perMs: 1000, intervalMs: 10, burst: 20 }, concurrency: 5 }
+    })
 
     // A new limit replaces the old one: the cap is gone, the default burst (50 ms of tasks) applies.
-    expect((await cli("queue", "limit", "mail", "--rate", "6000/m")).stdout).toBe('Queue "mail": limit 6000/m (burst 5).\n')
+    expect((await cli("queue", "limit", "mail", "--rate", "6000/m")).stdout).toBe(
+      'Queue "mail": limit 6000/m (burst 5).\n'
+    )
 
     const bad = await cli("queue", "limit", "mail", "--rate", "fast")
     expect(bad.code).toBe(2)

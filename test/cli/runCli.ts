@@ -10,7 +10,11 @@ export interface CliResult {
   readonly killed: boolean
 }
 
-export const runCli = async (args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}, timeoutMs = 20_000): Promise<CliResult> => {
+export const runCli = async (
+  args: ReadonlyArray<string>,
+  env: Record<string, string | undefined> = {},
+  timeoutMs = 20_000
+): Promise<CliResult> => {
   const cli = await cliBundle()
   return new Promise((resolve) => {
     execFile(

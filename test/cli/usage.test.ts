@@ -7,7 +7,8 @@ describe("CLI usage and failures", { timeout: 120_000 }, () => {
   it("--help prints the commands on stdout and exits 0", async () => {
     const r = await runCli(["--help"])
     expect(r.code).toBe(0)
-    for (const cmd of ["stats", "queue", "group", "task", "server", "cron"]) expect(r.stdout).toMatch(new RegExp(`^  ${cmd} `, "m"))
+    for (const cmd of ["stats", "queue", "group", "task", "server", "cron"])
+      expect(r.stdout).toMatch(new RegExp(`^  ${cmd} `, "m"))
     expect(r.stdout).toContain("--redis-url")
     expect(r.stdout).toContain("--json")
   })
@@ -23,16 +24,22 @@ describe("CLI usage and failures", { timeout: 120_000 }, () => {
     const r = await runCli(["frobnicate"])
     expect(r.code).toBe(2)
     expect(r.stdout).toBe("")
-    expect(r.stderr).toBe('effect-asynq: Unknown subcommand "frobnicate" for "effect-asynq" (see effect-asynq --help)\n')
+    expect(r.stderr).toBe(
+      'effect-asynq: Unknown subcommand "frobnicate" for "effect-asynq" (see effect-asynq --help)\n'
+    )
     const typo = await runCli(["queue", "inspct"])
     expect(typo.code).toBe(2)
-    expect(typo.stderr).toBe('effect-asynq: Unknown subcommand "inspct" for "effect-asynq queue"; did you mean inspect? (see effect-asynq queue --help)\n')
+    expect(typo.stderr).toBe(
+      'effect-asynq: Unknown subcommand "inspct" for "effect-asynq queue"; did you mean inspect? (see effect-asynq queue --help)\n'
+    )
   })
 
   it("a missing argument, a missing flag, a bad choice: exit 2, one line each (not the whole help)", async () => {
     const missingArg = await runCli(["queue", "inspect"])
     expect(missingArg.code).toBe(2)
-    expect(missingArg.stderr).toBe("effect-asynq: Missing required argument: queue (see effect-asynq queue inspect --help)\n")
+    expect(missingArg.stderr).toBe(
+      "effect-asynq: Missing required argument: queue (see effect-asynq queue inspect --help)\n"
+    )
     const missingFlag = await runCli(["task", "ls", "--state", "pending"])
     expect(missingFlag.code).toBe(2)
     expect(missingFlag.stdout).toBe("")
@@ -45,7 +52,9 @@ describe("CLI usage and failures", { timeout: 120_000 }, () => {
   })
 
   it("a value the inspector rejects (page 0) is a usage error too: exit 2", async () => {
-    const r = await runCli(["task", "ls", "--queue", "default", "--state", "pending", "--page", "0"], { REDIS_URL: testRedisUrl() })
+    const r = await runCli(["task", "ls", "--queue", "default", "--state", "pending", "--page", "0"], {
+      REDIS_URL: testRedisUrl()
+    })
     expect(r.code).toBe(2)
     expect(r.stderr).toBe("effect-asynq: page must be a whole number >= 1, got 0\n")
   })
@@ -59,7 +68,9 @@ describe("CLI usage and failures", { timeout: 120_000 }, () => {
     const r = await runCli(["--wizard"])
     expect(r.code).toBe(2)
     expect(r.stdout).toBe("")
-    expect(r.stderr).toBe("effect-asynq: Unrecognized flag: --wizard in command effect-asynq (see effect-asynq --help)\n")
+    expect(r.stderr).toBe(
+      "effect-asynq: Unrecognized flag: --wizard in command effect-asynq (see effect-asynq --help)\n"
+    )
   })
 
   it("an unreachable Redis fails at once (not after retries) with a clear message, exit 1", async () => {
@@ -87,7 +98,9 @@ describe("CLI usage and failures", { timeout: 120_000 }, () => {
     const outOfRange = await runCli(["stats", "--redis-url", u.toString()])
     expect(outOfRange.code).toBe(1)
     expect(outOfRange.stdout).toBe("")
-    expect(outOfRange.stderr).toContain(`cannot use Redis at ${u.toString()}: the server refused database 100000 (ERR DB index is out of range)`)
+    expect(outOfRange.stderr).toContain(
+      `cannot use Redis at ${u.toString()}: the server refused database 100000 (ERR DB index is out of range)`
+    )
   })
 })
 
@@ -143,6 +156,8 @@ describe("CLI Redis addresses, checked before connecting", { timeout: 120_000 },
     expect(r.stderr).toContain('got "redis://user:***@127.0.0.1:6379/x"')
     const env = await runCli(["stats"], { REDIS_URL: "foo:bar" })
     expect(env.code).toBe(2)
-    expect(env.stderr).toBe(`effect-asynq: $REDIS_URL expects ${forms}; got "foo:bar" (not a redis:// or rediss:// URL, nor host:port)\n`)
+    expect(env.stderr).toBe(
+      `effect-asynq: $REDIS_URL expects ${forms}; got "foo:bar" (not a redis:// or rediss:// URL, nor host:port)\n`
+    )
   })
 })

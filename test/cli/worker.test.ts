@@ -49,22 +49,38 @@ afterAll(() => {
 
 describe("CLI worker", { timeout: 120_000 }, () => {
   it("processes tasks with the module's handlers, shows up in server ls, stops gracefully on SIGTERM (exit 0)", async () => {
-    const child = spawn(process.execPath, [await cliBundle(), "worker", join(dir, "handlers.mjs"), "--queues", "default=1", "--concurrency", "2"], {
-      cwd: root,
-      env: { ...process.env, REDIS_URL: testRedisUrl() },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
+    const child = spawn(
+      process.execPath,
+      [await cliBundle(), "worker", join(dir, "handlers.mjs"), "--queues", "default=1", "--concurrency", "2"],
+      {
+        cwd: root,
+        env: { ...process.env, REDIS_URL: testRedisUrl() },
+        stdio: ["ignore", "pipe", "pipe"]
+      }
+    )
     let logs = ""
     child.stdout.on("data", (d) => (logs += d))
     child.stderr.on("data", (d) => (logs += d))
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
 
     await putPending(c, asynqMsg("default", "w1"), Date.now())
-    await waitFor("the handler to run task w1", () => c.lrange("seen", 0, -1), (seen) => seen.includes("w1"), { timeoutMs: 60_000 })
-    await waitFor("the task to be counted as processed", () => c.get("asynq:{default}:processed"), (n) => n === "1", { timeoutMs: 60_000 })
+    await waitFor(
+      "the handler to run task w1",
+      () => c.lrange("seen", 0, -1),
+      (seen) => seen.includes("w1"),
+      { timeoutMs: 60_000 }
+    )
+    await waitFor(
+      "the task to be counted as processed",
+      () => c.get("asynq:{default}:processed"),
+      (n) => n === "1",
+      { timeoutMs: 60_000 }
+    )
     expect(await c.exists("asynq:{default}:t:w1")).toBe(0)
 
-    const servers = JSON.parse((await runCli(["server", "ls", "--json"], { REDIS_URL: testRedisUrl() })).stdout) as Array<{ pid: number; concurrency: number; queues: Record<string, number> }>
+    const servers = JSON.parse(
+      (await runCli(["server", "ls", "--json"], { REDIS_URL: testRedisUrl() })).stdout
+    ) as Array<{ pid: number; concurrency: number; queues: Record<string, number> }>
     expect(servers.find((s) => s.pid === child.pid)).toMatchObject({ concurrency: 2, queues: { default: 1 } })
 
     child.kill("SIGTERM")
@@ -83,7 +99,9 @@ describe("CLI worker", { timeout: 120_000 }, () => {
     child.stdout.on("data", (d) => (logs += d))
     child.stderr.on("data", (d) => (logs += d))
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-    await waitFor("the module to start loading", () => existsSync(join(dir, "slow-loading")), Boolean, { timeoutMs: 60_000 })
+    await waitFor("the module to start loading", () => existsSync(join(dir, "slow-loading")), Boolean, {
+      timeoutMs: 60_000
+    })
     child.kill("SIGTERM")
     // The child shows nothing when the signal lands (it reports it only once the load finishes), so
     // there is no condition to wait on: a short pause for the signal to be delivered and handled

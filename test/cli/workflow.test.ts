@@ -15,10 +15,17 @@ beforeAll(() => flushTestDb())
 
 /** Waits (bounded: 10 s) until the execution has a result. */
 const untilPolled = <A, E, R>(poll: Effect.Effect<Option.Option<Workflow.Result<A, E>>, never, R>) =>
-  poll.pipe(Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: Option.isSome }), Effect.timeout("10 seconds"))
+  poll.pipe(
+    Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: Option.isSome }),
+    Effect.timeout("10 seconds")
+  )
 
 describe("effect-asynq workflow", { timeout: 120_000 }, () => {
-  const Ship = Workflow.make("Wf.Ship", { payload: { order: Schema.String }, success: Schema.String, idempotencyKey: ({ order }) => order }).annotate(Workflow.SuspendOnFailure, true)
+  const Ship = Workflow.make("Wf.Ship", {
+    payload: { order: Schema.String },
+    success: Schema.String,
+    idempotencyKey: ({ order }) => order
+  }).annotate(Workflow.SuspendOnFailure, true)
   const Pack = Activity.make({ name: "pack", success: Schema.String, execute: Effect.succeed("boxed") })
 
   it("ls and inspect show a failed execution and its activity; resume retries it; bad input exits 2, not found 1", async () => {
@@ -49,7 +56,22 @@ describe("effect-asynq workflow", { timeout: 120_000 }, () => {
         const badPage = yield* cli("workflow", "ls", "Wf.Ship", "--prefix", "cliwf", "--page", "0")
         const badSize = yield* cli("workflow", "ls", "Wf.Ship", "--prefix", "cliwf", "--size", "0")
         const badState = yield* cli("workflow", "ls", "Wf.Ship", "--prefix", "cliwf", "--state", "sleepy")
-        return { id, ls, lsJson, lsComplete, inspect, inspectJson, resume, result, cancelDone, missing, noWorkflow, badPage, badSize, badState }
+        return {
+          id,
+          ls,
+          lsJson,
+          lsComplete,
+          inspect,
+          inspectJson,
+          resume,
+          result,
+          cancelDone,
+          missing,
+          noWorkflow,
+          badPage,
+          badSize,
+          badState
+        }
       })
     )
     if (Exit.isFailure(exit)) throw new Error(Cause.pretty(exit.cause))
@@ -59,7 +81,10 @@ describe("effect-asynq workflow", { timeout: 120_000 }, () => {
     expect(header).toMatch(/^ID\s+STATE\s+RUNS\s+OUTCOME\s+ERROR$/)
     expect(row!.split(/\s+/).slice(0, 4)).toEqual([v.id, "failed", "1", "suspended"])
     expect(row).toContain("label printer offline")
-    const listed = JSON.parse(v.lsJson.stdout) as { more: boolean; executions: Array<{ executionId: string; state: string; failed: boolean }> }
+    const listed = JSON.parse(v.lsJson.stdout) as {
+      more: boolean
+      executions: Array<{ executionId: string; state: string; failed: boolean }>
+    }
     expect(listed).toMatchObject({ more: false, executions: [{ executionId: v.id, state: "suspended", failed: true }] })
     expect(v.lsComplete).toMatchObject({ code: 0, stdout: 'No complete executions of workflow "Wf.Ship" on page 1.\n' })
     expect(v.inspect.code).toBe(0)
@@ -68,8 +93,15 @@ describe("effect-asynq workflow", { timeout: 120_000 }, () => {
     expect(v.inspect.stdout).toMatch(/^payload:\s+\{"order":"o-7"\}$/m)
     expect(v.inspect.stdout).toMatch(/^pack\s+1\s+done\s+"boxed"$/m)
     const detail = JSON.parse(v.inspectJson.stdout) as { activities: unknown; clocks: unknown; deferreds: unknown }
-    expect(detail).toMatchObject({ activities: [{ name: "pack", attempt: 1, status: "done", result: "boxed" }], deferreds: [], clocks: [] })
-    expect(v.resume).toMatchObject({ code: 0, stdout: `Resumed execution "${v.id}" of workflow "Wf.Ship" (was failed): a run is enqueued.\n` })
+    expect(detail).toMatchObject({
+      activities: [{ name: "pack", attempt: 1, status: "done", result: "boxed" }],
+      deferreds: [],
+      clocks: []
+    })
+    expect(v.resume).toMatchObject({
+      code: 0,
+      stdout: `Resumed execution "${v.id}" of workflow "Wf.Ship" (was failed): a run is enqueued.\n`
+    })
     expect(v.result).toBe("o-7 boxed")
     expect(v.cancelDone.code).toBe(1)
     expect(v.cancelDone.stderr).toContain("is complete; there is nothing to cancel")
@@ -78,11 +110,18 @@ describe("effect-asynq workflow", { timeout: 120_000 }, () => {
     expect(v.noWorkflow.code).toBe(1)
     expect(v.noWorkflow.stderr).toContain('workflow "Wf.Nobody" has no control queue')
     expect(v.badPage.code).toBe(2)
-    expect(v.badSize).toMatchObject({ code: 2, stderr: "effect-asynq: --size must be an integer from 1 to 1000, got 0\n" })
+    expect(v.badSize).toMatchObject({
+      code: 2,
+      stderr: "effect-asynq: --size must be an integer from 1 to 1000, got 0\n"
+    })
     expect(v.badState.code).toBe(2)
   })
 
-  const Hold = Workflow.make("Wf.Hold", { payload: { id: Schema.String }, success: Schema.String, idempotencyKey: ({ id }) => id })
+  const Hold = Workflow.make("Wf.Hold", {
+    payload: { id: Schema.String },
+    success: Schema.String,
+    idempotencyKey: ({ id }) => id
+  })
   const Release = DurableDeferred.make("release")
 
   it("cancel interrupts a waiting execution as Workflow.interrupt does: it completes interrupted, and inspect says so", async () => {
@@ -101,7 +140,13 @@ describe("effect-asynq workflow", { timeout: 120_000 }, () => {
     if (Exit.isFailure(exit)) throw new Error(Cause.pretty(exit.cause))
     const v = exit.value
     expect(v.cancel.code).toBe(0)
-    expect(JSON.parse(v.cancel.stdout)).toMatchObject({ workflow: "Wf.Hold", action: "cancel", executionId: v.id, from: "suspended", outcome: "run-enqueued" })
+    expect(JSON.parse(v.cancel.stdout)).toMatchObject({
+      workflow: "Wf.Hold",
+      action: "cancel",
+      executionId: v.id,
+      from: "suspended",
+      outcome: "run-enqueued"
+    })
     expect(Exit.isFailure(v.result) && Cause.hasInterruptsOnly(v.result.cause)).toBe(true)
     expect(v.inspect.stdout).toMatch(/^state:\s+complete \(cancel requested\)$/m)
     expect(v.inspect.stdout).toMatch(/^error:\s+interrupted$/m)

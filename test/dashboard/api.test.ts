@@ -4,7 +4,7 @@
  * headers and trace id, servers, scheduler, groups, Redis info; read-only refusals, actions when
  * allowed, the token and the cross-site check.
  */
-import { Effect, ManagedRuntime } from "effect"
+import { type Effect, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createDashboardHandler, type DashboardHandler } from "../../adapters/dashboard/index.js"
 import type { Broker } from "../../src/broker/Broker.js"
@@ -26,11 +26,26 @@ const inspect = <A, E>(eff: Effect.Effect<A, E, Broker>) => rt.runPromise(eff)
 const get = async (h: DashboardHandler, path: string, headers: Record<string, string> = {}) => {
   const res = await h(new Request(origin + path, { headers }))
   const text = await res.text()
-  return { status: res.status, headers: res.headers, text, body: res.headers.get("content-type")?.startsWith("application/json") ? (JSON.parse(text) as any) : undefined }
+  return {
+    status: res.status,
+    headers: res.headers,
+    text,
+    body: res.headers.get("content-type")?.startsWith("application/json") ? (JSON.parse(text) as any) : undefined
+  }
 }
-const send = async (h: DashboardHandler, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+const send = async (
+  h: DashboardHandler,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {}
+) => {
   const res = await h(
-    new Request(origin + path, { method, headers: { "content-type": "application/json", ...headers }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+    new Request(origin + path, {
+      method,
+      headers: { "content-type": "application/json", ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
   )
   const text = await res.text()
   return { status: res.status, body: text === "" ? undefined : (JSON.parse(text) as any) }
@@ -49,8 +64,26 @@ afterAll(async () => {
 })
 
 const snapshotKeys = [
-  "queue", "memory_usage_bytes", "size", "groups", "latency_msec", "display_latency", "active", "pending", "aggregating", "scheduled",
-  "retry", "archived", "completed", "processed", "succeeded", "failed", "processed_total", "failed_total", "paused", "timestamp"
+  "queue",
+  "memory_usage_bytes",
+  "size",
+  "groups",
+  "latency_msec",
+  "display_latency",
+  "active",
+  "pending",
+  "aggregating",
+  "scheduled",
+  "retry",
+  "archived",
+  "completed",
+  "processed",
+  "succeeded",
+  "failed",
+  "processed_total",
+  "failed_total",
+  "paused",
+  "timestamp"
 ].sort()
 
 describe("dashboard API (read-only)", () => {
@@ -61,12 +94,34 @@ describe("dashboard API (read-only)", () => {
     expect(Object.keys(byName).sort()).toEqual(["cron", "default", "low", "slow"])
     for (const q of r.body.queues) expect(Object.keys(q).sort()).toEqual(snapshotKeys)
     const d = byName.default
-    expect({ pending: d.pending, active: d.active, scheduled: d.scheduled, retry: d.retry, archived: d.archived, completed: d.completed, aggregating: d.aggregating, groups: d.groups }).toEqual({
-      pending: 25, active: 1, scheduled: 1, retry: 1, archived: 1, completed: 1, aggregating: 2, groups: 1
+    expect({
+      pending: d.pending,
+      active: d.active,
+      scheduled: d.scheduled,
+      retry: d.retry,
+      archived: d.archived,
+      completed: d.completed,
+      aggregating: d.aggregating,
+      groups: d.groups
+    }).toEqual({
+      pending: 25,
+      active: 1,
+      scheduled: 1,
+      retry: 1,
+      archived: 1,
+      completed: 1,
+      aggregating: 2,
+      groups: 1
     })
     expect(d.size).toBe(25 + 1 + 1 + 1 + 1 + 1 + 2)
     const info = await inspect(getQueueInfo("default"))
-    expect([d.processed, d.failed, d.processed_total, d.failed_total, d.succeeded]).toEqual([info.processed, info.failed, info.processedTotal, info.failedTotal, info.processed - info.failed])
+    expect([d.processed, d.failed, d.processed_total, d.failed_total, d.succeeded]).toEqual([
+      info.processed,
+      info.failed,
+      info.processedTotal,
+      info.failedTotal,
+      info.processed - info.failed
+    ])
     expect(d.failed).toBeGreaterThanOrEqual(2) // the retry and the archive were failures
     expect(d.latency_msec).toBeGreaterThan(0)
     expect(d.display_latency).toMatch(/^\d+(\.\d+)?(ms|s)$|m|h/)
@@ -97,7 +152,9 @@ describe("dashboard API (read-only)", () => {
     expect(new Set(all).size).toBe(25)
     expect(p1.body.stats.pending).toBe(25)
     const retry = await get(readOnly, "/api/queues/default/retry_tasks")
-    expect(retry.body.tasks.map((t: any) => [t.id, t.error_message, t.retried, t.max_retry])).toEqual([[data.ids.retry, "card declined", 1, 3]])
+    expect(retry.body.tasks.map((t: any) => [t.id, t.error_message, t.retried, t.max_retry])).toEqual([
+      [data.ids.retry, "card declined", 1, 3]
+    ])
     expect(Date.parse(retry.body.tasks[0].next_process_at)).toBeGreaterThan(Date.now())
     const archived = await get(readOnly, "/api/queues/default/archived_tasks")
     expect(archived.body.tasks.map((t: any) => [t.id, t.error_message])).toEqual([[data.ids.archived, "corrupt image"]])
@@ -106,7 +163,9 @@ describe("dashboard API (read-only)", () => {
     expect(completed.body.tasks[0].ttl_seconds).toBeGreaterThan(3500)
     const active = await get(readOnly, "/api/queues/default/active_tasks")
     // no server runs queue "default": asynqmon shows "-" for the start time
-    expect(active.body.tasks.map((t: any) => [t.id, t.start_time, t.is_orphaned])).toEqual([[data.ids.active, "-", false]])
+    expect(active.body.tasks.map((t: any) => [t.id, t.start_time, t.is_orphaned])).toEqual([
+      [data.ids.active, "-", false]
+    ])
     const scheduled = await get(readOnly, "/api/queues/default/scheduled_tasks")
     expect(scheduled.body.tasks.map((t: any) => [t.id, t.payload])).toEqual([[data.ids.scheduled, "in an hour"]])
   })
@@ -139,7 +198,11 @@ describe("dashboard API (read-only)", () => {
     expect(g.body.stats.aggregating).toBe(2)
     const t = await get(readOnly, "/api/queues/default/groups/digest-42/aggregating_tasks")
     // both were added in the same second: Redis orders equal scores by member (the id), so sort here
-    expect(t.body.tasks.map((x: any) => [x.type, x.group, x.payload]).sort((a: Array<string>, b: Array<string>) => (a[2]! < b[2]! ? -1 : 1))).toEqual([
+    expect(
+      t.body.tasks
+        .map((x: any) => [x.type, x.group, x.payload])
+        .sort((a: Array<string>, b: Array<string>) => (a[2]! < b[2]! ? -1 : 1))
+    ).toEqual([
       ["digest:item", "digest-42", '{"n":1}'],
       ["digest:item", "digest-42", '{"n":2}']
     ])
@@ -150,8 +213,16 @@ describe("dashboard API (read-only)", () => {
     const r = await get(readOnly, "/api/servers")
     expect(r.body.servers).toHaveLength(1)
     const s = r.body.servers[0]
-    expect(s).toMatchObject({ pid: process.pid, concurrency: 2, queue_priorities: { slow: 1 }, strict_priority_enabled: false, status: "active" })
-    expect(s.active_workers.map((w: any) => [w.task_id, w.queue, w.task_type, w.task_payload])).toEqual([[data.ids.slow, "slow", "slow:job", '{"step":1}']])
+    expect(s).toMatchObject({
+      pid: process.pid,
+      concurrency: 2,
+      queue_priorities: { slow: 1 },
+      strict_priority_enabled: false,
+      status: "active"
+    })
+    expect(s.active_workers.map((w: any) => [w.task_id, w.queue, w.task_type, w.task_payload])).toEqual([
+      [data.ids.slow, "slow", "slow:job", '{"step":1}']
+    ])
     expect(Number.isNaN(Date.parse(s.active_workers[0].start_time))).toBe(false)
     // the active task of queue "slow" now shows its worker's start time
     const active = await get(readOnly, "/api/queues/slow/active_tasks")
@@ -161,7 +232,12 @@ describe("dashboard API (read-only)", () => {
   it("GET /api/scheduler_entries and an entry's enqueue_events", async () => {
     const r = await get(readOnly, "/api/scheduler_entries")
     const entry = (r.body.entries as Array<any>).find((e) => e.id === data.entryId)
-    expect(entry).toMatchObject({ spec: "@every 1s", task_type: "cron:tick", task_payload: '{"source":"scheduler"}', options: ['Queue("cron")'] })
+    expect(entry).toMatchObject({
+      spec: "@every 1s",
+      task_type: "cron:tick",
+      task_payload: '{"source":"scheduler"}',
+      options: ['Queue("cron")']
+    })
     expect(Date.parse(entry.next_enqueue_at)).toBeGreaterThan(0)
     const ev = await get(readOnly, `/api/scheduler_entries/${encodeURIComponent(data.entryId)}/enqueue_events`)
     expect(ev.body.events.length).toBeGreaterThan(0)
@@ -201,7 +277,9 @@ describe("dashboard API (read-only)", () => {
       await send(readOnly, "POST", `/api/queues/default/retry_tasks/${data.ids.retry}:run`),
       await send(readOnly, "DELETE", `/api/queues/default/archived_tasks/${data.ids.archived}`),
       await send(readOnly, "POST", "/api/queues/default/pending_tasks:archive_all"),
-      await send(readOnly, "POST", "/api/queues/default/scheduled_tasks:batch_delete", { task_ids: [data.ids.scheduled] }),
+      await send(readOnly, "POST", "/api/queues/default/scheduled_tasks:batch_delete", {
+        task_ids: [data.ids.scheduled]
+      }),
       await send(readOnly, "POST", `/api/queues/slow/active_tasks/${data.ids.slow}:cancel`),
       await send(readOnly, "DELETE", "/api/queues/low")
     ]
@@ -268,7 +346,9 @@ describe("dashboard API with a token and a base path", () => {
     expect(visit.status).toBe(303)
     expect(visit.headers.get("location")).toBe("/ops/dash/")
     const cookie = visit.headers.get("set-cookie")!
-    expect(cookie).toMatch(/^effect_asynq_dash_[0-9a-f]{8}=[0-9a-f]{64}; Path=\/ops\/dash\/; HttpOnly; SameSite=Strict$/)
+    expect(cookie).toMatch(
+      /^effect_asynq_dash_[0-9a-f]{8}=[0-9a-f]{64}; Path=\/ops\/dash\/; HttpOnly; SameSite=Strict$/
+    )
     expect(cookie).not.toContain(token)
     const withCookie = await get(h, "/ops/dash/api/queues", { cookie: cookie.split(";")[0]! })
     expect(withCookie.status).toBe(200)
@@ -282,10 +362,15 @@ describe("dashboard API with a token and a base path", () => {
     const attacker = { clientAddress: "203.0.113.7" }
     const api = (auth: string, info: { clientAddress: string }) =>
       limited(new Request(`${origin}/ops/dash/api/queues`, { headers: { authorization: `Bearer ${auth}` } }), info)
-    for (let i = 0; i < 20; i++) expect((await limited(new Request(`${origin}/ops/dash/api/queues`), attacker)).status).toBe(401)
+    for (let i = 0; i < 20; i++)
+      expect((await limited(new Request(`${origin}/ops/dash/api/queues`), attacker)).status).toBe(401)
     for (let i = 0; i < 5; i++) expect((await api(`guess-${i}`, attacker)).status).toBe(401)
     for (let i = 5; i < 10; i++) {
-      const login = new Request(`${origin}/ops/dash/login`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `token=guess-${i}` })
+      const login = new Request(`${origin}/ops/dash/login`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: `token=guess-${i}`
+      })
       expect((await limited(login, attacker)).status).toBe(401)
     }
     const refused = await api(token, attacker)
@@ -297,9 +382,15 @@ describe("dashboard API with a token and a base path", () => {
   })
 
   it("two dashboards with different tokens on one host keep separate cookies (cookies are not kept apart by port)", async () => {
-    const other = createDashboardHandler({ redis: testRedisUrl(), token: "another-token-entirely", basePath: "/ops/dash/" })
+    const other = createDashboardHandler({
+      redis: testRedisUrl(),
+      token: "another-token-entirely",
+      basePath: "/ops/dash/"
+    })
     const cookieOf = async (handler: typeof h, t: string) =>
-      (await handler(new Request(`${origin}/ops/dash/?token=${encodeURIComponent(t)}`, { redirect: "manual" }))).headers.get("set-cookie")!.split(";")[0]!
+      (await handler(new Request(`${origin}/ops/dash/?token=${encodeURIComponent(t)}`, { redirect: "manual" }))).headers
+        .get("set-cookie")!
+        .split(";")[0]!
     const mine = await cookieOf(h, token)
     const theirs = await cookieOf(other, "another-token-entirely")
     expect(mine.split("=")[0]).not.toBe(theirs.split("=")[0])
@@ -313,7 +404,14 @@ describe("dashboard API with a token and a base path", () => {
 
   it("the login form POSTs the token: wrong → 401 form saying so; right → 303 to the dashboard with the cookie; only style.css is served without it", async () => {
     const login = (body: string) =>
-      h(new Request(`${origin}/ops/dash/login`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body, redirect: "manual" }))
+      h(
+        new Request(`${origin}/ops/dash/login`, {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          body,
+          redirect: "manual"
+        })
+      )
     const form = await get(h, "/ops/dash/")
     expect(form.text).toContain('<form class="login" method="post" action="/ops/dash/login">')
     expect(form.text).not.toContain("login-error")
@@ -324,7 +422,9 @@ describe("dashboard API with a token and a base path", () => {
     const right = await login(new URLSearchParams({ token }).toString())
     expect(right.status).toBe(303)
     expect(right.headers.get("location")).toBe("/ops/dash/")
-    expect(right.headers.get("set-cookie")).toMatch(/^effect_asynq_dash_[0-9a-f]{8}=[0-9a-f]{64}; Path=\/ops\/dash\/; HttpOnly; SameSite=Strict$/)
+    expect(right.headers.get("set-cookie")).toMatch(
+      /^effect_asynq_dash_[0-9a-f]{8}=[0-9a-f]{64}; Path=\/ops\/dash\/; HttpOnly; SameSite=Strict$/
+    )
     expect((await get(h, "/ops/dash/assets/style.css")).status).toBe(200)
     expect((await get(h, "/ops/dash/assets/app.js")).status).toBe(401)
   })
@@ -361,7 +461,9 @@ describe("dashboard API with actions allowed", () => {
   it("runs, archives and deletes one task, and says 409 when the state does not fit", async () => {
     expect((await send(h, "POST", `/api/queues/default/retry_tasks/${data.ids.retry}:run`)).status).toBe(204)
     expect((await inspect(getTaskInfo("default", data.ids.retry))).state).toBe("pending")
-    expect((await send(h, "POST", `/api/queues/default/scheduled_tasks/${data.ids.scheduled}:archive`)).status).toBe(204)
+    expect((await send(h, "POST", `/api/queues/default/scheduled_tasks/${data.ids.scheduled}:archive`)).status).toBe(
+      204
+    )
     expect((await inspect(getTaskInfo("default", data.ids.scheduled))).state).toBe("archived")
     expect((await send(h, "DELETE", `/api/queues/default/completed_tasks/${data.ids.completed}`)).status).toBe(204)
     expect((await get(h, `/api/queues/default/tasks/${data.ids.completed}`)).status).toBe(404)
@@ -371,7 +473,9 @@ describe("dashboard API with actions allowed", () => {
   })
 
   it("batch and bulk: batch_run answers pending_ids/error_ids; archive_all and delete_all answer counts", async () => {
-    const batch = await send(h, "POST", "/api/queues/default/archived_tasks:batch_run", { task_ids: [data.ids.archived, "no-such-task"] })
+    const batch = await send(h, "POST", "/api/queues/default/archived_tasks:batch_run", {
+      task_ids: [data.ids.archived, "no-such-task"]
+    })
     expect(batch.status).toBe(200)
     expect(batch.body).toEqual({ pending_ids: [data.ids.archived], error_ids: ["no-such-task"] })
     const pending = (await inspect(getQueueInfo("default"))).pending
@@ -410,7 +514,12 @@ describe("dashboard as a Lambda function URL handler", () => {
       expect(visit.cookies?.[0]).toMatch(/^effect_asynq_dash_[0-9a-f]{8}=[0-9a-f]{64};/)
       const api = await h(event("/api/queues", { cookies: [visit.cookies![0]!.split(";")[0]!] }))
       expect(api.statusCode).toBe(200)
-      expect((JSON.parse(api.body) as { queues: Array<{ queue: string }> }).queues.map((q) => q.queue).sort()).toEqual(["cron", "default", "low", "slow"])
+      expect((JSON.parse(api.body) as { queues: Array<{ queue: string }> }).queues.map((q) => q.queue).sort()).toEqual([
+        "cron",
+        "default",
+        "low",
+        "slow"
+      ])
       const refused = await h(
         event("/api/queues/default:pause", {
           headers: { host: "abc.lambda-url.eu-west-1.on.aws", authorization: "Bearer lambda-token" },
@@ -427,7 +536,8 @@ describe("dashboard as a Lambda function URL handler", () => {
 describe("dashboard over a Redis the application gives", () => {
   it("an open ioredis client (used as is, still open after close) or a Redis Layer serves the same queues", async () => {
     const client = new IORedis(testRedisUrl())
-    const names = async (h: DashboardHandler) => ((await get(h, "/api/queues")).body.queues as Array<{ queue: string }>).map((q) => q.queue).sort()
+    const names = async (h: DashboardHandler) =>
+      ((await get(h, "/api/queues")).body.queues as Array<{ queue: string }>).map((q) => q.queue).sort()
     const viaClient = createDashboardHandler({ redis: client })
     const viaLayer = createDashboardHandler({ redis: Redis.layer({ url: testRedisUrl() }) })
     try {
@@ -452,14 +562,24 @@ describe("dashboard API: a queue's flow-control limit", () => {
     await inspect(clearQueueLimit("low"))
     await h.close()
   })
-  const queueRow = async (handler: DashboardHandler, q: string) => ((await get(handler, "/api/queues")).body.queues as Array<any>).find((x) => x.queue === q)
+  const queueRow = async (handler: DashboardHandler, q: string) =>
+    ((await get(handler, "/api/queues")).body.queues as Array<any>).find((x) => x.queue === q)
 
   it("POST /api/queues/{q}/limit sets it (the stored form, default burst worked out); the queue list, the queue, GET …/limit and the inspector show it", async () => {
-    const set = await send(h, "POST", "/api/queues/low/limit", { rate: { limit: 100, per: "1s" }, concurrency: 5 }, { origin })
+    const set = await send(
+      h,
+      "POST",
+      "/api/queues/low/limit",
+      { rate: { limit: 100, per: "1s" }, concurrency: 5 },
+      { origin }
+    )
     expect(set.status).toBe(200)
     const shown = { rate: { limit: 100, per_ms: 1000, interval_ms: 10, burst: 5 }, concurrency: 5 }
     expect(set.body).toEqual({ queue: "low", limit: shown })
-    expect(await inspect(getQueueLimit("low"))).toEqual({ rate: { limit: 100, perMs: 1000, intervalMs: 10, burst: 5 }, concurrency: 5 })
+    expect(await inspect(getQueueLimit("low"))).toEqual({
+      rate: { limit: 100, perMs: 1000, intervalMs: 10, burst: 5 },
+      concurrency: 5
+    })
     const low = await queueRow(h, "low")
     expect(low.limit).toEqual(shown)
     // asynqmon's fields first and unchanged; the limit is the one field added, only on the queue that has one
@@ -471,12 +591,20 @@ describe("dashboard API: a queue's flow-control limit", () => {
     expect((await get(h, "/metrics")).text).toContain('effect_asynq_queue_concurrency_limit{queue="low"} 5\n')
   })
 
-  it("a limit replaces the one before (a part left out is removed); the rate may be a text such as \"6000/m\" and carries its burst", async () => {
-    expect((await send(h, "POST", "/api/queues/low/limit", { concurrency: 2 })).body).toEqual({ queue: "low", limit: { concurrency: 2 } })
+  it('a limit replaces the one before (a part left out is removed); the rate may be a text such as "6000/m" and carries its burst', async () => {
+    expect((await send(h, "POST", "/api/queues/low/limit", { concurrency: 2 })).body).toEqual({
+      queue: "low",
+      limit: { concurrency: 2 }
+    })
     expect(await inspect(getQueueLimit("low"))).toEqual({ concurrency: 2 })
     const text = await send(h, "POST", "/api/queues/low/limit", { rate: "6000/m", burst: 3, concurrency: null })
-    expect(text.body).toEqual({ queue: "low", limit: { rate: { limit: 6000, per_ms: 60_000, interval_ms: 10, burst: 3 } } })
-    expect(await inspect(getQueueLimit("low"))).toEqual({ rate: { limit: 6000, perMs: 60_000, intervalMs: 10, burst: 3 } })
+    expect(text.body).toEqual({
+      queue: "low",
+      limit: { rate: { limit: 6000, per_ms: 60_000, interval_ms: 10, burst: 3 } }
+    })
+    expect(await inspect(getQueueLimit("low"))).toEqual({
+      rate: { limit: 6000, perMs: 60_000, intervalMs: 10, burst: 3 }
+    })
   })
 
   it("DELETE /api/queues/{q}/limit clears it (204): the queue is unlimited and its snapshot is asynqmon's shape again", async () => {
@@ -491,28 +619,48 @@ describe("dashboard API: a queue's flow-control limit", () => {
 
   it("bad input: 400 InvalidArgument saying what is wrong, and the limit stays as it was", async () => {
     await inspect(setQueueLimit("low", { concurrency: 4 }))
-    const raw = await h(new Request(`${origin}/api/queues/low/limit`, { method: "POST", headers: { "content-type": "application/json" }, body: "concurrency=5" }))
+    const raw = await h(
+      new Request(`${origin}/api/queues/low/limit`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "concurrency=5"
+      })
+    )
     expect(raw.status).toBe(400)
     expect(((await raw.json()) as any).error).toEqual({
       code: "InvalidArgument",
-      message: 'the body must be JSON: { "rate": { "limit": 100, "per": "1s" }, "burst": 10, "concurrency": 5 } (each part optional, a rate or a concurrency at least)'
+      message:
+        'the body must be JSON: { "rate": { "limit": 100, "per": "1s" }, "burst": 10, "concurrency": 5 } (each part optional, a rate or a concurrency at least)'
     })
     const cases: Array<readonly [unknown, string]> = [
-      [[5], 'the body must be a JSON object: { "rate": { "limit": 100, "per": "1s" }, "burst": 10, "concurrency": 5 } (each part optional, a rate or a concurrency at least)'],
+      [
+        [5],
+        'the body must be a JSON object: { "rate": { "limit": 100, "per": "1s" }, "burst": 10, "concurrency": 5 } (each part optional, a rate or a concurrency at least)'
+      ],
       [{}, "a queue limit needs a rate or a concurrency cap (clearQueueLimit removes a limit)"],
       [{ concurency: 5 }, 'unknown field "concurency" in the limit: the fields are rate, burst and concurrency'],
       [{ concurrency: 0 }, "concurrency must be a whole number >= 1, got 0"],
       [{ concurrency: "5" }, 'concurrency must be a whole number >= 1, got "5"'],
       [{ concurrency: 2.5 }, "concurrency must be a whole number >= 1, got 2.5"],
-      [{ rate: { limit: 10, per: "fortnight" } }, 'rate.per must be a period such as "1s", "500ms", "1m" or a number of milliseconds > 0, got "fortnight"'],
-      [{ rate: { limit: 10 } }, 'rate must be { "limit": <tasks>, "per": <period> } or a text such as "100/s", got {"limit":10}'],
+      [
+        { rate: { limit: 10, per: "fortnight" } },
+        'rate.per must be a period such as "1s", "500ms", "1m" or a number of milliseconds > 0, got "fortnight"'
+      ],
+      [
+        { rate: { limit: 10 } },
+        'rate must be { "limit": <tasks>, "per": <period> } or a text such as "100/s", got {"limit":10}'
+      ],
       [{ rate: { limit: 0, per: "1s" } }, "rate.limit must be a whole number >= 1, got 0"],
       [{ rate: "lots" }, 'rate must be <tasks>/<period>, such as "100/s", "5/1m" or "20/500ms", got "lots"'],
       [{ burst: 5, concurrency: 2 }, "burst applies to a rate: give a rate with it"]
     ]
     for (const [body, message] of cases) {
       const r = await send(h, "POST", "/api/queues/low/limit", body)
-      expect({ body, status: r.status, error: r.body.error }).toEqual({ body, status: 400, error: { code: "InvalidArgument", message } })
+      expect({ body, status: r.status, error: r.body.error }).toEqual({
+        body,
+        status: 400,
+        error: { code: "InvalidArgument", message }
+      })
     }
     expect(await inspect(getQueueLimit("low"))).toEqual({ concurrency: 4 })
   })
@@ -532,7 +680,10 @@ describe("dashboard API: a queue's flow-control limit", () => {
 
   it("read-only: setting and clearing are refused (403 ActionsDisabled) and change nothing; reading is allowed", async () => {
     await inspect(setQueueLimit("low", { concurrency: 4 }))
-    for (const r of [await send(readOnly, "POST", "/api/queues/low/limit", { concurrency: 9 }), await send(readOnly, "DELETE", "/api/queues/low/limit")]) {
+    for (const r of [
+      await send(readOnly, "POST", "/api/queues/low/limit", { concurrency: 9 }),
+      await send(readOnly, "DELETE", "/api/queues/low/limit")
+    ]) {
       expect(r.status).toBe(403)
       expect(r.body.error.code).toBe("ActionsDisabled")
       expect(r.body.error.message).toContain("--allow-actions")
@@ -547,7 +698,12 @@ describe("dashboard API: a queue's flow-control limit", () => {
     const cross = await send(h, "POST", "/api/queues/low/limit", { concurrency: 9 }, { origin: "https://evil.example" })
     expect(cross.status).toBe(403)
     expect(cross.body.error.code).toBe("CrossSiteRequest")
-    const rebound = await h(new Request("http://attacker.example:8080/api/queues/low/limit", { method: "DELETE", headers: { host: "attacker.example:8080" } }))
+    const rebound = await h(
+      new Request("http://attacker.example:8080/api/queues/low/limit", {
+        method: "DELETE",
+        headers: { host: "attacker.example:8080" }
+      })
+    )
     expect(rebound.status).toBe(421)
     expect(await inspect(getQueueLimit("low"))).toEqual({ concurrency: 4 })
   })

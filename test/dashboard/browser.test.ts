@@ -11,7 +11,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, ManagedRuntime } from "effect"
+import { type Effect, ManagedRuntime } from "effect"
 import { chromium, type BrowserContext, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type DashboardServer, serveDashboard } from "../../adapters/dashboard/index.js"
@@ -33,7 +33,10 @@ const attackerHost = "attacker.example"
 
 const chromiumPath = "/usr/bin/chromium"
 const hasChromium = existsSync(chromiumPath)
-if (!hasChromium) console.warn(`dashboard browser tests skipped: ${chromiumPath} is missing (apt-get install -y chromium; .ci/run installs it)`)
+if (!hasChromium)
+  console.warn(
+    `dashboard browser tests skipped: ${chromiumPath} is missing (apt-get install -y chromium; .ci/run installs it)`
+  )
 const screenshots = process.env.SCREENSHOTS_DIR
 
 describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_000 }, () => {
@@ -55,7 +58,17 @@ describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_00
     context = await chromium.launchPersistentContext(profile, {
       executablePath: chromiumPath,
       headless: true,
-      args: [`--host-resolver-rules=MAP ${attackerHost} 127.0.0.1`, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [
+        `--host-resolver-rules=MAP ${attackerHost} 127.0.0.1`,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync"
+      ],
       viewport: { width: 1360, height: 900 }
     })
   }, 120_000)
@@ -136,7 +149,9 @@ describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_00
 
   it("a failed task's detail shows its error and retries; the retry tab lists it", async () => {
     const page = await open(readOnly, "#/queues/default/retry")
-    expect(await page.locator("[data-testid=tasks-table] tbody tr").allInnerTexts()).toEqual([expect.stringContaining("card declined")])
+    expect(await page.locator("[data-testid=tasks-table] tbody tr").allInnerTexts()).toEqual([
+      expect.stringContaining("card declined")
+    ])
     await page.click("[data-testid=task-link]")
     await page.waitForSelector("[data-testid=task-error]")
     expect(await page.innerText("[data-testid=task-error]")).toBe("card declined")
@@ -191,7 +206,9 @@ describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_00
     expect(answer.body.error.code).toBe("ActionsDisabled")
     expect((await inspect(getTaskInfo("default", data.ids.retry))).state).toBe("retry")
     // the browser logs the refused request, and nothing else went wrong
-    expect((page as Page & { failures: Array<string> }).failures).toEqual(["Failed to load resource: the server responded with a status of 403 (Forbidden)"])
+    expect((page as Page & { failures: Array<string> }).failures).toEqual([
+      "Failed to load resource: the server responded with a status of 403 (Forbidden)"
+    ])
     await page.close()
   })
 
@@ -211,9 +228,13 @@ describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_00
   it("with --allow-actions: pausing a queue from the queues page pauses it in Redis", async () => {
     const page = await open(withActions, "#/")
     await page.click('tr[data-queue="default"] button[data-action=pause]')
-    await page.waitForFunction(() => document.querySelector('tr[data-queue="default"] [data-testid=queue-state]')?.textContent === "paused")
+    await page.waitForFunction(
+      () => document.querySelector('tr[data-queue="default"] [data-testid=queue-state]')?.textContent === "paused"
+    )
     await page.click('tr[data-queue="default"] button[data-action=resume]')
-    await page.waitForFunction(() => document.querySelector('tr[data-queue="default"] [data-testid=queue-state]')?.textContent === "run")
+    await page.waitForFunction(
+      () => document.querySelector('tr[data-queue="default"] [data-testid=queue-state]')?.textContent === "run"
+    )
     noErrors(page)
     await page.close()
   })
@@ -230,14 +251,22 @@ describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_00
     // 50/s without a burst: the default, the tasks of 50 ms at the rate (3)
     expect(await page.innerText("[data-testid=stat-limit]")).toBe("50/s (burst 3), concurrency 3")
     expect(await page.innerText("main [role=status]")).toBe("limit of low set: 50/s (burst 3), concurrency 3")
-    expect(await inspect(getQueueLimit("low"))).toEqual({ rate: { limit: 50, perMs: 1000, intervalMs: 20, burst: 3 }, concurrency: 3 })
+    expect(await inspect(getQueueLimit("low"))).toEqual({
+      rate: { limit: 50, perMs: 1000, intervalMs: 20, burst: 3 },
+      concurrency: 3
+    })
     // the form shows the stored limit; a bad value is refused with the server's words and changes nothing
     expect(await page.inputValue("[data-testid=limit-burst]")).toBe("3")
     await page.fill("[data-testid=limit-concurrency]", "0")
     await page.click("button[data-action=set-limit]")
     await page.waitForSelector("main [role=alert]")
-    expect(await page.innerText("main [role=alert]")).toBe("Set limit failed: concurrency must be a whole number >= 1, got 0")
-    expect(await inspect(getQueueLimit("low"))).toEqual({ rate: { limit: 50, perMs: 1000, intervalMs: 20, burst: 3 }, concurrency: 3 })
+    expect(await page.innerText("main [role=alert]")).toBe(
+      "Set limit failed: concurrency must be a whole number >= 1, got 0"
+    )
+    expect(await inspect(getQueueLimit("low"))).toEqual({
+      rate: { limit: 50, perMs: 1000, intervalMs: 20, burst: 3 },
+      concurrency: 3
+    })
     await page.click("[data-testid=nav-queues]")
     await page.waitForSelector('tr[data-queue="low"] [data-testid=queue-limit]')
     expect(await page.innerText('tr[data-queue="low"] [data-testid=queue-limit]')).toBe("50/s (burst 3), concurrency 3")
@@ -247,7 +276,9 @@ describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_00
     await page.click("button[data-action=clear-limit]")
     await page.waitForFunction(() => document.querySelector("[data-testid=stat-limit]")?.textContent === "none")
     expect(await inspect(getQueueLimit("low"))).toBeUndefined()
-    expect((page as Page & { failures: Array<string> }).failures).toEqual(["Failed to load resource: the server responded with a status of 400 (Bad Request)"])
+    expect((page as Page & { failures: Array<string> }).failures).toEqual([
+      "Failed to load resource: the server responded with a status of 400 (Bad Request)"
+    ])
     await page.close()
   })
 
@@ -257,7 +288,8 @@ describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_00
       const page = await open(readOnly, "#/queues/low/pending")
       expect(await page.innerText("[data-testid=stat-limit]")).toBe("6000/m (burst 4)")
       // the inputs are in a disabled fieldset
-      for (const input of ["rate", "per", "burst", "concurrency"]) expect(await page.locator(`[data-testid=limit-${input}]`).isDisabled()).toBe(true)
+      for (const input of ["rate", "per", "burst", "concurrency"])
+        expect(await page.locator(`[data-testid=limit-${input}]`).isDisabled()).toBe(true)
       expect(await page.inputValue("[data-testid=limit-per]")).toBe("1m")
       const set = page.locator("button[data-action=set-limit]")
       expect(await set.isDisabled()).toBe(true)
@@ -299,7 +331,9 @@ describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_00
       expect(await page.locator("[data-testid=queues-table] tbody tr").count()).toBe(4)
       expect(page.url()).toBe(guarded.url)
       const cookies = await context.cookies(guarded.url)
-      expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite])).toEqual([[expect.stringMatching(/^effect_asynq_dash_[0-9a-f]{8}$/), true, "Strict"]])
+      expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite])).toEqual([
+        [expect.stringMatching(/^effect_asynq_dash_[0-9a-f]{8}$/), true, "Strict"]
+      ])
       expect(cookies[0]!.value).not.toContain(token)
       expect(urls.length).toBeGreaterThan(4)
       for (const url of urls) expect(url).not.toContain(token)
@@ -343,7 +377,9 @@ describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_00
       await page.reload()
       await page.waitForSelector("main[data-ready]")
       const shown = await page.innerText("main [role=alert]")
-      expect(shown).toBe(`Error: Redis at 127.0.0.1:${own.port} is not answering (not reachable, or stalled); the dashboard tries again on the next request`)
+      expect(shown).toBe(
+        `Error: Redis at 127.0.0.1:${own.port} is not answering (not reachable, or stalled); the dashboard tries again on the next request`
+      )
       expect(await page.innerText("body")).not.toMatch(/max retries|maxRetriesPerRequest/i)
     } finally {
       await page.close()

@@ -35,7 +35,15 @@ afterAll(async () => {
   await inspector.close()
 })
 
-const readPaths = ["/", "/assets/app.js", "/api/queues", `/api/queues/default/tasks/${"x"}`, "/api/queues/default/pending_tasks", "/api/redis_info", "/metrics"]
+const readPaths = [
+  "/",
+  "/assets/app.js",
+  "/api/queues",
+  `/api/queues/default/tasks/${"x"}`,
+  "/api/queues/default/pending_tasks",
+  "/api/redis_info",
+  "/metrics"
+]
 
 describe("the dashboard's Host check (DNS rebinding)", () => {
   it("read-only: a request for attacker.example is refused (421, one-line reason) on every page, asset and API route, and leaks nothing", async () => {
@@ -51,7 +59,13 @@ describe("the dashboard's Host check (DNS rebinding)", () => {
       expect(r.body).not.toContain("redis_version")
     }
     // The same requests for this machine's own names and addresses are answered.
-    for (const host of [`127.0.0.1:${readOnly.port}`, `localhost:${readOnly.port}`, `[::1]:${readOnly.port}`, "LocalHost.", "127.0.0.1"]) {
+    for (const host of [
+      `127.0.0.1:${readOnly.port}`,
+      `localhost:${readOnly.port}`,
+      `[::1]:${readOnly.port}`,
+      "LocalHost.",
+      "127.0.0.1"
+    ]) {
       const r = await raw(readOnly.port, host, `/api/queues/default/tasks/${taskId}`)
       expect(r.status, host).toBe(200)
       expect(r.body).toContain("secret-recipient")
@@ -60,21 +74,37 @@ describe("the dashboard's Host check (DNS rebinding)", () => {
   })
 
   it("with --allow-actions and no token: a pause sent for attacker.example is refused and the queue stays running; sent for 127.0.0.1 it works", async () => {
-    const refused = await raw(withActions.port, `attacker.example:${withActions.port}`, "/api/queues/default:pause", "POST")
+    const refused = await raw(
+      withActions.port,
+      `attacker.example:${withActions.port}`,
+      "/api/queues/default:pause",
+      "POST"
+    )
     expect(refused.status).toBe(421)
     expect((await inspector.getQueueInfo("default")).paused).toBe(false)
-    for (const path of readPaths) expect((await raw(withActions.port, `attacker.example:${withActions.port}`, path)).status, path).toBe(421)
+    for (const path of readPaths)
+      expect((await raw(withActions.port, `attacker.example:${withActions.port}`, path)).status, path).toBe(421)
     const paused = await raw(withActions.port, `127.0.0.1:${withActions.port}`, "/api/queues/default:pause", "POST")
     expect(paused.status).toBe(204)
     expect((await inspector.getQueueInfo("default")).paused).toBe(true)
-    expect((await raw(withActions.port, `localhost:${withActions.port}`, "/api/queues/default:resume", "POST")).status).toBe(204)
+    expect(
+      (await raw(withActions.port, `localhost:${withActions.port}`, "/api/queues/default:resume", "POST")).status
+    ).toBe(204)
     expect((await inspector.getQueueInfo("default")).paused).toBe(false)
   })
 
   it("a configured host is answered (any case, trailing dot, any port); other names, look-alikes and malformed Hosts are not", async () => {
     for (const host of [`dash.example.com:${configured.port}`, "DASH.example.com", "dash.example.com.:443", "[::1]"])
       expect((await raw(configured.port, host, "/api/queues")).status, host).toBe(200)
-    for (const host of ["attacker.example", "dash.example.com.attacker.example", "evil-dash.example.com", "localhost.attacker.example", "127.0.0.1.nip.io", "a b", "user@127.0.0.1"])
+    for (const host of [
+      "attacker.example",
+      "dash.example.com.attacker.example",
+      "evil-dash.example.com",
+      "localhost.attacker.example",
+      "127.0.0.1.nip.io",
+      "a b",
+      "user@127.0.0.1"
+    ])
       expect((await raw(configured.port, host, "/api/queues")).status, host).toBe(421)
   })
 
@@ -95,16 +125,35 @@ describe("the dashboard's Host check (DNS rebinding)", () => {
   })
 
   it("actions on an address other machines reach need a token: refused without one, served with one; read-only needs none", async () => {
-    await expect(serveDashboard({ redis: testRedisUrl(), port: 0, host: "0.0.0.0", allowActions: true })).rejects.toMatchObject({
+    await expect(
+      serveDashboard({ redis: testRedisUrl(), port: 0, host: "0.0.0.0", allowActions: true })
+    ).rejects.toMatchObject({
       _tag: "InvalidArgument",
       field: "token",
-      message: expect.stringContaining("actions are allowed on 0.0.0.0, which other machines can reach, without a token")
+      message: expect.stringContaining(
+        "actions are allowed on 0.0.0.0, which other machines can reach, without a token"
+      )
     })
-    const withToken = await serveDashboard({ redis: testRedisUrl(), port: 0, host: "0.0.0.0", allowActions: true, token: "tk" })
+    const withToken = await serveDashboard({
+      redis: testRedisUrl(),
+      port: 0,
+      host: "0.0.0.0",
+      allowActions: true,
+      token: "tk"
+    })
     const open = await serveDashboard({ redis: testRedisUrl(), port: 0, host: "0.0.0.0" })
     try {
-      expect((await raw(withToken.port, `127.0.0.1:${withToken.port}`, "/api/queues", "GET", { authorization: "Bearer tk" })).status).toBe(200)
-      expect((await raw(withToken.port, `attacker.example:${withToken.port}`, "/api/queues", "GET", { authorization: "Bearer tk" })).status).toBe(421)
+      expect(
+        (await raw(withToken.port, `127.0.0.1:${withToken.port}`, "/api/queues", "GET", { authorization: "Bearer tk" }))
+          .status
+      ).toBe(200)
+      expect(
+        (
+          await raw(withToken.port, `attacker.example:${withToken.port}`, "/api/queues", "GET", {
+            authorization: "Bearer tk"
+          })
+        ).status
+      ).toBe(421)
       expect((await raw(open.port, `127.0.0.1:${open.port}`, "/api/queues")).status).toBe(200)
       expect((await raw(open.port, `attacker.example:${open.port}`, "/api/queues")).status).toBe(421)
     } finally {

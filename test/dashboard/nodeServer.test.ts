@@ -14,7 +14,8 @@ const ids: Array<string> = []
 beforeAll(async () => {
   await flushTestDb()
   const client = createClient({ url: testRedisUrl() })
-  for (let i = 0; i < 3; i++) ids.push((await client.enqueue("later", { i }, { queue: "default", processIn: 600_000 })).id)
+  for (let i = 0; i < 3; i++)
+    ids.push((await client.enqueue("later", { i }, { queue: "default", processIn: 600_000 })).id)
   await client.close()
   server = await serveDashboard({ redis: testRedisUrl(), port: 0, allowActions: true, token: "tk" })
 })
@@ -32,7 +33,9 @@ describe("serveDashboard (node:http)", () => {
     })
     expect(res.status).toBe(200)
     expect(await res.json()).toEqual({ deleted_ids: [ids[0]], failed_ids: ["missing"] })
-    const left = (await (await fetch(`${server.url}api/queues/default/scheduled_tasks`, { headers: auth })).json()) as { tasks: Array<{ id: string }> }
+    const left = (await (await fetch(`${server.url}api/queues/default/scheduled_tasks`, { headers: auth })).json()) as {
+      tasks: Array<{ id: string }>
+    }
     expect(left.tasks.map((t) => t.id).sort()).toEqual([ids[1], ids[2]].sort())
   })
 

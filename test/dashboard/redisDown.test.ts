@@ -14,7 +14,8 @@ import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
 let own: RedisServerHandle
 let dash: DashboardServer
 let timed: DashboardServer
-const expected = () => `Redis at 127.0.0.1:${own.port} is not answering (not reachable, or stalled); the dashboard tries again on the next request`
+const expected = () =>
+  `Redis at 127.0.0.1:${own.port} is not answering (not reachable, or stalled); the dashboard tries again on the next request`
 
 beforeAll(async () => {
   own = await startRedisServer()
@@ -46,7 +47,9 @@ describe("the dashboard with Redis down", { timeout: 60_000 }, () => {
     }
     const again = await fetch(`${timed.url}api/queues`)
     expect(again.status).toBe(200)
-    expect(((await again.json()) as { queues: Array<{ queue: string }> }).queues.map((q) => q.queue)).toEqual(["default"])
+    expect(((await again.json()) as { queues: Array<{ queue: string }> }).queues.map((q) => q.queue)).toEqual([
+      "default"
+    ])
   })
 
   it("the API and /metrics answer 503 with our own message naming the address; the page still loads", async () => {

@@ -75,7 +75,11 @@ describe("the enqueue-only fixture in the Edge Runtime", () => {
       await flushTestDb()
       const body =
         payload instanceof Uint8Array
-          ? { type: "parity:task", payloadBase64: Buffer.from(payload).toString("base64"), options: { ...options, taskId: "same-id" } }
+          ? {
+              type: "parity:task",
+              payloadBase64: Buffer.from(payload).toString("base64"),
+              options: { ...options, taskId: "same-id" }
+            }
           : { type: "parity:task", payload, options: { ...options, taskId: "same-id" } }
       const answer = await edge.call(`route.handle(${post("/", body)}, ${env})`)
       expect({ name, status: answer.status }).toEqual({ name, status: 200 })
@@ -85,12 +89,20 @@ describe("the enqueue-only fixture in the Edge Runtime", () => {
 })
 
 describe("examples/vercel in the Edge Runtime", () => {
-  const env = () => ({ UPSTASH_REDIS_REST_URL: gateway.url, UPSTASH_REDIS_REST_TOKEN: gateway.token, CRON_SECRET: "cron-secret" })
+  const env = () => ({
+    UPSTASH_REDIS_REST_URL: gateway.url,
+    UPSTASH_REDIS_REST_TOKEN: gateway.token,
+    CRON_SECRET: "cron-secret"
+  })
 
   it("vercel.json's cron calls the tick route", () => {
-    const config = JSON.parse(readFileSync(new URL("../../examples/vercel/vercel.json", import.meta.url), "utf8")) as { crons: Array<{ path: string; schedule: string }> }
+    const config = JSON.parse(readFileSync(new URL("../../examples/vercel/vercel.json", import.meta.url), "utf8")) as {
+      crons: Array<{ path: string; schedule: string }>
+    }
     expect(config.crons).toEqual([{ path: "/api/tick", schedule: "* * * * *" }])
-    expect(readFileSync(new URL("../../examples/vercel/api/tick.ts", import.meta.url), "utf8")).toMatch(/export const config = \{ runtime: "edge" \}/)
+    expect(readFileSync(new URL("../../examples/vercel/api/tick.ts", import.meta.url), "utf8")).toMatch(
+      /export const config = \{ runtime: "edge" \}/
+    )
   })
 
   it("the signup route enqueues (409 for a second signup while queued, 400 for bad input); the long-lived Node worker processes the task", async () => {
@@ -111,7 +123,11 @@ describe("examples/vercel in the Edge Runtime", () => {
       { url: testRedisUrl() }
     )
     try {
-      await waitFor("the Node worker to process the task", () => seen, (s) => s.length > 0)
+      await waitFor(
+        "the Node worker to process the task",
+        () => seen,
+        (s) => s.length > 0
+      )
       expect(seen).toEqual([{ id: taskId, payload: JSON.stringify({ email: "grace@example.com" }) }])
     } finally {
       await server.shutdown()
@@ -130,10 +146,14 @@ describe("examples/vercel in the Edge Runtime", () => {
     await putInZset(raw, makeMsg("email", "due"), "scheduled", nowSec - 5)
     await putActive(raw, makeMsg("default", "stalled"), nowSec - 120)
     const edge = await edgeRuntime("examples/vercel/api/tick.ts", env())
-    const refused = await edge.call(`route.default(new Request("http://edge/api/tick", { headers: { authorization: "Bearer guess" } }))`)
+    const refused = await edge.call(
+      `route.default(new Request("http://edge/api/tick", { headers: { authorization: "Bearer guess" } }))`
+    )
     expect(refused.status).toBe(401)
     expect(await raw.llen(queueKeys("email").pending)).toBe(0)
-    const ran = await edge.call(`route.default(new Request("http://edge/api/tick", { headers: { authorization: "Bearer cron-secret" } }))`)
+    const ran = await edge.call(
+      `route.default(new Request("http://edge/api/tick", { headers: { authorization: "Bearer cron-secret" } }))`
+    )
     expect(ran.status).toBe(200)
     expect(JSON.parse(ran.body)).toMatchObject({ forwarded: { moved: 1 }, recovered: { retried: 1 }, errors: [] })
     expect(await raw.lrange(queueKeys("email").pending, 0, -1)).toEqual(["due"])

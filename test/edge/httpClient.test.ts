@@ -37,10 +37,15 @@ describe("wire parity with the TCP client", () => {
     it(`writes the same bytes: ${name}`, async () => {
       const queue = (options.queue as string | undefined) ?? "default"
       const client = tcp()
-      const viaTcp = await client.enqueue("parity:task", payload, { ...options, taskId: "same-id" }).finally(() => client.close())
+      const viaTcp = await client
+        .enqueue("parity:task", payload, { ...options, taskId: "same-id" })
+        .finally(() => client.close())
       const tcpState = await taskSnapshot(raw, queue, "same-id")
       await flushTestDb()
-      const viaHttp = await createClient({ url: gateway.url, token: gateway.token }).enqueue("parity:task", payload, { ...options, taskId: "same-id" })
+      const viaHttp = await createClient({ url: gateway.url, token: gateway.token }).enqueue("parity:task", payload, {
+        ...options,
+        taskId: "same-id"
+      })
       const httpState = await taskSnapshot(raw, queue, "same-id")
       expect(httpState).toEqual(tcpState)
       expect(httpState.fields.msg).toMatch(/^[0-9a-f]+$/)
@@ -71,16 +76,23 @@ describe("createClient over HTTP", () => {
   it("a wrong token: RedisError naming the refusal, nothing written", async () => {
     const error = await createClient({ url: gateway.url, token: "wrong" })
       .enqueue("t", {})
-      .then(() => undefined, (e: unknown) => e)
+      .then(
+        () => undefined,
+        (e: unknown) => e
+      )
     expect(error).toMatchObject({ _tag: "RedisError" })
     expect((error as Error).message).toMatch(/refused the token \(HTTP 401\)/)
     expect(await raw.exists("asynq:queues")).toBe(0)
   })
 
   it("unusable url or token: RedisConnectionError on every call, saying what is wrong", async () => {
-    const noScheme = await createClient({ url: "127.0.0.1:8080", token: "x" }).enqueue("t").catch((e: unknown) => e)
+    const noScheme = await createClient({ url: "127.0.0.1:8080", token: "x" })
+      .enqueue("t")
+      .catch((e: unknown) => e)
     expect(noScheme).toMatchObject({ _tag: "RedisConnectionError" })
-    const noToken = await createClient({ url: gateway.url, token: "" }).enqueue("t").catch((e: unknown) => e)
+    const noToken = await createClient({ url: gateway.url, token: "" })
+      .enqueue("t")
+      .catch((e: unknown) => e)
     expect(noToken).toMatchObject({ _tag: "RedisConnectionError", message: expect.stringMatching(/token is required/) })
   })
 
@@ -89,7 +101,9 @@ describe("createClient over HTTP", () => {
     for (let n = 1; n <= 7; n++) {
       const payload = Uint8Array.from({ length: n }, (_, i) => 0xff - i)
       await client.enqueue("bytes", payload, { taskId: `len-${n}` })
-      const stored = decodeTaskMessage(new Uint8Array((await raw.hgetBuffer(queueKeys("default").task(`len-${n}`), "msg"))!))
+      const stored = decodeTaskMessage(
+        new Uint8Array((await raw.hgetBuffer(queueKeys("default").task(`len-${n}`), "msg"))!)
+      )
       expect({ n, payload: stored.payload && [...stored.payload] }).toEqual({ n, payload: [...payload] })
     }
   })
@@ -111,7 +125,9 @@ describe("createClient over HTTP", () => {
     gateway.stallAnswers(1)
     const info = await client.enqueue("stalled:reply", { n: 1 })
     expect(await raw.lrange(queueKeys("default").pending, 0, -1)).toEqual([info.id, expect.any(String)])
-    const error = await createClient({ url: gateway.url, token: gateway.token, timeoutMs: 0 }).enqueue("t").catch((e: unknown) => e)
+    const error = await createClient({ url: gateway.url, token: gateway.token, timeoutMs: 0 })
+      .enqueue("t")
+      .catch((e: unknown) => e)
     expect(error).toMatchObject({ _tag: "RedisConnectionError", message: expect.stringMatching(/timeoutMs must be/) })
   })
 
@@ -122,36 +138,50 @@ describe("createClient over HTTP", () => {
     gateway.stallAnswers(1000)
     const before = gateway.requests.length
     const started = performance.now()
-    const error = await client.enqueue("never:answered", { secret: "payload-never-in-messages" }, { taskId: "never-answered" }).catch((e: unknown) => e)
+    const error = await client
+      .enqueue("never:answered", { secret: "payload-never-in-messages" }, { taskId: "never-answered" })
+      .catch((e: unknown) => e)
     const elapsed = performance.now() - started
     gateway.stallAnswers(0)
     expect(error).toMatchObject({ _tag: "RedisError" })
     expect(isCommandTimeout(error)).toBe(true)
-    expect((error as Error).message).toMatch(new RegExp(`^Command timed out: .* got no reply from ${gateway.url} within \\d+ ms`))
+    expect((error as Error).message).toMatch(
+      new RegExp(`^Command timed out: .* got no reply from ${gateway.url} within \\d+ ms`)
+    )
     expect((error as Error).message).not.toContain("payload-never")
     // Generous: the call's bound is timeoutMs; it used to take 3 × timeoutMs.
     expect(elapsed).toBeLessThan(timeoutMs + 1000)
     expect(gateway.requests.length - before).toBeLessThanOrEqual(3)
     // The gateway ran each request it never answered: the same write, so one task.
-    expect((await raw.lrange(queueKeys("default").pending, 0, -1)).filter((id) => id === "never-answered")).toHaveLength(1)
+    expect(
+      (await raw.lrange(queueKeys("default").pending, 0, -1)).filter((id) => id === "never-answered")
+    ).toHaveLength(1)
   })
 
   it("an endpoint that cannot be reached: the RedisError names it", async () => {
     const closed = await freePort()
-    const error = await createClient({ url: `http://127.0.0.1:${closed}`, token: "t" }).enqueue("t").catch((e: unknown) => e)
-    expect(error).toMatchObject({ _tag: "RedisError", message: expect.stringContaining(`cannot reach http://127.0.0.1:${closed}: fetch failed`) })
+    const error = await createClient({ url: `http://127.0.0.1:${closed}`, token: "t" })
+      .enqueue("t")
+      .catch((e: unknown) => e)
+    expect(error).toMatchObject({
+      _tag: "RedisError",
+      message: expect.stringContaining(`cannot reach http://127.0.0.1:${closed}: fetch failed`)
+    })
   })
 
   it("invalid options: InvalidArgument before any request", async () => {
     const before = gateway.requests.length
-    const error = await createClient({ url: gateway.url, token: gateway.token }).enqueue("t", {}, { queue: "" }).catch((e: unknown) => e)
+    const error = await createClient({ url: gateway.url, token: gateway.token })
+      .enqueue("t", {}, { queue: "" })
+      .catch((e: unknown) => e)
     expect(error).toMatchObject({ _tag: "InvalidArgument", field: "queue" })
     expect(gateway.requests.length).toBe(before)
   })
 
   it("first call of a script is an EVAL, later ones EVALSHA; after SCRIPT FLUSH the NOSCRIPT answer is sent again as EVAL", async () => {
     const client = createClient({ url: gateway.url, token: gateway.token })
-    const commandsOf = (from: number) => gateway.requests.slice(from).flatMap((r) => r.commands.map((c) => String((c as Array<unknown>)[0])))
+    const commandsOf = (from: number) =>
+      gateway.requests.slice(from).flatMap((r) => r.commands.map((c) => String((c as Array<unknown>)[0])))
     let mark = gateway.requests.length
     await client.enqueue("t", 1)
     expect(commandsOf(mark)).toEqual(["EVAL", "EVAL"]) // registerQueue + enqueue, one pipeline
@@ -198,7 +228,11 @@ describe("createTick with aggregation over HTTP", () => {
     const tick = createTick({
       redis: { url: gateway.url, token: gateway.token },
       queues: ["agg"],
-      aggregation: { maxSize: 3, gracePeriodMs: 60_000, aggregator: (group, tasks) => ({ type: "digest:send", payload: { group, ids: tasks.map((t) => t.id).sort() } }) }
+      aggregation: {
+        maxSize: 3,
+        gracePeriodMs: 60_000,
+        aggregator: (group, tasks) => ({ type: "digest:send", payload: { group, ids: tasks.map((t) => t.id).sort() } })
+      }
     })
     const summary = await tick()
     expect(summary.errors).toEqual([])
@@ -206,7 +240,10 @@ describe("createTick with aggregation over HTTP", () => {
     const k = queueKeys("agg")
     const [id] = await raw.lrange(k.pending, 0, -1)
     const msg = decodeTaskMessage(new Uint8Array((await raw.hgetBuffer(k.task(id!), "msg"))!))
-    expect({ type: msg.type, payload: new TextDecoder().decode(msg.payload) }).toEqual({ type: "digest:send", payload: JSON.stringify({ group: "digest", ids: ["g1", "g2", "g3"] }) })
+    expect({ type: msg.type, payload: new TextDecoder().decode(msg.payload) }).toEqual({
+      type: "digest:send",
+      payload: JSON.stringify({ group: "digest", ids: ["g1", "g2", "g3"] })
+    })
     expect(await raw.exists(k.task("g1"), k.task("g2"), k.task("g3"), k.group("digest"))).toBe(0)
   })
 })
@@ -214,13 +251,22 @@ describe("createTick with aggregation over HTTP", () => {
 describe("httpRedisLayer: the Effect steps over HTTP", () => {
   it("enqueue and forward run unchanged; an unusable token fails the layer with RedisConnectionError", async () => {
     const layer = httpRedisLayer({ url: gateway.url, token: gateway.token })
-    const info = await Effect.runPromise(enqueue("layer:task", { a: 1 }, { processAt: Date.now() - 1000 + 3_600_000, taskId: "later" }).pipe(Effect.provide(layer)))
+    const info = await Effect.runPromise(
+      enqueue("layer:task", { a: 1 }, { processAt: Date.now() - 1000 + 3_600_000, taskId: "later" }).pipe(
+        Effect.provide(layer)
+      )
+    )
     expect(info).toMatchObject({ id: "later", state: "scheduled" })
     await raw.zadd(queueKeys("default").scheduled, Math.floor(Date.now() / 1000) - 1, "later")
     const moved = await Effect.runPromise(forward({ queues: ["default"] }).pipe(Effect.provide(layer)))
     expect(moved).toMatchObject({ moved: 1, byQueue: { default: 1 } })
     expect(await raw.lrange(queueKeys("default").pending, 0, -1)).toEqual(["later"])
-    const failed = await Effect.runPromise(Effect.flip(enqueue("t", 1).pipe(Effect.provide(httpRedisLayer({ url: "ftp://x", token: "t" })))))
-    expect(failed).toMatchObject({ _tag: "RedisConnectionError", message: expect.stringMatching(/scheme must be https: or http:/) })
+    const failed = await Effect.runPromise(
+      Effect.flip(enqueue("t", 1).pipe(Effect.provide(httpRedisLayer({ url: "ftp://x", token: "t" }))))
+    )
+    expect(failed).toMatchObject({
+      _tag: "RedisConnectionError",
+      message: expect.stringMatching(/scheme must be https: or http:/)
+    })
   })
 })

@@ -20,10 +20,22 @@ export const parityCases: ReadonlyArray<ParityCase> = [
   {
     name: "binary payload, every option",
     payload: new Uint8Array([0, 0x80, 0xff, 0xc3, 0x28, 10, 13]),
-    options: { queue: "critical", maxRetry: 300, timeout: 90_000, deadline: 4_102_444_800_000, unique: 3_600_000, retention: 86_400_000, headers: { trace: "t-1", "x-ü": "ß" } }
+    options: {
+      queue: "critical",
+      maxRetry: 300,
+      timeout: 90_000,
+      deadline: 4_102_444_800_000,
+      unique: 3_600_000,
+      retention: 86_400_000,
+      headers: { trace: "t-1", "x-ü": "ß" }
+    }
   },
   // Larger than one base64 chunk of the transport (32 KB) and than Redis's listpack limits.
-  { name: "a 200 KB binary payload", payload: Uint8Array.from({ length: 200_000 }, (_, i) => (i * 7919) % 256), options: { queue: "big" } },
+  {
+    name: "a 200 KB binary payload",
+    payload: Uint8Array.from({ length: 200_000 }, (_, i) => (i * 7919) % 256),
+    options: { queue: "big" }
+  },
   { name: "scheduled", payload: "text payload", options: { processIn: 3_600_000, queue: "later" } },
   { name: "grouped", payload: { n: 1 }, options: { group: "digest", queue: "agg" } }
 ]
@@ -32,7 +44,12 @@ export const parityCases: ReadonlyArray<ParityCase> = [
 export const taskSnapshot = async (raw: IORedis, queue: string, id: string) => {
   const k = queueKeys(queue)
   const hash = await raw.hgetallBuffer(k.task(id))
-  const fields = Object.fromEntries(Object.entries(hash).map(([f, v]) => [f, f === "pending_since" ? "(a time)" : f === "msg" ? v.toString("hex") : v.toString()]))
+  const fields = Object.fromEntries(
+    Object.entries(hash).map(([f, v]) => [
+      f,
+      f === "pending_since" ? "(a time)" : f === "msg" ? v.toString("hex") : v.toString()
+    ])
+  )
   const msg = hash.msg ? decodeTaskMessage(new Uint8Array(hash.msg)) : undefined
   return {
     fields,

@@ -32,7 +32,8 @@ const edgeBundleBudget = 150 * 1024
  * namespace objects (every export of Effect, Random's ISAAC generator, …: about 45 KB minified),
  * so the edge import graph uses deep imports (`import * as Effect from "effect/Effect"`).
  */
-const effectBarrel = (bundle: EdgeBundle) => bundle.scanned.filter((f) => /node_modules\/effect\/dist\/index\.js$/.test(f))
+const effectBarrel = (bundle: EdgeBundle) =>
+  bundle.scanned.filter((f) => /node_modules\/effect\/dist\/index\.js$/.test(f))
 
 let gateway: RestGateway
 let raw: IORedis
@@ -40,19 +41,28 @@ let enqueueWorker: EdgeBundle
 let exampleWorker: EdgeBundle
 
 const wranglerSetting = (name: string): string => {
-  const m = new RegExp(`^${name}\\s*=\\s*"([^"]+)"`, "m").exec(readFileSync(new URL("../../examples/cloudflare-workers/wrangler.toml", import.meta.url), "utf8"))
+  const m = new RegExp(`^${name}\\s*=\\s*"([^"]+)"`, "m").exec(
+    readFileSync(new URL("../../examples/cloudflare-workers/wrangler.toml", import.meta.url), "utf8")
+  )
   if (!m) throw new Error(`wrangler.toml has no ${name}`)
   return m[1]!
 }
 
 /** A Worker's scheduled handler, triggered through miniflare (its Fetcher type leaves `scheduled` out). */
 const scheduled = async (mf: Miniflare): Promise<{ readonly outcome: string }> => {
-  const worker = (await mf.getWorker()) as unknown as { scheduled(options: { cron: string }): Promise<{ outcome: string }> }
+  const worker = (await mf.getWorker()) as unknown as {
+    scheduled(options: { cron: string }): Promise<{ outcome: string }>
+  }
   return worker.scheduled({ cron: "* * * * *" })
 }
 
 const miniflare = (bundle: EdgeBundle, bindings: Record<string, string>) =>
-  new Miniflare({ modules: true, script: bundle.code, compatibilityDate: wranglerSetting("compatibility_date"), bindings })
+  new Miniflare({
+    modules: true,
+    script: bundle.code,
+    compatibilityDate: wranglerSetting("compatibility_date"),
+    bindings
+  })
 
 beforeAll(async () => {
   gateway = await startRestGateway(testRedisUrl())
@@ -91,7 +101,11 @@ describe("the enqueue-only worker", () => {
         await flushTestDb()
         const body =
           payload instanceof Uint8Array
-            ? { type: "parity:task", payloadBase64: Buffer.from(payload).toString("base64"), options: { ...options, taskId: "same-id" } }
+            ? {
+                type: "parity:task",
+                payloadBase64: Buffer.from(payload).toString("base64"),
+                options: { ...options, taskId: "same-id" }
+              }
             : { type: "parity:task", payload, options: { ...options, taskId: "same-id" } }
         const res = await mf.dispatchFetch("http://worker/", { method: "POST", body: JSON.stringify(body) })
         expect({ name, status: res.status }).toEqual({ name, status: 200 })
@@ -106,10 +120,17 @@ describe("the enqueue-only worker", () => {
   it("answers a typed error from workerd: InvalidArgument for a bad option, DuplicateTask for a held lock", async () => {
     const mf = miniflare(enqueueWorker, { REST_URL: gateway.url, REST_TOKEN: gateway.token })
     try {
-      const post = async (body: unknown) => (await mf.dispatchFetch("http://worker/", { method: "POST", body: JSON.stringify(body) })).json()
-      expect(await post({ type: "t", options: { maxRetry: 1.5 } })).toMatchObject({ error: { _tag: "InvalidArgument" } })
-      expect(await post({ type: "t", payload: 1, options: { unique: 60_000 } })).toMatchObject({ id: expect.any(String) })
-      expect(await post({ type: "t", payload: 1, options: { unique: 60_000 } })).toMatchObject({ error: { _tag: "DuplicateTask" } })
+      const post = async (body: unknown) =>
+        (await mf.dispatchFetch("http://worker/", { method: "POST", body: JSON.stringify(body) })).json()
+      expect(await post({ type: "t", options: { maxRetry: 1.5 } })).toMatchObject({
+        error: { _tag: "InvalidArgument" }
+      })
+      expect(await post({ type: "t", payload: 1, options: { unique: 60_000 } })).toMatchObject({
+        id: expect.any(String)
+      })
+      expect(await post({ type: "t", payload: 1, options: { unique: 60_000 } })).toMatchObject({
+        error: { _tag: "DuplicateTask" }
+      })
     } finally {
       await mf.dispose()
     }
@@ -129,7 +150,8 @@ describe("examples/cloudflare-workers in workerd", () => {
 
   it("fetch enqueues (a second signup is a 409 while the first is queued, bad input a 400); the long-lived Node worker processes the task", async () => {
     const mf = miniflare(exampleWorker, bindings())
-    const signup = (email: string) => mf.dispatchFetch("http://worker/signup", { method: "POST", body: JSON.stringify({ email }) })
+    const signup = (email: string) =>
+      mf.dispatchFetch("http://worker/signup", { method: "POST", body: JSON.stringify({ email }) })
     const seen: Array<{ id: string; payload: string }> = []
     let server: Awaited<ReturnType<typeof startServer>> | undefined
     try {
@@ -147,7 +169,11 @@ describe("examples/cloudflare-workers in workerd", () => {
         { queues: { email: 1 } },
         { url: testRedisUrl() }
       )
-      await waitFor("the Node worker to process the task", () => seen, (s) => s.length > 0)
+      await waitFor(
+        "the Node worker to process the task",
+        () => seen,
+        (s) => s.length > 0
+      )
       expect(seen).toEqual([{ id: taskId, payload: JSON.stringify({ email: "ada@example.com" }) }])
     } finally {
       await mf.dispose()
@@ -173,7 +199,9 @@ describe("examples/cloudflare-workers in workerd", () => {
     expect((await zsetOf(raw, email.scheduled)).map(([m]) => m)).toEqual(["not-yet"])
     // No retries left: archived with asynq's lease-expired error.
     expect((await zsetOf(raw, deflt.archived)).map(([m]) => m)).toEqual(["stalled"])
-    expect(decodeTaskMessage(new Uint8Array((await raw.hgetBuffer(deflt.task("stalled"), "msg"))!))).toMatchObject({ errorMsg: "asynq: task lease expired" })
+    expect(decodeTaskMessage(new Uint8Array((await raw.hgetBuffer(deflt.task("stalled"), "msg"))!))).toMatchObject({
+      errorMsg: "asynq: task lease expired"
+    })
     expect((await zsetOf(raw, deflt.lease)).map(([m]) => m)).toEqual(["leased"])
   })
 
@@ -190,7 +218,10 @@ describe("examples/cloudflare-workers in workerd", () => {
 
 describe("effect-asynq/edge/scheduler in workerd", () => {
   it("the scheduler tick inside the maintenance tick enqueues a due occurrence once, however many ticks overlap", async () => {
-    const bundle = await bundleEdge("test/edge/fixtures/schedulerWorker.ts", { runtime: "workerd", resolveBrowserField: true })
+    const bundle = await bundleEdge("test/edge/fixtures/schedulerWorker.ts", {
+      runtime: "workerd",
+      resolveBrowserField: true
+    })
     const mf = miniflare(bundle, { REST_URL: gateway.url, REST_TOKEN: gateway.token })
     // The three ticks overlap for sure: each has read the entry's record (the occurrence is due)
     // before any of them claims it (the gateway holds the claim calls until all three have come).
@@ -200,12 +231,16 @@ describe("effect-asynq/edge/scheduler in workerd", () => {
     try {
       const summaries = await Promise.all([1, 2, 3].map(async () => (await mf.dispatchFetch("http://worker/")).json()))
       expect(summaries.flatMap((s) => (s as { errors: Array<unknown> }).errors)).toEqual([])
-      const extras = summaries.map((s) => (s as { extra: { enqueued: Array<{ taskId: string }>; alreadyDone: number } }).extra)
+      const extras = summaries.map(
+        (s) => (s as { extra: { enqueued: Array<{ taskId: string }>; alreadyDone: number } }).extra
+      )
       expect(extras.flatMap((e) => e.enqueued)).toHaveLength(1)
       expect(extras.reduce((n, e) => n + e.alreadyDone, 0)).toBe(2)
       const [{ taskId }] = extras.flatMap((e) => e.enqueued)
       expect(await raw.lrange(queueKeys("reports").pending, 0, -1)).toEqual([taskId])
-      expect(decodeTaskMessage(new Uint8Array((await raw.hgetBuffer(queueKeys("reports").task(taskId!), "msg"))!))).toMatchObject({ type: "hourly:report", queue: "reports" })
+      expect(
+        decodeTaskMessage(new Uint8Array((await raw.hgetBuffer(queueKeys("reports").task(taskId!), "msg"))!))
+      ).toMatchObject({ type: "hourly:report", queue: "reports" })
       // published for asynq's tools under the derived scheduler id
       expect(await raw.zcard("asynq:schedulers")).toBe(1)
       expect((await scheduled(mf)).outcome).toBe("ok")

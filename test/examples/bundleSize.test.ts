@@ -20,13 +20,29 @@ beforeAll(() => {
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-const bundle = async (name: string, source: string): Promise<{ bytes: number; text: string; inputs: ReadonlyArray<string> }> => {
+const bundle = async (
+  name: string,
+  source: string
+): Promise<{ bytes: number; text: string; inputs: ReadonlyArray<string> }> => {
   const entry = join(dir, `${name}.ts`)
   writeFileSync(entry, source)
-  const out = await build({ entryPoints: [entry], bundle: true, minify: true, platform: "node", format: "esm", target: "node20", write: false, metafile: true, outfile: join(dir, `${name}.mjs`), logLevel: "error" })
+  const out = await build({
+    entryPoints: [entry],
+    bundle: true,
+    minify: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    write: false,
+    metafile: true,
+    outfile: join(dir, `${name}.mjs`),
+    logLevel: "error"
+  })
   const text = out.outputFiles[0]!.text
   const meta = out.metafile as Metafile
-  const inputs = Object.entries(Object.values(meta.outputs)[0]!.inputs).filter(([, v]) => v.bytesInOutput > 0).map(([f]) => f)
+  const inputs = Object.entries(Object.values(meta.outputs)[0]!.inputs)
+    .filter(([, v]) => v.bytesInOutput > 0)
+    .map(([f]) => f)
   return { bytes: out.outputFiles[0]!.contents.byteLength, text, inputs }
 }
 
@@ -42,10 +58,23 @@ describe("serverless bundle contents and sizes", () => {
       `import { createEnqueueHandler } from ${src("adapters/aws-lambda/enqueueHandler.ts")}
 export const handler = createEnqueueHandler({ auth: { kind: "hmac", secret: process.env.ENQUEUE_SECRET! }, allowedQueues: ["default", "email"] })`
     )
-    for (const f of inputs) expect(f).not.toMatch(/node_modules\/ioredis|node_modules\/@ioredis|src\/redis\/Redis\.ts|effect\/dist\/(Schema|Config\.js)|@aws-sdk|src\/processor\/|src\/inspector\//)
+    for (const f of inputs)
+      expect(f).not.toMatch(
+        /node_modules\/ioredis|node_modules\/@ioredis|src\/redis\/Redis\.ts|effect\/dist\/(Schema|Config\.js)|@aws-sdk|src\/processor\/|src\/inspector\//
+      )
     expect(inputs.some((f) => f.endsWith("src/redis/lightRedis.ts"))).toBe(true)
-    for (const name of ["enqueue", "schedule", "addToGroup", "registerQueue"] as const) expect(text).toContain(scriptMark(name))
-    for (const name of ["dequeueLease", "complete", "retry", "forward", "janitor", "inspector_queueStats", "scheduler_claim"] as const) expect(text).not.toContain(scriptMark(name))
+    for (const name of ["enqueue", "schedule", "addToGroup", "registerQueue"] as const)
+      expect(text).toContain(scriptMark(name))
+    for (const name of [
+      "dequeueLease",
+      "complete",
+      "retry",
+      "forward",
+      "janitor",
+      "inspector_queueStats",
+      "scheduler_claim"
+    ] as const)
+      expect(text).not.toContain(scriptMark(name))
     expect(bytes).toBeLessThanOrEqual(300 * 1024)
   }, 60_000)
 

@@ -46,7 +46,13 @@ const samBuildProperties = (): Map<string, Record<string, string | boolean | Arr
       const m = /^ {8}(\w+): (.*)$/.exec(lines[j]!)
       if (!m) continue // a comment
       const v = m[2]!.trim()
-      props[m[1]!] = v.startsWith("[") ? (JSON.parse(v) as Array<string>) : v === "true" ? true : v === "false" ? false : v
+      props[m[1]!] = v.startsWith("[")
+        ? (JSON.parse(v) as Array<string>)
+        : v === "true"
+          ? true
+          : v === "false"
+            ? false
+            : v
     }
     out.set(fn, props)
   }
@@ -57,8 +63,17 @@ const samBuildProperties = (): Map<string, Record<string, string | boolean | Arr
 const samEsbuildArgs = (props: Record<string, string | boolean | Array<string>>, outdir: string): Array<string> => {
   const args = ["--bundle", "--platform=node", `--outdir=${outdir}`, "--log-level=error"]
   if (props.Minify === true) args.push("--minify")
-  for (const [key, flag] of [["Target", "target"], ["Format", "format"]] as const) if (typeof props[key] === "string") args.push(`--${flag}=${props[key]}`)
-  for (const [key, flag] of [["External", "external"], ["Loader", "loader"], ["OutExtension", "out-extension"], ["Banner", "banner"]] as const)
+  for (const [key, flag] of [
+    ["Target", "target"],
+    ["Format", "format"]
+  ] as const)
+    if (typeof props[key] === "string") args.push(`--${flag}=${props[key]}`)
+  for (const [key, flag] of [
+    ["External", "external"],
+    ["Loader", "loader"],
+    ["OutExtension", "out-extension"],
+    ["Banner", "banner"]
+  ] as const)
     for (const v of (props[key] as Array<string> | undefined) ?? []) args.push(`--${flag}:${v}`)
   args.push(...(props.EntryPoints as Array<string>))
   return args
@@ -67,14 +82,26 @@ const samEsbuildArgs = (props: Record<string, string | boolean | Array<string>>,
 describe("example bundles", () => {
   it("the SAM functions, bundled as template.yaml says, load and run: enqueue, tick and processor against Redis", async () => {
     const props = samBuildProperties()
-    expect([...props.keys()].sort()).toEqual(["DispatcherFunction", "EnqueueFunction", "ProcessorFunction", "TickFunction"])
+    expect([...props.keys()].sort()).toEqual([
+      "DispatcherFunction",
+      "EnqueueFunction",
+      "ProcessorFunction",
+      "TickFunction"
+    ])
     const outdir = join(dir, "sam")
     for (const p of props.values()) await run(esbuildBin, samEsbuildArgs(p, outdir), { cwd: root })
 
-    const body = JSON.stringify({ type: "email:welcome", payload: { to: "a@example.com" }, options: { queue: "email" } })
+    const body = JSON.stringify({
+      type: "email:welcome",
+      payload: { to: "a@example.com" },
+      options: { queue: "email" }
+    })
     const event = {
       version: "2.0",
-      headers: { "content-type": "application/json", "x-asynq-signature": signBody("s3cret", { method: "POST", path: "/", body }, Date.now()) },
+      headers: {
+        "content-type": "application/json",
+        "x-asynq-signature": signBody("s3cret", { method: "POST", path: "/", body }, Date.now())
+      },
       body,
       isBase64Encoded: false,
       requestContext: { http: { method: "POST" } }
@@ -93,7 +120,13 @@ process.exit(0)
     writeFileSync(join(outdir, "driver.mjs"), driver)
     const { stdout } = await run(process.execPath, [join(outdir, "driver.mjs")], {
       cwd: outdir,
-      env: { ...process.env, REDIS_URL: testRedisUrl(), ENQUEUE_SECRET: "s3cret", PROCESSOR_FUNCTION: "asynq-processor", AWS_REGION: "us-east-1" },
+      env: {
+        ...process.env,
+        REDIS_URL: testRedisUrl(),
+        ENQUEUE_SECRET: "s3cret",
+        PROCESSOR_FUNCTION: "asynq-processor",
+        AWS_REGION: "us-east-1"
+      },
       timeout: 60_000
     })
     const result = JSON.parse(stdout.trim().split("\n").at(-1)!)
@@ -120,7 +153,10 @@ process.exit(0)
       const body = JSON.stringify({ type: "report:daily", options: { queue: "default" } })
       const res = await fetch(fn.url, {
         method: "POST",
-        headers: { "content-type": "application/json", "x-asynq-signature": signBody("s3cret", { method: "POST", path: "/", body }, Date.now()) },
+        headers: {
+          "content-type": "application/json",
+          "x-asynq-signature": signBody("s3cret", { method: "POST", path: "/", body }, Date.now())
+        },
         body
       })
       expect(res.status).toBe(200)

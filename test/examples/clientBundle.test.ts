@@ -39,18 +39,41 @@ afterAll(() => {
 const src = (p: string) => JSON.stringify(join(root, p))
 
 /** Bundles `source` as a deploy would (no banner), into `dir`/`name`.mjs; its bytes and the package inputs it carries. */
-const bundle = async (dir: string, name: string, source: string): Promise<{ file: string; bytes: number; inputs: ReadonlyArray<string> }> => {
+const bundle = async (
+  dir: string,
+  name: string,
+  source: string
+): Promise<{ file: string; bytes: number; inputs: ReadonlyArray<string> }> => {
   const entry = join(dir, `${name}.ts`)
   writeFileSync(entry, source)
   const file = join(dir, `${name}.mjs`)
-  const out = await build({ entryPoints: [entry], bundle: true, minify: true, platform: "node", format: "esm", target: "node20", outfile: file, metafile: true, logLevel: "error" })
+  const out = await build({
+    entryPoints: [entry],
+    bundle: true,
+    minify: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    outfile: file,
+    metafile: true,
+    logLevel: "error"
+  })
   const output = Object.values((out.metafile as Metafile).outputs)[0]!
-  return { file, bytes: output.bytes, inputs: Object.entries(output.inputs).filter(([, v]) => v.bytesInOutput > 0).map(([f]) => f) }
+  return {
+    file,
+    bytes: output.bytes,
+    inputs: Object.entries(output.inputs)
+      .filter(([, v]) => v.bytesInOutput > 0)
+      .map(([f]) => f)
+  }
 }
 
 /** Runs `file` with node (a fresh process), REDIS_URL set; its last stdout line, parsed. */
 const runNode = async (file: string, args: ReadonlyArray<string> = []): Promise<any> => {
-  const { stdout } = await run(process.execPath, [...args, file], { env: { ...process.env, REDIS_URL: testRedisUrl() }, timeout: 60_000 })
+  const { stdout } = await run(process.execPath, [...args, file], {
+    env: { ...process.env, REDIS_URL: testRedisUrl() },
+    timeout: 60_000
+  })
   return JSON.parse(stdout.trim().split("\n").at(-1)!)
 }
 
@@ -64,7 +87,10 @@ console.log(JSON.stringify({ id: info.id, state: info.state }))
 describe("createClient loads ioredis only when asked for", () => {
   it("a createClient-only bundle: no ioredis, <= 150 KB, loads as ESM without a banner and enqueues", async () => {
     const { file, bytes, inputs } = await bundle(outside, "handler", handler(src("src/client.ts"), "cb-bundled"))
-    for (const f of inputs) expect(f).not.toMatch(/node_modules\/(ioredis|@ioredis|denque|debug|redis-errors|standard-as-callback|cluster-key-slot)\//)
+    for (const f of inputs)
+      expect(f).not.toMatch(
+        /node_modules\/(ioredis|@ioredis|denque|debug|redis-errors|standard-as-callback|cluster-key-slot)\//
+      )
     expect(bytes).toBeLessThanOrEqual(150 * 1024)
     const out = await runNode(file)
     expect(out.state).toBe("pending")
@@ -73,18 +99,43 @@ describe("createClient loads ioredis only when asked for", () => {
 
   it("unbundled (sources compiled file by file): enqueueing to a single node never resolves ioredis", async () => {
     const tsFiles = (dir: string): Array<string> =>
-      readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? tsFiles(join(dir, d.name)) : d.name.endsWith(".ts") && !d.name.endsWith(".d.ts") ? [join(dir, d.name)] : []))
+      readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+        d.isDirectory()
+          ? tsFiles(join(dir, d.name))
+          : d.name.endsWith(".ts") && !d.name.endsWith(".d.ts")
+            ? [join(dir, d.name)]
+            : []
+      )
     const dist = join(inRepo, "dist")
-    await build({ entryPoints: tsFiles(join(root, "src")), outdir: join(dist, "src"), outbase: join(root, "src"), bundle: false, platform: "node", format: "esm", target: "node20", logLevel: "error" })
+    await build({
+      entryPoints: tsFiles(join(root, "src")),
+      outdir: join(dist, "src"),
+      outbase: join(root, "src"),
+      bundle: false,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      logLevel: "error"
+    })
     // A resolve hook (module.register) that writes down every module the process resolves.
-    writeFileSync(join(inRepo, "hooks.mjs"), `export async function resolve(specifier, context, next) {
+    writeFileSync(
+      join(inRepo, "hooks.mjs"),
+      `export async function resolve(specifier, context, next) {
   const r = await next(specifier, context)
   process.stderr.write("resolved " + r.url + "\\n")
   return r
-}\n`)
-    writeFileSync(join(inRepo, "register.mjs"), `import { register } from "node:module"\nregister("./hooks.mjs", import.meta.url)\n`)
+}\n`
+    )
+    writeFileSync(
+      join(inRepo, "register.mjs"),
+      `import { register } from "node:module"\nregister("./hooks.mjs", import.meta.url)\n`
+    )
     writeFileSync(join(inRepo, "handler.mjs"), handler(JSON.stringify("./dist/src/client.js"), "cb-unbundled"))
-    const { stdout, stderr } = await run(process.execPath, ["--import", join(inRepo, "register.mjs"), join(inRepo, "handler.mjs")], { env: { ...process.env, REDIS_URL: testRedisUrl() }, timeout: 60_000 })
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ["--import", join(inRepo, "register.mjs"), join(inRepo, "handler.mjs")],
+      { env: { ...process.env, REDIS_URL: testRedisUrl() }, timeout: 60_000 }
+    )
     const resolved = stderr.split("\n").filter((l) => l.startsWith("resolved "))
     expect(resolved.some((l) => l.endsWith("/dist/src/client.js"))).toBe(true)
     expect(resolved.filter((l) => /node_modules\/(ioredis|@ioredis)\//.test(l))).toEqual([])
@@ -120,7 +171,16 @@ console.log(JSON.stringify({ id: info.id }))
     // Written inside the repository (so the bundler finds ioredis), bundled to outside it.
     const entry = join(inRepo, "with.ts")
     writeFileSync(entry, withSource)
-    await build({ entryPoints: [entry], bundle: true, platform: "node", format: "esm", target: "node20", outfile: join(outside, "with.mjs"), banner: { js: banner }, logLevel: "error" })
+    await build({
+      entryPoints: [entry],
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      outfile: join(outside, "with.mjs"),
+      banner: { js: banner },
+      logLevel: "error"
+    })
     const { id } = await runNode(join(outside, "with.mjs"))
     expect(await redis.lrange(queueKeys("cb-ioredis").pending, 0, -1)).toEqual([id])
   }, 120_000)

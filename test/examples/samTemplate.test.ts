@@ -15,28 +15,52 @@ import { parse, type Tags } from "yaml"
 const root = fileURLToPath(new URL("../../", import.meta.url))
 
 /** CloudFormation's short forms (!Ref x, !GetAtt a.b, !Sub s, …) as their long forms. */
-const cfnTags: Tags = ["Ref", "GetAtt", "Sub", "Select", "Equals", "If", "Join", "Not", "And", "Or", "Split", "FindInMap", "GetAZs", "ImportValue", "Base64", "Cidr"].flatMap(
-  (name) => {
-    const key = name === "Ref" ? "Ref" : `Fn::${name}`
-    return [
-      { tag: `!${name}`, resolve: (value: string) => ({ [key]: name === "GetAtt" ? value.split(".") : value }) },
-      { tag: `!${name}`, collection: "seq" as const, resolve: (value: unknown) => ({ [key]: (value as { toJSON: () => unknown }).toJSON() }) }
-    ]
-  }
-)
+const cfnTags: Tags = [
+  "Ref",
+  "GetAtt",
+  "Sub",
+  "Select",
+  "Equals",
+  "If",
+  "Join",
+  "Not",
+  "And",
+  "Or",
+  "Split",
+  "FindInMap",
+  "GetAZs",
+  "ImportValue",
+  "Base64",
+  "Cidr"
+].flatMap((name) => {
+  const key = name === "Ref" ? "Ref" : `Fn::${name}`
+  return [
+    { tag: `!${name}`, resolve: (value: string) => ({ [key]: name === "GetAtt" ? value.split(".") : value }) },
+    {
+      tag: `!${name}`,
+      collection: "seq" as const,
+      resolve: (value: unknown) => ({ [key]: (value as { toJSON: () => unknown }).toJSON() })
+    }
+  ]
+})
 
 type Node = Record<string, any>
-const template = parse(readFileSync(join(root, "examples/aws-sam/template.yaml"), "utf8"), { customTags: cfnTags }) as Node
+const template = parse(readFileSync(join(root, "examples/aws-sam/template.yaml"), "utf8"), {
+  customTags: cfnTags
+}) as Node
 const resources = template.Resources as Record<string, Node>
 const functions = Object.entries(resources).filter(([, r]) => r.Type === "AWS::Serverless::Function")
-const asArray = <T>(v: T | ReadonlyArray<T> | undefined): ReadonlyArray<T> => (v === undefined ? [] : Array.isArray(v) ? v : [v as T])
+const asArray = <T>(v: T | ReadonlyArray<T> | undefined): ReadonlyArray<T> =>
+  v === undefined ? [] : Array.isArray(v) ? v : [v as T]
 
 /** Every IAM statement the template writes: function policies and any policy document. */
 const statements = (): Array<{ where: string; statement: Node }> => {
   const out: Array<{ where: string; statement: Node }> = []
   for (const [name, fn] of functions)
     for (const policy of asArray<Node | string>(fn.Properties.Policies)) {
-      expect(typeof policy, `${name}: only inline statements (a managed policy name could grant anything)`).toBe("object")
+      expect(typeof policy, `${name}: only inline statements (a managed policy name could grant anything)`).toBe(
+        "object"
+      )
       for (const s of asArray<Node>((policy as Node).Statement)) out.push({ where: name, statement: s })
     }
   for (const [name, r] of Object.entries(resources))
@@ -46,10 +70,17 @@ const statements = (): Array<{ where: string; statement: Node }> => {
 
 describe("the SAM template (examples/aws-sam/template.yaml)", () => {
   it("has the four functions, each a nodejs runtime the bundled AWS SDK supports without warning (>= 22)", () => {
-    expect(functions.map(([n]) => n).sort()).toEqual(["DispatcherFunction", "EnqueueFunction", "ProcessorFunction", "TickFunction"])
+    expect(functions.map(([n]) => n).sort()).toEqual([
+      "DispatcherFunction",
+      "EnqueueFunction",
+      "ProcessorFunction",
+      "TickFunction"
+    ])
     const runtime = String(template.Globals.Function.Runtime)
     const major = Number(/^nodejs(\d+)\.x$/.exec(runtime)?.[1])
-    const sdk = JSON.parse(readFileSync(join(root, "node_modules/@aws-sdk/client-lambda/package.json"), "utf8")) as { engines: { node: string } }
+    const sdk = JSON.parse(readFileSync(join(root, "node_modules/@aws-sdk/client-lambda/package.json"), "utf8")) as {
+      engines: { node: string }
+    }
     expect(major).toBeGreaterThanOrEqual(Number(/>=\s*(\d+)/.exec(sdk.engines.node)![1]))
     // The SDK warns below Node 22 that its releases after January 2027 require it.
     expect(major).toBeGreaterThanOrEqual(22)
@@ -61,11 +92,15 @@ describe("the SAM template (examples/aws-sam/template.yaml)", () => {
     expect(all.length).toBeGreaterThan(0)
     for (const { where, statement } of all) {
       for (const action of asArray<string>(statement.Action)) expect(action, `${where}: ${action}`).not.toMatch(/\*/)
-      for (const resource of asArray<unknown>(statement.Resource)) expect(JSON.stringify(resource), where).not.toMatch(/"\*"|:\*"/)
+      for (const resource of asArray<unknown>(statement.Resource))
+        expect(JSON.stringify(resource), where).not.toMatch(/"\*"|:\*"/)
       expect(statement.NotAction, where).toBeUndefined()
       expect(statement.NotResource, where).toBeUndefined()
     }
-    const invoke = all.filter(({ where, statement }) => where === "DispatcherFunction" && asArray(statement.Action).includes("lambda:InvokeFunction"))
+    const invoke = all.filter(
+      ({ where, statement }) =>
+        where === "DispatcherFunction" && asArray(statement.Action).includes("lambda:InvokeFunction")
+    )
     expect(invoke.map(({ statement }) => statement.Resource)).toEqual([{ "Fn::GetAtt": ["ProcessorFunction", "Arn"] }])
   })
 
@@ -73,7 +108,10 @@ describe("the SAM template (examples/aws-sam/template.yaml)", () => {
     for (const [name, p] of Object.entries(template.Parameters as Record<string, Node>)) {
       expect(p.NoEcho, `${name} must not carry a secret`).toBeUndefined()
     }
-    const envs = [template.Globals.Function.Environment?.Variables ?? {}, ...functions.map(([, f]) => f.Properties.Environment?.Variables ?? {})] as Array<Record<string, unknown>>
+    const envs = [
+      template.Globals.Function.Environment?.Variables ?? {},
+      ...functions.map(([, f]) => f.Properties.Environment?.Variables ?? {})
+    ] as Array<Record<string, unknown>>
     for (const vars of envs)
       for (const [key, value] of Object.entries(vars)) {
         expect(key).not.toMatch(/^(REDIS_URL|ENQUEUE_SECRET|.*PASSWORD.*)$/)
@@ -84,7 +122,9 @@ describe("the SAM template (examples/aws-sam/template.yaml)", () => {
         }
       }
     // Each function that reads a secret may read exactly the secrets it names.
-    for (const { statement } of statements().filter(({ statement }) => asArray(statement.Action).includes("secretsmanager:GetSecretValue")))
+    for (const { statement } of statements().filter(({ statement }) =>
+      asArray(statement.Action).includes("secretsmanager:GetSecretValue")
+    ))
       for (const r of asArray<Node>(statement.Resource)) expect(r).toEqual({ Ref: expect.stringMatching(/SecretArn$/) })
   })
 
@@ -109,12 +149,20 @@ describe("the SAM template (examples/aws-sam/template.yaml)", () => {
     const services = endpoints.map((e) => JSON.stringify(e.Properties.ServiceName))
     expect(services.some((s) => s.endsWith('.lambda"}'))).toBe(true)
     expect(services.some((s) => s.endsWith('.secretsmanager"}'))).toBe(true)
-    for (const e of endpoints) expect(e.Properties).toMatchObject({ VpcEndpointType: "Interface", PrivateDnsEnabled: true, SubnetIds: { Ref: "SubnetIds" } })
+    for (const e of endpoints)
+      expect(e.Properties).toMatchObject({
+        VpcEndpointType: "Interface",
+        PrivateDnsEnabled: true,
+        SubnetIds: { Ref: "SubnetIds" }
+      })
   })
 
   it("protects the enqueue URL with IAM auth by default (NONE only by choice, with the HMAC check in the code)", () => {
     expect(resources.EnqueueFunction!.Properties.FunctionUrlConfig.AuthType).toEqual({ Ref: "EnqueueUrlAuthType" })
-    expect(template.Parameters.EnqueueUrlAuthType).toMatchObject({ Default: "AWS_IAM", AllowedValues: ["AWS_IAM", "NONE"] })
+    expect(template.Parameters.EnqueueUrlAuthType).toMatchObject({
+      Default: "AWS_IAM",
+      AllowedValues: ["AWS_IAM", "NONE"]
+    })
     expect(readFileSync(join(root, "examples/aws-sam/enqueue.ts"), "utf8")).toContain('kind: "hmac"')
   })
 })

@@ -21,8 +21,16 @@ const redis = rawClient()
 beforeAll(async () => {
   await flushTestDb()
   deadPort = await freePort()
-  const env = { REDIS_URL: testRedisUrl(), ENQUEUE_SECRET: secret, REDIS_DOWN_URL: `redis://app-user:pw@127.0.0.1:${deadPort}/3` }
-  ;[signed, down, tick] = await Promise.all([startFunction("enqueueSigned", env), startFunction("enqueueDown", env), startFunction("tickSigned", env)])
+  const env = {
+    REDIS_URL: testRedisUrl(),
+    ENQUEUE_SECRET: secret,
+    REDIS_DOWN_URL: `redis://app-user:pw@127.0.0.1:${deadPort}/3`
+  }
+  ;[signed, down, tick] = await Promise.all([
+    startFunction("enqueueSigned", env),
+    startFunction("enqueueDown", env),
+    startFunction("tickSigned", env)
+  ])
 }, 150_000)
 afterAll(async () => {
   await Promise.all([signed?.stop(), down?.stop(), tick?.stop()])
@@ -34,7 +42,9 @@ const post = async (url: string, body: string, headers: Record<string, string> =
   const text = await res.text()
   return { status: res.status, text, body: text.startsWith("{") ? JSON.parse(text) : text }
 }
-const sign = (body: string, path = "/", at = Date.now()) => ({ "x-asynq-signature": signBody(secret, { method: "POST", path, body }, at) })
+const sign = (body: string, path = "/", at = Date.now()) => ({
+  "x-asynq-signature": signBody(secret, { method: "POST", path, body }, at)
+})
 
 describe("Cloud Functions endpoints: authentication before Redis", () => {
   it("with Redis down: 401 for an unauthenticated caller; 503 without the Redis address for an accepted one (logged instead)", async () => {
@@ -45,8 +55,12 @@ describe("Cloud Functions endpoints: authentication before Redis", () => {
     expect((await post(down.url, body, { "x-asynq-secret": "wrong" })).status).toBe(401)
     const accepted = await post(down.url, body, { "x-asynq-secret": secret })
     expect(accepted.status).toBe(503)
-    expect(accepted.body.error).toEqual({ code: "backend_unavailable", message: "queue backend unavailable; try again later" })
-    for (const part of ["app-user", "127.0.0.1", String(deadPort), "redis://"]) expect(accepted.text).not.toContain(part)
+    expect(accepted.body.error).toEqual({
+      code: "backend_unavailable",
+      message: "queue backend unavailable; try again later"
+    })
+    for (const part of ["app-user", "127.0.0.1", String(deadPort), "redis://"])
+      expect(accepted.text).not.toContain(part)
     expect(down.output()).toContain(`127.0.0.1:${deadPort}`)
   })
 })
@@ -55,7 +69,11 @@ describe("Cloud Functions endpoints: HMAC signatures", () => {
   it("enqueue writes a signed request once: 3 sends → 1 task, each resend answered with the first answer (issue 29); binds the path", async () => {
     const body = JSON.stringify({ type: "replayed", options: { queue: "gcf-replay" } })
     const headers = sign(body)
-    const answers = [await post(signed.url, body, headers), await post(signed.url, body, headers), await post(signed.url, body, headers)]
+    const answers = [
+      await post(signed.url, body, headers),
+      await post(signed.url, body, headers),
+      await post(signed.url, body, headers)
+    ]
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200])
     expect(answers.map((a) => a.body.id)).toEqual(Array(3).fill(answers[0]!.body.id))
     expect(await redis.llen(queueKeys("gcf-replay").pending)).toBe(1)

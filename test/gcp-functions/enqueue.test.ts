@@ -23,14 +23,22 @@ afterAll(async () => {
 })
 
 const post = async (f: FrameworkHandle, body: string, headers: Record<string, string> = {}, method = "POST") => {
-  const res = await fetch(f.url, { method, headers: { "content-type": "application/json", ...headers }, ...(method === "GET" ? {} : { body }) })
+  const res = await fetch(f.url, {
+    method,
+    headers: { "content-type": "application/json", ...headers },
+    ...(method === "GET" ? {} : { body })
+  })
   const text = await res.text()
   return { status: res.status, body: text.startsWith("{") ? JSON.parse(text) : text }
 }
 
 describe("Cloud Functions enqueue endpoint (Functions Framework over HTTP)", () => {
   it("enqueues and answers with the TaskInfo", async () => {
-    const res = await post(plain, JSON.stringify({ type: "report", payload: { day: 1 }, options: { queue: "reports" } }), { "x-asynq-secret": secret })
+    const res = await post(
+      plain,
+      JSON.stringify({ type: "report", payload: { day: 1 }, options: { queue: "reports" } }),
+      { "x-asynq-secret": secret }
+    )
     expect(res.status).toBe(200)
     expect(res.body).toMatchObject({ type: "report", queue: "reports", state: "pending" })
     expect(await redis.lrange(queueKeys("reports").pending, 0, -1)).toEqual([res.body.id])
@@ -39,7 +47,11 @@ describe("Cloud Functions enqueue endpoint (Functions Framework over HTTP)", () 
   it("a signed request without a content-type: the raw body is read and the signature matches (issue 18)", async () => {
     const body = JSON.stringify({ type: "no-content-type", options: { queue: "reports" } })
     const sig = signBody(secret, { method: "POST", path: "/", body }, Date.now())
-    const res = await fetch(signed.url, { method: "POST", headers: { "x-asynq-signature": sig }, body: new TextEncoder().encode(body) })
+    const res = await fetch(signed.url, {
+      method: "POST",
+      headers: { "x-asynq-signature": sig },
+      body: new TextEncoder().encode(body)
+    })
     const text = await res.text()
     expect(res.status, text).toBe(200)
     expect(JSON.parse(text)).toMatchObject({ type: "no-content-type", queue: "reports", state: "pending" })
@@ -58,13 +70,23 @@ describe("Cloud Functions enqueue endpoint (Functions Framework over HTTP)", () 
     const auth = { kind: "hmac", secret: "" } as const
     expect(() => createEnqueueFunction({ auth })).toThrow("enqueue function: auth.secret is empty")
     expect(() => createTickHttpFunction({ queues: ["default"], auth })).toThrow("tick function: auth.secret is empty")
-    expect(() => createDrainFunction({ queues: ["default"], handler: () => {}, timeoutMs: 60_000, auth })).toThrow("drain function: auth.secret is empty")
+    expect(() => createDrainFunction({ queues: ["default"], handler: () => {}, timeoutMs: 60_000, auth })).toThrow(
+      "drain function: auth.secret is empty"
+    )
   })
 
   it("verifies an HMAC signature over the raw body", async () => {
     const body = JSON.stringify({ type: "signed" })
-    expect((await post(signed, body, { "x-asynq-signature": signBody(secret, { method: "POST", path: "/", body }, Date.now()) })).status).toBe(200)
-    const bad = await post(signed, body, { "x-asynq-signature": signBody("other", { method: "POST", path: "/", body }, Date.now()) })
+    expect(
+      (
+        await post(signed, body, {
+          "x-asynq-signature": signBody(secret, { method: "POST", path: "/", body }, Date.now())
+        })
+      ).status
+    ).toBe(200)
+    const bad = await post(signed, body, {
+      "x-asynq-signature": signBody("other", { method: "POST", path: "/", body }, Date.now())
+    })
     expect(bad.status).toBe(401)
     expect(bad.body.error.message).toContain("does not match")
   })

@@ -8,14 +8,23 @@ const secret = process.env.ENQUEUE_SECRET!
 functions.http("enqueue", createEnqueueFunction({ auth: { kind: "shared-secret", secret }, redis }))
 functions.http("enqueueSigned", createEnqueueFunction({ auth: { kind: "hmac", secret }, redis }))
 // Issue 13: Redis unreachable (REDIS_DOWN_URL: a port nothing listens on).
-functions.http("enqueueDown", createEnqueueFunction({ auth: { kind: "shared-secret", secret }, redis: { url: process.env.REDIS_DOWN_URL ?? "", connectTimeoutMs: 1000 } }))
+functions.http(
+  "enqueueDown",
+  createEnqueueFunction({
+    auth: { kind: "shared-secret", secret },
+    redis: { url: process.env.REDIS_DOWN_URL ?? "", connectTimeoutMs: 1000 }
+  })
+)
 
 import * as Effect from "effect/Effect"
 import { createDrainFunction } from "../../adapters/gcp-functions/drainFunction.js"
 import { createTickEventFunction, createTickHttpFunction } from "../../adapters/gcp-functions/tickFunction.js"
 
 functions.http("tick", createTickHttpFunction({ queues: ["ticked"], redis, auth: { kind: "shared-secret", secret } }))
-functions.http("tickSigned", createTickHttpFunction({ queues: ["ticked"], redis, auth: { kind: "hmac", secret }, log: () => {} }))
+functions.http(
+  "tickSigned",
+  createTickHttpFunction({ queues: ["ticked"], redis, auth: { kind: "hmac", secret }, log: () => {} })
+)
 functions.cloudEvent("tickEvent", createTickEventFunction({ queues: ["evented"], redis }))
 functions.http(
   "drain",

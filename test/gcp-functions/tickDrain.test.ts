@@ -19,7 +19,14 @@ let drainFn: FrameworkHandle
 let drainLong: FrameworkHandle
 
 const scheduleInThePast = (queue: string, n: number) =>
-  runAt(Date.now() - 3_600_000, Effect.forEach(Array.from({ length: n }, (_, i) => i), (i) => enqueue("t", { i }, { queue, processIn: 1000 }), { discard: true }))
+  runAt(
+    Date.now() - 3_600_000,
+    Effect.forEach(
+      Array.from({ length: n }, (_, i) => i),
+      (i) => enqueue("t", { i }, { queue, processIn: 1000 }),
+      { discard: true }
+    )
+  )
 
 beforeAll(async () => {
   await flushTestDb()
@@ -73,7 +80,10 @@ describe("Cloud Functions maintenance tick and drain (Functions Framework over H
         "ce-source": "//pubsub.googleapis.com/projects/p/topics/asynq-tick",
         "ce-time": new Date().toISOString()
       },
-      body: JSON.stringify({ message: { data: Buffer.from("tick").toString("base64"), messageId: "1" }, subscription: "projects/p/subscriptions/s" })
+      body: JSON.stringify({
+        message: { data: Buffer.from("tick").toString("base64"), messageId: "1" },
+        subscription: "projects/p/subscriptions/s"
+      })
     })
     expect(res.status).toBeLessThan(300)
     expect(await redis.llen(queueKeys("evented").pending)).toBe(4)
@@ -81,7 +91,13 @@ describe("Cloud Functions maintenance tick and drain (Functions Framework over H
   })
 
   it("drain: processes until the margin before the function timeout, then returns the summary", async () => {
-    await runNow(Effect.forEach(Array.from({ length: 80 }, (_, i) => i), (i) => enqueue("d", { i }, { queue: "drained" }), { discard: true }))
+    await runNow(
+      Effect.forEach(
+        Array.from({ length: 80 }, (_, i) => i),
+        (i) => enqueue("d", { i }, { queue: "drained" }),
+        { discard: true }
+      )
+    )
     expect((await fetch(drainFn.url, { method: "POST" })).status).toBe(401)
     const res = await fetch(drainFn.url, { method: "POST", headers: { "x-asynq-secret": secret } })
     expect(res.status).toBe(200)
@@ -95,7 +111,13 @@ describe("Cloud Functions maintenance tick and drain (Functions Framework over H
 
   it("drain with tasks longer than the function's timeout (issue 16): each stop is a failed attempt, no task starves, all end archived", async () => {
     const k = queueKeys("long")
-    await runNow(Effect.forEach(Array.from({ length: 8 }, (_, i) => i), (i) => enqueue("slow", { i }, { queue: "long", maxRetry: 1 }), { discard: true }))
+    await runNow(
+      Effect.forEach(
+        Array.from({ length: 8 }, (_, i) => i),
+        (i) => enqueue("slow", { i }, { queue: "long", maxRetry: 1 }),
+        { discard: true }
+      )
+    )
     const summaries: Array<DrainSummary> = []
     const everStarted = new Set<string>()
     for (let i = 0; i < 30 && (await redis.zcard(k.archived)) < 8; i++) {
@@ -122,7 +144,10 @@ describe("Cloud Functions maintenance tick and drain (Functions Framework over H
     expect(total((s) => s.succeeded + s.skipped + s.leaseLost + s.gaveUp)).toBe(0)
     expect(summaries.every((s) => s.longTasks === "run")).toBe(true)
     for (const id of await redis.zrange(k.archived, "0", "-1")) {
-      expect(decodeTaskMessage((await redis.hgetBuffer(k.task(id), "msg"))!)).toMatchObject({ retried: 1, errorMsg: functionDeadlineMessage })
+      expect(decodeTaskMessage((await redis.hgetBuffer(k.task(id), "msg"))!)).toMatchObject({
+        retried: 1,
+        errorMsg: functionDeadlineMessage
+      })
     }
   }, 90_000)
 })

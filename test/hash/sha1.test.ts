@@ -11,7 +11,9 @@ afterAll(() => c.disconnect())
 describe("sha1Hex", () => {
   it("matches node:crypto for texts of every length up to 300 characters, non-ASCII included", () => {
     const texts = Array.from({ length: 301 }, (_, n) => randomBytes(n).toString("latin1") + "ü€😀".repeat(n % 4))
-    const mismatches = texts.filter((t) => sha1Hex(t) !== createHash("sha1").update(t).digest("hex")).map((t) => t.length)
+    const mismatches = texts
+      .filter((t) => sha1Hex(t) !== createHash("sha1").update(t).digest("hex"))
+      .map((t) => t.length)
     expect(mismatches).toEqual([])
   })
 

@@ -6,7 +6,9 @@ import { sha256Hex } from "../../src/hash/sha256.js"
 describe("sha256Hex", () => {
   it("matches node:crypto for texts of every length up to 300 characters, non-ASCII included", () => {
     const texts = Array.from({ length: 301 }, (_, n) => randomBytes(n).toString("latin1") + "ü€😀".repeat(n % 4))
-    const mismatches = texts.filter((t) => sha256Hex(t) !== createHash("sha256").update(t).digest("hex")).map((t) => t.length)
+    const mismatches = texts
+      .filter((t) => sha256Hex(t) !== createHash("sha256").update(t).digest("hex"))
+      .map((t) => t.length)
     expect(mismatches).toEqual([])
   })
 

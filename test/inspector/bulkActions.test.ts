@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest"
 import { archiveAll, deleteAll, runAll } from "../../src/inspector/bulkActions.js"
 import type { BulkProgress } from "../../src/inspector/types.js"
-import { asynqMsg, putAggregating, putInZset, putPending, putUniqueLock, restoreSnapshot } from "../support/asynqLayout.js"
+import {
+  asynqMsg,
+  putAggregating,
+  putInZset,
+  putPending,
+  putUniqueLock,
+  restoreSnapshot
+} from "../support/asynqLayout.js"
 import { inspectorTestDb, now, nowSec } from "./harness.js"
 
 const { h, c } = inspectorTestDb()
@@ -59,8 +66,13 @@ describe("bulk actions", () => {
     await putPending(c, asynqMsg("default", "p1"), now)
     await putPending(c, asynqMsg("default", "p2"), now)
     const seen: Array<BulkProgress> = []
-    expect(await h.run(archiveAll("default", "pending", { batchSize: 1, onProgress: (p) => seen.push(p) }), now)).toBe(2)
-    expect(seen).toEqual([{ done: 1, total: 2, trimmed: 1 }, { done: 2, total: 2, trimmed: 1 }])
+    expect(await h.run(archiveAll("default", "pending", { batchSize: 1, onProgress: (p) => seen.push(p) }), now)).toBe(
+      2
+    )
+    expect(seen).toEqual([
+      { done: 1, total: 2, trimmed: 1 },
+      { done: 2, total: 2, trimmed: 1 }
+    ])
     expect(await c.exists("asynq:{default}:t:ancient")).toBe(0)
     expect(await c.zrange("asynq:{default}:archived", "0", "-1")).toEqual(["p1", "p2"])
   })
@@ -90,7 +102,9 @@ describe("bulk actions", () => {
     await c.sadd("asynq:queues", "default")
     const e = await h.fail(runAll("default", "pending"))
     expect(e).toMatchObject({ _tag: "InvalidArgument", field: "state" })
-    expect(e.message).toBe("cannot run all pending tasks; run all works on scheduled, retry, archived, aggregating tasks")
+    expect(e.message).toBe(
+      "cannot run all pending tasks; run all works on scheduled, retry, archived, aggregating tasks"
+    )
     expect((await h.fail(deleteAll("default", "active"))).message).toContain("cannot delete all active tasks")
     expect(await h.fail(archiveAll("default", "aggregating"))).toMatchObject({ field: "group" })
     expect(await h.fail(deleteAll("default", "pending", { batchSize: 0 }))).toMatchObject({ field: "batchSize" })

@@ -19,7 +19,12 @@ beforeAll(async () => {
   node = await startRedisServer(["--cluster-enabled", "yes", "--cluster-announce-ip", "127.0.0.1"])
   raw = new IORedis(node.url)
   await raw.call("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
-  await waitFor("the one-node cluster to report cluster_state:ok", () => raw.call("CLUSTER", "INFO") as Promise<string>, (info) => info.includes("cluster_state:ok"), { timeoutMs: 20_000 })
+  await waitFor(
+    "the one-node cluster to report cluster_state:ok",
+    () => raw.call("CLUSTER", "INFO") as Promise<string>,
+    (info) => info.includes("cluster_state:ok"),
+    { timeoutMs: 20_000 }
+  )
 }, 30_000)
 afterAll(async () => {
   raw.disconnect()
@@ -28,14 +33,29 @@ afterAll(async () => {
 })
 
 const onCluster = <A, E>(eff: Effect.Effect<A, E, Broker>) =>
-  Effect.runPromise(eff.pipe(Effect.provide(Broker.layer.pipe(Layer.provide(Redis.layer({ cluster: [{ host: "127.0.0.1", port: node.port }] }))))))
+  Effect.runPromise(
+    eff.pipe(
+      Effect.provide(
+        Broker.layer.pipe(Layer.provide(Redis.layer({ cluster: [{ host: "127.0.0.1", port: node.port }] })))
+      )
+    )
+  )
 
 describe("cluster", () => {
   it("computes the same hash slot as Redis for queue keys and hash tags", async () => {
-    for (const key of ["asynq:{default}:pending", "asynq:{critical}:t:x", "asynq:{キュー}:pending", "foo", "{}bar", "a{b}c{d}"]) {
+    for (const key of [
+      "asynq:{default}:pending",
+      "asynq:{critical}:t:x",
+      "asynq:{キュー}:pending",
+      "foo",
+      "{}bar",
+      "a{b}c{d}"
+    ]) {
       expect(keySlot(key)).toBe(Number(await raw.call("CLUSTER", "KEYSLOT", key)))
     }
-    expect(await h.run(clusterKeySlot("default"))).toBe(Number(await raw.call("CLUSTER", "KEYSLOT", "asynq:{default}:pending")))
+    expect(await h.run(clusterKeySlot("default"))).toBe(
+      Number(await raw.call("CLUSTER", "KEYSLOT", "asynq:{default}:pending"))
+    )
   })
 
   it("lists the node serving a queue's slot", async () => {

@@ -9,13 +9,22 @@ const { h, c } = inspectorTestDb()
 describe("listTasks", () => {
   it("pages pending tasks oldest first (the order workers take them)", async () => {
     for (let i = 1; i <= 7; i++) await putPending(c, asynqMsg("default", `p${i}`), now - (10 - i) * 1000)
-    const ids = async (page: number) => (await h.run(listTasks("default", "pending", { page, pageSize: 3 }), now)).map((t) => t.id)
+    const ids = async (page: number) =>
+      (await h.run(listTasks("default", "pending", { page, pageSize: 3 }), now)).map((t) => t.id)
     expect(await ids(1)).toEqual(["p1", "p2", "p3"])
     expect(await ids(2)).toEqual(["p4", "p5", "p6"])
     expect(await ids(3)).toEqual(["p7"])
     expect(await ids(4)).toEqual([])
     const [first] = await h.run(listTasks("default", "pending"), now)
-    expect(first).toMatchObject({ id: "p1", queue: "default", type: "email:send", state: "pending", maxRetry: 25, timeoutMs: 1_800_000, isOrphaned: false })
+    expect(first).toMatchObject({
+      id: "p1",
+      queue: "default",
+      type: "email:send",
+      state: "pending",
+      maxRetry: 25,
+      timeoutMs: 1_800_000,
+      isOrphaned: false
+    })
     expect(first!.nextProcessAt?.getTime()).toBe(now)
     expect(Buffer.from(first!.payload!).toString()).toBe('{"id":"p1"}')
   })
@@ -46,14 +55,27 @@ describe("listTasks", () => {
     expect((await h.run(getTaskInfo("default", "exact"), now)).nextProcessAt!.getTime()).toBe(now + 60_250)
     const [stale] = await h.run(listTasks("default", "retry"), now)
     expect(stale!.nextProcessAt!.getTime()).toBe((nowSec + 90) * 1000)
-    expect((await h.run(getTaskInfo("default", "moved-by-go"), now)).nextProcessAt!.getTime()).toBe((nowSec + 90) * 1000)
+    expect((await h.run(getTaskInfo("default", "moved-by-go"), now)).nextProcessAt!.getTime()).toBe(
+      (nowSec + 90) * 1000
+    )
   })
 
   it("lists zset states by ascending score with nextProcessAt for scheduled and retry", async () => {
     await putInZset(c, asynqMsg("default", "late"), "scheduled", nowSec + 900)
     await putInZset(c, asynqMsg("default", "soon"), "scheduled", nowSec + 60)
-    await putInZset(c, asynqMsg("default", "r", { retried: 2, errorMsg: "boom", lastFailedAt: nowSec - 10 }), "retry", nowSec + 30)
-    await putInZset(c, asynqMsg("default", "done", { retention: 3600, completedAt: nowSec }), "completed", nowSec + 3600, { result: Buffer.from("ok") })
+    await putInZset(
+      c,
+      asynqMsg("default", "r", { retried: 2, errorMsg: "boom", lastFailedAt: nowSec - 10 }),
+      "retry",
+      nowSec + 30
+    )
+    await putInZset(
+      c,
+      asynqMsg("default", "done", { retention: 3600, completedAt: nowSec }),
+      "completed",
+      nowSec + 3600,
+      { result: Buffer.from("ok") }
+    )
     const scheduled = await h.run(listTasks("default", "scheduled"), now)
     expect(scheduled.map((t) => [t.id, t.nextProcessAt?.getTime()])).toEqual([
       ["soon", (nowSec + 60) * 1000],
@@ -63,7 +85,12 @@ describe("listTasks", () => {
     expect(retry).toMatchObject({ id: "r", retried: 2, lastErr: "boom", state: "retry" })
     expect(retry!.lastFailedAt?.getTime()).toBe((nowSec - 10) * 1000)
     const [completed] = await h.run(listTasks("default", "completed"), now)
-    expect(completed).toMatchObject({ id: "done", state: "completed", retentionMs: 3_600_000, nextProcessAt: undefined })
+    expect(completed).toMatchObject({
+      id: "done",
+      state: "completed",
+      retentionMs: 3_600_000,
+      nextProcessAt: undefined
+    })
     expect(Buffer.from(completed!.result!).toString()).toBe("ok")
   })
 
@@ -87,8 +114,14 @@ describe("listTasks", () => {
 
   it("rejects bad paging and unknown queues", async () => {
     await c.sadd("asynq:queues", "default")
-    expect(await h.fail(listTasks("default", "pending", { page: 0 }))).toMatchObject({ _tag: "InvalidArgument", field: "page" })
-    expect(await h.fail(listTasks("default", "pending", { pageSize: -1 }))).toMatchObject({ _tag: "InvalidArgument", field: "pageSize" })
+    expect(await h.fail(listTasks("default", "pending", { page: 0 }))).toMatchObject({
+      _tag: "InvalidArgument",
+      field: "page"
+    })
+    expect(await h.fail(listTasks("default", "pending", { pageSize: -1 }))).toMatchObject({
+      _tag: "InvalidArgument",
+      field: "pageSize"
+    })
     expect(await h.fail(listTasks("nope", "pending"))).toMatchObject({ _tag: "QueueNotFound" })
   })
 
@@ -108,7 +141,12 @@ describe("listTasks", () => {
 
     await restoreSnapshot(c, "f-skipretry-archived")
     const [skipped] = await h.run(listTasks("default", "archived"))
-    expect(skipped).toMatchObject({ id: "f-skip", state: "archived", lastErr: "invalid input: skip retry for the task", retried: 0 })
+    expect(skipped).toMatchObject({
+      id: "f-skip",
+      state: "archived",
+      lastErr: "invalid input: skip retry for the task",
+      retried: 0
+    })
 
     await restoreSnapshot(c, "g-completed")
     const [kept] = await h.run(listTasks("default", "completed"))

@@ -24,7 +24,10 @@ describe("createInspector (Promise facade)", () => {
       expect(await inspector.runTask("default", "later")).toEqual({ id: "later", from: "scheduled" })
       expect(await inspector.deleteAll("default", "pending")).toBe(4)
       await expect(inspector.getTaskInfo("default", "later")).rejects.toMatchObject({ _tag: "TaskNotFound" })
-      await expect(inspector.getQueueInfo("nope")).rejects.toMatchObject({ _tag: "QueueNotFound", message: 'queue "nope" does not exist' })
+      await expect(inspector.getQueueInfo("nope")).rejects.toMatchObject({
+        _tag: "QueueNotFound",
+        message: 'queue "nope" does not exist'
+      })
       await inspector.pauseQueue("critical")
       expect((await inspector.getQueueInfo("critical")).paused).toBe(true)
       await expect(inspector.deleteQueue("critical")).rejects.toMatchObject({ _tag: "QueueNotEmpty" })

@@ -77,13 +77,23 @@ describe("getQueueInfo", () => {
   it("reads Go asynq's captures: e-retry (counters) and a-enqueue (latency from pending_since)", async () => {
     const snap = await restoreSnapshot(c, "e-retry")
     const info = await h.run(getQueueInfo("default"), snap.now_unix * 1000)
-    expect(info).toMatchObject({ retry: 1, size: 1, processed: 1, failed: 1, processedTotal: 1, failedTotal: 1, pending: 0 })
+    expect(info).toMatchObject({
+      retry: 1,
+      size: 1,
+      processed: 1,
+      failed: 1,
+      processedTotal: 1,
+      failedTotal: 1,
+      pending: 0
+    })
 
     const a = await restoreSnapshot(c, "a-enqueue")
     const at = a.now_unix * 1000 + 5000
     const d = await h.run(getQueueInfo("default"), at)
     const oldest = (a.keys["asynq:{default}:pending"]!.value as Array<string>).at(-1)!
-    const since = Number(BigInt((a.keys[`asynq:{default}:t:${oldest}`]!.value as Record<string, string>).pending_since!) / 1_000_000n)
+    const since = Number(
+      BigInt((a.keys[`asynq:{default}:t:${oldest}`]!.value as Record<string, string>).pending_since!) / 1_000_000n
+    )
     expect(d.pending).toBe(2)
     expect(d.latencyMs).toBe(at - since)
     expect((await h.run(getQueueInfo("critical"), at)).pending).toBe(1)

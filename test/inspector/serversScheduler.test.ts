@@ -57,10 +57,16 @@ describe("scheduler entries and history", () => {
     expect(ev).toEqual({ taskId: "938d17eb-54ea-4b6b-bc95-f5bbc1181e1b", enqueuedAt: new Date(1795324776001) })
     for (let i = 1; i <= 4; i++) {
       const ms = 1795324776000 + i * 30_000
-      await c.zadd(`asynq:scheduler_history:${id}`, ms / 1000, Buffer.from(encodeSchedulerEnqueueEvent({ taskId: `t${i}`, enqueueTime: timestampFromMillis(ms) })))
+      await c.zadd(
+        `asynq:scheduler_history:${id}`,
+        ms / 1000,
+        Buffer.from(encodeSchedulerEnqueueEvent({ taskId: `t${i}`, enqueueTime: timestampFromMillis(ms) }))
+      )
     }
     expect((await h.run(schedulerHistory(id, { pageSize: 2 }))).map((e) => e.taskId)).toEqual(["t4", "t3"])
-    expect((await h.run(schedulerHistory(id, { page: 3, pageSize: 2 }))).map((e) => e.taskId)).toEqual(["938d17eb-54ea-4b6b-bc95-f5bbc1181e1b"])
+    expect((await h.run(schedulerHistory(id, { page: 3, pageSize: 2 }))).map((e) => e.taskId)).toEqual([
+      "938d17eb-54ea-4b6b-bc95-f5bbc1181e1b"
+    ])
     expect(await h.run(schedulerHistory("unknown-entry"))).toEqual([])
     expect(await h.fail(schedulerHistory(id, { page: 0 }))).toMatchObject({ _tag: "InvalidArgument" })
   })

@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest"
 import { archiveTask, deleteTask, runTask } from "../../src/inspector/taskActions.js"
-import { asynqMsg, putActive, putAggregating, putInZset, putPending, putUniqueLock, restoreSnapshot } from "../support/asynqLayout.js"
+import {
+  asynqMsg,
+  putActive,
+  putAggregating,
+  putInZset,
+  putPending,
+  putUniqueLock,
+  restoreSnapshot
+} from "../support/asynqLayout.js"
 import { inspectorTestDb, now, nowSec } from "./harness.js"
 
 const { h, c } = inspectorTestDb()
@@ -15,7 +23,10 @@ describe("runTask", () => {
     expect(await h.run(runTask("default", "x"), now)).toEqual({ id: "x", from: "archived" })
     expect(await h.run(runTask("default", "g"), now)).toEqual({ id: "g", from: "aggregating" })
     expect(await c.lrange("asynq:{default}:pending", 0, -1)).toEqual(["g", "x", "s", "already"])
-    expect(await c.hgetall("asynq:{default}:t:s")).toMatchObject({ state: "pending", pending_since: (BigInt(now) * 1_000_000n).toString() })
+    expect(await c.hgetall("asynq:{default}:t:s")).toMatchObject({
+      state: "pending",
+      pending_since: (BigInt(now) * 1_000_000n).toString()
+    })
     expect(await c.zcard("asynq:{default}:scheduled")).toBe(0)
     expect(await c.zcard("asynq:{default}:archived")).toBe(0)
     // the emptied group is gone from the groups set
@@ -55,7 +66,14 @@ describe("archiveTask", () => {
     await putAggregating(c, asynqMsg("default", "g1"), "grp", nowSec)
     await putAggregating(c, asynqMsg("default", "g2"), "grp", nowSec)
     for (const id of ["p", "r", "g1"]) await h.run(archiveTask("default", id), now)
-    expect(await c.zrange("asynq:{default}:archived", "0", "-1", "WITHSCORES")).toEqual(["g1", String(nowSec), "p", String(nowSec), "r", String(nowSec)])
+    expect(await c.zrange("asynq:{default}:archived", "0", "-1", "WITHSCORES")).toEqual([
+      "g1",
+      String(nowSec),
+      "p",
+      String(nowSec),
+      "r",
+      String(nowSec)
+    ])
     expect(await c.llen("asynq:{default}:pending")).toBe(0)
     expect(await c.hgetall("asynq:{default}:t:p")).not.toHaveProperty("pending_since")
     expect(await c.hget("asynq:{default}:t:p", "state")).toBe("archived")
@@ -86,7 +104,9 @@ describe("deleteTask", () => {
     await putPending(c, asynqMsg("default", "p"), now)
     expect(await h.run(deleteTask("default", "s"))).toEqual({ id: "s", from: "scheduled" })
     expect(await h.run(deleteTask("default", "p"))).toEqual({ id: "p", from: "pending" })
-    expect(await c.exists("asynq:{default}:t:s", "asynq:{default}:t:p", "asynq:{default}:unique:email:send:abc")).toBe(0)
+    expect(await c.exists("asynq:{default}:t:s", "asynq:{default}:t:p", "asynq:{default}:unique:email:send:abc")).toBe(
+      0
+    )
     expect(await c.zcard("asynq:{default}:scheduled")).toBe(0)
     expect(await c.llen("asynq:{default}:pending")).toBe(0)
   })

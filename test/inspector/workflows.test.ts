@@ -7,7 +7,13 @@ import { Effect, Layer, Option, Schedule, Schema } from "effect"
 import { Activity, DurableClock, DurableDeferred, Workflow, type WorkflowEngine } from "effect/workflow"
 import { beforeAll, describe, expect, it } from "vitest"
 import type { Broker } from "../../src/broker/Broker.js"
-import { cancelWorkflowExecution, getWorkflowExecution, listWorkflowExecutions, resumeWorkflowExecution, type WorkflowExecutionSummary } from "../../src/inspector/index.js"
+import {
+  cancelWorkflowExecution,
+  getWorkflowExecution,
+  listWorkflowExecutions,
+  resumeWorkflowExecution,
+  type WorkflowExecutionSummary
+} from "../../src/inspector/index.js"
 import { testBrokerLayer } from "../support/arrange.js"
 import { createInspector } from "../../src/inspector/promise.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
@@ -15,7 +21,8 @@ import { engineLayer, normalize, runProgram } from "../workflow/support.js"
 
 beforeAll(() => flushTestDb())
 
-const withBroker = <A, E>(eff: Effect.Effect<A, E, Broker>) => Effect.provide(eff, testBrokerLayer() as Layer.Layer<Broker>)
+const withBroker = <A, E>(eff: Effect.Effect<A, E, Broker>) =>
+  Effect.provide(eff, testBrokerLayer() as Layer.Layer<Broker>)
 /** The inspector's outcome of an operation as data: its value, or its error's tag. */
 const attempt = <A, E extends { _tag: string }>(eff: Effect.Effect<A, E, Broker>) =>
   withBroker(eff).pipe(
@@ -24,10 +31,18 @@ const attempt = <A, E extends { _tag: string }>(eff: Effect.Effect<A, E, Broker>
   )
 /** Waits (bounded: 10 s) until `check` holds of the execution's detail. */
 const until = <A>(read: Effect.Effect<A, unknown, Broker>, check: (a: A) => boolean) =>
-  withBroker(read).pipe(Effect.orDie, Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: check }), Effect.timeout("10 seconds"))
+  withBroker(read).pipe(
+    Effect.orDie,
+    Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: check }),
+    Effect.timeout("10 seconds")
+  )
 
 describe("an execution in detail", () => {
-  const Order = Workflow.make("Wf.Order", { payload: { id: Schema.String }, success: Schema.String, idempotencyKey: ({ id }) => id })
+  const Order = Workflow.make("Wf.Order", {
+    payload: { id: Schema.String },
+    success: Schema.String,
+    idempotencyKey: ({ id }) => id
+  })
   const Approval = DurableDeferred.make("approval", { success: Schema.Struct({ by: Schema.String }) })
   const Lookup = Activity.make({ name: "lookup", success: Schema.Number, execute: Effect.succeed(42) })
   const Reject = Activity.make({ name: "reject", error: Schema.String, execute: Effect.fail("out of stock") })
@@ -47,13 +62,22 @@ describe("an execution in detail", () => {
       ),
       Effect.gen(function* () {
         const id = yield* Order.execute({ id: "o1" }, { discard: true })
-        const waiting = yield* until(getWorkflowExecution("Wf.Order", id, { queue: prefix }), (x) => x.state === "suspended")
+        const waiting = yield* until(
+          getWorkflowExecution("Wf.Order", id, { queue: prefix }),
+          (x) => x.state === "suspended"
+        )
         const token = yield* DurableDeferred.tokenFromPayload(Approval, { workflow: Order, payload: { id: "o1" } })
         const before = Date.now()
         yield* DurableDeferred.succeed(Approval, { token, value: { by: "ann" } })
-        const sleeping = yield* until(getWorkflowExecution("Wf.Order", id, { queue: prefix }), (x) => x.state === "suspended" && x.clocks.length === 1)
+        const sleeping = yield* until(
+          getWorkflowExecution("Wf.Order", id, { queue: prefix }),
+          (x) => x.state === "suspended" && x.clocks.length === 1
+        )
         const cancelled = yield* attempt(cancelWorkflowExecution("Wf.Order", id, { queue: prefix }))
-        const ended = yield* until(getWorkflowExecution("Wf.Order", id, { queue: prefix }), (x) => x.state === "complete")
+        const ended = yield* until(
+          getWorkflowExecution("Wf.Order", id, { queue: prefix }),
+          (x) => x.state === "complete"
+        )
         const again = yield* attempt(cancelWorkflowExecution("Wf.Order", id, { queue: prefix }))
         const polled = yield* Order.poll(id)
         return { id, waiting, sleeping, before, cancelled, ended, again, polled: Option.map(polled, (r) => r._tag) }
@@ -106,13 +130,24 @@ describe("an execution in detail", () => {
       ])
     )
     expect(normalize(exit)).toEqual({
-      success: [{ error: "ExecutionNotFound" }, { error: "ExecutionNotFound" }, { error: "QueueNotFound" }, { error: "InvalidArgument" }, { error: "InvalidArgument" }, { error: "InvalidArgument" }]
+      success: [
+        { error: "ExecutionNotFound" },
+        { error: "ExecutionNotFound" },
+        { error: "QueueNotFound" },
+        { error: "InvalidArgument" },
+        { error: "InvalidArgument" },
+        { error: "InvalidArgument" }
+      ]
     })
   })
 })
 
 describe("SuspendOnFailure: a failed execution is listed as failed and retried by resume", () => {
-  const Fragile = Workflow.make("Wf.Brittle", { payload: { id: Schema.String }, success: Schema.String, idempotencyKey: ({ id }) => id }).annotate(Workflow.SuspendOnFailure, true)
+  const Fragile = Workflow.make("Wf.Brittle", {
+    payload: { id: Schema.String },
+    success: Schema.String,
+    idempotencyKey: ({ id }) => id
+  }).annotate(Workflow.SuspendOnFailure, true)
 
   it("state failed with its error; resume runs it again (as Workflow.resume); it completes", async () => {
     const prefix = "brittle"
@@ -122,9 +157,14 @@ describe("SuspendOnFailure: a failed execution is listed as failed and retried b
       Fragile.toLayer(() => (fixed ? Effect.succeed("fixed") : Effect.die(new Error("broken")))),
       Effect.gen(function* () {
         const id = yield* Fragile.execute({ id: "f" }, { discard: true })
-        const parked = yield* until(getWorkflowExecution("Wf.Brittle", id, { queue: prefix }), (x) => x.state === "suspended")
+        const parked = yield* until(
+          getWorkflowExecution("Wf.Brittle", id, { queue: prefix }),
+          (x) => x.state === "suspended"
+        )
         const failedOnes = yield* withBroker(listWorkflowExecutions("Wf.Brittle", { queue: prefix, state: "failed" }))
-        const completeOnes = yield* withBroker(listWorkflowExecutions("Wf.Brittle", { queue: prefix, state: "complete" }))
+        const completeOnes = yield* withBroker(
+          listWorkflowExecutions("Wf.Brittle", { queue: prefix, state: "complete" })
+        )
         fixed = true
         const resumed = yield* attempt(resumeWorkflowExecution("Wf.Brittle", id, { queue: prefix }))
         const result = yield* Fragile.execute({ id: "f" })
@@ -141,12 +181,21 @@ describe("SuspendOnFailure: a failed execution is listed as failed and retried b
     expect(completeOnes.executions).toEqual([])
     expect(resumed).toMatchObject({ ok: { from: "suspended", failed: true, outcome: "run-enqueued" } })
     expect(result).toBe("fixed")
-    expect(after).toMatchObject({ state: "complete", failed: false, outcome: "success", result: { _tag: "Complete", exit: { _tag: "Success", value: "fixed" } } })
+    expect(after).toMatchObject({
+      state: "complete",
+      failed: false,
+      outcome: "success",
+      result: { _tag: "Complete", exit: { _tag: "Success", value: "fixed" } }
+    })
   })
 })
 
 describe("listing", () => {
-  const Tiny = Workflow.make("Wf.Tiny", { payload: { n: Schema.Number }, success: Schema.Number, idempotencyKey: ({ n }) => String(n) })
+  const Tiny = Workflow.make("Wf.Tiny", {
+    payload: { n: Schema.Number },
+    success: Schema.Number,
+    idempotencyKey: ({ n }) => String(n)
+  })
 
   it("pages through every execution of every shard by cursor (a page is bounded), with shards found in asynq:queues or given", async () => {
     const prefix = "tiny"
@@ -154,7 +203,10 @@ describe("listing", () => {
       engineLayer("redis", prefix, { shards: 3 }),
       Tiny.toLayer(({ n }) => Effect.succeed(n * 2)),
       Effect.gen(function* () {
-        const ids = yield* Effect.forEach(Array.from({ length: 40 }, (_, n) => n), (n) => Tiny.execute({ n }, { discard: true }))
+        const ids = yield* Effect.forEach(
+          Array.from({ length: 40 }, (_, n) => n),
+          (n) => Tiny.execute({ n }, { discard: true })
+        )
         yield* Effect.forEach(ids, (_, n) => Tiny.execute({ n }), { concurrency: 10 })
         const all = (shards: number | undefined) =>
           Effect.gen(function* () {
@@ -162,7 +214,9 @@ describe("listing", () => {
             const pages: Array<number> = []
             let cursor: string | undefined
             do {
-              const page = yield* withBroker(listWorkflowExecutions("Wf.Tiny", { queue: prefix, pageSize: 7, cursor, shards }))
+              const page = yield* withBroker(
+                listWorkflowExecutions("Wf.Tiny", { queue: prefix, pageSize: 7, cursor, shards })
+              )
               seen.push(...page.executions)
               pages.push(page.executions.length)
               cursor = page.cursor

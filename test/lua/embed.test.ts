@@ -15,7 +15,9 @@ import { luaSources } from "../../src/redis/lua.generated.js"
 
 const luaDir = fileURLToPath(new URL("../../lua", import.meta.url))
 const embedScript = join(luaDir, "embed.mjs")
-const scripts = readdirSync(luaDir).filter((f) => f.endsWith(".lua")).sort()
+const scripts = readdirSync(luaDir)
+  .filter((f) => f.endsWith(".lua"))
+  .sort()
 
 /** Runs `node lua/embed.mjs dir out` and says how it ended. */
 const embed = (dir: string, out: string) =>

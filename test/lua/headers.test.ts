@@ -12,8 +12,12 @@ import { describe, expect, it } from "vitest"
 import { luaSources } from "../../src/redis/lua.generated.js"
 
 const dir = fileURLToPath(new URL("../../lua", import.meta.url))
-const scripts = readdirSync(dir).filter((f) => f.endsWith(".lua")).sort()
-const fragments = readdirSync(join(dir, "includes")).filter((f) => f.endsWith(".lua")).sort()
+const scripts = readdirSync(dir)
+  .filter((f) => f.endsWith(".lua"))
+  .sort()
+const fragments = readdirSync(join(dir, "includes"))
+  .filter((f) => f.endsWith(".lua"))
+  .sort()
 
 /** The leading comment lines of a Lua file, and the code after them. */
 const split = (src: string) => {
@@ -72,12 +76,15 @@ describe("lua/*.lua", () => {
 })
 
 describe("lua/includes/*.lua", () => {
-  it.each(fragments)("%s starts with a header saying what it defines and returns, and reads no KEYS or ARGV", (file) => {
-    const { code, text } = split(readFileSync(join(dir, "includes", file), "utf8"))
-    expect(text).toMatch(new RegExp(`^-- includes/${file}: `))
-    expect(text).toMatch(/Defines \w+\(/)
-    expect(text).toMatch(/Returns/)
-    expect(code).not.toMatch(/\b(?:KEYS|ARGV)\b/)
-    expect(code).toMatch(/^local function \w+\(/m)
-  })
+  it.each(fragments)(
+    "%s starts with a header saying what it defines and returns, and reads no KEYS or ARGV",
+    (file) => {
+      const { code, text } = split(readFileSync(join(dir, "includes", file), "utf8"))
+      expect(text).toMatch(new RegExp(`^-- includes/${file}: `))
+      expect(text).toMatch(/Defines \w+\(/)
+      expect(text).toMatch(/Returns/)
+      expect(code).not.toMatch(/\b(?:KEYS|ARGV)\b/)
+      expect(code).toMatch(/^local function \w+\(/m)
+    }
+  )
 })

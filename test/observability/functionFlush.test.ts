@@ -31,7 +31,8 @@ const sumPoint = (name: string, attrs: Record<string, string>): number | undefin
         for (const m of sm.metrics ?? []) {
           if (m.name !== name) continue
           for (const p of m.sum?.dataPoints ?? []) {
-            if (Object.entries(attrs).every(([k, v]) => attributeValue(p.attributes, k) === v)) found = Number(p.asInt ?? p.asDouble)
+            if (Object.entries(attrs).every(([k, v]) => attributeValue(p.attributes, k) === v))
+              found = Number(p.asInt ?? p.asDouble)
           }
         }
   }
@@ -80,7 +81,11 @@ describe("telemetry flush in a function invocation", () => {
 describe("telemetry flush in a Cloud Function (the real Functions Framework over HTTP)", { timeout: 120_000 }, () => {
   it("the drain function answers only after its attempt spans and worker metrics reached the collector", async () => {
     const { startFunction } = await import("../gcp-functions/framework.js")
-    const fn = await startFunction("drainTraced", { REDIS_URL: testRedisUrl(), ENQUEUE_SECRET: "s", OTLP_URL: receiver.url })
+    const fn = await startFunction("drainTraced", {
+      REDIS_URL: testRedisUrl(),
+      ENQUEUE_SECRET: "s",
+      OTLP_URL: receiver.url
+    })
     try {
       await runNow(Effect.forEach([1, 2, 3], (i) => enqueue("gcf:ok", { i }, { queue: "traced" }), { discard: true }))
       const res = await fetch(fn.url, { method: "POST", headers: { "x-asynq-secret": "s" } })
@@ -90,7 +95,9 @@ describe("telemetry flush in a Cloud Function (the real Functions Framework over
       expect(attempts).toHaveLength(3)
       expect(attempts.every((s) => attributeValue(s.attributes, "asynq.outcome") === "completed")).toBe(true)
       // No service name given and no OTEL_SERVICE_NAME: the resource is named "effect-asynq".
-      const traces = receiver.requests.find((r) => r.path === "/v1/traces" && JSON.stringify(r.body).includes('"process traced"'))!
+      const traces = receiver.requests.find(
+        (r) => r.path === "/v1/traces" && JSON.stringify(r.body).includes('"process traced"')
+      )!
       expect(attributeValue(traces.body.resourceSpans[0].resource.attributes, "service.name")).toBe("effect-asynq")
       expect(sumPoint("asynq_worker_attempts_total", { queue: "traced", type: "gcf:ok", outcome: "completed" })).toBe(3)
     } finally {

@@ -32,7 +32,8 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-const quiet = <A, E, R>(eff: Effect.Effect<A, E, R>) => (process.env.DEBUG_TESTS ? eff : eff.pipe(Effect.provideService(References.MinimumLogLevel, "Error")))
+const quiet = <A, E, R>(eff: Effect.Effect<A, E, R>) =>
+  process.env.DEBUG_TESTS ? eff : eff.pipe(Effect.provideService(References.MinimumLogLevel, "Error"))
 
 const scrape = async (url: string) => {
   const res = await fetch(url)
@@ -77,20 +78,38 @@ describe("worker metrics at /metrics", () => {
           )
           const url = handle.metricsUrl!
           expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/)
-          yield* Effect.promise(() => waitFor("five outcomes and the held task started", () => settled.length === 5 && holdStarted))
+          yield* Effect.promise(() =>
+            waitFor("five outcomes and the held task started", () => settled.length === 5 && holdStarted)
+          )
           // The held task is running: in flight 1, and the heartbeat extends its lease.
           const extended = (t: string) => seriesValue(t, 'asynq_worker_lease_extensions_total{queue="mq"}') ?? 0
           const before = extended(yield* Effect.promise(() => scrape(url)))
-          const during = yield* Effect.promise(() => waitFor("a lease extension of the held task", () => scrape(url), (t) => extended(t) > before))
+          const during = yield* Effect.promise(() =>
+            waitFor(
+              "a lease extension of the held task",
+              () => scrape(url),
+              (t) => extended(t) > before
+            )
+          )
           expect(seriesValue(during, 'asynq_worker_tasks_in_flight{queue="mq"}')).toBe(1)
           expect(seriesValue(during, 'asynq_worker_tasks_in_flight{queue="other"}')).toBe(0)
           // Someone else takes the held task's lease (as a recoverer would): the next heartbeat finds it lost.
           yield* Effect.promise(() => c.zrem("asynq:{mq}:lease", hold.id))
-          yield* Effect.promise(() => waitFor("the lost lease's outcome", () => settled.length, (n) => n === 6))
+          yield* Effect.promise(() =>
+            waitFor(
+              "the lost lease's outcome",
+              () => settled.length,
+              (n) => n === 6
+            )
+          )
           const text = yield* Effect.promise(() => scrape(url))
           yield* handle.shutdown
           return { text, hold: hold.id }
-        }).pipe(Effect.scoped, Effect.provide(testBrokerLayer()), Effect.provideService(Metric.MetricRegistry, new Map()))
+        }).pipe(
+          Effect.scoped,
+          Effect.provide(testBrokerLayer()),
+          Effect.provideService(Metric.MetricRegistry, new Map())
+        )
       ) as Effect.Effect<{ text: string; hold: string }, unknown>
     )
     const t = ids.text
@@ -126,12 +145,22 @@ describe("worker metrics at /metrics", () => {
           const options = { queues: { hq: 1 }, concurrency: 1, shutdownTimeoutMs: 0, metrics: true }
           const a = yield* Server.start({ "h:hold": hold }, { ...options, metrics: { port: 0 } })
           const b = yield* Server.start({ "h:hold": hold }, options)
-          yield* Effect.promise(() => waitFor("both tasks running", () => started.length, (n) => n === 2))
+          yield* Effect.promise(() =>
+            waitFor(
+              "both tasks running",
+              () => started.length,
+              (n) => n === 2
+            )
+          )
           const text = yield* Effect.promise(() => scrape(a.metricsUrl!))
           yield* b.shutdown
           yield* a.shutdown
           return text
-        }).pipe(Effect.scoped, Effect.provide(testBrokerLayer()), Effect.provideService(Metric.MetricRegistry, new Map()))
+        }).pipe(
+          Effect.scoped,
+          Effect.provide(testBrokerLayer()),
+          Effect.provideService(Metric.MetricRegistry, new Map())
+        )
       ) as Effect.Effect<string, unknown>
     )
     expect(seriesValue(text, 'asynq_worker_tasks_in_flight{queue="hq"}')).toBe(2)
@@ -144,11 +173,24 @@ describe("worker metrics at /metrics", () => {
       quiet(
         Effect.gen(function* () {
           yield* enqueue("n:ok", undefined, { queue: "nq" })
-          const handle = yield* Server.start({ "n:ok": () => Effect.void }, { queues: { nq: 1 }, onSettled: (_m, o) => settled.push(o) })
-          yield* Effect.promise(() => waitFor("the outcome", () => settled.length, (n) => n === 1))
+          const handle = yield* Server.start(
+            { "n:ok": () => Effect.void },
+            { queues: { nq: 1 }, onSettled: (_m, o) => settled.push(o) }
+          )
+          yield* Effect.promise(() =>
+            waitFor(
+              "the outcome",
+              () => settled.length,
+              (n) => n === 1
+            )
+          )
           expect(handle.metricsUrl).toBeUndefined()
           yield* handle.shutdown
-        }).pipe(Effect.scoped, Effect.provide(testBrokerLayer()), Effect.provideService(Metric.MetricRegistry, registry))
+        }).pipe(
+          Effect.scoped,
+          Effect.provide(testBrokerLayer()),
+          Effect.provideService(Metric.MetricRegistry, registry)
+        )
       ) as Effect.Effect<void, unknown>
     )
     expect(settled).toEqual(["completed"])
@@ -161,7 +203,13 @@ describe("worker metrics at /metrics", () => {
     const port = (blocker.address() as { port: number }).port
     try {
       const error = await Effect.runPromise(
-        quiet(Server.start({}, { queues: { xq: 1 }, metrics: { port } }).pipe(Effect.scoped, Effect.flip, Effect.provide(testBrokerLayer()))) as Effect.Effect<unknown, unknown>
+        quiet(
+          Server.start({}, { queues: { xq: 1 }, metrics: { port } }).pipe(
+            Effect.scoped,
+            Effect.flip,
+            Effect.provide(testBrokerLayer())
+          )
+        ) as Effect.Effect<unknown, unknown>
       )
       expect(error).toMatchObject({ _tag: "InvalidArgument", field: "metrics.port" })
       expect((error as Error).message).toContain(`cannot serve metrics on 127.0.0.1:${port}`)
@@ -189,18 +237,39 @@ export const options = { shutdownTimeoutMs: 2000 }
 `
     )
     const port = await freePort()
-    const child = spawn(process.execPath, [await cliBundle(), "worker", join(dir, "handlers.mjs"), "--queues", "wq=1", "--concurrency", "2", "--metrics-port", String(port), "--otlp-endpoint", receiver.url], {
-      cwd: repoRoot,
-      env: { ...process.env, REDIS_URL: testRedisUrl() },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
+    const child = spawn(
+      process.execPath,
+      [
+        await cliBundle(),
+        "worker",
+        join(dir, "handlers.mjs"),
+        "--queues",
+        "wq=1",
+        "--concurrency",
+        "2",
+        "--metrics-port",
+        String(port),
+        "--otlp-endpoint",
+        receiver.url
+      ],
+      {
+        cwd: repoRoot,
+        env: { ...process.env, REDIS_URL: testRedisUrl() },
+        stdio: ["ignore", "pipe", "pipe"]
+      }
+    )
     let logs = ""
     child.stdout.on("data", (d) => (logs += d))
     child.stderr.on("data", (d) => (logs += d))
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
     try {
       const url = `http://127.0.0.1:${port}/metrics`
-      await waitFor("the metrics endpoint", () => scrape(url), (t) => t.includes('asynq_worker_tasks_in_flight{queue="wq"} 0'), { timeoutMs: 60_000 })
+      await waitFor(
+        "the metrics endpoint",
+        () => scrape(url),
+        (t) => t.includes('asynq_worker_tasks_in_flight{queue="wq"} 0'),
+        { timeoutMs: 60_000 }
+      )
       for (const id of ["a1", "a2", "a3"]) await putPending(c, asynqMsg("wq", id, { type: "w:ok" }), Date.now())
       await putPending(c, asynqMsg("wq", "b1", { type: "w:bad", retry: 0 }), Date.now())
       const text = await waitFor(
@@ -229,7 +298,12 @@ export const options = { shutdownTimeoutMs: 2000 }
       expect(await exited).toBe(0)
       // Buffered spans are sent when the worker shuts down (the export interval has not come).
       const spans = receiver.spans().filter((s) => s.name === "process wq")
-      expect(spans.map((s) => attributeValue(s.attributes, "messaging.message.id")).sort()).toEqual(["a1", "a2", "a3", "b1"])
+      expect(spans.map((s) => attributeValue(s.attributes, "messaging.message.id")).sort()).toEqual([
+        "a1",
+        "a2",
+        "a3",
+        "b1"
+      ])
       expect(spans.filter((s) => s.status.code === 2).map((s) => s.status.message)).toEqual(["bad"])
       expect(receiver.metricNames()).toContain("asynq_worker_attempts_total")
     } finally {

@@ -65,8 +65,15 @@ console.log(JSON.stringify(out))
     } finally {
       rmSync(entry, { force: true })
     }
-    const { stdout } = await run(process.execPath, [outfile], { cwd: dir, env: { ...process.env, REDIS_URL: testRedisUrl() } })
-    const out = JSON.parse(stdout.trim().split("\n").pop()!) as Array<{ headers: Record<string, string>; traceId: string; spanId: string }>
+    const { stdout } = await run(process.execPath, [outfile], {
+      cwd: dir,
+      env: { ...process.env, REDIS_URL: testRedisUrl() }
+    })
+    const out = JSON.parse(stdout.trim().split("\n").pop()!) as Array<{
+      headers: Record<string, string>
+      traceId: string
+      spanId: string
+    }>
     expect(out).toHaveLength(2)
     for (const o of out) expect(o.headers).toEqual({ traceparent: `00-${o.traceId}-${o.spanId}-01` })
     expect(out[0]!.traceId).not.toBe(out[1]!.traceId)

@@ -33,7 +33,12 @@ afterAll(async () => {
 })
 
 const headersOf = (queue: string, id: string) =>
-  Effect.runPromise(getTaskInfo(queue, id).pipe(Effect.provide(testBrokerLayer())) as Effect.Effect<{ headers: Readonly<Record<string, string>> }, unknown>).then((i) => i.headers)
+  Effect.runPromise(
+    getTaskInfo(queue, id).pipe(Effect.provide(testBrokerLayer())) as Effect.Effect<
+      { headers: Readonly<Record<string, string>> },
+      unknown
+    >
+  ).then((i) => i.headers)
 
 describe("Promise client with the OpenTelemetry SDK", () => {
   it("enqueue inside an active span stores its traceparent; the caller's headers are kept", async () => {
@@ -69,7 +74,10 @@ describe("Promise client with the OpenTelemetry SDK", () => {
     expect(ctx.traceId).toBe("0af7651916cd43dd8448eb211c80319c")
     for (const o of outcomes) {
       if (!o.ok) throw new Error(o.error.message)
-      expect(await headersOf("oq", o.info.id)).toEqual({ traceparent: `00-${ctx.traceId}-${ctx.spanId}-01`, tracestate: "vendor=opaque" })
+      expect(await headersOf("oq", o.info.id)).toEqual({
+        traceparent: `00-${ctx.traceId}-${ctx.spanId}-01`,
+        tracestate: "vendor=opaque"
+      })
     }
   })
 

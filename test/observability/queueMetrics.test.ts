@@ -2,7 +2,7 @@
  * The queue metrics: asynq's x/metrics names, HELP, TYPE and labels, exactly, in Go registry
  * order; read from Redis at scrape time.
  */
-import { Effect, ManagedRuntime } from "effect"
+import { type Effect, ManagedRuntime } from "effect"
 import { afterAll, beforeEach, describe, expect, it } from "vitest"
 import type { Broker } from "../../src/broker/Broker.js"
 import { pauseQueue } from "../../src/inspector/control.js"

@@ -33,7 +33,8 @@ afterAll(async () => {
   await receiver.close()
 })
 
-const quiet = <A, E, R>(eff: Effect.Effect<A, E, R>) => (process.env.DEBUG_TESTS ? eff : eff.pipe(Effect.provideService(References.MinimumLogLevel, "Error")))
+const quiet = <A, E, R>(eff: Effect.Effect<A, E, R>) =>
+  process.env.DEBUG_TESTS ? eff : eff.pipe(Effect.provideService(References.MinimumLogLevel, "Error"))
 
 /** Runs a program with the test database's Broker and, if given, an OTLP tracer sending to the receiver (flushed when it ends). */
 const run = <A, E>(program: Effect.Effect<A, E, Broker | Scope.Scope>, traced: boolean) =>
@@ -43,7 +44,10 @@ const run = <A, E>(program: Effect.Effect<A, E, Broker | Scope.Scope>, traced: b
         Effect.scoped,
         Effect.provide(
           traced
-            ? Layer.merge(testBrokerLayer(), otlpLayer({ url: receiver.url, metrics: false, serviceName: "obs-test", exportIntervalMs: 60_000 }))
+            ? Layer.merge(
+                testBrokerLayer(),
+                otlpLayer({ url: receiver.url, metrics: false, serviceName: "obs-test", exportIntervalMs: 60_000 })
+              )
             : testBrokerLayer()
         )
       )
@@ -51,7 +55,12 @@ const run = <A, E>(program: Effect.Effect<A, E, Broker | Scope.Scope>, traced: b
   )
 
 const headersOf = async (queue: string, id: string) => {
-  const info = await Effect.runPromise(quiet(getTaskInfo(queue, id).pipe(Effect.provide(testBrokerLayer()))) as Effect.Effect<{ headers: Readonly<Record<string, string>> }, unknown>)
+  const info = await Effect.runPromise(
+    quiet(getTaskInfo(queue, id).pipe(Effect.provide(testBrokerLayer()))) as Effect.Effect<
+      { headers: Readonly<Record<string, string>> },
+      unknown
+    >
+  )
   return info.headers
 }
 
@@ -64,7 +73,11 @@ describe("trace propagation through task headers", () => {
       Effect.gen(function* () {
         const { traceId, info } = yield* Effect.gen(function* () {
           const span = yield* Effect.currentSpan
-          const info = yield* enqueue("trace:ok", { n: 1 }, { queue: "tq1", headers: { tenant: "acme" }, retention: 3600 })
+          const info = yield* enqueue(
+            "trace:ok",
+            { n: 1 },
+            { queue: "tq1", headers: { tenant: "acme" }, retention: 3600 }
+          )
           return { traceId: span.traceId, info }
         }).pipe(Effect.withSpan("http POST /signup"))
         const handle = yield* Server.start(
@@ -73,7 +86,11 @@ describe("trace propagation through task headers", () => {
           },
           { queues: { tq1: 1 }, concurrency: 1, onSettled: (_m, o) => settled.push(o) }
         )
-        yield* waitForEffect("the task's outcome", Effect.sync(() => settled.length), (n) => n === 1)
+        yield* waitForEffect(
+          "the task's outcome",
+          Effect.sync(() => settled.length),
+          (n) => n === 1
+        )
         yield* handle.shutdown
         return { traceId, info }
       }),
@@ -88,7 +105,11 @@ describe("trace propagation through task headers", () => {
     expect(producer.traceId).toBe(traceId)
     expect(producer.sampled).toBe(true)
 
-    await waitFor("the attempt span at the receiver", () => receiver.spans().filter((s) => s.name === "process tq1"), (s) => s.length === 1)
+    await waitFor(
+      "the attempt span at the receiver",
+      () => receiver.spans().filter((s) => s.name === "process tq1"),
+      (s) => s.length === 1
+    )
     const spans = receiver.spans()
     const attempt = spans.find((s) => s.name === "process tq1")!
     expect(attempt.traceId).toBe(traceId)
@@ -126,14 +147,22 @@ describe("trace propagation through task headers", () => {
           },
           { queues: { tq2: 1 }, concurrency: 2, onSettled: (_m, o) => settled.push(o) }
         )
-        yield* waitForEffect("both outcomes", Effect.sync(() => settled.length), (n) => n === 2)
+        yield* waitForEffect(
+          "both outcomes",
+          Effect.sync(() => settled.length),
+          (n) => n === 2
+        )
         yield* handle.shutdown
         return ids
       }),
       true
     )
     expect(settled.sort()).toEqual(["archived", "retried"])
-    const spans = await waitFor("two attempt spans", () => receiver.spans().filter((s) => s.name === "process tq2"), (s) => s.length === 2)
+    const spans = await waitFor(
+      "two attempt spans",
+      () => receiver.spans().filter((s) => s.name === "process tq2"),
+      (s) => s.length === 2
+    )
     const byId = (id: string) => spans.find((s) => attributeValue(s.attributes, "messaging.message.id") === id)!
     const retried = byId(ids.retried)
     expect(attributeValue(retried.attributes, "asynq.outcome")).toBe("retried")
@@ -152,7 +181,13 @@ describe("trace propagation through task headers", () => {
         const span = yield* Effect.currentSpan
         const rs = yield* enqueueMany([
           { type: "m:a", options: { queue: "tq3" } },
-          { type: "m:b", options: { queue: "tq3", headers: { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" } } }
+          {
+            type: "m:b",
+            options: {
+              queue: "tq3",
+              headers: { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" }
+            }
+          }
         ])
         return { traceId: span.traceId, infos: rs.map((r) => (r._tag === "Success" ? r.success : undefined)) }
       }).pipe(Effect.withSpan("batch")),
@@ -181,7 +216,11 @@ describe("trace propagation through task headers", () => {
       onSettled: (_m, o) => settled.push(o),
       telemetry: otlpLayer({ url: receiver.url, metrics: false, exportIntervalMs: 3_600_000 })
     })
-    await waitFor("the outcome", () => settled.length, (n) => n === 1)
+    await waitFor(
+      "the outcome",
+      () => settled.length,
+      (n) => n === 1
+    )
     expect(receiver.spans().filter((s) => s.name === "process tq5")).toHaveLength(0)
     await worker.shutdown()
     const spans = receiver.spans().filter((s) => s.name === "process tq5")
@@ -200,16 +239,32 @@ describe("trace propagation through task headers", () => {
           { "trace:hold": () => Effect.sync(() => void started.push(info.id)).pipe(Effect.andThen(Effect.never)) },
           { queues: { tq6: 1 }, leaseMs: 10_000, heartbeatIntervalMs: 50, onSettled: (_m, o) => settled.push(o) }
         )
-        yield* Effect.promise(() => waitFor("the handler to start", () => started.length, (n) => n === 1))
+        yield* Effect.promise(() =>
+          waitFor(
+            "the handler to start",
+            () => started.length,
+            (n) => n === 1
+          )
+        )
         yield* Effect.promise(() => c.zrem("asynq:{tq6}:lease", info.id))
-        yield* Effect.promise(() => waitFor("the outcome", () => settled.length, (n) => n === 1))
+        yield* Effect.promise(() =>
+          waitFor(
+            "the outcome",
+            () => settled.length,
+            (n) => n === 1
+          )
+        )
         yield* handle.shutdown
         return info.id
       }),
       true
     )
     expect(settled).toEqual(["lease-lost"])
-    const [span] = await waitFor("the attempt span", () => receiver.spans().filter((s) => s.name === "process tq6"), (s) => s.length === 1)
+    const [span] = await waitFor(
+      "the attempt span",
+      () => receiver.spans().filter((s) => s.name === "process tq6"),
+      (s) => s.length === 1
+    )
     expect(attributeValue(span!.attributes, "messaging.message.id")).toBe(id)
     expect(attributeValue(span!.attributes, "asynq.outcome")).toBe("lease-lost")
     expect(span!.events.map((e) => e.name)).toEqual(["asynq.task.active", "asynq.handler.stopped", "asynq.lease.lost"])

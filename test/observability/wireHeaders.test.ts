@@ -34,12 +34,18 @@ describe("trace headers in asynq's TaskMessage", () => {
     expect(hex(bytes)).toBe(goPrefix + entry("traceparent", traceparent) + entry("tracestate", tracestate))
     const back = decodeTaskMessage(bytes)
     expect(back.headers).toEqual({ traceparent, tracestate })
-    expect(parseTraceparent(back.headers.traceparent)).toMatchObject({ traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7", sampled: true })
+    expect(parseTraceparent(back.headers.traceparent)).toMatchObject({
+      traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
+      spanId: "00f067aa0ba902b7",
+      sampled: true
+    })
   })
 
   it("bytes as Go writes them (entries in either order, Go's map marshal is unordered) decode to the same headers", () => {
     const goPrefix = v.hex.slice(0, v.hex.length - (entry("trace-id", "abc123") + entry("x-tenant", "acme")).length)
-    const reversed = decodeTaskMessage(fromHex(goPrefix + entry("tracestate", tracestate) + entry("traceparent", traceparent)))
+    const reversed = decodeTaskMessage(
+      fromHex(goPrefix + entry("tracestate", tracestate) + entry("traceparent", traceparent))
+    )
     expect(reversed.headers).toEqual({ traceparent, tracestate })
   })
 })
@@ -52,7 +58,9 @@ describe("traceparent parsing (W3C Trace Context)", () => {
     expect(parseTraceparent("00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01")).toBeUndefined()
     expect(parseTraceparent("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")).toBeUndefined()
     expect(parseTraceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra")).toBeUndefined()
-    expect(parseTraceparent("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra")?.traceId).toBe("4bf92f3577b34da6a3ce929d0e0e4736")
+    expect(parseTraceparent("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra")?.traceId).toBe(
+      "4bf92f3577b34da6a3ce929d0e0e4736"
+    )
     expect(parseTraceparent("not a header")).toBeUndefined()
     expect(parseTraceparent(undefined)).toBeUndefined()
   })

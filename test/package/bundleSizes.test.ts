@@ -43,17 +43,24 @@ interface Quote {
 }
 
 const markdownFiles = (d: string): Array<string> =>
-  readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? markdownFiles(join(d, e.name)) : e.name.endsWith(".md") ? [join(d, e.name)] : []))
+  readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? markdownFiles(join(d, e.name)) : e.name.endsWith(".md") ? [join(d, e.name)] : []
+  )
 
 /** Every row `| <label> (ESM, minified) | <n> KB |` in README.md and docs/**\/*.md. */
 const quotes = (): Array<Quote> => {
-  const files = [join(root, "README.md"), ...(readdirSync(root).includes("docs") ? markdownFiles(join(root, "docs")) : [])]
+  const files = [
+    join(root, "README.md"),
+    ...(readdirSync(root).includes("docs") ? markdownFiles(join(root, "docs")) : [])
+  ]
   const out: Array<Quote> = []
   for (const file of files) {
-    readFileSync(file, "utf8").split("\n").forEach((line, i) => {
-      const m = /^\|\s*([^|]*\(ESM, minified\))\s*\|\s*(\d+(?:\.\d+)?)\s*KB\s*\|/.exec(line)
-      if (m) out.push({ label: m[1]!.trim(), kb: Number(m[2]), where: `${relative(root, file)}:${i + 1}` })
-    })
+    readFileSync(file, "utf8")
+      .split("\n")
+      .forEach((line, i) => {
+        const m = /^\|\s*([^|]*\(ESM, minified\))\s*\|\s*(\d+(?:\.\d+)?)\s*KB\s*\|/.exec(line)
+        if (m) out.push({ label: m[1]!.trim(), kb: Number(m[2]), where: `${relative(root, file)}:${i + 1}` })
+      })
   }
   return out
 }
@@ -61,18 +68,36 @@ const quotes = (): Array<Quote> => {
 const measuredKb = async (label: string): Promise<number> => {
   const entry = join(dir, `${Object.keys(bundles).indexOf(label)}.ts`)
   writeFileSync(entry, bundles[label]!)
-  const out = await build({ entryPoints: [entry], bundle: true, minify: true, platform: "node", format: "esm", target: "node20", write: false, outfile: `${entry}.mjs`, logLevel: "error" })
+  const out = await build({
+    entryPoints: [entry],
+    bundle: true,
+    minify: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    write: false,
+    outfile: `${entry}.mjs`,
+    logLevel: "error"
+  })
   return out.outputFiles[0]!.contents.byteLength / 1024
 }
 
 describe("the bundle sizes the docs quote", () => {
   it("every quoted bundle size is within 10% of the bundle built now, and the docs quote the createClient bundle", async () => {
     const found = quotes()
-    expect(found.map((q) => q.label), "README.md or docs/ quote no `| createClient only (ESM, minified) | <n> KB |` row").toContain("createClient only (ESM, minified)")
+    expect(
+      found.map((q) => q.label),
+      "README.md or docs/ quote no `| createClient only (ESM, minified) | <n> KB |` row"
+    ).toContain("createClient only (ESM, minified)")
     for (const q of found) {
-      expect(Object.keys(bundles), `${q.where} quotes a bundle this test does not build: "${q.label}"`).toContain(q.label)
+      expect(Object.keys(bundles), `${q.where} quotes a bundle this test does not build: "${q.label}"`).toContain(
+        q.label
+      )
       const kb = await measuredKb(q.label)
-      expect(Math.abs(q.kb - kb) <= kb * 0.1, `${q.where} quotes ${q.kb} KB for "${q.label}"; it measures ${kb.toFixed(1)} KB`).toBe(true)
+      expect(
+        Math.abs(q.kb - kb) <= kb * 0.1,
+        `${q.where} quotes ${q.kb} KB for "${q.label}"; it measures ${kb.toFixed(1)} KB`
+      ).toBe(true)
     }
   }, 120_000)
 })

@@ -36,7 +36,10 @@ let reached: Map<string, Array<string>>
 beforeAll(async () => {
   const entries = exportedSources()
   const result = await build({
-    entryPoints: Object.entries(entries).map(([subpath, source]) => ({ in: join(root, source), out: subpath.replace(/[^\w-]+/g, "_") })),
+    entryPoints: Object.entries(entries).map(([subpath, source]) => ({
+      in: join(root, source),
+      out: subpath.replace(/[^\w-]+/g, "_")
+    })),
     absWorkingDir: root,
     bundle: true,
     platform: "node",
@@ -59,7 +62,8 @@ beforeAll(async () => {
 
 describe("cloud SDKs in the entry points", () => {
   it("the enqueue-only and worker entry points reach no cloud SDK", () => {
-    for (const subpath of ["./client", "./aws-lambda/enqueueHandler", "./worker", "."]) expect(reached.get(subpath), subpath).toEqual([])
+    for (const subpath of ["./client", "./aws-lambda/enqueueHandler", "./worker", "."])
+      expect(reached.get(subpath), subpath).toEqual([])
   })
 
   it("only the Lambda-invoking entry points reach the AWS SDK, and nothing reaches Google Cloud's", () => {

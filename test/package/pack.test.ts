@@ -54,7 +54,9 @@ const localTarballs = (dependencies: ReadonlyArray<string>, into: string): Recor
   for (let name = queue.pop(); name !== undefined; name = queue.pop()) {
     if (name in out) continue
     const folder = join(root, "node_modules", name)
-    const manifest = JSON.parse(readFileSync(join(folder, "package.json"), "utf8")) as { dependencies?: Record<string, string> }
+    const manifest = JSON.parse(readFileSync(join(folder, "package.json"), "utf8")) as {
+      dependencies?: Record<string, string>
+    }
     const file = join(into, `${name.replace("/", "__")}.tar`)
     execFileSync("tar", ["-cf", file, "-C", dirname(folder), basename(folder)])
     out[name] = `file:${file}`
@@ -70,7 +72,9 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "effect-asynq-pack-"))
   const { stdout } = await npm(["pack", "--json", "--pack-destination", work], root)
   // The build's own output (if any) comes before npm's JSON report.
-  const report = (JSON.parse(stdout.slice(stdout.indexOf("[\n"))) as Array<{ filename: string; files: Array<PackedFile> }>)[0]!
+  const report = (
+    JSON.parse(stdout.slice(stdout.indexOf("[\n"))) as Array<{ filename: string; files: Array<PackedFile> }>
+  )[0]!
   packed = report.files.map((f) => f.path).sort()
   tarball = join(work, report.filename)
 
@@ -86,9 +90,17 @@ beforeAll(async () => {
   app = join(work, "app")
   mkdirSync(join(work, "deps"))
   mkdirSync(app)
-  const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { dependencies: Record<string, string> }
-  const dependencies = { "effect-asynq": `file:${tarball}`, ...localTarballs(["effect", ...Object.keys(manifest.dependencies)], join(work, "deps")) }
-  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "packed-app", private: true, type: "module", dependencies }))
+  const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+    dependencies: Record<string, string>
+  }
+  const dependencies = {
+    "effect-asynq": `file:${tarball}`,
+    ...localTarballs(["effect", ...Object.keys(manifest.dependencies)], join(work, "deps"))
+  }
+  writeFileSync(
+    join(app, "package.json"),
+    JSON.stringify({ name: "packed-app", private: true, type: "module", dependencies })
+  )
   await npm(["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts"], app)
 }, 480_000) // pack (with its build) + install took ~65 s alone, ~190 s inside the full suite and up to ~300 s with other suites running beside it on a loaded 2-core machine
 
@@ -135,25 +147,45 @@ describe("npm pack", () => {
   it("exports each public entry point by name: no wildcard subpath publishing the adapters' internal modules", () => {
     const entryPoints = exportedSubpaths()
     expect(entryPoints.filter((subpath) => subpath.includes("*"))).toEqual([])
-    expect(entryPoints).toEqual(expect.arrayContaining(["./aws-lambda/enqueueHandler", "./aws-lambda/dispatcherHandler", "./gcp-functions/drainFunction"]))
-    for (const internal of ["./aws-lambda/lambdaSdk", "./aws-lambda/types", "./gcp-functions/types"]) expect(entryPoints).not.toContain(internal)
+    expect(entryPoints).toEqual(
+      expect.arrayContaining([
+        "./aws-lambda/enqueueHandler",
+        "./aws-lambda/dispatcherHandler",
+        "./gcp-functions/drainFunction"
+      ])
+    )
+    for (const internal of ["./aws-lambda/lambdaSdk", "./aws-lambda/types", "./gcp-functions/types"])
+      expect(entryPoints).not.toContain(internal)
   })
 
   it("arethetypeswrong (esm-only profile) passes for every entry point", async () => {
     const entryPoints = exportedSubpaths()
     // exits non-zero (the await throws) on any problem the profile does not ignore
     const { stdout } = await attw
-    const report = JSON.parse(stdout) as { analysis: { entrypoints: Record<string, unknown>; problems: Array<{ entrypoint: string; resolutionKind?: string }> } }
-    expect(Object.keys(report.analysis.entrypoints)).toEqual(expect.arrayContaining([".", "./client", "./worker", ...entryPoints]))
+    const report = JSON.parse(stdout) as {
+      analysis: {
+        entrypoints: Record<string, unknown>
+        problems: Array<{ entrypoint: string; resolutionKind?: string }>
+      }
+    }
+    expect(Object.keys(report.analysis.entrypoints)).toEqual(
+      expect.arrayContaining([".", "./client", "./worker", ...entryPoints])
+    )
     // what remains is CommonJS and node10 resolution: an ESM-only package does not serve them
-    expect(report.analysis.problems.filter((p) => p.resolutionKind !== "node10" && p.resolutionKind !== "node16-cjs")).toEqual([])
+    expect(
+      report.analysis.problems.filter((p) => p.resolutionKind !== "node10" && p.resolutionKind !== "node16-cjs")
+    ).toEqual([])
   }, 60_000)
 })
 
 describe("an app installing the tarball", () => {
   it("runs no script of the package on install (it builds on prepack, not prepare: npm warns about install scripts)", () => {
-    const installed = JSON.parse(readFileSync(join(app, "node_modules", "effect-asynq", "package.json"), "utf8")) as { scripts?: Record<string, string> }
-    const onInstall = ["preinstall", "install", "postinstall", "prepare"].filter((name) => installed.scripts?.[name] !== undefined)
+    const installed = JSON.parse(readFileSync(join(app, "node_modules", "effect-asynq", "package.json"), "utf8")) as {
+      scripts?: Record<string, string>
+    }
+    const onInstall = ["preinstall", "install", "postinstall", "prepare"].filter(
+      (name) => installed.scripts?.[name] !== undefined
+    )
     expect(onInstall).toEqual([])
   })
 
@@ -165,7 +197,9 @@ describe("an app installing the tarball", () => {
       engines: { node: string }
     }
     expect(Object.keys(installed.dependencies).sort()).toEqual(["@bufbuild/protobuf", "cron-parser", "ioredis"])
-    const tested = (JSON.parse(readFileSync(join(root, "node_modules", "effect", "package.json"), "utf8")) as { version: string }).version
+    const tested = (
+      JSON.parse(readFileSync(join(root, "node_modules", "effect", "package.json"), "utf8")) as { version: string }
+    ).version
     const range = /^\^(\d+)\.(\d+)\.(\d+)$/.exec(installed.peerDependencies.effect!)
     expect(range, installed.peerDependencies.effect).not.toBeNull()
     const [major, minor, patch] = tested.split(".").map(Number) as [number, number, number]
@@ -174,7 +208,10 @@ describe("an app installing the tarball", () => {
     expect(minor * 1e6 + patch).toBeGreaterThanOrEqual(lowMinor * 1e6 + lowPatch)
     expect(installed.peerDependencies["@aws-sdk/client-lambda"]).toBeDefined()
     expect(installed.peerDependencies["@opentelemetry/api"]).toBe("^1.0.0")
-    expect(installed.peerDependenciesMeta).toEqual({ "@aws-sdk/client-lambda": { optional: true }, "@opentelemetry/api": { optional: true } })
+    expect(installed.peerDependenciesMeta).toEqual({
+      "@aws-sdk/client-lambda": { optional: true },
+      "@opentelemetry/api": { optional: true }
+    })
     expect(existsSync(join(app, "node_modules", "@opentelemetry"))).toBe(false)
     expect(installed.engines.node).toBe(">=20")
   })
@@ -223,7 +260,11 @@ console.log(JSON.stringify({
 }))
 `
     writeFileSync(join(app, "main.js"), main)
-    const { stdout } = await run(process.execPath, [join(app, "main.js")], { cwd: app, env: { ...cleanEnv, REDIS_URL: testRedisUrl() }, timeout: 30_000 })
+    const { stdout } = await run(process.execPath, [join(app, "main.js")], {
+      cwd: app,
+      env: { ...cleanEnv, REDIS_URL: testRedisUrl() },
+      timeout: 30_000
+    })
     expect(JSON.parse(stdout.trim().split("\n").at(-1)!)).toEqual({
       viaPromise: "pending",
       viaEffect: "pending",
@@ -232,7 +273,8 @@ console.log(JSON.stringify({
       observability: ["function", "function"],
       dispatched: {
         tag: "MissingPeerDependency",
-        message: "effect-asynq/aws-lambda/dispatcherHandler needs @aws-sdk/client-lambda: npm install @aws-sdk/client-lambda"
+        message:
+          "effect-asynq/aws-lambda/dispatcherHandler needs @aws-sdk/client-lambda: npm install @aws-sdk/client-lambda"
       },
       internals: ["ERR_PACKAGE_PATH_NOT_EXPORTED", "ERR_PACKAGE_PATH_NOT_EXPORTED", "ERR_PACKAGE_PATH_NOT_EXPORTED"]
     })

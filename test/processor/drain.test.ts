@@ -53,15 +53,21 @@ const drainAt = (startMs: number, config: Config, step = true) =>
     }).pipe(Effect.provide(Layer.merge(brokerTestLayer(), TestClock.layer()))) as Effect.Effect<DrainSummary>
   )
 
-const sleeping = (ms: number, fail = false): Handler => () =>
-  Effect.sleep(ms).pipe(Effect.andThen(fail ? Effect.fail(new Error("boom")) : Effect.void))
+const sleeping =
+  (ms: number, fail = false): Handler =>
+  () =>
+    Effect.sleep(ms).pipe(Effect.andThen(fail ? Effect.fail(new Error("boom")) : Effect.void))
 
 describe("processor drain (TestClock)", () => {
   it("stops taking tasks under the safety margin and returns before the deadline", async () => {
     await fill(20)
     const starts: Array<number> = []
     // Each task takes 400 ms of virtual time (the handler moves the clock).
-    const handler: Handler = () => Clock.currentTimeMillis.pipe(Effect.tap((t) => Effect.sync(() => void starts.push(t))), Effect.andThen(TestClock.adjust(400)))
+    const handler: Handler = () =>
+      Clock.currentTimeMillis.pipe(
+        Effect.tap((t) => Effect.sync(() => void starts.push(t))),
+        Effect.andThen(TestClock.adjust(400))
+      )
     const s = await drainOnTestClock(handler, 1, false)
     expect(s.stoppedBecause).toBe("deadline")
     // Tasks start at 0, 400, ..., 2000 (1000 left is not under the margin); at 2400 it stops.
@@ -82,11 +88,21 @@ describe("processor drain (TestClock)", () => {
         yield* Effect.sleep(10_000)
       })
     const s = await drainOnTestClock(handler, 2, true)
-    expect(s).toMatchObject({ succeeded: 0, retried: 2, archived: 0, requeued: 0, stoppedAtDeadline: 2, skipped: 0, longTasks: "run", stoppedBecause: "deadline" })
+    expect(s).toMatchObject({
+      succeeded: 0,
+      retried: 2,
+      archived: 0,
+      requeued: 0,
+      stoppedAtDeadline: 2,
+      skipped: 0,
+      longTasks: "run",
+      stoppedBecause: "deadline"
+    })
     expect(s.remainingMs).toBeGreaterThan(0)
     // The handlers' AbortSignal fired with the drain's stop.
     expect(reasons).toHaveLength(2)
-    for (const r of reasons) expect(r).toMatchObject({ _tag: "TaskStopped", reason: "function-deadline", message: functionDeadlineMessage })
+    for (const r of reasons)
+      expect(r).toMatchObject({ _tag: "TaskStopped", reason: "function-deadline", message: functionDeadlineMessage })
     expect(reasons[0]).toBeInstanceOf(TaskStopped)
     // The third task was never leased: it is the one left in pending, untouched.
     expect(await redis.llen(k.pending)).toBe(1)
@@ -95,7 +111,10 @@ describe("processor drain (TestClock)", () => {
     // (asynq's zset in whole seconds rounded up, the exact time in due_ms).
     const retrying = await redis.zrange(k.retry, "0", "-1", "WITHSCORES")
     expect(retrying.filter((_, i) => i % 2 === 1)).toEqual(["63", "63"])
-    expect((await redis.zrange(k.dueMs, "0", "-1", "WITHSCORES")).filter((_, i) => i % 2 === 1)).toEqual(["62500", "62500"])
+    expect((await redis.zrange(k.dueMs, "0", "-1", "WITHSCORES")).filter((_, i) => i % 2 === 1)).toEqual([
+      "62500",
+      "62500"
+    ])
     for (const id of retrying.filter((_, i) => i % 2 === 0)) {
       const msg = decodeTaskMessage((await redis.hgetBuffer(k.task(id), "msg"))!)
       expect(msg).toMatchObject({ retried: 1, errorMsg: functionDeadlineMessage })
@@ -112,7 +131,13 @@ describe("processor drain (TestClock)", () => {
 
   it("counts a stop at the hard stop even when isFailure says an error is not a failure", async () => {
     await fill(1, { maxRetry: 5 })
-    const s = await drainAt(0, { queues: ["work"], concurrency: 1, safetyMarginMs: 1000, isFailure: () => false, handler: sleeping(10_000) })
+    const s = await drainAt(0, {
+      queues: ["work"],
+      concurrency: 1,
+      safetyMarginMs: 1000,
+      isFailure: () => false,
+      handler: sleeping(10_000)
+    })
     expect(s).toMatchObject({ retried: 1, stoppedAtDeadline: 1 })
     const [id] = await redis.zrange(k.retry, "0", "-1")
     expect(decodeTaskMessage((await redis.hgetBuffer(k.task(id!), "msg"))!).retried).toBe(1)
@@ -217,7 +242,11 @@ describe("issue 29: the default safety margin scales with the time left (TestClo
     await fill(20)
     const starts: Array<number> = []
     // Each task takes 200 ms of virtual time.
-    const handler: Handler = () => Clock.currentTimeMillis.pipe(Effect.tap((t) => Effect.sync(() => void starts.push(t))), Effect.andThen(TestClock.adjust(200)))
+    const handler: Handler = () =>
+      Clock.currentTimeMillis.pipe(
+        Effect.tap((t) => Effect.sync(() => void starts.push(t))),
+        Effect.andThen(TestClock.adjust(200))
+      )
     const s = await drainAt(0, { queues: ["work"], concurrency: 1, handler }, false)
     // 800 ms left at 2200 is not under the 750 ms margin; 600 ms at 2400 is.
     expect(starts).toEqual([0, 200, 400, 600, 800, 1000, 1200, 1400, 1600, 1800, 2000, 2200])
@@ -228,14 +257,18 @@ describe("issue 29: the default safety margin scales with the time left (TestClo
   it("a configured margin larger than the time left: no task taken, and a warning says why and what to change", async () => {
     await fill(2)
     const logs: Array<string> = []
-    const capture = Logger.make(({ message }) => void logs.push((Array.isArray(message) ? message : [message]).map(String).join(" ")))
+    const capture = Logger.make(
+      ({ message }) => void logs.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
+    )
     const s = await Effect.runPromise(
       drain({ queues: ["work"], safetyMarginMs: 10_000, handler: () => Effect.void }, 3000).pipe(
         Effect.provide(Layer.mergeAll(brokerTestLayer(), TestClock.layer(), Logger.layer([capture])))
       ) as Effect.Effect<DrainSummary>
     )
     expect(s).toMatchObject({ succeeded: 0, stoppedBecause: "deadline" })
-    expect(logs).toEqual(["drain: 3000 ms left at the start, under the safety margin of 10000 ms: no task taken. Raise the function's timeout or lower safetyMarginMs."])
+    expect(logs).toEqual([
+      "drain: 3000 ms left at the start, under the safety margin of 10000 ms: no task taken. Raise the function's timeout or lower safetyMarginMs."
+    ])
     expect(await redis.llen(k.pending)).toBe(2)
   })
 })
@@ -247,13 +280,20 @@ describe("issue 29: Redis stalling mid-drain does not lose the report (TestClock
     try {
       // A long command timeout: only the drain's own time rule can end the wait.
       const layer = brokerLayerAt({ url: server.url, commandTimeoutMs: 60_000 })
-      await Effect.runPromise(Effect.forEach([0, 1, 2, 3, 4], (i) => enqueue("job", { i }, { queue: "work" }), { discard: true }).pipe(Effect.provide(layer)))
+      await Effect.runPromise(
+        Effect.forEach([0, 1, 2, 3, 4], (i) => enqueue("job", { i }, { queue: "work" }), { discard: true }).pipe(
+          Effect.provide(layer)
+        )
+      )
       let runs = 0
       // The third task stalls the server's writes: its outcome and every later fetch hang.
-      const handler: Handler = () => (++runs === 3 ? Effect.promise(() => admin.call("CLIENT", "PAUSE", "600000", "WRITE")) : Effect.void)
+      const handler: Handler = () =>
+        ++runs === 3 ? Effect.promise(() => admin.call("CLIENT", "PAUSE", "600000", "WRITE")) : Effect.void
       const s = await Effect.runPromise(
         Effect.gen(function* () {
-          const fiber = yield* Effect.forkChild(drain({ queues: ["work"], safetyMarginMs: 1000, handler }, 3000), { startImmediately: true })
+          const fiber = yield* Effect.forkChild(drain({ queues: ["work"], safetyMarginMs: 1000, handler }, 3000), {
+            startImmediately: true
+          })
           while (fiber.pollUnsafe() === undefined) {
             yield* Effect.promise(() => new Promise((r) => setTimeout(r, 2)))
             yield* TestClock.adjust(25)
@@ -284,7 +324,8 @@ describe("issue 16: tasks longer than an invocation do not block the queue (Test
     await fill(8, { maxRetry: 2 })
     const startedBy: Array<Array<string>> = []
     // Each attempt takes 5 s: longer than the 3 s an invocation has.
-    const handler: Handler = (task) => Effect.sync(() => startedBy[startedBy.length - 1]!.push(task.id)).pipe(Effect.andThen(Effect.sleep(5000)))
+    const handler: Handler = (task) =>
+      Effect.sync(() => startedBy[startedBy.length - 1]!.push(task.id)).pipe(Effect.andThen(Effect.sleep(5000)))
     const config: Config = { queues: ["work"], concurrency: 5, safetyMarginMs: 1000, retryDelay: () => 0, handler }
     const summaries: Array<DrainSummary> = []
     // One invocation every 10 s; the maintenance tick's forward runs between invocations. Virtual
@@ -308,7 +349,9 @@ describe("issue 16: tasks longer than an invocation do not block the queue (Test
     for (const id of starts) runs.set(id, (runs.get(id) ?? 0) + 1)
     expect([...runs.values()]).toEqual(Array(8).fill(3))
     // No task starves: the second invocation takes the tasks the first did not reach before any retried one.
-    expect(new Set([...startedBy[0]!, ...startedBy[1]!]).size).toBe(Math.min(8, startedBy[0]!.length + startedBy[1]!.length))
+    expect(new Set([...startedBy[0]!, ...startedBy[1]!]).size).toBe(
+      Math.min(8, startedBy[0]!.length + startedBy[1]!.length)
+    )
     // Every task had its first turn before any task had its third.
     const firstThird = starts.findIndex((id, i) => starts.slice(0, i).filter((x) => x === id).length === 2)
     expect(new Set(starts.slice(0, firstThird)).size).toBe(8)
@@ -317,22 +360,43 @@ describe("issue 16: tasks longer than an invocation do not block the queue (Test
     expect(await redis.zcard(k.retry)).toBe(0)
     expect(await redis.llen(k.active)).toBe(0)
     for (const id of await redis.zrange(k.archived, "0", "-1")) {
-      expect(decodeTaskMessage((await redis.hgetBuffer(k.task(id), "msg"))!)).toMatchObject({ retried: 2, errorMsg: functionDeadlineMessage })
+      expect(decodeTaskMessage((await redis.hgetBuffer(k.task(id), "msg"))!)).toMatchObject({
+        retried: 2,
+        errorMsg: functionDeadlineMessage
+      })
     }
   })
 })
 
 describe("longTasks: a task whose own timeout ends after the drain's hard stop (TestClock)", () => {
-  const put = (name: string, options: { timeout?: number } = {}) => runNow(enqueue("job", { name }, { queue: "work", maxRetry: 3, ...options }))
-  const recording = (seen: Array<string>): Handler => (task) => Effect.sync(() => void seen.push((task.json() as { name: string }).name))
+  const put = (name: string, options: { timeout?: number } = {}) =>
+    runNow(enqueue("job", { name }, { queue: "work", maxRetry: 3, ...options }))
+  const recording =
+    (seen: Array<string>): Handler =>
+    (task) =>
+      Effect.sync(() => void seen.push((task.json() as { name: string }).name))
 
   it('"skip": not started, given back to the retry set (due at the drain\'s deadline, not counted), reported; a short task runs', async () => {
     await put("long", { timeout: 3600 })
     await put("short", { timeout: 1 })
     const seen: Array<string> = []
-    const s = await drainAt(0, { queues: ["work"], concurrency: 1, safetyMarginMs: 1000, longTasks: "skip", handler: recording(seen) })
+    const s = await drainAt(0, {
+      queues: ["work"],
+      concurrency: 1,
+      safetyMarginMs: 1000,
+      longTasks: "skip",
+      handler: recording(seen)
+    })
     expect(seen).toEqual(["short"])
-    expect(s).toMatchObject({ succeeded: 1, skipped: 1, retried: 0, archived: 0, stoppedAtDeadline: 0, longTasks: "skip", stoppedBecause: "empty" })
+    expect(s).toMatchObject({
+      succeeded: 1,
+      skipped: 1,
+      retried: 0,
+      archived: 0,
+      stoppedAtDeadline: 0,
+      longTasks: "skip",
+      stoppedBecause: "empty"
+    })
     const retrying = await redis.zrange(k.retry, "0", "-1", "WITHSCORES")
     // Due at the drain's deadline (3000 ms): this drain never takes it again.
     expect(retrying).toHaveLength(2)
@@ -344,27 +408,42 @@ describe("longTasks: a task whose own timeout ends after the drain's hard stop (
 
   it('"skip": a skipped task goes behind the tasks waiting in pending once forwarded', async () => {
     await put("long", { timeout: 3600 })
-    const s = await drainAt(0, { queues: ["work"], concurrency: 1, safetyMarginMs: 1000, longTasks: "skip", handler: recording([]) })
+    const s = await drainAt(0, {
+      queues: ["work"],
+      concurrency: 1,
+      safetyMarginMs: 1000,
+      longTasks: "skip",
+      handler: recording([])
+    })
     expect(s.skipped).toBe(1)
     await put("waiting")
     await runAt(3000, forward({ queues: ["work"] }))
     // Dequeue takes from the right end: the waiting task first, the skipped one after it.
     const names = []
-    for (const id of await redis.lrange(k.pending, 0, -1)) names.push(decodeTaskMessage((await redis.hgetBuffer(k.task(id), "msg"))!).payload)
+    for (const id of await redis.lrange(k.pending, 0, -1))
+      names.push(decodeTaskMessage((await redis.hgetBuffer(k.task(id), "msg"))!).payload)
     expect(names.map((p) => JSON.parse(Buffer.from(p!).toString()).name)).toEqual(["long", "waiting"])
   })
 
   it('"skip" also skips a task with neither timeout nor deadline (asynq\'s 30-minute default)', async () => {
     await put("default")
     const seen: Array<string> = []
-    const s = await drainAt(0, { queues: ["work"], concurrency: 1, safetyMarginMs: 1000, longTasks: "skip", handler: recording(seen) })
+    const s = await drainAt(0, {
+      queues: ["work"],
+      concurrency: 1,
+      safetyMarginMs: 1000,
+      longTasks: "skip",
+      handler: recording(seen)
+    })
     expect(seen).toEqual([])
     expect(s.skipped).toBe(1)
   })
 
   it("rejects an unknown longTasks value with InvalidArgument", async () => {
     const config = { queues: ["work"], handler: recording([]), longTasks: "later" } as unknown as Config
-    const error = await Effect.runPromise(Effect.flip(drain(config, 3000)).pipe(Effect.provide(brokerTestLayer())) as Effect.Effect<unknown>)
+    const error = await Effect.runPromise(
+      Effect.flip(drain(config, 3000)).pipe(Effect.provide(brokerTestLayer())) as Effect.Effect<unknown>
+    )
     expect(error).toMatchObject({ _tag: "InvalidArgument", field: "longTasks" })
   })
 
@@ -381,18 +460,27 @@ describe("longTasks: a task whose own timeout ends after the drain's hard stop (
 describe("issue 29: tasks with no handler are warned about once per type and queue per interval (TestClock)", () => {
   it("5 tasks of an unhandled type: 1 warning naming the type, the queue and the retry; again after 60 s", async () => {
     const q = queueKeys("unhandled")
-    await runNow(Effect.forEach([0, 1, 2, 3, 4], (i) => enqueue("nobody:home", { i }, { queue: "unhandled" }), { discard: true }))
+    await runNow(
+      Effect.forEach([0, 1, 2, 3, 4], (i) => enqueue("nobody:home", { i }, { queue: "unhandled" }), { discard: true })
+    )
     const warnings: Array<string> = []
     const capture = Logger.make(({ logLevel, message }) => {
       if (logLevel === "Warn") warnings.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
     })
-    const config: Config = { queues: ["unhandled"], safetyMarginMs: 1000, retryDelay: () => 60_000, handler: { "somebody:": () => Effect.void } }
+    const config: Config = {
+      queues: ["unhandled"],
+      safetyMarginMs: 1000,
+      retryDelay: () => 60_000,
+      handler: { "somebody:": () => Effect.void }
+    }
     const drainFrom = (startMs: number) =>
       Effect.runPromise(
         Effect.gen(function* () {
           yield* TestClock.setTime(startMs)
           return yield* drain(config, startMs + 3000)
-        }).pipe(Effect.provide(Layer.mergeAll(brokerTestLayer(), TestClock.layer(), Logger.layer([capture])))) as Effect.Effect<DrainSummary>
+        }).pipe(
+          Effect.provide(Layer.mergeAll(brokerTestLayer(), TestClock.layer(), Logger.layer([capture])))
+        ) as Effect.Effect<DrainSummary>
       )
     const first = await drainFrom(1_000_000)
     expect(first).toMatchObject({ retried: 5, stoppedBecause: "empty" })

@@ -23,7 +23,10 @@ const drainLimited = (concurrency: number) =>
   Effect.runPromise(
     Effect.gen(function* () {
       yield* TestClock.setTime(0)
-      const fiber = yield* Effect.forkChild(drain({ queues: ["limited"], concurrency, safetyMarginMs: 1000, handler: () => Effect.void }, 3000), { startImmediately: true })
+      const fiber = yield* Effect.forkChild(
+        drain({ queues: ["limited"], concurrency, safetyMarginMs: 1000, handler: () => Effect.void }, 3000),
+        { startImmediately: true }
+      )
       while (fiber.pollUnsafe() === undefined) {
         yield* Effect.promise(() => new Promise((r) => setTimeout(r, 2)))
         yield* TestClock.adjust(20)

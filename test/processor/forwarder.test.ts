@@ -30,7 +30,11 @@ const letFibersSettle = () => new Promise((r) => setTimeout(r, 150))
 let server: TestServer | undefined
 /** Handler calls, in order: `<id>#<attempt>`. */
 let calls: Array<string> = []
-const options = (over: Partial<ServerOptions> = {}): ServerOptions => ({ queues: { "sched-a": 2, "sched-b": 1 }, concurrency: 4, ...over })
+const options = (over: Partial<ServerOptions> = {}): ServerOptions => ({
+  queues: { "sched-a": 2, "sched-b": 1 },
+  concurrency: 4,
+  ...over
+})
 const start = async (over: Partial<ServerOptions> = {}, handler: (id: string, retried: number) => void = () => {}) =>
   (server = await startServer(
     async (task) => {
@@ -42,7 +46,13 @@ const start = async (over: Partial<ServerOptions> = {}, handler: (id: string, re
     t0Ms
   ))
 const advance = (ms: number) => server!.run(TestClock.adjust(ms))
-const ran = (entry: string) => waitFor(`handler call ${entry}`, () => calls, (c) => c.includes(entry), { timeoutMs: 5000 })
+const ran = (entry: string) =>
+  waitFor(
+    `handler call ${entry}`,
+    () => calls,
+    (c) => c.includes(entry),
+    { timeoutMs: 5000 }
+  )
 
 beforeEach(async () => {
   calls = []
@@ -91,7 +101,11 @@ describe("the Server's forwarder sleeps until the earliest due time", () => {
     })
     await server!.enqueue("t", {}, { queue: "sched-a", taskId: "flaky" })
     await ran("flaky#0")
-    await waitFor("the task in retry", () => redis.zcard(queueKeys("sched-a").retry), (n) => n === 1)
+    await waitFor(
+      "the task in retry",
+      () => redis.zcard(queueKeys("sched-a").retry),
+      (n) => n === 1
+    )
     await letFibersSettle()
     await advance(199)
     await letFibersSettle()
@@ -105,7 +119,11 @@ describe("the Server's forwarder sleeps until the earliest due time", () => {
     // Written straight, without running: the handler is slow to reach them all, the zsets are what counts.
     for (const queue of queues) {
       for (let from = 0; from < 1500; from += 500) {
-        await Promise.all(Array.from({ length: 500 }, (_, i) => server!.enqueue("t", {}, { queue, processIn: 700, taskId: `${queue}-${from + i}` })))
+        await Promise.all(
+          Array.from({ length: 500 }, (_, i) =>
+            server!.enqueue("t", {}, { queue, processIn: 700, taskId: `${queue}-${from + i}` })
+          )
+        )
       }
     }
     await letFibersSettle()
@@ -116,7 +134,11 @@ describe("the Server's forwarder sleeps until the earliest due time", () => {
     // No further clock movement: the pass at t0 + 700 ms moves them all (1500 per queue, over 1000 a call).
     for (const q of queues) {
       const k = queueKeys(q)
-      await waitFor(`queue ${q}'s scheduled and due_ms empty`, async () => (await redis.zcard(k.scheduled)) + (await redis.zcard(k.dueMs)), (n) => n === 0)
+      await waitFor(
+        `queue ${q}'s scheduled and due_ms empty`,
+        async () => (await redis.zcard(k.scheduled)) + (await redis.zcard(k.dueMs)),
+        (n) => n === 0
+      )
     }
     expect(calls.length).toBeGreaterThan(0)
   })
@@ -132,6 +154,10 @@ describe("the Server's forwarder sleeps until the earliest due time", () => {
     await letFibersSettle()
     expect(await redis.zscore(queueKeys("sched-a").scheduled, "from-go")).not.toBeNull()
     await advance(5000 - (goTaskSec * 1000 - t0Ms)) // t0 + 5 s: the interval's look
-    await waitFor("the Go task forwarded", () => redis.zscore(queueKeys("sched-a").scheduled, "from-go"), (s) => s === null)
+    await waitFor(
+      "the Go task forwarded",
+      () => redis.zscore(queueKeys("sched-a").scheduled, "from-go"),
+      (s) => s === null
+    )
   })
 })

@@ -52,7 +52,11 @@ describe("idle server (private redis-server)", () => {
     const s = await start(async () => {}, { queues: { idle: 1 }, concurrency: 20, pollIntervalMs: 200 }, true)
     try {
       // let it find the queue empty and settle into waiting (its clock stands still: no second fetch)
-      await waitFor("the first fetch", () => scriptCalls(), (n) => n >= 1)
+      await waitFor(
+        "the first fetch",
+        () => scriptCalls(),
+        (n) => n >= 1
+      )
       await letFibersSettle()
       await admin.config("RESETSTAT")
       // A busy poll does not wait on the clock: it would make hundreds of calls in this pause alone.
@@ -60,7 +64,11 @@ describe("idle server (private redis-server)", () => {
       // One second of the server's clock, one poll interval at a time, each followed by its fetch.
       for (let interval = 1; interval <= 5; interval++) {
         await s.run(TestClock.adjust(200))
-        await waitFor(`the fetch after poll interval ${interval}`, () => scriptCalls(), (n) => n >= interval)
+        await waitFor(
+          `the fetch after poll interval ${interval}`,
+          () => scriptCalls(),
+          (n) => n >= interval
+        )
         await letFibersSettle()
       }
       const dequeues = await scriptCalls()
@@ -83,7 +91,11 @@ describe("idle server (private redis-server)", () => {
       return leaseScoreExpirySec(values[0]!)
     }
     try {
-      await waitFor("the first fetch's park token", () => admin.hlen("asynq:{longpoll}:parked"), (n) => n === 1)
+      await waitFor(
+        "the first fetch's park token",
+        () => admin.hlen("asynq:{longpoll}:parked"),
+        (n) => n === 1
+      )
       const first = await token()
       await s.run(TestClock.adjust(999))
       await letFibersSettle()
@@ -91,7 +103,11 @@ describe("idle server (private redis-server)", () => {
       // Half a lease (1 s), far short of the 60 s poll interval: the loop fetches again and leaves a
       // fresh token, whose lease ends one second after the first one's.
       await s.run(TestClock.adjust(1))
-      await waitFor("a fresh token after half a lease", () => token(), (t) => t !== first)
+      await waitFor(
+        "a fresh token after half a lease",
+        () => token(),
+        (t) => t !== first
+      )
       expect(await token()).toBe(first + 1)
     } finally {
       await s.shutdown()
@@ -103,14 +119,26 @@ describe("idle server (private redis-server)", () => {
     const s = await start(async (task) => void done.push(task.id), { queues: { mixed: 1 }, pollIntervalMs: 100 }, true)
     try {
       await admin.config("RESETSTAT")
-      await waitFor("the first (empty) fetch", () => scriptCalls(), (n) => n >= 1)
+      await waitFor(
+        "the first (empty) fetch",
+        () => scriptCalls(),
+        (n) => n >= 1
+      )
       await letFibersSettle()
       await putPending(admin, asynqMsg("mixed", "from-go"), Date.now()) // HSET + LPUSH, no PUBLISH
       // Only the poll fallback can find it: move the server's clock on one poll interval per look.
-      await waitFor("the Go-pushed task", async () => (await s.run(TestClock.adjust(100)), done), (ids) => ids.includes("from-go"))
+      await waitFor(
+        "the Go-pushed task",
+        async () => (await s.run(TestClock.adjust(100)), done),
+        (ids) => ids.includes("from-go")
+      )
       // Ours publishes a wake-up: picked up at once, with the server's clock standing still.
       const ours = await s.run(enqueue("ours", {}, { queue: "mixed" }))
-      await waitFor("our task", () => done, (ids) => ids.includes(ours.id))
+      await waitFor(
+        "our task",
+        () => done,
+        (ids) => ids.includes(ours.id)
+      )
       expect(await admin.llen("asynq:{mixed}:pending")).toBe(0)
     } finally {
       await s.shutdown()
@@ -119,18 +147,36 @@ describe("idle server (private redis-server)", () => {
 
   it("the health check reports a Redis outage to the callback, and the recovery", async () => {
     const seen: Array<unknown> = []
-    const s = await start(async () => {}, { queues: { hc: 1 }, healthCheck: (e) => void seen.push(e), healthCheckIntervalMs: 50 })
+    const s = await start(async () => {}, {
+      queues: { hc: 1 },
+      healthCheck: (e) => void seen.push(e),
+      healthCheckIntervalMs: 50
+    })
     try {
-      await waitFor("a healthy check", () => seen.length, (n) => n > 0)
+      await waitFor(
+        "a healthy check",
+        () => seen.length,
+        (n) => n > 0
+      )
       expect(seen.every((e) => e === undefined)).toBe(true)
       const port = redis.port
       await redis.stop()
-      await waitFor("a failed check", () => seen, (checks) => checks.some((e) => e !== undefined), { timeoutMs: 20_000 })
+      await waitFor(
+        "a failed check",
+        () => seen,
+        (checks) => checks.some((e) => e !== undefined),
+        { timeoutMs: 20_000 }
+      )
       const failure = seen.find((e) => e !== undefined) as { _tag?: string; message?: string }
       expect(failure._tag).toBe("RedisError")
       redis = await startRedisServer([], port)
       const at = seen.length
-      await waitFor("a healthy check after the restart", () => seen.slice(at), (checks) => checks.some((e) => e === undefined), { timeoutMs: 20_000 })
+      await waitFor(
+        "a healthy check after the restart",
+        () => seen.slice(at),
+        (checks) => checks.some((e) => e === undefined),
+        { timeoutMs: 20_000 }
+      )
     } finally {
       await s.shutdown()
     }

@@ -29,8 +29,9 @@ beforeEach(flushTestDb)
 afterAll(() => void redis.disconnect())
 
 /** Makes one of the broken queue's keys a string, so every script touching it fails with WRONGTYPE. */
-const breakKey = (key: keyof ReturnType<typeof queueKeys> & ("pending" | "scheduled" | "lease" | "completed" | "allAggregationSets")) =>
-  redis.set(queueKeys("broken")[key], "x")
+const breakKey = (
+  key: keyof ReturnType<typeof queueKeys> & ("pending" | "scheduled" | "lease" | "completed" | "allAggregationSets")
+) => redis.set(queueKeys("broken")[key], "x")
 
 const enqueueEach = (n: number, options: { processIn?: number; retention?: number; maxRetry?: number } = {}) =>
   Effect.forEach(
@@ -106,12 +107,20 @@ describe("forward, recover, janitor with the broken queue listed first", () => {
   it("aggregatePass aggregates the healthy queues' ready groups", async () => {
     await runAt(
       t0,
-      Effect.forEach(healthy, (queue) => Effect.forEach([1, 2], (i) => enqueue("g", { i }, { queue, group: "grp" }), { discard: true }), { discard: true })
+      Effect.forEach(
+        healthy,
+        (queue) => Effect.forEach([1, 2], (i) => enqueue("g", { i }, { queue, group: "grp" }), { discard: true }),
+        { discard: true }
+      )
     )
     await breakKey("allAggregationSets")
     const r = await runAt(
       t0 + 120_000,
-      aggregatePass({ queues: ["broken", ...healthy], gracePeriodMs: 1000, aggregator: (group, msgs) => ({ type: "agg", payload: { group, n: msgs.length } }) })
+      aggregatePass({
+        queues: ["broken", ...healthy],
+        gracePeriodMs: 1000,
+        aggregator: (group, msgs) => ({ type: "agg", payload: { group, n: msgs.length } })
+      })
     )
     expect(r.enqueued).toBe(2)
     expect(r.tasks).toBe(4)
@@ -132,7 +141,10 @@ describe("maintenanceTick", () => {
     await breakKey("scheduled")
     await breakKey("lease")
     await breakKey("completed")
-    const tick = await runAt(t0 + 600_000, maintenanceTick({ queues: ["broken", ...healthy], retryDelayMs: () => 1000 }))
+    const tick = await runAt(
+      t0 + 600_000,
+      maintenanceTick({ queues: ["broken", ...healthy], retryDelayMs: () => 1000 })
+    )
     expect(tick.forwarded?.moved).toBe(4)
     expect(tick.recovered?.retried).toBe(1)
     expect(tick.janitor?.deleted).toBe(0)
@@ -149,8 +161,17 @@ describe("drain", () => {
     await breakKey("pending")
     const ran: Array<string> = []
     const s = await runNow(
-      Effect.flatMap(Effect.clockWith((clock) => clock.currentTimeMillis), (now) =>
-        drain({ queues: ["iso-a", "broken", "iso-b"], concurrency: 2, handler: async (task) => void ran.push(task.queue) }, now + 60_000)
+      Effect.flatMap(
+        Effect.clockWith((clock) => clock.currentTimeMillis),
+        (now) =>
+          drain(
+            {
+              queues: ["iso-a", "broken", "iso-b"],
+              concurrency: 2,
+              handler: async (task) => void ran.push(task.queue)
+            },
+            now + 60_000
+          )
       )
     )
     expect(s).toMatchObject({ succeeded: 4, archived: 0, retried: 0, stoppedBecause: "empty" })
@@ -163,7 +184,12 @@ describe("Server", () => {
   it("processes every healthy task (none archived, none failed) while a broken queue is listed", async () => {
     await breakKey("pending")
     await redis.sadd("asynq:queues", "broken")
-    const ids = await runNow(Effect.forEach(healthy.flatMap((q) => Array.from({ length: 15 }, () => q)), (queue, i) => Effect.map(enqueue("job", { i }, { queue, maxRetry: 0 }), (info) => info.id)))
+    const ids = await runNow(
+      Effect.forEach(
+        healthy.flatMap((q) => Array.from({ length: 15 }, () => q)),
+        (queue, i) => Effect.map(enqueue("job", { i }, { queue, maxRetry: 0 }), (info) => info.id)
+      )
+    )
     const seen = new Set<string>()
     // More slots than tasks: every fetch wants more than the healthy queues hold, so it visits the broken queue too.
     const srv = await startServer(
@@ -171,7 +197,11 @@ describe("Server", () => {
       { concurrency: 40, queues: { "iso-a": 1, broken: 1, "iso-b": 1 }, pollIntervalMs: 50, shutdownTimeoutMs: 1000 }
     )
     try {
-      await waitFor("every healthy task to run", () => seen.size, (n) => n === 30)
+      await waitFor(
+        "every healthy task to run",
+        () => seen.size,
+        (n) => n === 30
+      )
       expect([...seen].sort()).toEqual([...ids].sort())
       for (const q of healthy) {
         const k = queueKeys(q)

@@ -17,7 +17,8 @@ let proxy: ReplyDropProxy
 
 beforeAll(async () => {
   await flushTestDb()
-  for (const s of ["complete", "completeAndLease", "retry", "dequeueLease"] as const) await c.script("LOAD", luaScript(s).source)
+  for (const s of ["complete", "completeAndLease", "retry", "dequeueLease"] as const)
+    await c.script("LOAD", luaScript(s).source)
   const u = new URL(baseRedisUrl())
   proxy = await startReplyDropProxy({ host: u.hostname, port: Number(u.port || 6379) })
 })
@@ -31,23 +32,40 @@ afterAll(async () => {
  * `complete`, or as `completeAndLease` when the next fetch rides along) loses its reply; returns the
  * second outcome.
  */
-const outcomeLosingReply = async (queue: string, scripts: ReadonlyArray<"complete" | "completeAndLease" | "retry">, fail: boolean) => {
+const outcomeLosingReply = async (
+  queue: string,
+  scripts: ReadonlyArray<"complete" | "completeAndLease" | "retry">,
+  fail: boolean
+) => {
   const outcomes: Array<string> = []
   const srv = await startServer(
     async (task) => {
       if (fail && task.type === "t") throw new Error("boom")
     },
-    { queues: { [queue]: 1 }, concurrency: 1, retryDelay: () => 3_600_000, onSettled: (_, outcome) => void outcomes.push(outcome) },
+    {
+      queues: { [queue]: 1 },
+      concurrency: 1,
+      retryDelay: () => 3_600_000,
+      onSettled: (_, outcome) => void outcomes.push(outcome)
+    },
     { url: `redis://127.0.0.1:${proxy.port}/${testDb()}` }
   )
   try {
     await srv.enqueue("warm", null, { queue })
-    await waitFor("the warm-up task", () => outcomes.length, (n) => n === 1)
+    await waitFor(
+      "the warm-up task",
+      () => outcomes.length,
+      (n) => n === 1
+    )
     const before = proxy.dropped()
     const dropped = proxy.dropReplyOf((argv) => scripts.some((script) => scriptCallOf(script)(argv)))
     await srv.enqueue("t", null, { queue })
     await dropped
-    await waitFor("the second outcome", () => outcomes.length, (n) => n === 2)
+    await waitFor(
+      "the second outcome",
+      () => outcomes.length,
+      (n) => n === 2
+    )
     expect(proxy.dropped()).toBe(before + 1)
     return outcomes[1]
   } finally {

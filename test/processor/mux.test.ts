@@ -8,13 +8,27 @@ import { TaskContext } from "../../src/processor/TaskContext.js"
 import { emptyTaskMessage } from "../../src/wire/TaskMessage.js"
 import { waitFor } from "../support/waitFor.js"
 
-const taskOf = (type: string) => makeTask({ ...emptyTaskMessage, type, id: `id-${type}`, queue: "default" }, new Date(0), { taskId: "x", write: async () => 0 })
+const taskOf = (type: string) =>
+  makeTask({ ...emptyTaskMessage, type, id: `id-${type}`, queue: "default" }, new Date(0), {
+    taskId: "x",
+    write: async () => 0
+  })
 
-const failureText = (exit: Exit.Exit<void, unknown>) => (Exit.isFailure(exit) ? errorText(Cause.squash(exit.cause)) : "success")
+const failureText = (exit: Exit.Exit<void, unknown>) =>
+  Exit.isFailure(exit) ? errorText(Cause.squash(exit.cause)) : "success"
 
 const runHandler = (h: ReturnType<typeof handlerOf>, type: string) => {
   const task = taskOf(type)
-  const ctx = TaskContext.of({ task, taskId: task.id, retryCount: 0, maxRetry: 0, queue: "default", deadline: new Date(0), signal: new AbortController().signal, writeResult: () => Effect.succeed(0) })
+  const ctx = TaskContext.of({
+    task,
+    taskId: task.id,
+    retryCount: 0,
+    maxRetry: 0,
+    queue: "default",
+    deadline: new Date(0),
+    signal: new AbortController().signal,
+    writeResult: () => Effect.succeed(0)
+  })
   return Effect.runPromiseExit(h(task).pipe(Effect.provideService(TaskContext, ctx)) as Effect.Effect<void, unknown>)
 }
 
@@ -25,7 +39,8 @@ describe("ServeMux", () => {
       .handle("images", async () => void hits.push("images"))
       .handle("images:thumbnails", async () => void hits.push("thumbnails"))
       .handle("email:", () => Effect.sync(() => void hits.push("email")))
-    for (const t of ["images:thumbnails:small", "images:resize", "images", "email:welcome"]) await runHandler(mux.handler, t)
+    for (const t of ["images:thumbnails:small", "images:resize", "images", "email:welcome"])
+      await runHandler(mux.handler, t)
     expect(hits).toEqual(["thumbnails", "images", "images", "email"])
     expect(mux.match("imag")).toBeUndefined()
   })
@@ -47,15 +62,23 @@ describe("ServeMux", () => {
 
   it("runs middleware in the order added, around the handler", async () => {
     const log: Array<string> = []
-    const mw = (name: string): Middleware => (next) => (task) =>
-      Effect.sync(() => void log.push(`${name}>`)).pipe(Effect.andThen(next(task)), Effect.andThen(Effect.sync(() => void log.push(`<${name}`))))
+    const mw =
+      (name: string): Middleware =>
+      (next) =>
+      (task) =>
+        Effect.sync(() => void log.push(`${name}>`)).pipe(
+          Effect.andThen(next(task)),
+          Effect.andThen(Effect.sync(() => void log.push(`<${name}`)))
+        )
     const mux = new ServeMux().handle("t", async () => void log.push("handler"))
     mux.use(mw("a"), mw("b"))
-    mux.use(asyncMiddleware(async (_task, _signal, next) => {
-      log.push("c>")
-      await next()
-      log.push("<c")
-    }))
+    mux.use(
+      asyncMiddleware(async (_task, _signal, next) => {
+        log.push("c>")
+        await next()
+        log.push("<c")
+      })
+    )
     await runHandler(mux.handler, "t")
     expect(log).toEqual(["a>", "b>", "c>", "handler", "<c", "<b", "<a"])
   })
@@ -75,12 +98,26 @@ describe("ServeMux", () => {
     let handlerStarted = false
     let handlerStopped = false
     const mux = new ServeMux().handle("slow", () =>
-      Effect.sync(() => void (handlerStarted = true)).pipe(Effect.andThen(Effect.never), Effect.onInterrupt(() => Effect.sync(() => void (handlerStopped = true))))
+      Effect.sync(() => void (handlerStarted = true)).pipe(
+        Effect.andThen(Effect.never),
+        Effect.onInterrupt(() => Effect.sync(() => void (handlerStopped = true)))
+      )
     )
     mux.use(asyncMiddleware(async (_task, _signal, next) => next()))
     const task = taskOf("slow")
-    const ctx = TaskContext.of({ task, taskId: task.id, retryCount: 0, maxRetry: 0, queue: "default", deadline: new Date(0), signal: new AbortController().signal, writeResult: () => Effect.succeed(0) })
-    const started = Effect.runFork(mux.handler(task).pipe(Effect.provideService(TaskContext, ctx)) as Effect.Effect<void, unknown>)
+    const ctx = TaskContext.of({
+      task,
+      taskId: task.id,
+      retryCount: 0,
+      maxRetry: 0,
+      queue: "default",
+      deadline: new Date(0),
+      signal: new AbortController().signal,
+      writeResult: () => Effect.succeed(0)
+    })
+    const started = Effect.runFork(
+      mux.handler(task).pipe(Effect.provideService(TaskContext, ctx)) as Effect.Effect<void, unknown>
+    )
     await waitFor("the handler to start", () => handlerStarted)
     expect(handlerStopped).toBe(false)
     await Effect.runPromise(Fiber.interrupt(started))
@@ -88,4 +125,3 @@ describe("ServeMux", () => {
     expect(handlerStopped).toBe(true)
   })
 })
-

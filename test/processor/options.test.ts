@@ -33,8 +33,15 @@ describe("server options", () => {
   it("leaves out queues with weight <= 0 and rejects bad values with a clear InvalidArgument", async () => {
     expect((await Effect.runPromise(resolveOptions({ queues: { a: 2, b: 0, c: -1 } }))).queueNames).toEqual(["a"])
     const err = (o: Parameters<typeof resolveOptions>[0]) => Effect.runPromise(Effect.flip(resolveOptions(o)))
-    expect(await err({ concurrency: 0 })).toMatchObject({ _tag: "InvalidArgument", field: "concurrency", message: "concurrency must be a whole number >= 1, got 0" })
-    expect(await err({ queues: { a: 0 } })).toMatchObject({ field: "queues", message: "no queue with a weight > 0 to process" })
+    expect(await err({ concurrency: 0 })).toMatchObject({
+      _tag: "InvalidArgument",
+      field: "concurrency",
+      message: "concurrency must be a whole number >= 1, got 0"
+    })
+    expect(await err({ queues: { a: 0 } })).toMatchObject({
+      field: "queues",
+      message: "no queue with a weight > 0 to process"
+    })
     expect(await err({ groupGracePeriodMs: 500 })).toMatchObject({ field: "groupGracePeriodMs" })
     expect(await err({ leaseMs: 2000, heartbeatIntervalMs: 2000 })).toMatchObject({ field: "heartbeatIntervalMs" })
   })

@@ -58,16 +58,24 @@ const writeHandedOver = async (queue: string, id: string, server: string, token:
 /** Kills the connections blocked in BLPOP (the servers' hand-over receivers); how many. */
 const killReceivers = async () => {
   const list = String(await admin.call("CLIENT", "LIST"))
-  const ids = list.split("\n").filter((l) => / cmd=blpop /.test(l)).map((l) => / id=(\d+) /.exec(` ${l}`)![1]!)
+  const ids = list
+    .split("\n")
+    .filter((l) => / cmd=blpop /.test(l))
+    .map((l) => / id=(\d+) /.exec(` ${l}`)![1]!)
   for (const id of ids) await admin.call("CLIENT", "KILL", "ID", id)
   return ids.length
 }
 
-const start = (handlers: HandlerInput, options: ServerOptions) => startServer(handlers, options, { url: redis.url, connectTimeoutMs: 2000 })
+const start = (handlers: HandlerInput, options: ServerOptions) =>
+  startServer(handlers, options, { url: redis.url, connectTimeoutMs: 2000 })
 
 /** Waits until the server has parked on `queue` (its fetch found the queue empty); returns the token. */
 const parkedToken = (s: TestServer, queue: string) =>
-  waitFor(`${s.handle.identity.serverId} parked on ${queue}`, () => admin.hget(queueKeys(queue).parked, s.handle.identity.serverId), (t) => t !== null) as Promise<string>
+  waitFor(
+    `${s.handle.identity.serverId} parked on ${queue}`,
+    () => admin.hget(queueKeys(queue).parked, s.handle.identity.serverId),
+    (t) => t !== null
+  ) as Promise<string>
 
 /** A handler that records each task's id and then waits until `release()` (so the task holds its slot). */
 const holdingHandler = () => {
@@ -88,11 +96,25 @@ describe("a parked Server", () => {
     try {
       const token = await parkedToken(s, "hand")
       const id = await s.enqueue("t:hand", { n: 1 }, { queue: "hand" })
-      await waitFor("the task to run", () => ran, (r) => r.length === 1)
+      await waitFor(
+        "the task to run",
+        () => ran,
+        (r) => r.length === 1
+      )
       // MONITOR's copy of the push may arrive after the task ran.
-      await waitFor("MONITOR to show the hand-over", () => heard.filter((p) => p.id === id), (h) => h.length > 0)
-      expect(heard.filter((p) => p.id === id)).toEqual([{ list: queueKeys("hand").pushList(s.handle.identity.serverId), token, id }])
-      await waitFor("the task to be done", () => admin.exists(queueKeys("hand").task(id)), (n) => n === 0)
+      await waitFor(
+        "MONITOR to show the hand-over",
+        () => heard.filter((p) => p.id === id),
+        (h) => h.length > 0
+      )
+      expect(heard.filter((p) => p.id === id)).toEqual([
+        { list: queueKeys("hand").pushList(s.handle.identity.serverId), token, id }
+      ])
+      await waitFor(
+        "the task to be done",
+        () => admin.exists(queueKeys("hand").task(id)),
+        (n) => n === 0
+      )
       expect(await admin.llen(queueKeys("hand").active)).toBe(0)
       expect(ran).toEqual([id])
     } finally {
@@ -102,10 +124,7 @@ describe("a parked Server", () => {
 
   it("with several slots free, is handed that many tasks under one park (no dequeue between them), then parks again", async () => {
     const { ran, handler, release } = holdingHandler()
-    const s = await start(
-      { "t:room": handler },
-      { queues: { room: 1 }, concurrency: 3 }
-    )
+    const s = await start({ "t:room": handler }, { queues: { room: 1 }, concurrency: 3 })
     try {
       const server = s.handle.identity.serverId
       const k = queueKeys("room")
@@ -114,20 +133,40 @@ describe("a parked Server", () => {
       const ids: Array<string> = []
       for (let i = 0; i < 3; i++) {
         ids.push(await s.enqueue("t:room", { i }, { queue: "room" }))
-        await waitFor(`task ${i} to run`, () => ran, (r) => r.length === i + 1)
+        await waitFor(
+          `task ${i} to run`,
+          () => ran,
+          (r) => r.length === i + 1
+        )
       }
-      await waitFor("MONITOR to show the hand-overs", () => heard.filter((p) => ids.includes(p.id)), (h) => h.length === 3)
+      await waitFor(
+        "MONITOR to show the hand-overs",
+        () => heard.filter((p) => ids.includes(p.id)),
+        (h) => h.length === 3
+      )
       expect(heard.filter((p) => ids.includes(p.id)).map((p) => p.token)).toEqual([token, token, token])
       // Every slot taken: no park until one is free.
       expect(await admin.hexists(k.parked, server)).toBe(0)
       const fourth = await s.enqueue("t:room", { i: 3 }, { queue: "room" })
       expect(await admin.lrange(k.pending, 0, -1)).toEqual([fourth])
       release()
-      await waitFor("all four run", () => ran, (r) => r.length === 4)
+      await waitFor(
+        "all four run",
+        () => ran,
+        (r) => r.length === 4
+      )
       // Parked again with a new token (the fetch that took the fourth task left room for two; the
       // next look, at the poll interval, parks with all three slots).
-      await waitFor("parked again", () => admin.hget(k.parked, server), (t) => t !== null && t !== token)
-      await waitFor("room for every slot", () => admin.hget(k.parkRoom, server), (r) => r === "3")
+      await waitFor(
+        "parked again",
+        () => admin.hget(k.parked, server),
+        (t) => t !== null && t !== token
+      )
+      await waitFor(
+        "room for every slot",
+        () => admin.hget(k.parkRoom, server),
+        (r) => r === "3"
+      )
     } finally {
       await s.shutdown()
     }
@@ -146,17 +185,33 @@ describe("a parked Server", () => {
       const server = s.handle.identity.serverId
       const k = queueKeys("full")
       const first = await s.enqueue("t:block", {}, { queue: "full" })
-      await waitFor("the blocking task to run", () => ran, (r) => r.includes(first))
+      await waitFor(
+        "the blocking task to run",
+        () => ran,
+        (r) => r.includes(first)
+      )
       // A token the worker left earlier, still there while its only slot is taken (a race the worker must survive).
       await admin.hset(k.parked, server, leaseScore(unixSeconds(Date.now() + 30_000)))
       const second = await s.enqueue("t:after", {}, { queue: "full" })
-      await waitFor("the hand-over", () => heard, (h) => h.some((p) => p.id === second))
-      await waitFor("the task given back", () => admin.lrange(k.pending, 0, -1), (p) => p.length === 1 && p[0] === second)
+      await waitFor(
+        "the hand-over",
+        () => heard,
+        (h) => h.some((p) => p.id === second)
+      )
+      await waitFor(
+        "the task given back",
+        () => admin.lrange(k.pending, 0, -1),
+        (p) => p.length === 1 && p[0] === second
+      )
       expect(await admin.hget(k.task(second), "state")).toBe("pending")
       expect(await admin.zscore(k.lease, second)).toBeNull()
       expect(ran).toEqual([first])
       release()
-      await waitFor("the second task to run", () => ran, (r) => r.length === 2)
+      await waitFor(
+        "the second task to run",
+        () => ran,
+        (r) => r.length === 2
+      )
       expect(ran).toEqual([first, second])
     } finally {
       release()
@@ -175,9 +230,18 @@ describe("a parked Server", () => {
       const { msg } = await writeHandedOver("lost", "lost-push", server, token)
       // The reply is lost with the connection: kill the receiver's connection (ioredis reconnects).
       expect(await killReceivers()).toBe(1)
-      await waitFor("the task to run", () => ran, (r) => r.length === 1, { timeoutMs: 10_000 })
+      await waitFor(
+        "the task to run",
+        () => ran,
+        (r) => r.length === 1,
+        { timeoutMs: 10_000 }
+      )
       expect(ran).toEqual([msg.id])
-      await waitFor("the task to be done", () => admin.exists(k.task(msg.id)), (n) => n === 0)
+      await waitFor(
+        "the task to be done",
+        () => admin.exists(k.task(msg.id)),
+        (n) => n === 0
+      )
     } finally {
       await s.shutdown()
     }
@@ -192,10 +256,23 @@ describe("a parked Server", () => {
       expect(await killReceivers()).toBe(1)
       // The presence channel is on the pub/sub connection, still up: the enqueue hands the task over.
       const id = await s.enqueue("t:down", {}, { queue: "down" })
-      await waitFor("the task to run", () => ran, (r) => r.length >= 1, { timeoutMs: 10_000 })
-      await waitFor("the task to be done", () => admin.exists(k.task(id)), (n) => n === 0)
+      await waitFor(
+        "the task to run",
+        () => ran,
+        (r) => r.length >= 1,
+        { timeoutMs: 10_000 }
+      )
+      await waitFor(
+        "the task to be done",
+        () => admin.exists(k.task(id)),
+        (n) => n === 0
+      )
       // Popped and run, or given back at the reconnect and fetched: either way once.
-      await waitFor("the worker to park again", () => admin.hexists(k.parked, s.handle.identity.serverId), (n) => n === 1)
+      await waitFor(
+        "the worker to park again",
+        () => admin.hexists(k.parked, s.handle.identity.serverId),
+        (n) => n === 1
+      )
       expect(ran).toEqual([id])
       // Handed over at most once (not at all when the reconnect's give-back took the token first).
       expect(heard.filter((p) => p.id === id).length).toBeLessThanOrEqual(1)
@@ -208,19 +285,38 @@ describe("a parked Server", () => {
 
   it("deletes a damaged hand-over list (not a list) that fails its BLPOP, so the other queues' hand-overs keep running", async () => {
     const ran: Array<string> = []
-    const s = await start({ "t:ok": (task) => void ran.push(task.id) }, { queues: { damaged: 1, healthy: 1 }, concurrency: 2 })
+    const s = await start(
+      { "t:ok": (task) => void ran.push(task.id) },
+      { queues: { damaged: 1, healthy: 1 }, concurrency: 2 }
+    )
     try {
       const server = s.handle.identity.serverId
       await parkedToken(s, "healthy")
       await admin.set(queueKeys("damaged").pushList(server), "not a list")
       // The blocked BLPOP is served by the healthy list; the next one meets the damaged key.
       const first = await s.enqueue("t:ok", {}, { queue: "healthy" })
-      await waitFor("the first hand-over to run", () => ran, (r) => r.includes(first))
-      await waitFor("the damaged list deleted", () => admin.exists(queueKeys("damaged").pushList(server)), (n) => n === 0)
+      await waitFor(
+        "the first hand-over to run",
+        () => ran,
+        (r) => r.includes(first)
+      )
+      await waitFor(
+        "the damaged list deleted",
+        () => admin.exists(queueKeys("damaged").pushList(server)),
+        (n) => n === 0
+      )
       await parkedToken(s, "healthy")
       const second = await s.enqueue("t:ok", {}, { queue: "healthy" })
-      await waitFor("the second hand-over to run", () => ran, (r) => r.includes(second))
-      await waitFor("MONITOR to show both hand-overs", () => heard.filter((p) => p.id === first || p.id === second), (h) => h.length >= 2)
+      await waitFor(
+        "the second hand-over to run",
+        () => ran,
+        (r) => r.includes(second)
+      )
+      await waitFor(
+        "MONITOR to show both hand-overs",
+        () => heard.filter((p) => p.id === first || p.id === second),
+        (h) => h.length >= 2
+      )
       expect(heard.filter((p) => p.id === first || p.id === second)).toHaveLength(2)
     } finally {
       await s.shutdown()
@@ -233,8 +329,13 @@ describe("a parked Server", () => {
       const server = s.handle.identity.serverId
       await parkedToken(s, "legacy")
       // Their enqueue script hands a task over only when one of these has a subscriber (else the task is pending).
-      expect(await admin.call("PUBSUB", "NUMSUB", `effect-asynq:park:${server}`, `effect-asynq:push:${server}`)).toEqual([`effect-asynq:park:${server}`, 0, `effect-asynq:push:${server}`, 0])
-      expect(await admin.call("PUBSUB", "NUMSUB", parkedPresenceChannel(server))).toEqual([parkedPresenceChannel(server), 1])
+      expect(
+        await admin.call("PUBSUB", "NUMSUB", `effect-asynq:park:${server}`, `effect-asynq:push:${server}`)
+      ).toEqual([`effect-asynq:park:${server}`, 0, `effect-asynq:push:${server}`, 0])
+      expect(await admin.call("PUBSUB", "NUMSUB", parkedPresenceChannel(server))).toEqual([
+        parkedPresenceChannel(server),
+        1
+      ])
     } finally {
       await s.shutdown()
     }

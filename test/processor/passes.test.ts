@@ -27,10 +27,21 @@ afterAll(() => void redis.disconnect())
 
 describe("forwardPass", () => {
   it("one round moves at most `batch` per queue and names the queue as having more; all rounds move the rest and raise the wake signal", async () => {
-    await runAt(t0, Effect.forEach([1, 2, 3, 4, 5], (i) => enqueue("later", { i }, { queue: "passes", processIn: 60_000 }), { discard: true }))
+    await runAt(
+      t0,
+      Effect.forEach([1, 2, 3, 4, 5], (i) => enqueue("later", { i }, { queue: "passes", processIn: 60_000 }), {
+        discard: true
+      })
+    )
     const one = await runAt(t0 + 120_000, forwardPass({ queues: ["passes"], batch: 2, rounds: "one" }))
     // The three left are due at t0 + 60 s, to the millisecond.
-    expect(one).toEqual({ moved: 2, byQueue: { passes: 2 }, more: ["passes"], failedQueues: [], nextDueAtMs: t0 + 60_000 })
+    expect(one).toEqual({
+      moved: 2,
+      byQueue: { passes: 2 },
+      more: ["passes"],
+      failedQueues: [],
+      nextDueAtMs: t0 + 60_000
+    })
     const wake = makeSignal()
     const all = await runAt(t0 + 120_000, forwardPass({ queues: ["passes"], batch: 2, rounds: "all", wake }))
     expect(all).toEqual({ moved: 3, byQueue: { passes: 3 }, more: [], failedQueues: [], nextDueAtMs: undefined })
@@ -79,7 +90,13 @@ describe("maintenanceTick with forwardUntilMs (a tick that stays to forward on t
       })
     )
     expect(summary.errors).toEqual([])
-    expect(summary.forwarded).toEqual({ moved: 2, byQueue: { passes: 2 }, more: [], failedQueues: [], nextDueAtMs: t0 + 60_000 })
+    expect(summary.forwarded).toEqual({
+      moved: 2,
+      byQueue: { passes: 2 },
+      more: [],
+      failedQueues: [],
+      nextDueAtMs: t0 + 60_000
+    })
     expect(await redis.zrange(k.scheduled, "0", "-1")).toEqual(["in-60000"])
   })
 
@@ -91,7 +108,13 @@ describe("maintenanceTick with forwardUntilMs (a tick that stays to forward on t
         return yield* maintenanceTick({ queues: ["passes"] })
       })
     )
-    expect(summary.forwarded).toEqual({ moved: 0, byQueue: { passes: 0 }, more: [], failedQueues: [], nextDueAtMs: t0 + 1500 })
+    expect(summary.forwarded).toEqual({
+      moved: 0,
+      byQueue: { passes: 0 },
+      more: [],
+      failedQueues: [],
+      nextDueAtMs: t0 + 1500
+    })
     expect(await redis.zcard(k.scheduled)).toBe(1)
   })
 })
@@ -107,8 +130,14 @@ describe("janitorPass", () => {
       })
     )
     expect(await redis.zcard(k.completed)).toBe(5)
-    expect(await runAt(t0 + 60_000, janitorPass({ queues: ["passes"], batch: 2, rounds: "one" }))).toEqual({ deleted: 2, failedQueues: [] })
-    expect(await runAt(t0 + 60_000, janitorPass({ queues: ["passes"], batch: 2, rounds: "all" }))).toEqual({ deleted: 3, failedQueues: [] })
+    expect(await runAt(t0 + 60_000, janitorPass({ queues: ["passes"], batch: 2, rounds: "one" }))).toEqual({
+      deleted: 2,
+      failedQueues: []
+    })
+    expect(await runAt(t0 + 60_000, janitorPass({ queues: ["passes"], batch: 2, rounds: "all" }))).toEqual({
+      deleted: 3,
+      failedQueues: []
+    })
     expect(await redis.zcard(k.completed)).toBe(0)
   })
 })

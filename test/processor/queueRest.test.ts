@@ -29,7 +29,11 @@ layer(testBrokerLayer())("queueRest (real Redis, TestClock)", (it) => {
         expect(rest.usable(order)).toEqual(["a", "b"])
         // (firstProbeMs more, not 1: due by then even if the probe began its sleep only after the first step)
         yield* TestClock.adjust(firstProbeMs)
-        yield* waitForEffect("the probe to answer", Effect.sync(() => rest.usable(order)), (o) => o.length === 3)
+        yield* waitForEffect(
+          "the probe to answer",
+          Effect.sync(() => rest.usable(order)),
+          (o) => o.length === 3
+        )
         expect(rest.usable(order)).toEqual(order)
       })
     )

@@ -29,9 +29,17 @@ describe("RateLimited (real Redis, in process)", () => {
         "rl:async": async () => {
           throw new RateLimited({ retryAfter: "1 minute" })
         },
-        "rl:wrapped": () => Effect.fail(new Error("upstream said 429", { cause: new RateLimited({ retryAfter: 1500, message: "slow down" }) }))
+        "rl:wrapped": () =>
+          Effect.fail(
+            new Error("upstream said 429", { cause: new RateLimited({ retryAfter: 1500, message: "slow down" }) })
+          )
       },
-      { concurrency: 2, shutdownTimeoutMs: 1000, queues: { rl: 1 }, errorHandler: (task) => void errorsHandled.push(task.id) },
+      {
+        concurrency: 2,
+        shutdownTimeoutMs: 1000,
+        queues: { rl: 1 },
+        errorHandler: (task) => void errorsHandled.push(task.id)
+      },
       undefined,
       nowMs
     )
@@ -40,7 +48,11 @@ describe("RateLimited (real Redis, in process)", () => {
       // No retries left: a failure would archive them at once.
       const a = await srv.enqueue("rl:async", undefined, { queue: "rl", maxRetry: 0 })
       const b = await srv.enqueue("rl:wrapped", undefined, { queue: "rl", maxRetry: 0 })
-      await waitFor("both back in retry", () => c.zcard(k.retry), (n) => n === 2)
+      await waitFor(
+        "both back in retry",
+        () => c.zcard(k.retry),
+        (n) => n === 2
+      )
       expect(await c.zcard(k.archived)).toBe(0)
       const ta = await readTask(c, "rl", a)
       expect(ta.fields.state).toBe("retry")
@@ -72,7 +84,12 @@ describe("RateLimited (real Redis, in process)", () => {
     try {
       const k = queueKeys("rl-once")
       const id = await srv.enqueue("rl:once", undefined, { queue: "rl-once", maxRetry: 0, retention: 60_000 })
-      await waitFor("completed", () => c.zcard(k.completed), (n) => n === 1, { timeoutMs: 15_000 })
+      await waitFor(
+        "completed",
+        () => c.zcard(k.completed),
+        (n) => n === 1,
+        { timeoutMs: 15_000 }
+      )
       expect(calls).toBe(2)
       const t = await readTask(c, "rl-once", id)
       expect(t.fields.state).toBe("completed")

@@ -36,7 +36,13 @@ const plantOrphan = (id: string, leaseSec: number) => putActive(redis, makeMsg(q
 
 const stateOf = async (id: string) => (await readTask(redis, queue, id)).fields.state
 
-const recovered = (id: string, timeoutMs = 5000) => waitFor(`task ${id} recovered to retry`, () => stateOf(id), (s) => s === "retry", { timeoutMs })
+const recovered = (id: string, timeoutMs = 5000) =>
+  waitFor(
+    `task ${id} recovered to retry`,
+    () => stateOf(id),
+    (s) => s === "retry",
+    { timeoutMs }
+  )
 
 let server: TestServer | undefined
 const start = async () => (server = await startServer(async () => {}, options, undefined, t0Ms))
@@ -111,11 +117,19 @@ describe("the Server's recoverer wakes when the earliest lease (+ grace) runs ou
   it("more expired leases than one pass takes (100): the rest go a second later (the floor), not a period later", async () => {
     for (let i = 0; i < 150; i++) await plantOrphan(`backlog-${i}`, t0Sec - 40)
     await start()
-    await waitFor("the start pass's batch of 100", () => redis.zcard(k.lease), (n) => n === 50)
+    await waitFor(
+      "the start pass's batch of 100",
+      () => redis.zcard(k.lease),
+      (n) => n === 50
+    )
     await letFibersSettle()
     expect(await redis.zcard(k.lease)).toBe(50) // no second pass while the clock stands still
     await advance(1000)
-    await waitFor("the rest recovered", () => redis.zcard(k.lease), (n) => n === 0)
+    await waitFor(
+      "the rest recovered",
+      () => redis.zcard(k.lease),
+      (n) => n === 0
+    )
     expect(await redis.zcard(k.retry)).toBe(150)
   })
 })

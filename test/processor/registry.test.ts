@@ -38,7 +38,10 @@ describe("registry", () => {
     registry.add(b)
     expect(registry.tasks.size).toBe(2)
     expect(stops).toEqual([])
-    expect([...registry.byQueue().entries()].map(([q, ts]) => [q, ts.length])).toEqual([["qa", 1], ["qb", 1]])
+    expect([...registry.byQueue().entries()].map(([q, ts]) => [q, ts.length])).toEqual([
+      ["qa", 1],
+      ["qb", 1]
+    ])
     expect(registry.stop("same", "lease-lost", "qb")).toBe(true)
     expect(stops).toEqual(["qb/same:lease-lost"])
     registry.remove(b)
@@ -79,7 +82,8 @@ describe("registry", () => {
     registry.add(b)
     const first = await runBroker(extendLeasesOnce(registry, 30_000))
     expect(first).toEqual([])
-    for (const q of ["hq1", "hq2"]) expect(Number(await c.zscore(queueKeys(q).lease, "dup"))).toBeGreaterThanOrEqual(baseNowMs / 1000 + 30)
+    for (const q of ["hq1", "hq2"])
+      expect(Number(await c.zscore(queueKeys(q).lease, "dup"))).toBeGreaterThanOrEqual(baseNowMs / 1000 + 30)
     expect(a.leaseExpiresAtMs).toBeGreaterThanOrEqual(baseNowMs + 30_000)
     expect(b.leaseExpiresAtMs).toBeGreaterThanOrEqual(baseNowMs + 30_000)
     await c.zrem(queueKeys("hq2").lease, "dup")

@@ -22,16 +22,24 @@ afterAll(() => c.disconnect())
 it("at full concurrency the next tasks are leased in the round trip that completes the finished ones; concurrency holds", async () => {
   const scope = await Effect.runPromise(Scope.make())
   try {
-    const context = await Effect.runPromise(Layer.buildWithScope(testBrokerLayer() as Layer.Layer<Broker, never>, scope))
+    const context = await Effect.runPromise(
+      Layer.buildWithScope(testBrokerLayer() as Layer.Layer<Broker, never>, scope)
+    )
     const broker = context.mapUnsafe.get(Broker.key) as Broker["Service"]
     // Every batch that reaches Redis, as the list of its scripts.
     const batches: Array<Array<string>> = []
     const counting = Broker.of({
       ...broker,
-      redis: { ...broker.redis, scriptBatch: (calls, opts) => Effect.suspend(() => (batches.push(calls.map((x) => x.script)), broker.redis.scriptBatch(calls, opts))) }
+      redis: {
+        ...broker.redis,
+        scriptBatch: (calls, opts) =>
+          Effect.suspend(() => (batches.push(calls.map((x) => x.script)), broker.redis.scriptBatch(calls, opts)))
+      }
     })
     const run = <A, E>(eff: Effect.Effect<A, E, Broker>) =>
-      Effect.runPromise(eff.pipe(Effect.provideService(Broker, counting), Effect.provideService(References.MinimumLogLevel, "Error")))
+      Effect.runPromise(
+        eff.pipe(Effect.provideService(Broker, counting), Effect.provideService(References.MinimumLogLevel, "Error"))
+      )
     const n = 30
     for (let i = 0; i < n; i++) await run(enqueue("ride", i, { queue: "ride" }))
     let running = 0
@@ -50,7 +58,11 @@ it("at full concurrency the next tasks are leased in the round trip that complet
         { concurrency: 2, queues: { ride: 1 } }
       ).pipe(Scope.provide(scope))
     )
-    await waitFor("all processed", () => c.get(queueKeys("ride").processedTotal), (total) => total === String(n))
+    await waitFor(
+      "all processed",
+      () => c.get(queueKeys("ride").processedTotal),
+      (total) => total === String(n)
+    )
     expect(done.sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i))
     expect(most).toBeLessThanOrEqual(2)
     // A ride: the lease of the next tasks goes in the round trip of the completions — in the same
@@ -65,14 +77,18 @@ it("at full concurrency the next tasks are leased in the round trip that complet
     expect(await c.llen(queueKeys("ride").active)).toBe(0)
     expect(await c.llen(queueKeys("ride").pending)).toBe(0)
   } finally {
-    await Effect.runPromise(Scope.close(scope, Exit.void).pipe(Effect.provideService(References.MinimumLogLevel, "Error")))
+    await Effect.runPromise(
+      Scope.close(scope, Exit.void).pipe(Effect.provideService(References.MinimumLogLevel, "Error"))
+    )
   }
 })
 
 it("concurrency holds when the runtime switches fibers at every step (a ride's slots stay taken until the tasks it leased are registered)", async () => {
   const scope = await Effect.runPromise(Scope.make())
   try {
-    const context = await Effect.runPromise(Layer.buildWithScope(testBrokerLayer() as Layer.Layer<Broker, never>, scope))
+    const context = await Effect.runPromise(
+      Layer.buildWithScope(testBrokerLayer() as Layer.Layer<Broker, never>, scope)
+    )
     // Yield to the scheduler every third operation (the fewest the runtime can make progress with): any window in the fetch loop's slot accounting
     // between two steps (a ride's reply landing, the tasks it leased being registered) is open to
     // the other fibers, as it is now and then under load with the default budget.
@@ -86,7 +102,12 @@ it("concurrency holds when the runtime switches fibers at every step (a ride's s
       )
     const n = 400
     const concurrency = 8
-    for (let i = 0; i < n; i += 100) await run(enqueueMany(Array.from({ length: 100 }, (_, j) => ({ type: "tight", payload: i + j, options: { queue: "tight" } }))))
+    for (let i = 0; i < n; i += 100)
+      await run(
+        enqueueMany(
+          Array.from({ length: 100 }, (_, j) => ({ type: "tight", payload: i + j, options: { queue: "tight" } }))
+        )
+      )
     let running = 0
     let most = 0
     let mostActive = 0
@@ -117,7 +138,9 @@ it("concurrency holds when the runtime switches fibers at every step (a ride's s
     expect(mostActive).toBeLessThanOrEqual(concurrency)
     expect(await c.llen(queueKeys("tight").active)).toBe(0)
   } finally {
-    await Effect.runPromise(Scope.close(scope, Exit.void).pipe(Effect.provideService(References.MinimumLogLevel, "Error")))
+    await Effect.runPromise(
+      Scope.close(scope, Exit.void).pipe(Effect.provideService(References.MinimumLogLevel, "Error"))
+    )
   }
 }, 60_000)
 
@@ -135,14 +158,21 @@ it("Redis never holds more leases than the concurrency, in the order it runs the
   const scope = await Effect.runPromise(Scope.make())
   const monitor = await ownClient.monitor()
   try {
-    const context = await Effect.runPromise(Layer.buildWithScope(brokerLayerAt({ url: own.url }) as Layer.Layer<Broker, never>, scope))
+    const context = await Effect.runPromise(
+      Layer.buildWithScope(brokerLayerAt({ url: own.url }) as Layer.Layer<Broker, never>, scope)
+    )
     const run = <A, E>(eff: Effect.Effect<A, E, Broker>) =>
       Effect.runPromise(
         eff.pipe(Effect.provideContext(context), Effect.provideService(References.MinimumLogLevel, "Error"))
       )
     const n = 1000
     const concurrency = 10
-    for (let i = 0; i < n; i += 100) await run(enqueueMany(Array.from({ length: 100 }, (_, j) => ({ type: "order", payload: i + j, options: { queue: "order" } }))))
+    for (let i = 0; i < n; i += 100)
+      await run(
+        enqueueMany(
+          Array.from({ length: 100 }, (_, j) => ({ type: "order", payload: i + j, options: { queue: "order" } }))
+        )
+      )
     // A script goes as EVALSHA, or as EVAL with its source (a first call on a connection; its
     // first line names it).
     const scripts = ["dequeueLease", "completeAndLease", "complete", "completeBatch"] as const
@@ -181,13 +211,24 @@ it("Redis never holds more leases than the concurrency, in the order it runs the
         { concurrency, queues: { order: 1 } }
       ).pipe(Scope.provide(scope))
     )
-    await waitFor("all processed", () => ownClient.get(queueKeys("order").processedTotal), (total) => total === String(n), { timeoutMs: 30_000 })
-    await waitFor("every batch seen", () => active, (a) => a === 0)
+    await waitFor(
+      "all processed",
+      () => ownClient.get(queueKeys("order").processedTotal),
+      (total) => total === String(n),
+      { timeoutMs: 30_000 }
+    )
+    await waitFor(
+      "every batch seen",
+      () => active,
+      (a) => a === 0
+    )
     expect(pending).toBe(0)
     expect(most).toBeLessThanOrEqual(concurrency)
   } finally {
     monitor.disconnect()
-    await Effect.runPromise(Scope.close(scope, Exit.void).pipe(Effect.provideService(References.MinimumLogLevel, "Error")))
+    await Effect.runPromise(
+      Scope.close(scope, Exit.void).pipe(Effect.provideService(References.MinimumLogLevel, "Error"))
+    )
     ownClient.disconnect()
     await own.stop()
   }
@@ -196,7 +237,9 @@ it("Redis never holds more leases than the concurrency, in the order it runs the
 it("a queue of large messages is leased the MULTI/SORT way by the fetch loop, not by rides; every task runs once, concurrency holds", async () => {
   const scope = await Effect.runPromise(Scope.make())
   try {
-    const context = await Effect.runPromise(Layer.buildWithScope(testBrokerLayer() as Layer.Layer<Broker, never>, scope))
+    const context = await Effect.runPromise(
+      Layer.buildWithScope(testBrokerLayer() as Layer.Layer<Broker, never>, scope)
+    )
     const broker = context.mapUnsafe.get(Broker.key) as Broker["Service"]
     const rideScripts: Array<string> = []
     let sortedCalls = 0
@@ -207,17 +250,25 @@ it("a queue of large messages is leased the MULTI/SORT way by the fetch loop, no
         ...broker.redis,
         scriptBatch: (calls, opts) =>
           Effect.suspend(() => {
-            for (const x of calls) if (x.script === "dequeueLease" || x.script === "completeAndLease") rideScripts.push(x.script)
+            for (const x of calls)
+              if (x.script === "dequeueLease" || x.script === "completeAndLease") rideScripts.push(x.script)
             return broker.redis.scriptBatch(calls, opts)
           }),
-        scriptSorted: (name, keys, args, list, get) => Effect.suspend(() => (sortedCalls++, sorted(name, keys, args, list, get)))
+        scriptSorted: (name, keys, args, list, get) =>
+          Effect.suspend(() => (sortedCalls++, sorted(name, keys, args, list, get)))
       }
     })
     const run = <A, E>(eff: Effect.Effect<A, E, Broker>) =>
-      Effect.runPromise(eff.pipe(Effect.provideService(Broker, counting), Effect.provideService(References.MinimumLogLevel, "Error")))
+      Effect.runPromise(
+        eff.pipe(Effect.provideService(Broker, counting), Effect.provideService(References.MinimumLogLevel, "Error"))
+      )
     const n = 40
     const big = "x".repeat(100 * 1024)
-    await run(enqueueMany(Array.from({ length: n }, (_, i) => ({ type: "big", payload: { i, big }, options: { queue: "big" } }))))
+    await run(
+      enqueueMany(
+        Array.from({ length: n }, (_, i) => ({ type: "big", payload: { i, big }, options: { queue: "big" } }))
+      )
+    )
     let running = 0
     let most = 0
     const done: Array<number> = []
@@ -236,7 +287,11 @@ it("a queue of large messages is leased the MULTI/SORT way by the fetch loop, no
         { concurrency: 4, queues: { big: 1 } }
       ).pipe(Scope.provide(scope))
     )
-    await waitFor("all processed", () => c.get(queueKeys("big").processedTotal), (total) => total === String(n))
+    await waitFor(
+      "all processed",
+      () => c.get(queueKeys("big").processedTotal),
+      (total) => total === String(n)
+    )
     expect(done.sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i))
     expect(most).toBeLessThanOrEqual(4)
     // The first lease learns the size (the script alone, fetch or ride); from then on the fetch loop's MULTI.

@@ -2,7 +2,7 @@
 import { Effect, Exit, Layer, References, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import type * as Context from "effect/Context"
-import { Broker } from "../../src/broker/Broker.js"
+import type { Broker } from "../../src/broker/Broker.js"
 import type { HandlerInput } from "../../src/processor/Mux.js"
 import type { ServerOptions } from "../../src/processor/options.js"
 import * as Server from "../../src/processor/Server.js"
@@ -20,14 +20,20 @@ export interface TestServer {
 }
 
 /** Logs at Error and above only, unless DEBUG_TESTS is set. */
-const quiet = <A, E, R>(eff: Effect.Effect<A, E, R>) => (process.env.DEBUG_TESTS ? eff : eff.pipe(Effect.provideService(References.MinimumLogLevel, "Error")))
+const quiet = <A, E, R>(eff: Effect.Effect<A, E, R>) =>
+  process.env.DEBUG_TESTS ? eff : eff.pipe(Effect.provideService(References.MinimumLogLevel, "Error"))
 
 /**
  * A server on this file's database, or on `redis` (e.g. a private redis-server). With
  * `testClockAtMs`, the server's Effect Clock is a TestClock set to that time, which moves only when
  * the test says so: `run(TestClock.adjust(…))`.
  */
-export const startServer = async (handlers: HandlerInput, options: ServerOptions = {}, redis?: RedisOptions, testClockAtMs?: number): Promise<TestServer> => {
+export const startServer = async (
+  handlers: HandlerInput,
+  options: ServerOptions = {},
+  redis?: RedisOptions,
+  testClockAtMs?: number
+): Promise<TestServer> => {
   const scope = await Effect.runPromise(Scope.make())
   const broker = (redis === undefined ? testBrokerLayer() : brokerLayerAt(redis)) as Layer.Layer<Broker, never>
   const layer = testClockAtMs === undefined ? broker : Layer.merge(broker, TestClock.layer())
@@ -43,7 +49,7 @@ export const startServer = async (handlers: HandlerInput, options: ServerOptions
       const info = await run(enqueue(type, payload, opts))
       return info.id
     },
-    shutdown: () => (closed ??= run(handle.shutdown).finally(() => Effect.runPromise(Scope.close(scope, Exit.void)))),
+    shutdown: () => (closed ??= run(handle.shutdown).finally(() => Effect.runPromise(Scope.close(scope, Exit.void))))
   }
 }
 

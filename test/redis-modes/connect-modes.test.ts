@@ -50,7 +50,9 @@ describe("Redis connection modes", () => {
     admin.disconnect()
 
     expect(await roundTrip({ url: `redis://worker:s3cret-pw@127.0.0.1:${server.port}` })).toBe("ok")
-    expect(await roundTrip({ url: `redis://127.0.0.1:${server.port}`, username: "worker", password: "s3cret-pw" })).toBe("ok")
+    expect(
+      await roundTrip({ url: `redis://127.0.0.1:${server.port}`, username: "worker", password: "s3cret-pw" })
+    ).toBe("ok")
 
     const err = await connectError({ url: `redis://worker:wrong-pw@127.0.0.1:${server.port}` })
     expect(err._tag).toBe("RedisConnectionError")
@@ -62,23 +64,77 @@ describe("Redis connection modes", () => {
     const dir = mkdtempSync(join(tmpdir(), "effect-asynq-tls-"))
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
     const ssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "ignore" })
-    ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=test-ca")
+    ssl(
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.crt",
+      "-days",
+      "1",
+      "-subj",
+      "/CN=test-ca"
+    )
     ssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost")
     writeFileSync(join(dir, "ext.cnf"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    ssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "1", "-extfile", "ext.cnf")
+    ssl(
+      "x509",
+      "-req",
+      "-in",
+      "server.csr",
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      "server.crt",
+      "-days",
+      "1",
+      "-extfile",
+      "ext.cnf"
+    )
 
     const port = await freePort()
     const proc = spawn(
       redisServerBinary(),
-      ["--port", "0", "--tls-port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir,
-        "--tls-cert-file", join(dir, "server.crt"), "--tls-key-file", join(dir, "server.key"),
-        "--tls-ca-cert-file", join(dir, "ca.crt"), "--tls-auth-clients", "no"],
+      [
+        "--port",
+        "0",
+        "--tls-port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--dir",
+        dir,
+        "--tls-cert-file",
+        join(dir, "server.crt"),
+        "--tls-key-file",
+        join(dir, "server.key"),
+        "--tls-ca-cert-file",
+        join(dir, "ca.crt"),
+        "--tls-auth-clients",
+        "no"
+      ],
       { stdio: "ignore" }
     )
     cleanups.push(() => kill(proc))
     const ca = readFileSync(join(dir, "ca.crt"))
     // the server needs a moment to listen; retry the connect until it answers
-    const value = await waitFor("the TLS server to answer", () => roundTrip({ url: `rediss://127.0.0.1:${port}`, tls: { ca }, connectTimeoutMs: 1000 }), (v) => v === "ok", { timeoutMs: 30_000 })
+    const value = await waitFor(
+      "the TLS server to answer",
+      () => roundTrip({ url: `rediss://127.0.0.1:${port}`, tls: { ca }, connectTimeoutMs: 1000 }),
+      (v) => v === "ok",
+      { timeoutMs: 30_000 }
+    )
     expect(value).toBe("ok")
 
     // Without the CA the server's certificate is not trusted: a clear connection error.
@@ -90,7 +146,9 @@ describe("Redis connection modes", () => {
     const light = await Effect.runPromise(connectLightRedis({ url: `rediss://127.0.0.1:${port}`, tls: { ca } }))
     expect(await Effect.runPromise(light.command("get", ["GET", "mode-test"]))).toBe("ok")
     await light.quit()
-    const lightErr = await Effect.runPromise(Effect.flip(connectLightRedis({ url: `rediss://127.0.0.1:${port}`, connectTimeoutMs: 2000 })))
+    const lightErr = await Effect.runPromise(
+      Effect.flip(connectLightRedis({ url: `rediss://127.0.0.1:${port}`, connectTimeoutMs: 2000 }))
+    )
     expect(lightErr._tag).toBe("RedisConnectionError")
     expect(lightErr.message).toContain(`rediss://127.0.0.1:${port}`)
   })
@@ -102,11 +160,23 @@ describe("Redis connection modes", () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
     const port = await freePort()
     const conf = join(dir, "sentinel.conf")
-    writeFileSync(conf, `port ${port}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor testmaster 127.0.0.1 ${master.port} 1\n`)
+    writeFileSync(
+      conf,
+      `port ${port}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor testmaster 127.0.0.1 ${master.port} 1\n`
+    )
     const proc = spawn(redisServerBinary(), [conf, "--sentinel"], { stdio: "ignore" })
     cleanups.push(() => kill(proc))
 
-    const value = await waitFor("the master through Sentinel to answer", () => roundTrip({ sentinel: { sentinels: [{ host: "127.0.0.1", port }], name: "testmaster" }, connectTimeoutMs: 1000 }), (v) => v === "ok", { timeoutMs: 30_000 })
+    const value = await waitFor(
+      "the master through Sentinel to answer",
+      () =>
+        roundTrip({
+          sentinel: { sentinels: [{ host: "127.0.0.1", port }], name: "testmaster" },
+          connectTimeoutMs: 1000
+        }),
+      (v) => v === "ok",
+      { timeoutMs: 30_000 }
+    )
     expect(value).toBe("ok")
     const direct = new IORedis(master.url)
     expect(await direct.get("mode-test")).toBe("ok")

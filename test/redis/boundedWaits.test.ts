@@ -23,17 +23,29 @@ import { CommandTimeout, isCommandTimeout, type RedisError } from "../../src/red
 import { defaultCommandTimeoutMs, type RedisOptions } from "../../src/redis/options.js"
 import { Redis } from "../../src/redis/Redis.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { freePort, type RedisServerHandle, redisServerBinary, startRedisServer, waitForPing } from "../support/redis-server.js"
+import {
+  freePort,
+  type RedisServerHandle,
+  redisServerBinary,
+  startRedisServer,
+  waitForPing
+} from "../support/redis-server.js"
 import { waitFor } from "../support/waitFor.js"
 
 /** Opens Broker + Redis (ioredis, as a worker has them) with `options`; closed with the returned scope. */
 const openBroker = async (options: RedisOptions) => {
   const scope = await Effect.runPromise(Scope.make())
-  const context = (await Effect.runPromise(Layer.buildWithScope(Broker.layer.pipe(Layer.provideMerge(Redis.layer(options))), scope))) as Context.Context<Broker>
+  const context = (await Effect.runPromise(
+    Layer.buildWithScope(Broker.layer.pipe(Layer.provideMerge(Redis.layer(options))), scope)
+  )) as Context.Context<Broker>
   return { broker: Context.get(context, Broker), close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
-const failure = <A>(p: Promise<A>): Promise<unknown> => p.then(() => undefined, (e: unknown) => e)
+const failure = <A>(p: Promise<A>): Promise<unknown> =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e
+  )
 const runFailure = <A, E>(effect: Effect.Effect<A, E>): Promise<unknown> => failure(Effect.runPromise(effect))
 
 describe("a frozen single node (SIGSTOP): calls fail within the default command timeout", () => {
@@ -54,7 +66,9 @@ describe("a frozen single node (SIGSTOP): calls fail within the default command 
     try {
       await client.enqueue("warm", 0)
       server.process.kill("SIGSTOP")
-      const error = (await failure(client.enqueue("frozen", { secret: "payload-never-in-messages" }, { taskId: "frozen-1" }))) as RedisError
+      const error = (await failure(
+        client.enqueue("frozen", { secret: "payload-never-in-messages" }, { taskId: "frozen-1" })
+      )) as RedisError
       server.process.kill("SIGCONT")
       expect(error).toMatchObject({ _tag: "RedisError", op: "script enqueue" })
       expect(error.cause).toBeInstanceOf(CommandTimeout)
@@ -65,7 +79,11 @@ describe("a frozen single node (SIGSTOP): calls fail within the default command 
       // A timeout is a lost reply: the write was sent again as the same write; all of them ran once
       // the server thawed, and made one task.
       expect(isLostReply(error)).toBe(true)
-      await waitFor("the frozen enqueue to land", () => raw.hget(queueKeys("default").task("frozen-1"), "state"), (s) => s === "pending")
+      await waitFor(
+        "the frozen enqueue to land",
+        () => raw.hget(queueKeys("default").task("frozen-1"), "state"),
+        (s) => s === "pending"
+      )
       expect((await raw.lrange(queueKeys("default").pending, 0, -1)).filter((id) => id === "frozen-1")).toHaveLength(1)
       // The client works again.
       expect((await client.enqueue("after", 1)).state).toBe("pending")
@@ -91,13 +109,23 @@ describe("a frozen single node (SIGSTOP): calls fail within the default command 
         runFailure(broker.redis.command("llen", ["LLEN", "asynq:{default}:pending"]))
       ])
       server.process.kill("SIGCONT")
-      expect(script).toMatchObject({ _tag: "RedisError", op: "script registerQueue", message: expect.stringContaining(`no reply from ${server.url} within ${defaultCommandTimeoutMs} ms`) })
+      expect(script).toMatchObject({
+        _tag: "RedisError",
+        op: "script registerQueue",
+        message: expect.stringContaining(`no reply from ${server.url} within ${defaultCommandTimeoutMs} ms`)
+      })
       expect(isCommandTimeout(script)).toBe(true)
       for (const r of batch) {
         expect(r.ok).toBe(false)
         if (!r.ok) expect(isCommandTimeout(r.error)).toBe(true)
       }
-      expect(command).toMatchObject({ _tag: "RedisError", op: "llen", message: expect.stringMatching(/^Command timed out: llen got no reply from redis:\/\/127\.0\.0\.1:\d+ within 5000 ms/) })
+      expect(command).toMatchObject({
+        _tag: "RedisError",
+        op: "llen",
+        message: expect.stringMatching(
+          /^Command timed out: llen got no reply from redis:\/\/127\.0\.0\.1:\d+ within 5000 ms/
+        )
+      })
       // Answers again once thawed.
       expect(await Effect.runPromise(broker.redis.command("ping", ["PING"]))).toBe("PONG")
     } finally {
@@ -117,7 +145,11 @@ describe("a server loading its dataset after a restart (LOADING)", () => {
   const url = () => `redis://127.0.0.1:${port}`
 
   const start = (extra: ReadonlyArray<string>) => {
-    proc = spawn(redisServerBinary(), ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, ...extra], { stdio: "ignore" })
+    proc = spawn(
+      redisServerBinary(),
+      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, ...extra],
+      { stdio: "ignore" }
+    )
   }
   const kill = async () => {
     const p = proc
@@ -129,7 +161,12 @@ describe("a server loading its dataset after a restart (LOADING)", () => {
   }
   /** What a fresh connection gets for PING: "PONG", the LOADING answer, or why it could not ask. */
   const ping = async (): Promise<string> => {
-    const c = new IORedis(url(), { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableReadyCheck: false })
+    const c = new IORedis(url(), {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      enableReadyCheck: false
+    })
     c.on("error", () => {})
     try {
       await c.connect()
@@ -159,7 +196,9 @@ describe("a server loading its dataset after a restart (LOADING)", () => {
   }, 30_000)
   afterEach(async () => {
     // Back to a server that answers, for the next test.
-    await waitFor("the server to finish loading", ping, (r) => r === "PONG", { timeoutMs: 30_000 }).catch(() => undefined)
+    await waitFor("the server to finish loading", ping, (r) => r === "PONG", { timeoutMs: 30_000 }).catch(
+      () => undefined
+    )
   }, 40_000)
   afterAll(async () => {
     await kill()
@@ -213,9 +252,15 @@ describe("a server loading its dataset after a restart (LOADING)", () => {
     try {
       await client.enqueue("warm", 0)
       await restartLoading()
-      const error = (await failure(client.enqueue("while:loading", { n: 1 }, { taskId: "while-loading" }))) as RedisError
+      const error = (await failure(
+        client.enqueue("while:loading", { n: 1 }, { taskId: "while-loading" })
+      )) as RedisError
       expect(error).toMatchObject({ _tag: "RedisError", op: "script enqueue" })
-      expect(error.message).toMatch(new RegExp(`^Redis at ${url()} is still loading its dataset after \\d+ ms of retries \\(loadingTimeoutMs 200\\): LOADING`))
+      expect(error.message).toMatch(
+        new RegExp(
+          `^Redis at ${url()} is still loading its dataset after \\d+ ms of retries \\(loadingTimeoutMs 200\\): LOADING`
+        )
+      )
       expect(isLostReply(error)).toBe(false)
       await waitFor("the server to finish loading", ping, (r) => r === "PONG", { timeoutMs: 30_000 })
       const raw = new IORedis(url())

@@ -77,7 +77,14 @@ describe("bundling with esbuild", () => {
       env: { ...process.env, REDIS_URL: server.url },
       timeout: 20_000
     })
-    expect(JSON.parse(stdout.trim())).toEqual({ single: 1, batch: [{ ok: true, value: 1 }, { ok: true, value: 0 }], again: 1 })
+    expect(JSON.parse(stdout.trim())).toEqual({
+      single: 1,
+      batch: [
+        { ok: true, value: 1 },
+        { ok: true, value: 0 }
+      ],
+      again: 1
+    })
 
     const c = new IORedis(server.url)
     try {

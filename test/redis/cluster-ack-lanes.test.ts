@@ -33,7 +33,12 @@ beforeAll(async () => {
       if (owner !== undefined && !byOwner.has(owner)) byOwner.set(owner, `lane${i}`)
     }
     const [[healthyOwner, healthy], [hungOwner, hung]] = [...byOwner.entries()] as [[string, string], [string, string]]
-    placed = { healthy, healthyPort: Number(healthyOwner.split(":")[1]), hung, hungPort: Number(hungOwner.split(":")[1]) }
+    placed = {
+      healthy,
+      healthyPort: Number(healthyOwner.split(":")[1]),
+      hung,
+      hungPort: Number(hungOwner.split(":")[1])
+    }
   } finally {
     c.disconnect()
   }
@@ -48,14 +53,24 @@ describe("completions on a Redis Cluster with one master hung", () => {
     const { healthy, healthyPort, hung, hungPort } = placed
     const release = Effect.runSync(Deferred.make<void>())
     const started: Array<string> = []
-    const handler: Handler = (task) => Effect.sync(() => void started.push(task.queue)).pipe(Effect.andThen(Deferred.await(release)))
+    const handler: Handler = (task) =>
+      Effect.sync(() => void started.push(task.queue)).pipe(Effect.andThen(Deferred.await(release)))
     const healthyCount = 6
-    const server = await startServer(handler, { queues: { [healthy]: 1, [hung]: 1 }, concurrency: healthyCount + 2 }, { cluster: cluster.nodes })
+    const server = await startServer(
+      handler,
+      { queues: { [healthy]: 1, [hung]: 1 }, concurrency: healthyCount + 2 },
+      { cluster: cluster.nodes }
+    )
     try {
       for (let i = 0; i < 2; i++) await server.enqueue("job", { i }, { queue: hung })
       for (let i = 0; i < healthyCount; i++) await server.enqueue("job", { i }, { queue: healthy })
       // Every task is running (every slot busy): nothing more is fetched.
-      await waitFor("all tasks to start", () => started.length, (n) => n === healthyCount + 2, { timeoutMs: 20_000 })
+      await waitFor(
+        "all tasks to start",
+        () => started.length,
+        (n) => n === healthyCount + 2,
+        { timeoutMs: 20_000 }
+      )
       cluster.pauseNode(hungPort)
       paused = true
       // All finish at once: the hung queue's completions go out and get no answer.
@@ -63,7 +78,12 @@ describe("completions on a Redis Cluster with one master hung", () => {
       // Read on the healthy queue's master itself (a cluster client would also wait for the hung one).
       const healthyMaster = new IORedis({ host: "127.0.0.1", port: healthyPort })
       const processed = async () => Number((await healthyMaster.get(queueKeys(healthy).processedTotal)) ?? 0)
-      await waitFor(`the ${healthyCount} tasks of the healthy queue to complete while the other master hangs`, processed, (n) => n === healthyCount, { timeoutMs: 20_000 })
+      await waitFor(
+        `the ${healthyCount} tasks of the healthy queue to complete while the other master hangs`,
+        processed,
+        (n) => n === healthyCount,
+        { timeoutMs: 20_000 }
+      )
       expect(await processed()).toBe(healthyCount)
       healthyMaster.disconnect()
     } finally {
@@ -82,7 +102,9 @@ describe("completions on a Redis Cluster with one master hung", () => {
     const release = Effect.runSync(Deferred.make<void>())
     const startedHung: Array<string> = []
     const handler: Handler = (task) =>
-      task.queue === hung ? Effect.sync(() => void startedHung.push(task.id)).pipe(Effect.andThen(Deferred.await(release))) : Effect.void
+      task.queue === hung
+        ? Effect.sync(() => void startedHung.push(task.id)).pipe(Effect.andThen(Deferred.await(release)))
+        : Effect.void
     const concurrency = 2
     const server = await startServer(
       handler,
@@ -94,7 +116,12 @@ describe("completions on a Redis Cluster with one master hung", () => {
     let hungBefore = 0
     try {
       for (let i = 0; i < concurrency; i++) await server.enqueue("job", { i }, { queue: hung })
-      await waitFor("every slot to hold a task of the hung queue", () => startedHung.length, (n) => n === concurrency, { timeoutMs: 20_000 })
+      await waitFor(
+        "every slot to hold a task of the hung queue",
+        () => startedHung.length,
+        (n) => n === concurrency,
+        { timeoutMs: 20_000 }
+      )
       const processedBefore = Number((await healthyMaster.get(queueKeys(healthy).processedTotal)) ?? 0)
       hungBefore = Number((await hungMaster.get(queueKeys(hung).processedTotal)) ?? 0)
       const healthyCount = 6
@@ -103,11 +130,17 @@ describe("completions on a Redis Cluster with one master hung", () => {
       paused = true
       // The hung queue's tasks finish; writing their outcome fails until the master answers again.
       Effect.runSync(Deferred.succeed(release, undefined))
-      const processed = async () => Number((await healthyMaster.get(queueKeys(healthy).processedTotal)) ?? 0) - processedBefore
+      const processed = async () =>
+        Number((await healthyMaster.get(queueKeys(healthy).processedTotal)) ?? 0) - processedBefore
       // Well within the lease: with the slots held, nothing of the healthy queue would run before it ran out.
-      await waitFor(`the ${healthyCount} tasks of the healthy queue to complete while the hung queue's completions fail`, processed, (n) => n === healthyCount, {
-        timeoutMs: 15_000
-      })
+      await waitFor(
+        `the ${healthyCount} tasks of the healthy queue to complete while the hung queue's completions fail`,
+        processed,
+        (n) => n === healthyCount,
+        {
+          timeoutMs: 15_000
+        }
+      )
       expect(await processed()).toBe(healthyCount)
     } finally {
       healthyMaster.disconnect()
@@ -117,9 +150,14 @@ describe("completions on a Redis Cluster with one master hung", () => {
     }
     // Once the master answers again, the set-aside completions went through.
     try {
-      await waitFor("the hung queue's tasks to be completed", async () => Number((await hungMaster.get(queueKeys(hung).processedTotal)) ?? 0) - hungBefore, (n) => n === concurrency, {
-        timeoutMs: 15_000
-      })
+      await waitFor(
+        "the hung queue's tasks to be completed",
+        async () => Number((await hungMaster.get(queueKeys(hung).processedTotal)) ?? 0) - hungBefore,
+        (n) => n === concurrency,
+        {
+          timeoutMs: 15_000
+        }
+      )
     } finally {
       hungMaster.disconnect()
     }

@@ -41,8 +41,19 @@ describe("Redis service batches on a Redis Cluster with a master down", () => {
   it("fails only the calls of the unreachable master's slot; the other slots' calls get their replies, in order", async () => {
     expect(placed).toHaveLength(3)
     const [a, b, down] = placed as [(typeof placed)[0], (typeof placed)[0], (typeof placed)[0]]
-    const call = (q: string, script: "pauseQueue" | "unpauseQueue") => ({ script, keys: [queueKeys(q).paused], args: script === "pauseQueue" ? [1] : [] })
-    const calls = [call(a.queue, "pauseQueue"), call(down.queue, "pauseQueue"), call(b.queue, "pauseQueue"), call(a.queue, "pauseQueue"), call(down.queue, "unpauseQueue"), call(b.queue, "unpauseQueue")]
+    const call = (q: string, script: "pauseQueue" | "unpauseQueue") => ({
+      script,
+      keys: [queueKeys(q).paused],
+      args: script === "pauseQueue" ? [1] : []
+    })
+    const calls = [
+      call(a.queue, "pauseQueue"),
+      call(down.queue, "pauseQueue"),
+      call(b.queue, "pauseQueue"),
+      call(a.queue, "pauseQueue"),
+      call(down.queue, "unpauseQueue"),
+      call(b.queue, "unpauseQueue")
+    ]
     const replies = await Effect.runPromise(
       Effect.scoped(
         Effect.gen(function* () {

@@ -51,7 +51,11 @@ const openBroker = async (options: RedisOptions) => {
 }
 
 /** The calls a worker and a client make, all during the outage; each must fail with a CommandTimeout naming the cluster. */
-const callsDuringOutage = async (broker: Broker["Service"], client: ReturnType<typeof createClient>, taskId: string) => {
+const callsDuringOutage = async (
+  broker: Broker["Service"],
+  client: ReturnType<typeof createClient>,
+  taskId: string
+) => {
   const [script, batch, command, enqueue] = await Promise.all([
     failsWithin("a script call", Effect.runPromise(broker.redis.script("registerQueue", ["asynq:queues"], ["outage"]))),
     Effect.runPromise(
@@ -60,7 +64,10 @@ const callsDuringOutage = async (broker: Broker["Service"], client: ReturnType<t
         { script: "registerQueue", keys: [queueKeys("other").pending], args: ["b"] }
       ])
     ),
-    failsWithin("a plain command", Effect.runPromise(broker.redis.command("llen", ["LLEN", queueKeys("default").pending]))),
+    failsWithin(
+      "a plain command",
+      Effect.runPromise(broker.redis.command("llen", ["LLEN", queueKeys("default").pending]))
+    ),
     failsWithin("createClient's enqueue", client.enqueue("during:outage", { n: 1 }, { taskId }))
   ])
   for (const e of [script, command, enqueue]) {
@@ -86,8 +93,14 @@ describe("Redis Cluster with every node down", () => {
       for (const n of cluster.nodes) cluster.resumeNode(n.port)
       const raw = new IORedis.Cluster(cluster.nodes.map((n) => ({ host: n.host, port: n.port })))
       try {
-        await waitFor("the frozen enqueue to land", () => raw.hget(queueKeys("default").task("frozen-1"), "state"), (s) => s === "pending")
-        expect((await raw.lrange(queueKeys("default").pending, 0, -1)).filter((id) => id === "frozen-1")).toHaveLength(1)
+        await waitFor(
+          "the frozen enqueue to land",
+          () => raw.hget(queueKeys("default").task("frozen-1"), "state"),
+          (s) => s === "pending"
+        )
+        expect((await raw.lrange(queueKeys("default").pending, 0, -1)).filter((id) => id === "frozen-1")).toHaveLength(
+          1
+        )
       } finally {
         raw.disconnect()
       }
@@ -107,8 +120,22 @@ describe("Redis Cluster with every node down", () => {
       await cluster.killAll()
       await callsDuringOutage(broker, client, "killed-1")
       await cluster.restartAll()
-      await waitFor("the cluster client to enqueue again", () => client.enqueue("after:outage", 1).then(() => true, () => false), Boolean, { timeoutMs: 30_000 })
-      await waitFor("the worker's Broker to answer again", () => Effect.runPromise(broker.redis.command("ping", ["PING"])).catch(() => "no"), (r) => r === "PONG", { timeoutMs: 30_000 })
+      await waitFor(
+        "the cluster client to enqueue again",
+        () =>
+          client.enqueue("after:outage", 1).then(
+            () => true,
+            () => false
+          ),
+        Boolean,
+        { timeoutMs: 30_000 }
+      )
+      await waitFor(
+        "the worker's Broker to answer again",
+        () => Effect.runPromise(broker.redis.command("ping", ["PING"])).catch(() => "no"),
+        (r) => r === "PONG",
+        { timeoutMs: 30_000 }
+      )
     } finally {
       await client.close()
       await close()

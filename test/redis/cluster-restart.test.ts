@@ -47,7 +47,9 @@ describe("Redis Cluster whose nodes all restart", () => {
     process.on("warning", onWarning)
 
     const logs: Array<string> = []
-    const capture = Logger.make(({ message }) => void logs.push((Array.isArray(message) ? message : [message]).map(String).join(" ")))
+    const capture = Logger.make(
+      ({ message }) => void logs.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
+    )
     const scope = await Effect.runPromise(Scope.make())
     const context = (await Effect.runPromise(
       Layer.buildWithScope(Redis.layer({ cluster: cluster.nodes }), scope).pipe(Effect.provide(Logger.layer([capture])))
@@ -55,7 +57,11 @@ describe("Redis Cluster whose nodes all restart", () => {
     const redis = Context.get(context, Redis)
     const client = createClient({ cluster: cluster.nodes })
     const processed: Array<string> = []
-    const srv = await startServer({ "restart:ping": async (task) => void processed.push(task.id) }, { concurrency: 2, shutdownTimeoutMs: 1000, queues: { restart: 1 } }, { cluster: cluster.nodes })
+    const srv = await startServer(
+      { "restart:ping": async (task) => void processed.push(task.id) },
+      { concurrency: 2, shutdownTimeoutMs: 1000, queues: { restart: 1 } },
+      { cluster: cluster.nodes }
+    )
     try {
       expect(await Effect.runPromise(redis.use("ping", (c) => c.ping()))).toBe("PONG")
       const first = await client.enqueue("restart:ping", null, { queue: "restart" })
@@ -65,9 +71,24 @@ describe("Redis Cluster whose nodes all restart", () => {
       for (let round = 1; round <= 2; round++) {
         await outage(redis)
         // Every read retries: the cluster may still be settling (CLUSTERDOWN) right after the restart.
-        await waitFor(`round ${round}: the Redis service to answer again`, () => Effect.runPromise(redis.use("ping", (c) => c.ping())), (v) => v === "PONG", { timeoutMs: 20_000 })
-        const info = await waitFor(`round ${round}: createClient to enqueue again`, () => client.enqueue("restart:ping", { round }, { queue: "restart" }), () => true, { timeoutMs: 20_000 })
-        await waitFor(`round ${round}: the running Server to process the task enqueued after the restart`, () => processed.includes(info.id), Boolean, { timeoutMs: 20_000 })
+        await waitFor(
+          `round ${round}: the Redis service to answer again`,
+          () => Effect.runPromise(redis.use("ping", (c) => c.ping())),
+          (v) => v === "PONG",
+          { timeoutMs: 20_000 }
+        )
+        const info = await waitFor(
+          `round ${round}: createClient to enqueue again`,
+          () => client.enqueue("restart:ping", { round }, { queue: "restart" }),
+          () => true,
+          { timeoutMs: 20_000 }
+        )
+        await waitFor(
+          `round ${round}: the running Server to process the task enqueued after the restart`,
+          () => processed.includes(info.id),
+          Boolean,
+          { timeoutMs: 20_000 }
+        )
         expect(logs.filter((l) => l.includes("connection lost"))).toHaveLength(round)
         expect(logs.filter((l) => l.includes("connection restored"))).toHaveLength(round)
         expect(redis.connectionState()).toEqual({ down: false, outages: round })

@@ -45,7 +45,8 @@ beforeEach(async () => {
 })
 
 const layer = () => Redis.layer({ cluster: cluster.nodes })
-const run = <A, E>(eff: Effect.Effect<A, E, Redis>) => Effect.runPromise(eff.pipe(Effect.provide(layer())) as Effect.Effect<A, unknown>)
+const run = <A, E>(eff: Effect.Effect<A, E, Redis>) =>
+  Effect.runPromise(eff.pipe(Effect.provide(layer())) as Effect.Effect<A, unknown>)
 
 const masterOf = (c: Cluster, key: string) =>
   c.call("CLUSTER", "KEYSLOT", key).then((slot) => {
@@ -106,7 +107,9 @@ describe("Redis service on a 3-master Redis Cluster", () => {
         const masters = c.nodes("master")
         const flush = Effect.promise(() => Promise.all(masters.map((n) => n.script("FLUSH"))))
         const loaded = (name: LuaName) =>
-          Effect.promise(() => Promise.all(masters.map((n) => n.script("EXISTS", luaScript(name).sha) as Promise<Array<number>>)))
+          Effect.promise(() =>
+            Promise.all(masters.map((n) => n.script("EXISTS", luaScript(name).sha) as Promise<Array<number>>))
+          )
         yield* flush
         const viaScript = yield* Effect.forEach(queues, (q) => r.script("pauseQueue", [queueKeys(q).paused], [1]))
         yield* flush
@@ -120,7 +123,11 @@ describe("Redis service on a 3-master Redis Cluster", () => {
       })
     )
     expect(out.viaScript).toEqual([1, 1, 1])
-    for (const b of out.viaBatch) expect(b).toEqual([{ ok: true, value: 1 }, { ok: true, value: 0 }])
+    for (const b of out.viaBatch)
+      expect(b).toEqual([
+        { ok: true, value: 1 },
+        { ok: true, value: 0 }
+      ])
     // scriptBatch loads a missing script on every master, so other slots find it too.
     expect(out.unpauseLoaded).toEqual([[1], [1], [1]])
   })
@@ -152,10 +159,18 @@ describe("Redis service on a 3-master Redis Cluster", () => {
         const done = yield* Effect.forEach(leased.tasks, (t) => complete(t.msg))
         const { redis } = yield* Broker
         const registered = yield* redis.use("smembers", (c) => c.smembers(allQueues))
-        const left = yield* Effect.forEach(queues.slice(0, 2), (q) => redis.use("exists", (c) => c.exists(queueKeys(q).active, queueKeys(q).pending)))
+        const left = yield* Effect.forEach(queues.slice(0, 2), (q) =>
+          redis.use("exists", (c) => c.exists(queueKeys(q).active, queueKeys(q).pending))
+        )
         return { ids: [a.id, b.id], leased: leased.tasks.map((t) => t.msg.id), done, registered, left }
       }).pipe(Effect.provide(Broker.layer.pipe(Layer.provideMerge(layer())))) as Effect.Effect<
-        { ids: string[]; leased: string[]; done: ReadonlyArray<{ outcome: string }>; registered: string[]; left: number[] },
+        {
+          ids: string[]
+          leased: string[]
+          done: ReadonlyArray<{ outcome: string }>
+          registered: string[]
+          left: number[]
+        },
         unknown
       >
     )
@@ -170,7 +185,9 @@ describe("Redis service on a 3-master Redis Cluster", () => {
     const out = await Effect.runPromise(
       Effect.gen(function* () {
         yield* TestClock.setTime(t0)
-        const ids = yield* Effect.forEach(queues, (queue, i) => Effect.map(enqueue("cluster:later", { i }, { queue, processIn: 10_000, maxRetry: 3 }), (t) => t.id))
+        const ids = yield* Effect.forEach(queues, (queue, i) =>
+          Effect.map(enqueue("cluster:later", { i }, { queue, processIn: 10_000, maxRetry: 3 }), (t) => t.id)
+        )
         const early = yield* forward({ queues })
         yield* TestClock.adjust("11 seconds")
         const forwarded = yield* forward({ queues })
@@ -198,7 +215,10 @@ describe("Redis service on a 3-master Redis Cluster", () => {
           done: done.map((d) => d.outcome),
           left
         }
-      }).pipe(Effect.provide(Broker.layer.pipe(Layer.provideMerge(layer()))), Effect.provide(TestClock.layer())) as Effect.Effect<
+      }).pipe(
+        Effect.provide(Broker.layer.pipe(Layer.provideMerge(layer()))),
+        Effect.provide(TestClock.layer())
+      ) as Effect.Effect<
         {
           ids: string[]
           early: number

@@ -114,7 +114,12 @@ describe("light Redis transport", () => {
       await raw.script("FLUSH")
       const before = proxy.roundTrips().length
       expect(await run(r.script("registerQueue", ["t:q"], ["b"]))).toBe(1)
-      expect(proxy.roundTrips().slice(before).map((t) => t.commands)).toEqual([["EVALSHA"], ["EVAL"]])
+      expect(
+        proxy
+          .roundTrips()
+          .slice(before)
+          .map((t) => t.commands)
+      ).toEqual([["EVALSHA"], ["EVAL"]])
       await raw.script("FLUSH")
       const replies = await run(
         r.scriptBatch([
@@ -145,7 +150,16 @@ describe("light Redis transport", () => {
       expect(wrong._tag).toBe("RedisConnectionError")
       expect(wrong.message).toContain("WRONGPASS")
       expect(wrong.message).not.toContain("nope")
-      const none = await failure(connectLightRedis({ url: `redis://${base}`, connectTimeoutMs: 2000 }).pipe(Effect.flatMap((r) => Effect.as(Effect.promise(() => r.quit()), r))))
+      const none = await failure(
+        connectLightRedis({ url: `redis://${base}`, connectTimeoutMs: 2000 }).pipe(
+          Effect.flatMap((r) =>
+            Effect.as(
+              Effect.promise(() => r.quit()),
+              r
+            )
+          )
+        )
+      )
       expect(none._tag).toBe("RedisConnectionError")
       expect((none as RedisConnectionError).message).toMatch(/NOAUTH|auth/i)
       const db = await failure(connectLightRedis({ url: `redis://:rootpw@${base}/9` }))
@@ -162,7 +176,9 @@ describe("light Redis transport", () => {
     expect(await run(r.command("echo", ["ECHO", "warm"]))).toBe("warm")
     await raw.call("CLIENT", "PAUSE", "1500", "ALL")
     const err = await failure(r.script("registerQueue", ["t:paused"], ["a"]))
-    expect(err.message).toBe(`Command timed out: script registerQueue got no reply from ${server.url} within 300 ms (commandTimeoutMs); it may still run on the server`)
+    expect(err.message).toBe(
+      `Command timed out: script registerQueue got no reply from ${server.url} within 300 ms (commandTimeoutMs); it may still run on the server`
+    )
     expect(isLostReply(err)).toBe(true)
     await raw.call("CLIENT", "UNPAUSE") // answered once the pause is over
     // The timed-out call ran once the pause ended; its reply (1) must not answer the next call.
@@ -196,7 +212,10 @@ describe("light Redis transport", () => {
       client.setNoDelay(true)
       let chain = Promise.resolve()
       redis.on("data", (chunk: Buffer) => {
-        for (const byte of chunk) chain = chain.then(() => new Promise<void>((resolve) => client.write(Buffer.of(byte), () => setImmediate(resolve))))
+        for (const byte of chunk)
+          chain = chain.then(
+            () => new Promise<void>((resolve) => client.write(Buffer.of(byte), () => setImmediate(resolve)))
+          )
       })
       client.on("data", (chunk) => redis.write(chunk))
       client.on("close", () => redis.destroy())
@@ -208,7 +227,8 @@ describe("light Redis transport", () => {
       const script = "return {1, -2, 'three', '', {4, {'five', false}}, redis.error_reply('ERR six'), -1234567}"
       const viaLight = (await run(r.command("eval", ["EVAL", script, 0]))) as Array<unknown>
       const viaIoredis = (await raw.call("EVAL", script, "0")) as Array<unknown>
-      const plain = (v: unknown): unknown => (Array.isArray(v) ? v.map(plain) : v instanceof Error ? `error: ${v.message}` : v)
+      const plain = (v: unknown): unknown =>
+        Array.isArray(v) ? v.map(plain) : v instanceof Error ? `error: ${v.message}` : v
       expect(plain(viaLight)).toEqual(plain(viaIoredis))
       expect(plain(viaLight)).toEqual([1, -2, "three", "", [4, ["five", null]], "error: ERR six", -1234567])
       expect(await run(r.command("get", ["GET", "no-such-key"]))).toBe(null)
@@ -244,11 +264,22 @@ describe("light Redis transport", () => {
   it("the enqueue handler over it: an enqueue whose reply was lost is sent again as the same write (one task, 200)", async () => {
     const proxy = await startReplyDropProxy({ host: "127.0.0.1", port: server.port })
     const secret = "light-secret"
-    const handler = createEnqueueHandler({ auth: { kind: "shared-secret", secret }, redis: { url: `redis://127.0.0.1:${proxy.port}` } })
+    const handler = createEnqueueHandler({
+      auth: { kind: "shared-secret", secret },
+      redis: { url: `redis://127.0.0.1:${proxy.port}` }
+    })
     try {
       const enqueue = luaScript("enqueue")
-      const dropped = proxy.dropReplyOf((argv) => (argv[0]?.toUpperCase() === "EVAL" && argv[1] === enqueue.source) || (argv[0]?.toUpperCase() === "EVALSHA" && argv[1] === enqueue.sha))
-      const res = await handler(httpEvent(JSON.stringify({ type: "lost", payload: { n: 1 }, options: { queue: "lightlost" } }), { "x-asynq-secret": secret }))
+      const dropped = proxy.dropReplyOf(
+        (argv) =>
+          (argv[0]?.toUpperCase() === "EVAL" && argv[1] === enqueue.source) ||
+          (argv[0]?.toUpperCase() === "EVALSHA" && argv[1] === enqueue.sha)
+      )
+      const res = await handler(
+        httpEvent(JSON.stringify({ type: "lost", payload: { n: 1 }, options: { queue: "lightlost" } }), {
+          "x-asynq-secret": secret
+        })
+      )
       await dropped
       expect(res.statusCode).toBe(200)
       expect(proxy.dropped()).toBe(1)

@@ -31,7 +31,8 @@ describe("reconnect policy", () => {
       sentinelRetryStrategy: (n: number) => unknown
     }
     for (const strategy of [cluster.clusterRetryStrategy, sentinel.retryStrategy, sentinel.sentinelRetryStrategy])
-      for (const n of attempts) expect(strategy(n)).toSatisfy((d: unknown) => typeof d === "number" && d > 0 && d <= reconnectMaxDelayMs)
+      for (const n of attempts)
+        expect(strategy(n)).toSatisfy((d: unknown) => typeof d === "number" && d > 0 && d <= reconnectMaxDelayMs)
     expect(reconnectOptions({ url: "redis://127.0.0.1:6379" })).toEqual({})
   })
 
@@ -54,7 +55,13 @@ describe("reconnect policy", () => {
 
   it("the first connect to a cluster still fails at once with a RedisConnectionError (no retrying before it ever answered)", async () => {
     const port = await freePort()
-    const error = await Effect.runPromise(Effect.flip(Effect.scoped(Effect.asVoid(Layer.build(Redis.layer({ cluster: [{ host: "127.0.0.1", port }], connectTimeoutMs: 10_000 }))))))
+    const error = await Effect.runPromise(
+      Effect.flip(
+        Effect.scoped(
+          Effect.asVoid(Layer.build(Redis.layer({ cluster: [{ host: "127.0.0.1", port }], connectTimeoutMs: 10_000 })))
+        )
+      )
+    )
     expect(error._tag).toBe("RedisConnectionError")
     expect(error.message).toContain(`cannot connect to Redis at cluster 127.0.0.1:${port}`)
     // It failed on the refusal itself, not by waiting out connectTimeoutMs while retrying.

@@ -22,7 +22,10 @@ describe("Redis service", () => {
   it("fails with a typed, clearly worded RedisConnectionError when nothing answers, within the connect timeout", async () => {
     const port = await freePort()
     const err = await Effect.runPromise(
-      Redis.pipe(Effect.provide(Redis.layer({ url: `redis://:secret@127.0.0.1:${port}`, connectTimeoutMs: 1000 })), Effect.flip)
+      Redis.pipe(
+        Effect.provide(Redis.layer({ url: `redis://:secret@127.0.0.1:${port}`, connectTimeoutMs: 1000 })),
+        Effect.flip
+      )
     )
     expect(err._tag).toBe("RedisConnectionError")
     expect(err.message).toContain(`127.0.0.1:${port}`)
@@ -40,7 +43,9 @@ describe("Redis service", () => {
     const outOfRange = await fail({ url: at("/100000") })
     expect(outOfRange._tag).toBe("RedisConnectionError")
     expect(outOfRange.message).toContain("the server refused database 100000")
-    expect((await fail({ url: at("/abc") })).message).toContain(`the database in the URL's path must be a whole number ≥ 0, got "abc"`)
+    expect((await fail({ url: at("/abc") })).message).toContain(
+      `the database in the URL's path must be a whole number ≥ 0, got "abc"`
+    )
     expect((await fail({ url: testRedisUrl(), db: -1 })).message).toContain("db must be a whole number ≥ 0, got -1")
     expect((await fail({ url: "http://127.0.0.1:6379" })).message).toContain("scheme must be redis: or rediss:")
     // ioredis's scheme-less forms still work: "host:port".
@@ -62,4 +67,3 @@ describe("Redis service", () => {
     expect(db).toMatch(/ db=7 /)
   })
 })
-

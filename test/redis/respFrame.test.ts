@@ -8,7 +8,10 @@ import { respFrame, respFrameAfter, respPrefix } from "../../src/redis/respFrame
 
 const ioredisBytes = (parts: ReadonlyArray<string | number | Uint8Array>): Buffer => {
   const [name, ...rest] = parts
-  const w = new Command(String(name), rest.map((p) => (p instanceof Uint8Array ? Buffer.from(p) : p))).toWritable({})
+  const w = new Command(
+    String(name),
+    rest.map((p) => (p instanceof Uint8Array ? Buffer.from(p) : p))
+  ).toWritable({})
   return typeof w === "string" ? Buffer.from(w, "utf8") : w
 }
 
@@ -16,12 +19,28 @@ describe("respFrame", () => {
   it("writes the bytes ioredis writes for the same command", () => {
     const bytes = new Uint8Array(300).map((_, i) => (i * 37) % 256)
     const cases: Array<[ReadonlyArray<string>, ReadonlyArray<string>, ReadonlyArray<string | number | Uint8Array>]> = [
-      [["EVALSHA", "a".repeat(40), "2"], ["asynq:{q}:t:", "asynq:{q}:pending"], ["id1", bytes, "1732500000000000000", "q"]],
+      [
+        ["EVALSHA", "a".repeat(40), "2"],
+        ["asynq:{q}:t:", "asynq:{q}:pending"],
+        ["id1", bytes, "1732500000000000000", "q"]
+      ],
       [["EVALSHA", "b".repeat(40), "0"], [], []],
-      [["EVALSHA", "c".repeat(40), "1"], ["asynq:{é—☃}:t:"], ["", new Uint8Array(0), 0, -1, 1.5, 12345678901, "żółć 🎉", "x".repeat(100_000)]],
-      [["EVALSHA", "d".repeat(40), "3"], ["k1", "k2", "k3"], Array.from({ length: 4000 }, (_, i) => (i % 4 === 1 ? bytes.subarray(i % 50) : i % 4 === 2 ? i : `id-${i}`))],
+      [
+        ["EVALSHA", "c".repeat(40), "1"],
+        ["asynq:{é—☃}:t:"],
+        ["", new Uint8Array(0), 0, -1, 1.5, 12345678901, "żółć 🎉", "x".repeat(100_000)]
+      ],
+      [
+        ["EVALSHA", "d".repeat(40), "3"],
+        ["k1", "k2", "k3"],
+        Array.from({ length: 4000 }, (_, i) => (i % 4 === 1 ? bytes.subarray(i % 50) : i % 4 === 2 ? i : `id-${i}`))
+      ],
       // ASCII until the last argument (short, then long): the one-pass ASCII frame is abandoned late.
-      [["EVALSHA", "e".repeat(40), "2"], ["asynq:{q}:t:", "asynq:{q}:pending"], ["id1", bytes, "1732500000000000000", "q", "naïve"]],
+      [
+        ["EVALSHA", "e".repeat(40), "2"],
+        ["asynq:{q}:t:", "asynq:{q}:pending"],
+        ["id1", bytes, "1732500000000000000", "q", "naïve"]
+      ],
       [["EVALSHA", "f".repeat(40), "1"], ["asynq:{q}:t:"], ["a".repeat(200), 7, "b".repeat(199) + "é"]],
       // Characters 128-255 are one byte in latin1 but two in UTF-8.
       [["EVALSHA", "g".repeat(40), "1"], ["k\u00ff"], ["\u0080".repeat(70)]]

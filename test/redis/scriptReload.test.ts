@@ -26,7 +26,9 @@ const flush = Effect.gen(function* () {
   yield* r.use("script flush", (c) => (c as IORedis).script("FLUSH"))
 })
 const loaded = (name: "pauseQueue" | "unpauseQueue") =>
-  Effect.flatMap(Redis, (r) => r.use("script exists", (c) => (c as IORedis).script("EXISTS", luaScript(name).sha) as Promise<Array<number>>))
+  Effect.flatMap(Redis, (r) =>
+    r.use("script exists", (c) => (c as IORedis).script("EXISTS", luaScript(name).sha) as Promise<Array<number>>)
+  )
 
 describe("Redis service reloads scripts after SCRIPT FLUSH (single node)", () => {
   const k = queueKeys("reload").paused

@@ -44,7 +44,11 @@ describe("resolveRedisOptions (the one rule of every facade)", () => {
       expect(resolveRedisOptions({ cluster })).toEqual({ cluster })
       expect(resolveRedisOptions({ sentinel })).toEqual({ sentinel })
       expect(resolveRedisOptions()).toEqual({ url: "redis://from-env:6380/2" })
-      expect(resolveRedisOptions({ password: "pw", connectTimeoutMs: 100 })).toEqual({ url: "redis://from-env:6380/2", password: "pw", connectTimeoutMs: 100 })
+      expect(resolveRedisOptions({ password: "pw", connectTimeoutMs: 100 })).toEqual({
+        url: "redis://from-env:6380/2",
+        password: "pw",
+        connectTimeoutMs: 100
+      })
     })
     await withRedisUrl(undefined, async () => {
       expect(resolveRedisOptions()).toEqual({ url: "redis://127.0.0.1:6379" })
@@ -94,7 +98,9 @@ describe("createInspector on the shared runtime", () => {
     expect(await otherConnections()).toBe(before)
     const e = await inspector.queues().catch((x: unknown) => x)
     expect(e).toBeInstanceOf(RuntimeClosed)
-    expect((e as RuntimeClosed).message).toBe("the effect-asynq inspector is closed; create a new one with createInspector()")
+    expect((e as RuntimeClosed).message).toBe(
+      "the effect-asynq inspector is closed; create a new one with createInspector()"
+    )
     await createInspector({ url: testRedisUrl() }).close()
   })
 })

@@ -44,7 +44,9 @@ describe("next run in time zones", () => {
       "2026-03-10T06:30:00.000Z"
     ])
     // the catch-up window agrees with the forward chain (cron-parser's prev() alone would miss it)
-    expect(dueBetween(s, at("2026-03-07T12:00:00Z"), at("2026-03-08T12:00:00Z"), 5).times.map(iso)).toEqual(["2026-03-08T07:30:00.000Z"])
+    expect(dueBetween(s, at("2026-03-07T12:00:00Z"), at("2026-03-08T12:00:00Z"), 5).times.map(iso)).toEqual([
+      "2026-03-08T07:30:00.000Z"
+    ])
     // hourly: 01:00 EST -> 03:00 EDT, one hour of wall time skipped, no duplicate instants
     expect(nexts(ok("0 * * * *", "America/New_York"), "2026-03-08T05:30:00Z", 3)).toEqual([
       "2026-03-08T06:00:00.000Z",
@@ -81,7 +83,11 @@ describe("@every", () => {
   it("runs on multiples of the interval since the unix epoch, whatever the start or zone", () => {
     const s = ok("@every 30s", "Asia/Kolkata")
     expect(s).toEqual({ kind: "every", spec: "@every 30s", everyMs: 30_000 })
-    expect(nexts(s, "2026-11-22T10:02:17.400Z", 3)).toEqual(["2026-11-22T10:02:30.000Z", "2026-11-22T10:03:00.000Z", "2026-11-22T10:03:30.000Z"])
+    expect(nexts(s, "2026-11-22T10:02:17.400Z", 3)).toEqual([
+      "2026-11-22T10:02:30.000Z",
+      "2026-11-22T10:03:00.000Z",
+      "2026-11-22T10:03:30.000Z"
+    ])
     expect(nextAfter(s, at("2026-11-22T10:02:30Z"))).toBe(at("2026-11-22T10:03:00Z"))
     expect(ok("@every 1m30s")).toMatchObject({ everyMs: 90_000 })
     expect(ok("@every 1h")).toMatchObject({ everyMs: 3_600_000 })
@@ -92,7 +98,9 @@ describe("@every", () => {
   })
 
   it("rejects durations below a second, fractions of a second and bad durations", () => {
-    expect(err("@every 500ms").message).toBe('invalid cron spec "@every 500ms": "@every" needs a duration of at least 1s, got "500ms"')
+    expect(err("@every 500ms").message).toBe(
+      'invalid cron spec "@every 500ms": "@every" needs a duration of at least 1s, got "500ms"'
+    )
     expect(err("@every 1.5s").message).toContain("runs on whole seconds")
     expect(err("@every 10").message).toContain('"@every" needs a Go duration such as 30s, 1m30s or 1h, got "10"')
     expect(err("@every").message).toContain("needs a Go duration")
@@ -105,17 +113,28 @@ describe("due occurrences (catch-up window)", () => {
   it("are the occurrences in (from, to], oldest first, capped to the latest `max`", () => {
     const from = at("2026-01-01T10:00:00Z")
     const to = at("2026-01-01T10:03:30Z")
-    expect(dueBetween(everyMinute, from, to, 10)).toEqual({ times: [at("2026-01-01T10:01:00Z"), at("2026-01-01T10:02:00Z"), at("2026-01-01T10:03:00Z")], dropped: 0 })
+    expect(dueBetween(everyMinute, from, to, 10)).toEqual({
+      times: [at("2026-01-01T10:01:00Z"), at("2026-01-01T10:02:00Z"), at("2026-01-01T10:03:00Z")],
+      dropped: 0
+    })
     expect(dueBetween(everyMinute, from, to, 1)).toEqual({ times: [at("2026-01-01T10:03:00Z")], dropped: 2 })
     expect(dueBetween(everyMinute, from, at("2026-01-01T10:03:00Z"), 5).times.map(iso)).toEqual([
-      "2026-01-01T10:01:00.000Z", "2026-01-01T10:02:00.000Z", "2026-01-01T10:03:00.000Z"
+      "2026-01-01T10:01:00.000Z",
+      "2026-01-01T10:02:00.000Z",
+      "2026-01-01T10:03:00.000Z"
     ])
-    expect(dueBetween(everyMinute, at("2026-01-01T10:03:00Z"), at("2026-01-01T10:03:59.999Z"), 5)).toEqual({ times: [], dropped: 0 })
+    expect(dueBetween(everyMinute, at("2026-01-01T10:03:00Z"), at("2026-01-01T10:03:59.999Z"), 5)).toEqual({
+      times: [],
+      dropped: 0
+    })
     expect(dueBetween(everyMinute, to, from, 5)).toEqual({ times: [], dropped: 0 })
   })
   it("@every works arithmetically, with no limit on the gap", () => {
     const s = ok("@every 10s")
-    expect(dueBetween(s, 0, at("2026-01-01T00:00:05Z"), 2).times).toEqual([at("2026-01-01T00:00:00Z") - 10_000, at("2026-01-01T00:00:00Z")])
+    expect(dueBetween(s, 0, at("2026-01-01T00:00:05Z"), 2).times).toEqual([
+      at("2026-01-01T00:00:00Z") - 10_000,
+      at("2026-01-01T00:00:00Z")
+    ])
     expect(dueBetween(s, 15_000, 40_000, 10)).toEqual({ times: [20_000, 30_000, 40_000], dropped: 0 })
     expect(dueBetween(s, 15_000, 40_000, 2)).toEqual({ times: [30_000, 40_000], dropped: 1 })
   })
@@ -128,10 +147,13 @@ describe("invalid specs and zones are rejected with clear errors", () => {
     ["0 * * * * *", "expected 5 fields (minute hour day-of-month month day-of-week), got 6"],
     ["61 * * * *", "Constraint error, got value 61 expected range 0-59"],
     ["0 0 30 2 *", "Invalid explicit day of month definition"],
-    ["@fortnightly", 'unknown descriptor "@fortnightly"; known: @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly, @every <duration>'],
+    [
+      "@fortnightly",
+      'unknown descriptor "@fortnightly"; known: @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly, @every <duration>'
+    ],
     ["every 5 minutes", "expected 5 fields"],
-    ["*/61 * * * *", "step 61 in \"*/61\" is larger than the minute field's range 0-59"],
-    ["0 0 */40 * *", "step 40 in \"*/40\" is larger than the day-of-month field's range 1-31"]
+    ["*/61 * * * *", 'step 61 in "*/61" is larger than the minute field\'s range 0-59'],
+    ["0 0 */40 * *", 'step 40 in "*/40" is larger than the day-of-month field\'s range 1-31']
   ])("%j", (spec, why) => {
     const e = err(spec)
     expect(e._tag).toBe("InvalidCronSpec")
@@ -142,7 +164,9 @@ describe("invalid specs and zones are rejected with clear errors", () => {
   it("unknown time zones, from the option or from CRON_TZ=", () => {
     const a = err("0 9 * * *", "Mars/Olympus_Mons")
     expect(a).toMatchObject({ _tag: "InvalidTimeZone", timeZone: "Mars/Olympus_Mons" })
-    expect(a.message).toBe('invalid time zone "Mars/Olympus_Mons": unknown zone; use an IANA name such as "UTC", "Europe/Berlin" or "America/New_York"')
+    expect(a.message).toBe(
+      'invalid time zone "Mars/Olympus_Mons": unknown zone; use an IANA name such as "UTC", "Europe/Berlin" or "America/New_York"'
+    )
     expect(err("CRON_TZ=Nowhere/Land 0 9 * * *")).toMatchObject({ _tag: "InvalidTimeZone", timeZone: "Nowhere/Land" })
     expect(err("0 9 * * *", " ").message).toContain("it is empty")
   })

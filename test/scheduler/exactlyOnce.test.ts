@@ -38,7 +38,11 @@ afterAll(async () => {
 })
 
 /** One tick of `inst` at its own clock reading of the true time `trueMs`. */
-const tickAt = (inst: Instance, trueMs: number, options: Parameters<typeof schedulerTick>[0]): Promise<SchedulerTickSummary> =>
+const tickAt = (
+  inst: Instance,
+  trueMs: number,
+  options: Parameters<typeof schedulerTick>[0]
+): Promise<SchedulerTickSummary> =>
   Effect.runPromise(
     Effect.gen(function* () {
       yield* TestClock.setTime(trueMs + inst.skewMs)
@@ -59,7 +63,9 @@ describe("exactly once per occurrence across 3 instances (real Redis)", () => {
     const tEnd = t0 + 10 * 60_000
     const summaries: Array<SchedulerTickSummary> = []
     for (let t = t0; t <= tEnd; t += 15_000) {
-      const round = await Promise.all(instances.map((inst) => tickAt(inst, t, { entries, lookbackMs: 0, maxCatchUp: 3 })))
+      const round = await Promise.all(
+        instances.map((inst) => tickAt(inst, t, { entries, lookbackMs: 0, maxCatchUp: 3 }))
+      )
       summaries.push(...round)
     }
     expect(summaries.flatMap((s) => s.errors)).toEqual([])
@@ -69,17 +75,27 @@ describe("exactly once per occurrence across 3 instances (real Redis)", () => {
     // and nothing missing: every occurrence after the first tick (+2 s skew) up to the last (-1.5 s skew)
     for (const e of entries) {
       const expected = dueBetween(e.schedule, t0 + 2000, tEnd - 1500, 10_000).times
-      const got = enqueued.filter((x) => x.entryId === e.id).map((x) => x.scheduledAt.getTime()).sort((a, b) => a - b)
+      const got = enqueued
+        .filter((x) => x.entryId === e.id)
+        .map((x) => x.scheduledAt.getTime())
+        .sort((a, b) => a - b)
       expect(got, e.spec).toEqual(expected)
     }
     expect(enqueued.filter((x) => x.entryId === entries[0]!.id)).toHaveLength(10)
     expect(enqueued.filter((x) => x.entryId === entries[1]!.id)).toHaveLength(40)
-    expect(enqueued.filter((x) => x.entryId === entries[4]!.id).map((x) => x.scheduledAt.toISOString())).toEqual(["2026-11-22T10:00:00.000Z"])
+    expect(enqueued.filter((x) => x.entryId === entries[4]!.id).map((x) => x.scheduledAt.toISOString())).toEqual([
+      "2026-11-22T10:00:00.000Z"
+    ])
     // Redis agrees: one task per enqueue, one history event per task
     const tasks = [...(await pendingIds(c, "x1")), ...(await pendingIds(c, "x2")), ...(await pendingIds(c, "x3"))]
     expect(tasks.sort()).toEqual(enqueued.map((e) => e.taskId).sort())
     for (const e of entries) {
-      expect((await historyOf(c, e.id)).map((h) => h.taskId).sort()).toEqual(enqueued.filter((x) => x.entryId === e.id).map((x) => x.taskId).sort())
+      expect((await historyOf(c, e.id)).map((h) => h.taskId).sort()).toEqual(
+        enqueued
+          .filter((x) => x.entryId === e.id)
+          .map((x) => x.taskId)
+          .sort()
+      )
     }
   })
 
@@ -88,7 +104,11 @@ describe("exactly once per occurrence across 3 instances (real Redis)", () => {
     const t = at("2026-11-22T12:30:30Z")
     await tickAt(instances[1]!, t, { entries: [e], lookbackMs: 0 })
     const due = at("2026-11-22T12:31:00Z")
-    const all = await Promise.all(Array.from({ length: 30 }, (_, i) => tickAt({ ...instances[i % 3]!, skewMs: 0 }, due, { entries: [e], lookbackMs: 0 })))
+    const all = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        tickAt({ ...instances[i % 3]!, skewMs: 0 }, due, { entries: [e], lookbackMs: 0 })
+      )
+    )
     expect(all.reduce((n, s) => n + s.enqueued.length, 0)).toBe(1)
     expect(all.flatMap((s) => s.errors)).toEqual([])
     expect(await c.llen(queueKeys("x4").pending)).toBe(1)

@@ -24,7 +24,8 @@ const io = <A>(f: () => Promise<A>) => Effect.promise(f)
 const typesIn = (q: string) =>
   io(async () => {
     const out: Array<string> = []
-    for (const id of await pendingIds(c, q)) out.push(decodeTaskMessage((await c.hgetBuffer(`asynq:{${q}}:t:${id}`, "msg"))!).type)
+    for (const id of await pendingIds(c, q))
+      out.push(decodeTaskMessage((await c.hgetBuffer(`asynq:{${q}}:t:${id}`, "msg"))!).type)
     return out
   })
 const count = (types: ReadonlyArray<string>, t: string) => types.filter((x) => x === t).length
@@ -38,7 +39,9 @@ layer(testBrokerLayer())("PeriodicTaskManager (real Redis, TestClock)", (it) => 
         { spec: "* * * * *", type: "b", id: "b-entry", options: { queue: "m1" } }
       ]
       let fail = false
-      const provider = { getConfigs: () => (fail ? Promise.reject(new Error("config service down")) : Promise.resolve(configs)) }
+      const provider = {
+        getConfigs: () => (fail ? Promise.reject(new Error("config service down")) : Promise.resolve(configs))
+      }
       yield* Effect.scoped(
         Effect.gen(function* () {
           const m = yield* makePeriodicTaskManager({ provider, syncIntervalMs: 60_000, id: "ptm-1" })
@@ -59,9 +62,12 @@ layer(testBrokerLayer())("PeriodicTaskManager (real Redis, TestClock)", (it) => 
           expect([...r.removed].sort()).toEqual([aId, "b-entry"].sort())
           expect([...r.added].sort()).toEqual(["b-entry", cId].sort())
           expect(r.unchanged).toBe(0)
-          expect((yield* m.sync)).toEqual({ added: [], removed: [], unchanged: 2 })
+          expect(yield* m.sync).toEqual({ added: [], removed: [], unchanged: 2 })
 
-          const step = (s: Duration.Input, n: number) => TestClock.adjust(s).pipe(Effect.andThen(waitForEffect(`${n} tasks in m1`, typesIn("m1"), (t) => t.length === n)))
+          const step = (s: Duration.Input, n: number) =>
+            TestClock.adjust(s).pipe(
+              Effect.andThen(waitForEffect(`${n} tasks in m1`, typesIn("m1"), (t) => t.length === n))
+            )
           yield* step("10 seconds", 2) // 10:00:40 c
           const at1 = yield* step("20 seconds", 3) // 10:01:00 c (b is now */2, a is gone)
           expect(at1).toEqual(["a", "c", "c"])
@@ -75,7 +81,10 @@ layer(testBrokerLayer())("PeriodicTaskManager (real Redis, TestClock)", (it) => 
           // a provider failure or an invalid config changes nothing
           fail = true
           const e1 = yield* Effect.flip(m.sync)
-          expect(e1).toMatchObject({ _tag: "ConfigProviderError", message: "the periodic task config provider failed: config service down" })
+          expect(e1).toMatchObject({
+            _tag: "ConfigProviderError",
+            message: "the periodic task config provider failed: config service down"
+          })
           fail = false
           configs = [{ spec: "@every 5", type: "c" }]
           const e2 = yield* Effect.flip(m.sync)
@@ -85,7 +94,11 @@ layer(testBrokerLayer())("PeriodicTaskManager (real Redis, TestClock)", (it) => 
           // the interval sync (every 60 s since start) picks up an empty list: nothing runs any more
           configs = []
           yield* TestClock.adjust("65 seconds") // 10:03:05, past the sync at 10:03:05
-          yield* waitForEffect("the interval sync to remove every entry", Effect.map(m.scheduler.entries, (es) => es.map((e) => e.id)), (ids) => ids.length === 0)
+          yield* waitForEffect(
+            "the interval sync to remove every entry",
+            Effect.map(m.scheduler.entries, (es) => es.map((e) => e.id)),
+            (ids) => ids.length === 0
+          )
           const before = (yield* typesIn("m1")).length
           yield* TestClock.adjust("2 minutes")
           yield* realPause(100)
@@ -97,12 +110,24 @@ layer(testBrokerLayer())("PeriodicTaskManager (real Redis, TestClock)", (it) => 
 
   it.effect("the start fails when the first sync fails", () =>
     Effect.gen(function* () {
-      const bad = yield* Effect.scoped(makePeriodicTaskManager({ provider: { getConfigs: () => Effect.fail("no") }, id: "ptm-2" })).pipe(Effect.flip)
-      expect(bad).toMatchObject({ _tag: "ConfigProviderError", message: "the periodic task config provider failed: no" })
-      const notArray = yield* Effect.scoped(makePeriodicTaskManager({ provider: { getConfigs: () => Promise.resolve({} as never) }, id: "ptm-3" })).pipe(Effect.flip)
-      expect(notArray.message).toBe("the periodic task config provider returned object, expected an array of { spec, type, payload?, options? }")
+      const bad = yield* Effect.scoped(
+        makePeriodicTaskManager({ provider: { getConfigs: () => Effect.fail("no") }, id: "ptm-2" })
+      ).pipe(Effect.flip)
+      expect(bad).toMatchObject({
+        _tag: "ConfigProviderError",
+        message: "the periodic task config provider failed: no"
+      })
+      const notArray = yield* Effect.scoped(
+        makePeriodicTaskManager({ provider: { getConfigs: () => Promise.resolve({} as never) }, id: "ptm-3" })
+      ).pipe(Effect.flip)
+      expect(notArray.message).toBe(
+        "the periodic task config provider returned object, expected an array of { spec, type, payload?, options? }"
+      )
       const zone = yield* Effect.scoped(
-        makePeriodicTaskManager({ provider: { getConfigs: () => Effect.succeed([{ spec: "@daily", type: "x", timeZone: "Moon/Base" }]) }, id: "ptm-4" })
+        makePeriodicTaskManager({
+          provider: { getConfigs: () => Effect.succeed([{ spec: "@daily", type: "x", timeZone: "Moon/Base" }]) },
+          id: "ptm-4"
+        })
       ).pipe(Effect.flip)
       expect(zone._tag).toBe("InvalidTimeZone")
     })

@@ -20,12 +20,14 @@ beforeAll(async () => {
 })
 afterAll(() => c.disconnect())
 const io = <A>(f: () => Promise<A>) => Effect.promise(f)
-const typesIn = (q: string) => io(async () => {
-  const ids = await pendingIds(c, q)
-  const out: Array<string> = []
-  for (const id of ids) out.push((await c.hget(`asynq:{${q}}:t:${id}`, "msg"))!.includes("every-30s") ? "every-30s" : "cron")
-  return out
-})
+const typesIn = (q: string) =>
+  io(async () => {
+    const ids = await pendingIds(c, q)
+    const out: Array<string> = []
+    for (const id of ids)
+      out.push((await c.hget(`asynq:{${q}}:t:${id}`, "msg"))!.includes("every-30s") ? "every-30s" : "cron")
+    return out
+  })
 
 layer(testBrokerLayer())("long-lived Scheduler (real Redis, TestClock)", (it) => {
   it.effect("runs entries when due, publishes them like asynq, stops on unregister, withdraws on shutdown", () =>
@@ -35,14 +37,34 @@ layer(testBrokerLayer())("long-lived Scheduler (real Redis, TestClock)", (it) =>
       yield* Effect.scoped(
         Effect.gen(function* () {
           const s = yield* makeScheduler({ id: "test-scheduler-1" })
-          const cron = yield* s.register({ spec: "*/2 * * * *", type: "cron", options: { queue: "l1", maxRetry: 3, timeout: 1_800_000 } })
-          const every = yield* s.register({ spec: "@every 30s", type: "every-30s", payload: { src: "every30s" }, options: { queue: "l1" } })
-          expect(yield* s.register({ spec: "@every 30s", type: "every-30s", payload: { src: "every30s" }, options: { queue: "l1" } }).pipe(Effect.flip)).toMatchObject({ _tag: "DuplicateEntry", entryId: every })
+          const cron = yield* s.register({
+            spec: "*/2 * * * *",
+            type: "cron",
+            options: { queue: "l1", maxRetry: 3, timeout: 1_800_000 }
+          })
+          const every = yield* s.register({
+            spec: "@every 30s",
+            type: "every-30s",
+            payload: { src: "every30s" },
+            options: { queue: "l1" }
+          })
+          expect(
+            yield* s
+              .register({
+                spec: "@every 30s",
+                type: "every-30s",
+                payload: { src: "every30s" },
+                options: { queue: "l1" }
+              })
+              .pipe(Effect.flip)
+          ).toMatchObject({ _tag: "DuplicateEntry", entryId: every })
 
           yield* realPause(50)
           expect(yield* typesIn("l1")).toEqual([])
           yield* TestClock.adjust("10 seconds") // 10:00:30
-          expect(yield* waitForEffect("the first @every enqueue in l1", typesIn("l1"), (t) => t.length === 1)).toEqual(["every-30s"])
+          expect(yield* waitForEffect("the first @every enqueue in l1", typesIn("l1"), (t) => t.length === 1)).toEqual([
+            "every-30s"
+          ])
 
           // published entries (heartbeat at 10:00:30): asynq's layout, head = the entry due last
           // (published by the heartbeat and again right after the enqueue, so wait for the latter)
@@ -68,7 +90,10 @@ layer(testBrokerLayer())("long-lived Scheduler (real Redis, TestClock)", (it) =>
             [cron, "2026-11-22T10:02:00.000Z", undefined]
           ])
 
-          const step = (n: number) => TestClock.adjust("30 seconds").pipe(Effect.andThen(waitForEffect(`${n} tasks in l1`, typesIn("l1"), (t) => t.length === n)))
+          const step = (n: number) =>
+            TestClock.adjust("30 seconds").pipe(
+              Effect.andThen(waitForEffect(`${n} tasks in l1`, typesIn("l1"), (t) => t.length === n))
+            )
           yield* step(2) // 10:01:00
           yield* step(3) // 10:01:30
           const t = yield* step(5) // 10:02:00: both
@@ -103,7 +128,9 @@ layer(testBrokerLayer())("long-lived Scheduler (real Redis, TestClock)", (it) =>
       yield* Effect.scoped(
         Effect.gen(function* () {
           const schedulers = yield* Effect.all(
-            ["multi-a", "multi-b", "multi-c"].map((id) => makeScheduler({ id }).pipe(Effect.provide(testBrokerLayer()))),
+            ["multi-a", "multi-b", "multi-c"].map((id) =>
+              makeScheduler({ id }).pipe(Effect.provide(testBrokerLayer()))
+            ),
             { concurrency: "unbounded" }
           )
           const ids = yield* Effect.forEach(schedulers, (s) => Effect.forEach(entries, (e) => s.register(e)))
@@ -127,4 +154,3 @@ layer(testBrokerLayer())("long-lived Scheduler (real Redis, TestClock)", (it) =>
     })
   )
 })
-

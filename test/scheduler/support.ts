@@ -16,7 +16,8 @@ export const entry = (config: EntryConfig, tz?: string): Entry => {
 }
 
 /** Ids in the pending list, oldest first. */
-export const pendingIds = async (c: IORedis, queue: string) => (await c.lrange(queueKeys(queue).pending, 0, -1)).reverse()
+export const pendingIds = async (c: IORedis, queue: string) =>
+  (await c.lrange(queueKeys(queue).pending, 0, -1)).reverse()
 
 /** History events of an entry, oldest first: [taskId, enqueue ms, score]. */
 export const historyOf = async (c: IORedis, entryId: string) => {
@@ -24,7 +25,11 @@ export const historyOf = async (c: IORedis, entryId: string) => {
   const out: Array<{ taskId: string; enqueuedAtMs: number; score: number }> = []
   for (let i = 0; i < raw.length; i += 2) {
     const e = decodeSchedulerEnqueueEvent(raw[i]!)
-    out.push({ taskId: e.taskId, enqueuedAtMs: e.enqueueTime.seconds * 1000 + Math.floor(e.enqueueTime.nanos / 1e6), score: Number(raw[i + 1]!.toString()) })
+    out.push({
+      taskId: e.taskId,
+      enqueuedAtMs: e.enqueueTime.seconds * 1000 + Math.floor(e.enqueueTime.nanos / 1e6),
+      score: Number(raw[i + 1]!.toString())
+    })
   }
   return out
 }

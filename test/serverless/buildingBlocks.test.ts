@@ -20,7 +20,9 @@ beforeEach(() => flushTestDb())
 afterAll(() => redis.disconnect())
 
 const enqueueVia = async (handler: ReturnType<typeof createEnqueueHandler>, queue: string) => {
-  const res = await handler(httpEvent(JSON.stringify({ type: "job", options: { queue } }), { "x-asynq-secret": secret }))
+  const res = await handler(
+    httpEvent(JSON.stringify({ type: "job", options: { queue } }), { "x-asynq-secret": secret })
+  )
   expect(res.statusCode).toBe(200)
   return JSON.parse(res.body).id as string
 }
@@ -32,7 +34,12 @@ describe("handler factories take options, an open client or a Layer", () => {
     const id = await enqueueVia(enqueue, "owned")
     expect(await redis.lrange(queueKeys("owned").pending, 0, -1)).toEqual([id])
     const ran: Array<string> = []
-    const processor = createProcessorHandler({ queues: ["owned"], safetyMarginMs: 1000, redis: client, handler: (t) => Effect.sync(() => void ran.push(t.id)) })
+    const processor = createProcessorHandler({
+      queues: ["owned"],
+      safetyMarginMs: 1000,
+      redis: client,
+      handler: (t) => Effect.sync(() => void ran.push(t.id))
+    })
     const summary = await processor({}, { functionName: "p", awsRequestId: "r", getRemainingTimeInMillis: () => 5000 })
     expect(summary.succeeded).toBe(1)
     expect(ran).toEqual([id])
@@ -44,7 +51,11 @@ describe("handler factories take options, an open client or a Layer", () => {
   })
 
   it("a Layer providing Redis (your own settings)", async () => {
-    const tick = createTickHandler({ queues: ["layered"], redis: Redis.layer({ url: testRedisUrl(), commandTimeoutMs: 1000 }), log: () => {} })
+    const tick = createTickHandler({
+      queues: ["layered"],
+      redis: Redis.layer({ url: testRedisUrl(), commandTimeoutMs: 1000 }),
+      log: () => {}
+    })
     const summary = await tick({}, { functionName: "t", awsRequestId: "r", getRemainingTimeInMillis: () => 5000 })
     expect(summary.errors).toEqual([])
     await tick.runtime.dispose()
@@ -62,8 +73,13 @@ describe("effect-asynq/serverless building blocks", () => {
       const budgetMs = invocationBudget(remainingMs)
       const tick = await runtime.run(maintenanceTick({ queues: ["custom"] }), { budgetMs })
       const drained = await runtime.run(
-        Effect.flatMap(Effect.clockWith((c) => c.currentTimeMillis), (now) =>
-          drain({ queues: ["custom"], safetyMarginMs: 1000, handler: (t) => Effect.sync(() => void ran.push(t.id)) }, now + remainingMs)
+        Effect.flatMap(
+          Effect.clockWith((c) => c.currentTimeMillis),
+          (now) =>
+            drain(
+              { queues: ["custom"], safetyMarginMs: 1000, handler: (t) => Effect.sync(() => void ran.push(t.id)) },
+              now + remainingMs
+            )
         ),
         { budgetMs }
       )

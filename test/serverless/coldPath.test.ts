@@ -40,12 +40,18 @@ const firstEnqueue = async () => {
   const handler = createEnqueueHandler({ auth: { kind: "hmac", secret }, redis: { url: proxy.url } })
   const body = JSON.stringify({ type: "email:welcome", payload: { to: "a@b.c", n: n++ }, options: { queue: "email" } })
   const before = proxy.roundTrips().length
-  const res = await handler(httpEvent(body, { "x-asynq-signature": signBody(secret, { method: "POST", path: "/enqueue", body }, Date.now()) }))
+  const res = await handler(
+    httpEvent(body, { "x-asynq-signature": signBody(secret, { method: "POST", path: "/enqueue", body }, Date.now()) })
+  )
   const trips = proxy.roundTrips().slice(before)
   // The warm invocation after it: one round trip (the signature's claim and the enqueue are one script).
   const body2 = JSON.stringify({ type: "email:welcome", payload: { to: "d@e.f", n: n++ }, options: { queue: "email" } })
   const mark = proxy.roundTrips().length
-  const res2 = await handler(httpEvent(body2, { "x-asynq-signature": signBody(secret, { method: "POST", path: "/enqueue", body: body2 }, Date.now()) }))
+  const res2 = await handler(
+    httpEvent(body2, {
+      "x-asynq-signature": signBody(secret, { method: "POST", path: "/enqueue", body: body2 }, Date.now())
+    })
+  )
   const warmTrips = proxy.roundTrips().slice(mark)
   await handler.runtime.dispose()
   return { res, trips, res2, warmTrips }

@@ -74,7 +74,9 @@ describe("dispatch on enqueue", () => {
       onQueueStarted: invokeOnQueueStarted({ functionName: "dispatcher", lambda: server.client() })
     })
     disposers.push(enqueue.runtime.dispose)
-    const res = await enqueue(httpEvent(JSON.stringify({ type: "job", options: { queue: "instant" } }), { "x-asynq-secret": secret }))
+    const res = await enqueue(
+      httpEvent(JSON.stringify({ type: "job", options: { queue: "instant" } }), { "x-asynq-secret": secret })
+    )
     expect(res.statusCode).toBe(200)
     const id = JSON.parse(res.body).id as string
     expect(calls("dispatcher").map((c) => c.payload)).toEqual([{ source: "effect-asynq.enqueue", queue: "instant" }])
@@ -86,9 +88,16 @@ describe("dispatch on enqueue", () => {
 
   it("does not trigger when the queue already had pending tasks, nor for a scheduled task", async () => {
     const trigger: Array<string> = []
-    const enqueue = createEnqueueHandler({ auth: { kind: "shared-secret", secret }, redis: { url: testRedisUrl() }, onQueueStarted: (q) => void trigger.push(q) })
+    const enqueue = createEnqueueHandler({
+      auth: { kind: "shared-secret", secret },
+      redis: { url: testRedisUrl() },
+      onQueueStarted: (q) => void trigger.push(q)
+    })
     disposers.push(enqueue.runtime.dispose)
-    const send = (options: Record<string, unknown>) => enqueue(httpEvent(JSON.stringify({ type: "job", options: { queue: "busy", ...options } }), { "x-asynq-secret": secret }))
+    const send = (options: Record<string, unknown>) =>
+      enqueue(
+        httpEvent(JSON.stringify({ type: "job", options: { queue: "busy", ...options } }), { "x-asynq-secret": secret })
+      )
     expect((await send({ processIn: 60_000 })).statusCode).toBe(200)
     expect(trigger).toEqual([])
     expect((await send({})).statusCode).toBe(200)
@@ -105,7 +114,9 @@ describe("dispatch on enqueue", () => {
       onQueueStarted: invokeOnQueueStarted({ functionName: "no-such-dispatcher", lambda: server.client() })
     })
     disposers.push(enqueue.runtime.dispose)
-    const res = await enqueue(httpEvent(JSON.stringify({ type: "job", options: { queue: "lonely" } }), { "x-asynq-secret": secret }))
+    const res = await enqueue(
+      httpEvent(JSON.stringify({ type: "job", options: { queue: "lonely" } }), { "x-asynq-secret": secret })
+    )
     expect(res.statusCode).toBe(200)
     expect(await redis.llen(queueKeys("lonely").pending)).toBe(1)
     expect(logged.join("\n")).toContain("onQueueStarted failed")
@@ -139,7 +150,15 @@ describe("hybrid fleet: a long-lived worker and the dispatcher with spilloverAbo
     disposers.push(enqueue.runtime.dispose)
     const add = async (n: number) => {
       for (let i = 0; i < n; i++)
-        expect((await enqueue(httpEvent(JSON.stringify({ type: "job", payload: { i }, options: { queue: "fleet" } }), { "x-asynq-secret": secret }))).statusCode).toBe(200)
+        expect(
+          (
+            await enqueue(
+              httpEvent(JSON.stringify({ type: "job", payload: { i }, options: { queue: "fleet" } }), {
+                "x-asynq-secret": secret
+              })
+            )
+          ).statusCode
+        ).toBe(200)
     }
     await add(4)
     await waitFor("the worker to take a task", () => ranOnWorker.length === 1)
@@ -167,7 +186,16 @@ describe("hybrid fleet: a long-lived worker and the dispatcher with spilloverAbo
     const enqueue = createEnqueueHandler({ auth: { kind: "shared-secret", secret }, redis: { url: testRedisUrl() } })
     disposers.push(enqueue.runtime.dispose)
     const ids: Array<string> = []
-    for (let i = 0; i < 2; i++) ids.push(JSON.parse((await enqueue(httpEvent(JSON.stringify({ type: "job", options: { queue: "aged" } }), { "x-asynq-secret": secret }))).body).id)
+    for (let i = 0; i < 2; i++)
+      ids.push(
+        JSON.parse(
+          (
+            await enqueue(
+              httpEvent(JSON.stringify({ type: "job", options: { queue: "aged" } }), { "x-asynq-secret": secret })
+            )
+          ).body
+        ).id
+      )
     const fresh = await dispatcher()
     expect(fresh).toMatchObject({ backlog: 2, wanted: 0, invoked: 0 })
     expect(fresh.oldestPendingAgeMs).toBeLessThan(exampleSpillover.oldestPendingAgeMs!)
@@ -183,7 +211,13 @@ describe("hybrid fleet: a long-lived worker and the dispatcher with spilloverAbo
 
   it("refuses an empty or negative spilloverAbove at creation", () => {
     const make = (spilloverAbove: unknown) => () =>
-      createDispatcherHandler({ queues: ["q"], processorFunctionName: "p", spilloverAbove: spilloverAbove as never, redis: { url: testRedisUrl() }, lambda: server.client() })
+      createDispatcherHandler({
+        queues: ["q"],
+        processorFunctionName: "p",
+        spilloverAbove: spilloverAbove as never,
+        redis: { url: testRedisUrl() },
+        lambda: server.client()
+      })
     expect(make({})).toThrow("spilloverAbove needs backlog, oldestPendingAgeMs or both")
     expect(make({ backlog: -1 })).toThrow("spilloverAbove.backlog must be a whole number >= 0, got -1")
     expect(make({ backlog: 0 })).not.toThrow()

@@ -52,7 +52,11 @@ describe("a stalled Redis ends an invocation with a clear error", () => {
   it("warm enqueue under CLIENT PAUSE: 503 backend_unavailable from the command timeout, the cause logged", async () => {
     const logged: Array<string> = []
     // 500 ms per command: the write and its two resends (a timed-out reply may be lost) time out in 1.5 s.
-    const handler = createEnqueueHandler({ auth: { kind: "shared-secret", secret }, redis: { url: server.url, commandTimeoutMs: 500 }, log: (l) => logged.push(l) })
+    const handler = createEnqueueHandler({
+      auth: { kind: "shared-secret", secret },
+      redis: { url: server.url, commandTimeoutMs: 500 },
+      log: (l) => logged.push(l)
+    })
     const ok = await handler(httpEvent(enqueueBody(1), { "x-asynq-secret": secret }), context(10_000))
     expect(ok.statusCode).toBe(200)
     await raw.call("CLIENT", "PAUSE", "4000", "ALL")
@@ -66,8 +70,14 @@ describe("a stalled Redis ends an invocation with a clear error", () => {
 
   it("warm enqueue with less time left than the command timeout: 503 from the invocation budget", async () => {
     const logged: Array<string> = []
-    const handler = createEnqueueHandler({ auth: { kind: "shared-secret", secret }, redis: { url: server.url }, log: (l) => logged.push(l) })
-    expect((await handler(httpEvent(enqueueBody(3), { "x-asynq-secret": secret }), context(10_000))).statusCode).toBe(200)
+    const handler = createEnqueueHandler({
+      auth: { kind: "shared-secret", secret },
+      redis: { url: server.url },
+      log: (l) => logged.push(l)
+    })
+    expect((await handler(httpEvent(enqueueBody(3), { "x-asynq-secret": secret }), context(10_000))).statusCode).toBe(
+      200
+    )
     await raw.call("CLIENT", "PAUSE", "3000", "ALL")
     // 1 000 ms left: the budget (750 ms) ends before the 2 000 ms command timeout.
     const res = await handler(httpEvent(enqueueBody(4), { "x-asynq-secret": secret }), context(1000))
@@ -90,13 +100,25 @@ describe("a stalled Redis ends an invocation with a clear error", () => {
     // Warm the processor's connection first (an empty drain).
     expect((await processor({}, context(10_000))).stoppedBecause).toBe("empty")
     for (let i = 0; i < 3; i++)
-      expect((await enq(httpEvent(JSON.stringify({ type: "job", payload: { i }, options: { queue: "work" } }), { "x-asynq-secret": secret }))).statusCode).toBe(200)
+      expect(
+        (
+          await enq(
+            httpEvent(JSON.stringify({ type: "job", payload: { i }, options: { queue: "work" } }), {
+              "x-asynq-secret": secret
+            })
+          )
+        ).statusCode
+      ).toBe(200)
     await raw.call("CLIENT", "PAUSE", "5000", "ALL")
     // Every queue the drain visited failed (the only one): the invocation returns what it did (nothing
     // here) with that error, a RedisError naming the step, after the command timeout and well
     // before the function's time.
     const summary = await processor({}, context(8000))
-    expect(summary).toMatchObject({ succeeded: 0, stoppedBecause: "redis-unavailable", error: expect.stringMatching(/^script dequeueLease: Command timed out/) })
+    expect(summary).toMatchObject({
+      succeeded: 0,
+      stoppedBecause: "redis-unavailable",
+      error: expect.stringMatching(/^script dequeueLease: Command timed out/)
+    })
     expect(seen).toEqual([])
     await raw.call("CLIENT", "UNPAUSE")
     // Nothing lost: a dequeue that timed out on the client may still have run on the server once
@@ -117,7 +139,13 @@ describe("a stalled Redis ends an invocation with a clear error", () => {
       handler: () => Effect.promise(() => raw.call("CLIENT", "PAUSE", "9000", "WRITE"))
     })
     const enq = createEnqueueHandler({ auth: { kind: "shared-secret", secret }, redis: { url: server.url } })
-    expect((await enq(httpEvent(JSON.stringify({ type: "job", options: { queue: "midway" } }), { "x-asynq-secret": secret }))).statusCode).toBe(200)
+    expect(
+      (
+        await enq(
+          httpEvent(JSON.stringify({ type: "job", options: { queue: "midway" } }), { "x-asynq-secret": secret })
+        )
+      ).statusCode
+    ).toBe(200)
     // The write is retried until a quarter of the margin is left, then given up; the invocation's
     // own budget (an eighth of the margin before the deadline) is not reached.
     const summary = await processor({}, context(8000))
@@ -133,7 +161,11 @@ describe("a stalled Redis ends an invocation with a clear error", () => {
 
   it("a server that accepts TCP and never answers: the enqueue answers 503 within the invocation's budget", async () => {
     const logged: Array<string> = []
-    const handler = createEnqueueHandler({ auth: { kind: "shared-secret", secret }, redis: { url: silentUrl }, log: (l) => logged.push(l) })
+    const handler = createEnqueueHandler({
+      auth: { kind: "shared-secret", secret },
+      redis: { url: silentUrl },
+      log: (l) => logged.push(l)
+    })
     const res = await handler(httpEvent(enqueueBody(5), { "x-asynq-secret": secret }), context(1500))
     expect(res.statusCode).toBe(503)
     expect(logged.join("\n")).toContain("Redis did not answer within the invocation's remaining time")
@@ -141,7 +173,12 @@ describe("a stalled Redis ends an invocation with a clear error", () => {
   }, 20_000)
 
   it("a server that never answers: the processor invocation rejects with InvocationTimeout (connect) before its time is up", async () => {
-    const processor = createProcessorHandler({ queues: ["work"], safetyMarginMs: 1000, redis: { url: silentUrl }, handler: () => Effect.void })
+    const processor = createProcessorHandler({
+      queues: ["work"],
+      safetyMarginMs: 1000,
+      redis: { url: silentUrl },
+      handler: () => Effect.void
+    })
     const error = await processor({}, context(2000)).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(InvocationTimeout)
     expect((error as InvocationTimeout).phase).toBe("connect")
@@ -149,7 +186,9 @@ describe("a stalled Redis ends an invocation with a clear error", () => {
   }, 20_000)
 
   it("without an invocation budget, connectTimeoutMs bounds the whole open (the handshake too), not only the TCP connect", async () => {
-    const exit = await Effect.runPromiseExit(Effect.provide(Effect.asVoid(Redis), Redis.layer({ url: silentUrl, connectTimeoutMs: 300 })))
+    const exit = await Effect.runPromiseExit(
+      Effect.provide(Effect.asVoid(Redis), Redis.layer({ url: silentUrl, connectTimeoutMs: 300 }))
+    )
     expect(exit._tag).toBe("Failure")
     expect(JSON.stringify(exit)).toContain("no answer within 300 ms")
   }, 20_000)

@@ -6,7 +6,16 @@ import { deleteAggregationSet, readAggregationSet } from "../../src/steps/aggreg
 import { checkGroups } from "../../src/steps/checkGroups.js"
 import { reclaimStaleAggregationSets } from "../../src/steps/reclaimStaleAggregationSets.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { baseNowMs, makeMsg, putGrouped, testBrokerLayer, zsetOf, stepsTestDb, io, baseNowSec as nowSec } from "../support/arrange.js"
+import {
+  baseNowMs,
+  makeMsg,
+  putGrouped,
+  testBrokerLayer,
+  zsetOf,
+  stepsTestDb,
+  io,
+  baseNowSec as nowSec
+} from "../support/arrange.js"
 
 const c = stepsTestDb()
 
@@ -27,7 +36,10 @@ layer(testBrokerLayer())("aggregation (real Redis)", (it) => {
       const { sets } = yield* checkGroups(rule)
       expect(sets.map((s) => [s.group, s.size])).toEqual([["g1", 2]])
       const setKey = k.aggregationSet("g1", sets[0]!.setId)
-      expect(yield* io(() => zsetOf(c, setKey))).toEqual([["a", nowSec - 30], ["b", nowSec]])
+      expect(yield* io(() => zsetOf(c, setKey))).toEqual([
+        ["a", nowSec - 30],
+        ["b", nowSec]
+      ])
       expect(yield* io(() => zsetOf(c, k.allAggregationSets))).toEqual([[setKey, nowSec + 60 + 120]])
       expect(yield* io(() => c.exists(k.group("g1")))).toBe(0)
       expect(yield* io(() => c.smembers(k.allGroups))).toEqual([])
@@ -113,77 +125,101 @@ layer(testBrokerLayer())("aggregation (real Redis)", (it) => {
         await putGrouped(c, makeMsg(q, "p"), "grp:with:colons", nowSec - 500)
         await putGrouped(c, makeMsg(q, "r"), "grp:with:colons", nowSec - 400)
       })
-      const { sets } = yield* checkGroups({ queue: q, gracePeriodMs: 60_000, maxDelayMs: 0, maxSize: 0, aggregationTimeoutMs: 30_000 })
+      const { sets } = yield* checkGroups({
+        queue: q,
+        gracePeriodMs: 60_000,
+        maxDelayMs: 0,
+        maxSize: 0,
+        aggregationTimeoutMs: 30_000
+      })
       expect(sets.length).toBe(1)
       yield* TestClock.adjust("29 seconds")
       expect(yield* reclaimStaleAggregationSets({ queue: q })).toEqual({ reclaimed: 0, tasks: 0 })
       yield* TestClock.adjust("1 second")
       expect(yield* reclaimStaleAggregationSets({ queue: q })).toEqual({ reclaimed: 1, tasks: 2 })
-      expect(yield* io(() => zsetOf(c, k.group("grp:with:colons")))).toEqual([["p", nowSec - 500], ["r", nowSec - 400]])
+      expect(yield* io(() => zsetOf(c, k.group("grp:with:colons")))).toEqual([
+        ["p", nowSec - 500],
+        ["r", nowSec - 400]
+      ])
       expect(yield* io(() => c.smembers(k.allGroups))).toEqual(["grp:with:colons"])
-      expect(yield* io(() => c.exists(k.allAggregationSets, k.aggregationSet("grp:with:colons", sets[0]!.setId)))).toBe(0)
+      expect(yield* io(() => c.exists(k.allAggregationSets, k.aggregationSet("grp:with:colons", sets[0]!.setId)))).toBe(
+        0
+      )
       // and it is aggregated again by the next check
-      expect((yield* checkGroups({ queue: q, gracePeriodMs: 60_000, maxDelayMs: 0, maxSize: 0 })).sets.map((s) => s.size)).toEqual([2])
+      expect(
+        (yield* checkGroups({ queue: q, gracePeriodMs: 60_000, maxDelayMs: 0, maxSize: 0 })).sets.map((s) => s.size)
+      ).toEqual([2])
     })
   )
 
-  it.effect("aggregate: each ready group becomes one task in the group's queue; a throwing aggregator loses nothing", () =>
-    Effect.gen(function* () {
-      yield* TestClock.setTime(baseNowMs)
-      const q = "ag7"
-      const k = queueKeys(q)
-      yield* io(async () => {
-        await putGrouped(c, makeMsg(q, "x1"), "good", nowSec - 100)
-        await putGrouped(c, makeMsg(q, "x2"), "good", nowSec - 90)
-        await putGrouped(c, makeMsg(q, "y1"), "bad", nowSec - 100)
+  it.effect(
+    "aggregate: each ready group becomes one task in the group's queue; a throwing aggregator loses nothing",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(baseNowMs)
+        const q = "ag7"
+        const k = queueKeys(q)
+        yield* io(async () => {
+          await putGrouped(c, makeMsg(q, "x1"), "good", nowSec - 100)
+          await putGrouped(c, makeMsg(q, "x2"), "good", nowSec - 90)
+          await putGrouped(c, makeMsg(q, "y1"), "bad", nowSec - 100)
+        })
+        const seen: Array<string> = []
+        const aggregator = (group: string, tasks: ReadonlyArray<{ readonly id: string }>) => {
+          seen.push(`${group}:${tasks.map((t) => t.id).join(",")}`)
+          if (group === "bad") throw new Error("cannot combine")
+          return { type: "digest", payload: { n: tasks.length }, options: { maxRetry: 3 } }
+        }
+        const r = yield* aggregate({ queue: q, aggregator, gracePeriodMs: 60_000 })
+        expect(r.reclaimed).toBe(0)
+        expect(r.enqueued).toBe(1)
+        expect(r.tasks).toBe(2)
+        expect(r.failed).toEqual([
+          { group: "bad", error: 'aggregator failed for group "bad" of queue "ag7": cannot combine' }
+        ])
+        expect(seen.sort()).toEqual(["bad:y1", "good:x1,x2"])
+        const pending = yield* io(() => c.lrange(k.pending, 0, -1))
+        expect(pending.length).toBe(1)
+        const made = yield* io(() => c.hget(k.task(pending[0]!), "state"))
+        expect(made).toBe("pending")
+        expect(yield* io(() => c.exists(k.task("x1"), k.task("x2")))).toBe(0)
+        // the failed group's task is held in its set until the set's deadline (2 min), then comes back and is aggregated again
+        expect(yield* io(() => c.exists(k.task("y1")))).toBe(1)
+        yield* TestClock.adjust("121 seconds")
+        const again = yield* aggregate({
+          queue: q,
+          aggregator: (group, tasks) => ({ type: "digest", payload: { group, n: tasks.length } })
+        })
+        expect(again).toEqual({ reclaimed: 1, enqueued: 1, tasks: 1, failed: [] })
+        expect(yield* io(() => c.llen(k.pending))).toBe(2)
+        expect(yield* io(() => c.exists(k.task("y1"), k.allAggregationSets, k.allGroups))).toBe(0)
       })
-      const seen: Array<string> = []
-      const aggregator = (group: string, tasks: ReadonlyArray<{ readonly id: string }>) => {
-        seen.push(`${group}:${tasks.map((t) => t.id).join(",")}`)
-        if (group === "bad") throw new Error("cannot combine")
-        return { type: "digest", payload: { n: tasks.length }, options: { maxRetry: 3 } }
-      }
-      const r = yield* aggregate({ queue: q, aggregator, gracePeriodMs: 60_000 })
-      expect(r.reclaimed).toBe(0)
-      expect(r.enqueued).toBe(1)
-      expect(r.tasks).toBe(2)
-      expect(r.failed).toEqual([{ group: "bad", error: 'aggregator failed for group "bad" of queue "ag7": cannot combine' }])
-      expect(seen.sort()).toEqual(["bad:y1", "good:x1,x2"])
-      const pending = yield* io(() => c.lrange(k.pending, 0, -1))
-      expect(pending.length).toBe(1)
-      const made = yield* io(() => c.hget(k.task(pending[0]!), "state"))
-      expect(made).toBe("pending")
-      expect(yield* io(() => c.exists(k.task("x1"), k.task("x2")))).toBe(0)
-      // the failed group's task is held in its set until the set's deadline (2 min), then comes back and is aggregated again
-      expect(yield* io(() => c.exists(k.task("y1")))).toBe(1)
-      yield* TestClock.adjust("121 seconds")
-      const again = yield* aggregate({ queue: q, aggregator: (group, tasks) => ({ type: "digest", payload: { group, n: tasks.length } }) })
-      expect(again).toEqual({ reclaimed: 1, enqueued: 1, tasks: 1, failed: [] })
-      expect(yield* io(() => c.llen(k.pending))).toBe(2)
-      expect(yield* io(() => c.exists(k.task("y1"), k.allAggregationSets, k.allGroups))).toBe(0)
-    })
   )
 
-  it.effect("maxGroups bounds one call: at most that many groups are checked, and successive calls reach every group", () =>
-    Effect.gen(function* () {
-      yield* TestClock.setTime(baseNowMs)
-      const q = "ag8"
-      yield* io(async () => {
-        for (let g = 0; g < 7; g++) await putGrouped(c, makeMsg(q, `m${g}`), `g${g}`, nowSec - 100)
+  it.effect(
+    "maxGroups bounds one call: at most that many groups are checked, and successive calls reach every group",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(baseNowMs)
+        const q = "ag8"
+        yield* io(async () => {
+          for (let g = 0; g < 7; g++) await putGrouped(c, makeMsg(q, `m${g}`), `g${g}`, nowSec - 100)
+        })
+        const aggregator = (group: string) => ({ type: "digest", payload: { group } })
+        const calls: Array<number> = []
+        for (let i = 0; i < 50 && calls.reduce((a, b) => a + b, 0) < 7; i++) {
+          calls.push((yield* aggregate({ queue: q, aggregator, gracePeriodMs: 60_000, maxGroups: 3 })).enqueued)
+        }
+        expect(calls.every((n) => n <= 3)).toBe(true)
+        expect(calls[0]).toBe(3)
+        expect(calls.reduce((a, b) => a + b, 0)).toBe(7)
+        expect(yield* io(() => c.llen(queueKeys(q).pending))).toBe(7)
+        expect(yield* io(() => c.exists(queueKeys(q).allGroups))).toBe(0)
+        const e = yield* Effect.flip(
+          checkGroups({ queue: q, gracePeriodMs: 1000, maxDelayMs: 0, maxSize: 0, maxGroups: 0 })
+        )
+        expect(e.message).toBe("maxGroups must be a whole number >= 1, got 0")
       })
-      const aggregator = (group: string) => ({ type: "digest", payload: { group } })
-      const calls: Array<number> = []
-      for (let i = 0; i < 50 && calls.reduce((a, b) => a + b, 0) < 7; i++) {
-        calls.push((yield* aggregate({ queue: q, aggregator, gracePeriodMs: 60_000, maxGroups: 3 })).enqueued)
-      }
-      expect(calls.every((n) => n <= 3)).toBe(true)
-      expect(calls[0]).toBe(3)
-      expect(calls.reduce((a, b) => a + b, 0)).toBe(7)
-      expect(yield* io(() => c.llen(queueKeys(q).pending))).toBe(7)
-      expect(yield* io(() => c.exists(queueKeys(q).allGroups))).toBe(0)
-      const e = yield* Effect.flip(checkGroups({ queue: q, gracePeriodMs: 1000, maxDelayMs: 0, maxSize: 0, maxGroups: 0 }))
-      expect(e.message).toBe("maxGroups must be a whole number >= 1, got 0")
-    })
   )
 
   it.effect("rejects a negative or fractional maxSize with InvalidArgument", () =>

@@ -5,7 +5,17 @@ import { complete } from "../../src/steps/complete.js"
 import { dequeueLease } from "../../src/steps/dequeueLease.js"
 import { writeResult } from "../../src/broker/writeResult.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { baseNowMs, makeMsg, putActive, putPending, readTask, testBrokerLayer, zsetOf, stepsTestDb, io } from "../support/arrange.js"
+import {
+  baseNowMs,
+  makeMsg,
+  putActive,
+  putPending,
+  readTask,
+  testBrokerLayer,
+  zsetOf,
+  stepsTestDb,
+  io
+} from "../support/arrange.js"
 
 const c = stepsTestDb()
 const leaseSec = baseNowMs / 1000 + 30
@@ -21,7 +31,9 @@ layer(testBrokerLayer())("complete / writeResult (real Redis)", (it) => {
       const { tasks } = yield* dequeueLease({ queues: ["default"], count: 2 })
       expect(tasks.map((t) => t.msg.id)).toEqual(["g-retained", "g-plain"])
       for (const t of tasks) {
-        expect(yield* writeResult({ queue: "default", id: t.msg.id, result: new TextEncoder().encode(`ok:${t.msg.id}`) })).toBe(3 + t.msg.id.length)
+        expect(
+          yield* writeResult({ queue: "default", id: t.msg.id, result: new TextEncoder().encode(`ok:${t.msg.id}`) })
+        ).toBe(3 + t.msg.id.length)
       }
       yield* TestClock.adjust("1 second")
       expect((yield* complete(tasks[0]!.msg)).outcome).toBe("completed")

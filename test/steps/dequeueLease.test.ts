@@ -3,42 +3,54 @@ import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { dequeueLease } from "../../src/steps/dequeueLease.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { baseNowMs, makeMsg, putPending, putPendingBytes, readTask, testBrokerLayer, zsetOf, stepsTestDb, io } from "../support/arrange.js"
+import {
+  baseNowMs,
+  makeMsg,
+  putPending,
+  putPendingBytes,
+  readTask,
+  testBrokerLayer,
+  zsetOf,
+  stepsTestDb,
+  io
+} from "../support/arrange.js"
 
 const c = stepsTestDb()
 
 layer(testBrokerLayer())("dequeueLease (real Redis)", (it) => {
-  it.effect("takes queues in the given order, oldest task first, and leaves asynq's active/lease layout (state h)", () =>
-    Effect.gen(function* () {
-      yield* TestClock.setTime(baseNowMs)
-      yield* io(async () => {
-        await putPending(c, makeMsg("d1-low", "l1"), baseNowMs)
-        await putPending(c, makeMsg("d1-crit", "c1"), baseNowMs)
-        await putPending(c, makeMsg("d1-crit", "c2"), baseNowMs)
-      })
-      const first = yield* dequeueLease({ queues: ["d1-crit", "d1-low"] })
-      expect(first.tasks.map((t) => t.msg.id)).toEqual(["c1"])
-      expect(first.tasks[0]!.leaseExpiresAtMs).toBe(baseNowMs + 30_000)
-      const k = queueKeys("d1-crit")
-      const t = yield* io(() => readTask(c, "d1-crit", "c1"))
-      expect(t.fields).toEqual({ state: "active" })
-      expect(t.msg?.type).toBe("test:job")
-      expect(yield* io(() => c.lrange(k.active, 0, -1))).toEqual(["c1"])
-      // The lease is scored just under its expiry second (a fraction naming this dequeue call, see
-      // leaseScore): for every whole-second cutoff it compares exactly as the expiry itself.
-      const leases = yield* io(() => zsetOf(c, k.lease))
-      expect(leases.map(([id]) => id)).toEqual(["c1"])
-      expect(Math.ceil(leases[0]![1])).toBe(baseNowMs / 1000 + 30)
-      expect(leases[0]![1]).toBeGreaterThan(baseNowMs / 1000 + 29)
-      expect(yield* io(() => c.lrange(k.pending, 0, -1))).toEqual(["c2"])
+  it.effect(
+    "takes queues in the given order, oldest task first, and leaves asynq's active/lease layout (state h)",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(baseNowMs)
+        yield* io(async () => {
+          await putPending(c, makeMsg("d1-low", "l1"), baseNowMs)
+          await putPending(c, makeMsg("d1-crit", "c1"), baseNowMs)
+          await putPending(c, makeMsg("d1-crit", "c2"), baseNowMs)
+        })
+        const first = yield* dequeueLease({ queues: ["d1-crit", "d1-low"] })
+        expect(first.tasks.map((t) => t.msg.id)).toEqual(["c1"])
+        expect(first.tasks[0]!.leaseExpiresAtMs).toBe(baseNowMs + 30_000)
+        const k = queueKeys("d1-crit")
+        const t = yield* io(() => readTask(c, "d1-crit", "c1"))
+        expect(t.fields).toEqual({ state: "active" })
+        expect(t.msg?.type).toBe("test:job")
+        expect(yield* io(() => c.lrange(k.active, 0, -1))).toEqual(["c1"])
+        // The lease is scored just under its expiry second (a fraction naming this dequeue call, see
+        // leaseScore): for every whole-second cutoff it compares exactly as the expiry itself.
+        const leases = yield* io(() => zsetOf(c, k.lease))
+        expect(leases.map(([id]) => id)).toEqual(["c1"])
+        expect(Math.ceil(leases[0]![1])).toBe(baseNowMs / 1000 + 30)
+        expect(leases[0]![1]).toBeGreaterThan(baseNowMs / 1000 + 29)
+        expect(yield* io(() => c.lrange(k.pending, 0, -1))).toEqual(["c2"])
 
-      const rest = yield* dequeueLease({ queues: ["d1-crit", "d1-low"], count: 5, leaseMs: 60_000 })
-      expect(rest.tasks.map((x) => x.msg.id)).toEqual(["c2", "l1"])
-      expect(rest.tasks.every((x) => x.leaseExpiresAtMs === baseNowMs + 60_000)).toBe(true)
-      expect(rest.corrupt).toEqual([])
-      const empty = yield* dequeueLease({ queues: ["d1-crit", "d1-low"], count: 5 })
-      expect(empty.tasks).toEqual([])
-    })
+        const rest = yield* dequeueLease({ queues: ["d1-crit", "d1-low"], count: 5, leaseMs: 60_000 })
+        expect(rest.tasks.map((x) => x.msg.id)).toEqual(["c2", "l1"])
+        expect(rest.tasks.every((x) => x.leaseExpiresAtMs === baseNowMs + 60_000)).toBe(true)
+        expect(rest.corrupt).toEqual([])
+        const empty = yield* dequeueLease({ queues: ["d1-crit", "d1-low"], count: 5 })
+        expect(empty.tasks).toEqual([])
+      })
   )
 
   it.effect("skips a paused queue and leaves its tasks pending", () =>
@@ -69,33 +81,37 @@ layer(testBrokerLayer())("dequeueLease (real Redis)", (it) => {
     })
   )
 
-  it.effect("a batch leaves active, lease and the task hashes exactly as one-at-a-time leases would (same order, same fields)", () =>
-    Effect.gen(function* () {
-      yield* TestClock.setTime(baseNowMs)
-      yield* io(async () => {
-        for (let i = 1; i <= 4; i++) {
-          await putPending(c, makeMsg("d5-batch", `t${i}`), baseNowMs)
-          await putPending(c, makeMsg("d5-single", `t${i}`), baseNowMs)
-        }
+  it.effect(
+    "a batch leaves active, lease and the task hashes exactly as one-at-a-time leases would (same order, same fields)",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(baseNowMs)
+        yield* io(async () => {
+          for (let i = 1; i <= 4; i++) {
+            await putPending(c, makeMsg("d5-batch", `t${i}`), baseNowMs)
+            await putPending(c, makeMsg("d5-single", `t${i}`), baseNowMs)
+          }
+        })
+        const batch = yield* dequeueLease({ queues: ["d5-batch"], count: 3 })
+        for (let i = 0; i < 3; i++) yield* dequeueLease({ queues: ["d5-single"], count: 1 })
+        expect(batch.tasks.map((t) => t.msg.id)).toEqual(["t1", "t2", "t3"])
+        const layout = (q: string) =>
+          io(async () => ({
+            active: await c.lrange(queueKeys(q).active, 0, -1),
+            pending: await c.lrange(queueKeys(q).pending, 0, -1),
+            // Each call scores its leases just under the expiry (leaseScore, a fraction of its own): compared
+            // as whole seconds, in id order.
+            lease: (await zsetOf(c, queueKeys(q).lease))
+              .map(([id, score]) => [id, Math.ceil(score)])
+              .sort(([x], [y]) => String(x).localeCompare(String(y))),
+            fields: await Promise.all(["t1", "t2", "t3", "t4"].map(async (id) => (await readTask(c, q, id)).fields))
+          }))
+        const a = yield* layout("d5-batch")
+        expect(a).toEqual(yield* layout("d5-single"))
+        expect(a.active).toEqual(["t3", "t2", "t1"])
+        expect(a.fields.slice(0, 3)).toEqual([{ state: "active" }, { state: "active" }, { state: "active" }])
+        expect(a.fields[3]!.state).toBe("pending")
       })
-      const batch = yield* dequeueLease({ queues: ["d5-batch"], count: 3 })
-      for (let i = 0; i < 3; i++) yield* dequeueLease({ queues: ["d5-single"], count: 1 })
-      expect(batch.tasks.map((t) => t.msg.id)).toEqual(["t1", "t2", "t3"])
-      const layout = (q: string) =>
-        io(async () => ({
-          active: await c.lrange(queueKeys(q).active, 0, -1),
-          pending: await c.lrange(queueKeys(q).pending, 0, -1),
-          // Each call scores its leases just under the expiry (leaseScore, a fraction of its own): compared
-          // as whole seconds, in id order.
-          lease: (await zsetOf(c, queueKeys(q).lease)).map(([id, score]) => [id, Math.ceil(score)]).sort(([x], [y]) => String(x).localeCompare(String(y))),
-          fields: await Promise.all(["t1", "t2", "t3", "t4"].map(async (id) => (await readTask(c, q, id)).fields))
-        }))
-      const a = yield* layout("d5-batch")
-      expect(a).toEqual(yield* layout("d5-single"))
-      expect(a.active).toEqual(["t3", "t2", "t1"])
-      expect(a.fields.slice(0, 3)).toEqual([{ state: "active" }, { state: "active" }, { state: "active" }])
-      expect(a.fields[3]!.state).toBe("pending")
-    })
   )
 
   it.effect("archives a task whose msg is corrupt with a clear error, reports it, and still hands out the others", () =>
@@ -108,7 +124,11 @@ layer(testBrokerLayer())("dequeueLease (real Redis)", (it) => {
         await putPending(c, makeMsg("d4", "good2"), baseNowMs)
         await putPending(c, makeMsg("d4", "other-id"), baseNowMs)
         // a hash whose msg names another task id
-        await c.hset(queueKeys("d4").task("other-id"), "msg", Buffer.from(await c.hgetBuffer(queueKeys("d4").task("good1"), "msg") as Buffer))
+        await c.hset(
+          queueKeys("d4").task("other-id"),
+          "msg",
+          Buffer.from((await c.hgetBuffer(queueKeys("d4").task("good1"), "msg")) as Buffer)
+        )
         await c.lpush(queueKeys("d4").pending, "dangling")
       })
       const r = yield* dequeueLease({ queues: ["d4"], count: 10 })
@@ -143,4 +163,3 @@ layer(testBrokerLayer())("dequeueLease (real Redis)", (it) => {
     })
   )
 })
-

@@ -20,7 +20,9 @@ let nodes: Array<RedisServerHandle> = []
 let admin: Array<IORedis> = []
 
 const startCluster = async () => {
-  nodes = await Promise.all([0, 1, 2].map(() => startRedisServer(["--cluster-enabled", "yes", "--cluster-node-timeout", "2000"])))
+  nodes = await Promise.all(
+    [0, 1, 2].map(() => startRedisServer(["--cluster-enabled", "yes", "--cluster-node-timeout", "2000"]))
+  )
   admin = nodes.map((n) => new IORedis({ host: "127.0.0.1", port: n.port, maxRetriesPerRequest: 1 }))
   const third = Math.floor(16384 / 3)
   await Promise.all(
@@ -34,7 +36,15 @@ const startCluster = async () => {
   await waitFor(
     "every node of the test cluster to report cluster_state:ok and 3 known nodes",
     // each node's "cluster_state:… cluster_known_nodes:…"
-    () => Promise.all(admin.map(async (c) => ((await c.call("CLUSTER", "INFO")) as string).match(/cluster_state:\w+|cluster_known_nodes:\d+/g)?.join(" ") ?? "")),
+    () =>
+      Promise.all(
+        admin.map(
+          async (c) =>
+            ((await c.call("CLUSTER", "INFO")) as string)
+              .match(/cluster_state:\w+|cluster_known_nodes:\d+/g)
+              ?.join(" ") ?? ""
+        )
+      ),
     (states) => states.every((s) => s.includes("cluster_state:ok") && s.includes("cluster_known_nodes:3")),
     { timeoutMs: 20_000 }
   )
@@ -46,7 +56,8 @@ afterAll(async () => {
   await Promise.all(nodes.map((n) => n.stop()))
 })
 
-const brokerLayer = () => Broker.layer.pipe(Layer.provide(Redis.layer({ cluster: nodes.map((n) => ({ host: "127.0.0.1", port: n.port })) })))
+const brokerLayer = () =>
+  Broker.layer.pipe(Layer.provide(Redis.layer({ cluster: nodes.map((n) => ({ host: "127.0.0.1", port: n.port })) })))
 
 describe("enqueue on Redis Cluster", () => {
   it("single enqueues of every kind, and a batch over 12 queues, with registration of every queue", async () => {
@@ -77,7 +88,15 @@ describe("enqueue on Redis Cluster", () => {
       expect((await cluster.smembers("asynq:queues")).sort()).toEqual([...queues].sort())
       for (const q of queues) expect(await cluster.llen(queueKeys(q).pending)).toBe(q === "cq0" ? 2 : 1)
       // the queues really are spread over the three masters
-      const owners = new Set(await Promise.all(queues.map((q) => cluster.call("CLUSTER", "KEYSLOT", queueKeys(q).pending).then((s) => Math.min(2, Math.floor(Number(s) / Math.floor(16384 / 3)))))))
+      const owners = new Set(
+        await Promise.all(
+          queues.map((q) =>
+            cluster
+              .call("CLUSTER", "KEYSLOT", queueKeys(q).pending)
+              .then((s) => Math.min(2, Math.floor(Number(s) / Math.floor(16384 / 3))))
+          )
+        )
+      )
       expect(owners.size).toBe(3)
     } finally {
       cluster.disconnect()
@@ -89,7 +108,9 @@ describe("enqueue on Redis Cluster", () => {
     try {
       const k = queueKeys("cbig")
       await cluster.rpush(k.prefix + "leasing", "a")
-      await expect(cluster.sort(k.prefix + "leasing", "BY", "nosort", "GET", `${k.taskPrefix}*->msg`)).rejects.toThrow(/GET option of SORT denied in Cluster mode/)
+      await expect(cluster.sort(k.prefix + "leasing", "BY", "nosort", "GET", `${k.taskPrefix}*->msg`)).rejects.toThrow(
+        /GET option of SORT denied in Cluster mode/
+      )
       await cluster.del(k.prefix + "leasing")
     } finally {
       cluster.disconnect()

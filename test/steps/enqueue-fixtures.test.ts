@@ -50,7 +50,8 @@ const snapshot = async (): Promise<Record<string, KeyDump>> => {
 /** The fixture's annotated message as our TaskMessage. */
 const fixtureMsg = (d: Record<string, unknown>): TaskMessage => ({
   type: d.type as string,
-  payload: d.payload === null || d.payload === "" ? undefined : new Uint8Array(Buffer.from(d.payload as string, "base64")),
+  payload:
+    d.payload === null || d.payload === "" ? undefined : new Uint8Array(Buffer.from(d.payload as string, "base64")),
   id: d.id as string,
   queue: d.queue as string,
   retry: d.retry as number,
@@ -83,7 +84,10 @@ const normalize = (keys: Record<string, KeyDump>, known: ReadonlySet<string>) =>
     if (d.type === "list" || d.type === "set") value = (d.value as Array<string>).map(id)
     else if (d.type === "zset") value = (d.value as Array<[string, number]>).map(([m, s]) => [id(m), s])
     else if (d.type === "string") value = id(d.value as string)
-    else if (d.type === "hash") value = Object.fromEntries(Object.entries(d.value as Record<string, unknown>).filter(([f]) => !f.endsWith("_decoded")))
+    else if (d.type === "hash")
+      value = Object.fromEntries(
+        Object.entries(d.value as Record<string, unknown>).filter(([f]) => !f.endsWith("_decoded"))
+      )
     out[name] = { ...d, value }
   }
   return { keys: out, random, original }
@@ -110,14 +114,20 @@ const compare = (fixture: StateFixture, ours: Record<string, KeyDump>, known: Re
       if (field === "msg") continue
       if (field === "pending_since") {
         expect(oh[field], key).toMatch(/^\d{19}$/)
-        expect(Math.abs(Number(BigInt(oh[field]!) - BigInt(fh[field]!)) / 1e9), `pending_since of ${key} (s)`).toBeLessThan(1)
+        expect(
+          Math.abs(Number(BigInt(oh[field]!) - BigInt(fh[field]!)) / 1e9),
+          `pending_since of ${key} (s)`
+        ).toBeLessThan(1)
       } else expect({ key, field, value: oh[field] }).toEqual({ key, field, value: fh[field] })
     }
     const annotated = fixture.keys[f.original[key]!]!.value as { readonly msg_decoded: Record<string, unknown> }
     const theirs = fixtureMsg(annotated.msg_decoded)
     const mine = decodeTaskMessage(new Uint8Array(Buffer.from(oh.msg!, "base64")))
     const isRandom = o.random.has(mine.id)
-    expect({ ...mine, id: isRandom ? "<random>" : mine.id }).toEqual({ ...theirs, id: f.random.has(theirs.id) ? "<random>" : theirs.id })
+    expect({ ...mine, id: isRandom ? "<random>" : mine.id }).toEqual({
+      ...theirs,
+      id: f.random.has(theirs.id) ? "<random>" : theirs.id
+    })
     // Same bytes as Go wrote, where the id is ours to choose and no map field has 2+ entries (Go's map order is random).
     if (!isRandom && Object.keys(theirs.headers).length < 2) expect({ key, msg: oh.msg }).toEqual({ key, msg: fh.msg })
   }
@@ -136,7 +146,12 @@ describe("asynq's Redis layout, reproduced (states a–d)", () => {
       yield* TestClock.setTime(fx.now_unix * 1000)
       yield* fresh(
         Effect.gen(function* () {
-          yield* enqueue("email:send", `{"to":"alice@example.com"}`, { taskId: "a-email-1", maxRetry: 5, timeout: 120_000, headers: { "trace-id": "t-123" } })
+          yield* enqueue("email:send", `{"to":"alice@example.com"}`, {
+            taskId: "a-email-1",
+            maxRetry: 5,
+            timeout: 120_000,
+            headers: { "trace-id": "t-123" }
+          })
           yield* enqueue("image:resize", `{"src":"s3://bucket/img.png","w":640}`, {
             queue: "critical",
             taskId: "a-resize-2",
@@ -158,47 +173,63 @@ describe("asynq's Redis layout, reproduced (states a–d)", () => {
       yield* fresh(
         Effect.gen(function* () {
           yield* enqueue("reminder:send", `{"user":42}`, { taskId: "b-reminder", processIn: 10 * 60_000 })
-          yield* enqueue("report:monthly", `{"month":"2029-12"}`, { taskId: "b-at", queue: "low", processAt: new Date("2030-01-01T00:00:00Z") })
+          yield* enqueue("report:monthly", `{"month":"2029-12"}`, {
+            taskId: "b-at",
+            queue: "low",
+            processAt: new Date("2030-01-01T00:00:00Z")
+          })
         })
       )
       compare(fx, yield* Effect.promise(snapshot), new Set(["b-reminder", "b-at"]))
     })
   )
 
-  it.effect("c-unique: locks with TTLs (from process-at for the scheduled one), duplicate writes nothing, nil-payload key", () =>
-    Effect.gen(function* () {
-      const fx = loadFixture<StateFixture>("states/c-unique.json")
-      yield* TestClock.setTime(fx.now_unix * 1000)
-      yield* fresh(
-        Effect.gen(function* () {
-          yield* enqueue("report:daily", `{"date":"2024-01-01"}`, { taskId: "c-unique", unique: 3_600_000 })
-          const dup = yield* enqueue("report:daily", `{"date":"2024-01-01"}`, { taskId: "c-unique-dup", unique: 3_600_000 }).pipe(Effect.flip)
-          expect(dup._tag).toBe("DuplicateTask")
-          yield* enqueue("sync:all", undefined, { taskId: "c-unique-nil", unique: 30 * 60_000 })
-          yield* enqueue("report:weekly", "{}", { taskId: "c-unique-scheduled", unique: 2 * 3_600_000, processIn: 3_600_000 })
-        })
-      )
-      compare(fx, yield* Effect.promise(snapshot), new Set(["c-unique", "c-unique-nil", "c-unique-scheduled"]))
-    })
+  it.effect(
+    "c-unique: locks with TTLs (from process-at for the scheduled one), duplicate writes nothing, nil-payload key",
+    () =>
+      Effect.gen(function* () {
+        const fx = loadFixture<StateFixture>("states/c-unique.json")
+        yield* TestClock.setTime(fx.now_unix * 1000)
+        yield* fresh(
+          Effect.gen(function* () {
+            yield* enqueue("report:daily", `{"date":"2024-01-01"}`, { taskId: "c-unique", unique: 3_600_000 })
+            const dup = yield* enqueue("report:daily", `{"date":"2024-01-01"}`, {
+              taskId: "c-unique-dup",
+              unique: 3_600_000
+            }).pipe(Effect.flip)
+            expect(dup._tag).toBe("DuplicateTask")
+            yield* enqueue("sync:all", undefined, { taskId: "c-unique-nil", unique: 30 * 60_000 })
+            yield* enqueue("report:weekly", "{}", {
+              taskId: "c-unique-scheduled",
+              unique: 2 * 3_600_000,
+              processIn: 3_600_000
+            })
+          })
+        )
+        compare(fx, yield* Effect.promise(snapshot), new Set(["c-unique", "c-unique-nil", "c-unique-scheduled"]))
+      })
   )
 
-  it.effect("d-group: aggregating tasks, group zsets scored by add time, groups set, group+unique without a unique_key field", () =>
-    Effect.gen(function* () {
-      const fx = loadFixture<StateFixture>("states/d-group.json")
-      const scores = Object.fromEntries(
-        [...(fx.keys["asynq:{default}:g:g1"]!.value as Array<[string, number]>), ...(fx.keys["asynq:{default}:g:g2"]!.value as Array<[string, number]>)]
-      )
-      yield* fresh(
-        Effect.gen(function* () {
-          for (const i of [1, 2, 3]) {
-            yield* TestClock.setTime(scores[`d-g1-${i}`]! * 1000)
-            yield* enqueue("notify:batch", `{"n":${i}}`, { taskId: `d-g1-${i}`, group: "g1" })
-          }
-          yield* TestClock.setTime(scores["d-g2-unique"]! * 1000)
-          yield* enqueue("notify:batch", `{"n":9}`, { taskId: "d-g2-unique", group: "g2", unique: 3_600_000 })
-        })
-      )
-      compare(fx, yield* Effect.promise(snapshot), new Set(["d-g1-1", "d-g1-2", "d-g1-3", "d-g2-unique"]))
-    })
+  it.effect(
+    "d-group: aggregating tasks, group zsets scored by add time, groups set, group+unique without a unique_key field",
+    () =>
+      Effect.gen(function* () {
+        const fx = loadFixture<StateFixture>("states/d-group.json")
+        const scores = Object.fromEntries([
+          ...(fx.keys["asynq:{default}:g:g1"]!.value as Array<[string, number]>),
+          ...(fx.keys["asynq:{default}:g:g2"]!.value as Array<[string, number]>)
+        ])
+        yield* fresh(
+          Effect.gen(function* () {
+            for (const i of [1, 2, 3]) {
+              yield* TestClock.setTime(scores[`d-g1-${i}`]! * 1000)
+              yield* enqueue("notify:batch", `{"n":${i}}`, { taskId: `d-g1-${i}`, group: "g1" })
+            }
+            yield* TestClock.setTime(scores["d-g2-unique"]! * 1000)
+            yield* enqueue("notify:batch", `{"n":9}`, { taskId: "d-g2-unique", group: "g2", unique: 3_600_000 })
+          })
+        )
+        compare(fx, yield* Effect.promise(snapshot), new Set(["d-g1-1", "d-g1-2", "d-g1-3", "d-g2-unique"]))
+      })
   )
 })

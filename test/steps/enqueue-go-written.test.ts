@@ -28,7 +28,10 @@ const c = stepsTestDb()
 const inGoOrder = (bytes: Uint8Array): Buffer => {
   const m = decodeTaskMessage(bytes)
   const keys = Object.keys(m.headers).sort().reverse()
-  return Buffer.concat([encodeTaskMessage({ ...m, headers: {} }), ...keys.map((k) => encodeTaskMessage({ ...emptyTaskMessage, headers: { [k]: m.headers[k]! } }))])
+  return Buffer.concat([
+    encodeTaskMessage({ ...m, headers: {} }),
+    ...keys.map((k) => encodeTaskMessage({ ...emptyTaskMessage, headers: { [k]: m.headers[k]! } }))
+  ])
 }
 
 /** Rewrites a stored task's msg as Go would have written it (the same message, other bytes). */
@@ -48,47 +51,70 @@ layer(testBrokerLayer())("a repeat of a Go-written task (real Redis)", (it) => {
     expect(inGoOrder(fromHex(v.go_remarshal_hex!)).toString("hex")).toBe(v.hex)
   })
 
-  it.effect("the Effect step: the same task again is a success and one task, in every target state; a different header is still a conflict", () =>
-    Effect.gen(function* () {
-      yield* TestClock.setTime(baseNowMs)
-      const q = "gowritten"
-      const k = queueKeys(q)
-      const cases: ReadonlyArray<EnqueueOptions & { taskId: string }> = [
-        { taskId: "p" },
-        { taskId: "s", processIn: 60_000 },
-        { taskId: "g", group: "grp" },
-        { taskId: "u", unique: 60_000 },
-        { taskId: "us", unique: 60_000, processIn: 60_000 }
-      ]
-      for (const opts of cases) {
-        const first = yield* enqueue("t", `payload-${opts.taskId}`, { queue: q, headers, ...opts })
-        yield* io(() => rewriteInGoOrder(c, q, opts.taskId))
-        const again = yield* enqueue("t", `payload-${opts.taskId}`, { queue: q, headers: { "x-b3": "1", "x-tenant": "acme", "trace-id": "abc123" }, ...opts })
-        expect(again).toEqual(first)
-      }
-      expect(yield* io(() => c.lrange(k.pending, 0, -1))).toEqual(["u", "p"])
-      expect((yield* io(() => zsetOf(c, k.scheduled))).map(([id]) => id)).toEqual(["s", "us"])
-      expect((yield* io(() => zsetOf(c, k.group("grp")))).map(([id]) => id)).toEqual(["g"])
-      expect(yield* io(() => c.get(uniqueKey(q, "t", new TextEncoder().encode("payload-u"))))).toBe("u")
-      // Another header value under the taken id is a conflict; another task under the held lock a duplicate.
-      const changed = yield* enqueue("t", "payload-p", { queue: q, taskId: "p", headers: { ...headers, "x-tenant": "other" } }).pipe(Effect.flip)
-      expect(changed._tag).toBe("TaskIdConflict")
-      const fewer = yield* enqueue("t", "payload-p", { queue: q, taskId: "p", headers: { "x-tenant": "acme", "trace-id": "abc123" } }).pipe(Effect.flip)
-      expect(fewer._tag).toBe("TaskIdConflict")
-      const dup = yield* enqueue("t", "payload-u", { queue: q, taskId: "u2", unique: 60_000, headers }).pipe(Effect.flip)
-      expect(dup._tag).toBe("DuplicateTask")
-    })
+  it.effect(
+    "the Effect step: the same task again is a success and one task, in every target state; a different header is still a conflict",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(baseNowMs)
+        const q = "gowritten"
+        const k = queueKeys(q)
+        const cases: ReadonlyArray<EnqueueOptions & { taskId: string }> = [
+          { taskId: "p" },
+          { taskId: "s", processIn: 60_000 },
+          { taskId: "g", group: "grp" },
+          { taskId: "u", unique: 60_000 },
+          { taskId: "us", unique: 60_000, processIn: 60_000 }
+        ]
+        for (const opts of cases) {
+          const first = yield* enqueue("t", `payload-${opts.taskId}`, { queue: q, headers, ...opts })
+          yield* io(() => rewriteInGoOrder(c, q, opts.taskId))
+          const again = yield* enqueue("t", `payload-${opts.taskId}`, {
+            queue: q,
+            headers: { "x-b3": "1", "x-tenant": "acme", "trace-id": "abc123" },
+            ...opts
+          })
+          expect(again).toEqual(first)
+        }
+        expect(yield* io(() => c.lrange(k.pending, 0, -1))).toEqual(["u", "p"])
+        expect((yield* io(() => zsetOf(c, k.scheduled))).map(([id]) => id)).toEqual(["s", "us"])
+        expect((yield* io(() => zsetOf(c, k.group("grp")))).map(([id]) => id)).toEqual(["g"])
+        expect(yield* io(() => c.get(uniqueKey(q, "t", new TextEncoder().encode("payload-u"))))).toBe("u")
+        // Another header value under the taken id is a conflict; another task under the held lock a duplicate.
+        const changed = yield* enqueue("t", "payload-p", {
+          queue: q,
+          taskId: "p",
+          headers: { ...headers, "x-tenant": "other" }
+        }).pipe(Effect.flip)
+        expect(changed._tag).toBe("TaskIdConflict")
+        const fewer = yield* enqueue("t", "payload-p", {
+          queue: q,
+          taskId: "p",
+          headers: { "x-tenant": "acme", "trace-id": "abc123" }
+        }).pipe(Effect.flip)
+        expect(fewer._tag).toBe("TaskIdConflict")
+        const dup = yield* enqueue("t", "payload-u", { queue: q, taskId: "u2", unique: 60_000, headers }).pipe(
+          Effect.flip
+        )
+        expect(dup._tag).toBe("DuplicateTask")
+      })
   )
 
   it.effect("enqueueMany (the batch script): repeats of Go-written tasks succeed beside new tasks", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(baseNowMs)
       const q = "gowritten-many"
-      const items = ["m1", "m2"].map((id) => ({ type: "t", payload: { id }, options: { queue: q, taskId: id, headers } }))
+      const items = ["m1", "m2"].map((id) => ({
+        type: "t",
+        payload: { id },
+        options: { queue: q, taskId: id, headers }
+      }))
       const first = yield* enqueueManyUntraced(items)
       expect(first.every(Result.isSuccess)).toBe(true)
       for (const id of ["m1", "m2"]) yield* io(() => rewriteInGoOrder(c, q, id))
-      const again = yield* enqueueManyUntraced([...items, { type: "t", payload: { id: "m3" }, options: { queue: q, taskId: "m3", headers } }])
+      const again = yield* enqueueManyUntraced([
+        ...items,
+        { type: "t", payload: { id: "m3" }, options: { queue: q, taskId: "m3", headers } }
+      ])
       expect(again.map((r) => (Result.isSuccess(r) ? r.success.id : r.failure._tag))).toEqual(["m1", "m2", "m3"])
       expect((yield* io(() => c.lrange(queueKeys(q).pending, 0, -1))).sort()).toEqual(["m1", "m2", "m3"])
     })
@@ -104,7 +130,9 @@ layer(testBrokerLayer())("a repeat of a Go-written task (real Redis)", (it) => {
       expect(again.id).toBe(first.id)
       expect(again.state).toBe("pending")
       expect(await c.lrange(queueKeys(q).pending, 0, -1)).toEqual(["c1"])
-      await expect(client.enqueue("t", { n: 2 }, { queue: q, taskId: "c1", headers })).rejects.toMatchObject({ _tag: "TaskIdConflict" })
+      await expect(client.enqueue("t", { n: 2 }, { queue: q, taskId: "c1", headers })).rejects.toMatchObject({
+        _tag: "TaskIdConflict"
+      })
     } finally {
       await client.close()
     }

@@ -30,7 +30,12 @@ afterAll(async () => {
 
 /** Runs `eff` with a Broker connected through the proxy (a fresh connection per run). */
 const viaProxy = <A, E>(eff: Effect.Effect<A, E, any>): Promise<A> =>
-  Effect.runPromise(eff.pipe(Effect.provide(brokerLayerAt({ url: `redis://127.0.0.1:${proxy.port}/${testDb()}` }))) as Effect.Effect<A, unknown>)
+  Effect.runPromise(
+    eff.pipe(Effect.provide(brokerLayerAt({ url: `redis://127.0.0.1:${proxy.port}/${testDb()}` }))) as Effect.Effect<
+      A,
+      unknown
+    >
+  )
 
 const enqueueSha = luaScript("enqueue").sha
 const enqueueBatchSha = luaScript("enqueueBatch").sha

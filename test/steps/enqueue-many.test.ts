@@ -7,7 +7,15 @@ import { Broker } from "../../src/broker/Broker.js"
 import { Redis } from "../../src/redis/Redis.js"
 import { enqueue, enqueueMany } from "../../src/steps/enqueue.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { baseNowMs, readTask, testBrokerLayer, zsetOf, stepsTestDb, io, baseNowSec as nowSec } from "../support/arrange.js"
+import {
+  baseNowMs,
+  readTask,
+  testBrokerLayer,
+  zsetOf,
+  stepsTestDb,
+  io,
+  baseNowSec as nowSec
+} from "../support/arrange.js"
 import { startRedisServer } from "../support/redis-server.js"
 
 const c = stepsTestDb()
@@ -58,7 +66,19 @@ layer(testBrokerLayer())("enqueueMany (real Redis)", (it) => {
         ])
       )
       expect(writes).toBe(1)
-      expect(result.map(tag)).toEqual(["ok", "ok", "ok", "InvalidArgument", "ok", "DuplicateTask", "TaskIdConflict", "ok", "TaskIdConflict", "InvalidArgument", "ok"])
+      expect(result.map(tag)).toEqual([
+        "ok",
+        "ok",
+        "ok",
+        "InvalidArgument",
+        "ok",
+        "DuplicateTask",
+        "TaskIdConflict",
+        "ok",
+        "TaskIdConflict",
+        "InvalidArgument",
+        "ok"
+      ])
       const ok = result.flatMap((r) => (Result.isSuccess(r) ? [r.success] : []))
       expect(ok.map((i) => [i.id, i.queue, i.state])).toEqual([
         ["p1", "mb1", "pending"],
@@ -98,7 +118,9 @@ layer(testBrokerLayer())("enqueueMany (real Redis)", (it) => {
       expect(yield* io(() => c.lrange(queueKeys(q).pending, 0, -1))).toEqual(["l6", "l5", "l3", "l2", "l1", "l0"])
       const prefix = queueKeys(q).uniquePrefix
       const locks = (yield* io(() => c.keys(`${prefix}*`))).sort()
-      const holders = yield* io(() => Promise.all(locks.map(async (k) => [(await c.get(k))!, await c.pttl(k)] as const)))
+      const holders = yield* io(() =>
+        Promise.all(locks.map(async (k) => [(await c.get(k))!, await c.pttl(k)] as const))
+      )
       expect(holders.map(([id]) => id).sort()).toEqual(["l1", "l3", "l6"])
       const ttl = Object.fromEntries(holders)
       expect(ttl["l1"]).toBeGreaterThan(50_000)
@@ -109,18 +131,24 @@ layer(testBrokerLayer())("enqueueMany (real Redis)", (it) => {
     })
   )
 
-  it.effect("2,500 pending tasks of one queue: three enqueueBatch calls in one round trip, every task in input order", () =>
-    Effect.gen(function* () {
-      yield* TestClock.setTime(baseNowMs)
-      const q = "lq2500"
-      yield* enqueue("t", "first", { queue: q, taskId: "first" }) // queue known, script loaded
-      const items = Array.from({ length: 2_500 }, (_, i) => ({ type: "b", payload: { i }, options: { queue: q, taskId: `b${i}` } }))
-      const { result, writes } = yield* countWrites(enqueueMany(items))
-      expect(writes).toBe(1)
-      expect(result.every(Result.isSuccess)).toBe(true)
-      const pending = yield* io(() => c.lrange(queueKeys(q).pending, 0, -1))
-      expect(pending).toEqual([...items.map((it) => it.options.taskId).reverse(), "first"])
-    })
+  it.effect(
+    "2,500 pending tasks of one queue: three enqueueBatch calls in one round trip, every task in input order",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(baseNowMs)
+        const q = "lq2500"
+        yield* enqueue("t", "first", { queue: q, taskId: "first" }) // queue known, script loaded
+        const items = Array.from({ length: 2_500 }, (_, i) => ({
+          type: "b",
+          payload: { i },
+          options: { queue: q, taskId: `b${i}` }
+        }))
+        const { result, writes } = yield* countWrites(enqueueMany(items))
+        expect(writes).toBe(1)
+        expect(result.every(Result.isSuccess)).toBe(true)
+        const pending = yield* io(() => c.lrange(queueKeys(q).pending, 0, -1))
+        expect(pending).toEqual([...items.map((it) => it.options.taskId).reverse(), "first"])
+      })
   )
 
   it.effect("a batch of only invalid items sends nothing; an empty batch returns []", () =>
@@ -143,18 +171,36 @@ layer(testBrokerLayer())("enqueueMany (real Redis)", (it) => {
         { type: "a\uDC00", options: { queue: "mbb" } },
         { type: "a", options: { queue: "mbb", taskId: "good2" } }
       ])
-      expect(result.map((r) => (Result.isSuccess(r) ? "ok" : `${r.failure._tag}(${(r.failure as { field?: string }).field})`))).toEqual([
-        "ok", "InvalidArgument(timeout)", "InvalidArgument(processAt)", "InvalidArgument(unique)", "InvalidArgument(queue)", "InvalidArgument(type)", "ok"
+      expect(
+        result.map((r) =>
+          Result.isSuccess(r) ? "ok" : `${r.failure._tag}(${(r.failure as { field?: string }).field})`
+        )
+      ).toEqual([
+        "ok",
+        "InvalidArgument(timeout)",
+        "InvalidArgument(processAt)",
+        "InvalidArgument(unique)",
+        "InvalidArgument(queue)",
+        "InvalidArgument(type)",
+        "ok"
       ])
       expect(yield* io(() => c.lrange(queueKeys("mbb").pending, 0, -1))).toEqual(["good2", "good1"]) // LPUSH: newest first
-      expect((yield* io(() => c.keys("asynq:{mbb*"))).sort()).toEqual(["asynq:{mbb}:pending", "asynq:{mbb}:t:good1", "asynq:{mbb}:t:good2"])
+      expect((yield* io(() => c.keys("asynq:{mbb*"))).sort()).toEqual([
+        "asynq:{mbb}:pending",
+        "asynq:{mbb}:t:good1",
+        "asynq:{mbb}:t:good2"
+      ])
       expect((yield* io(() => c.smembers("asynq:queues"))).filter((q) => q.startsWith("mbb"))).toEqual(["mbb"])
     })
   )
 
   it.effect("a large batch across queues still goes out in one round trip", () =>
     Effect.gen(function* () {
-      const items = Array.from({ length: 500 }, (_, i) => ({ type: "bulk", payload: { i }, options: { queue: `bulk${i % 5}` } }))
+      const items = Array.from({ length: 500 }, (_, i) => ({
+        type: "bulk",
+        payload: { i },
+        options: { queue: `bulk${i % 5}` }
+      }))
       const { result, writes } = yield* countWrites(enqueueMany(items))
       expect(writes).toBe(1)
       expect(result.every(Result.isSuccess)).toBe(true)
@@ -166,7 +212,9 @@ layer(testBrokerLayer())("enqueueMany (real Redis)", (it) => {
 describe("enqueueMany when Redis goes away", () => {
   it("every item of the failed round trip gets a RedisError; the effect itself does not fail", async () => {
     const server = await startRedisServer()
-    const brokerLayer = Broker.layer.pipe(Layer.provide(Redis.layer({ url: server.url, maxRetriesPerRequest: 1, connectTimeoutMs: 1000 })))
+    const brokerLayer = Broker.layer.pipe(
+      Layer.provide(Redis.layer({ url: server.url, maxRetriesPerRequest: 1, connectTimeoutMs: 1000 }))
+    )
     try {
       const results = await Effect.runPromise(
         Effect.gen(function* () {

@@ -23,7 +23,9 @@ describe("payload codec", () => {
     expect(encodePayload(false)).toEqual(utf8("false"))
   })
   it("refuses values with no JSON form, with a clear error", () => {
-    expect(() => encodePayload(() => 1)).toThrow("payload of type function has no JSON form; pass a string, a Uint8Array or a JSON value")
+    expect(() => encodePayload(() => 1)).toThrow(
+      "payload of type function has no JSON form; pass a string, a Uint8Array or a JSON value"
+    )
     expect(() => encodePayload(1n)).toThrow(/^payload cannot be serialized as JSON: /)
   })
   it("reads back text and JSON; nil payload is '' / undefined", () => {
@@ -42,7 +44,13 @@ describe("payload codec", () => {
 })
 
 describe("uniqueKey", () => {
-  interface Case { queue: string; type: string; payload: string | null; unique_key: string; note: string }
+  interface Case {
+    queue: string
+    type: string
+    payload: string | null
+    unique_key: string
+    note: string
+  }
   const { cases } = loadFixture<{ cases: ReadonlyArray<Case> }>("unique-keys.json")
   it.each(cases.map((c) => [c.note, c] as const))("matches asynq's base.UniqueKey: %s", (_, c) => {
     const payload = c.payload === null ? undefined : new Uint8Array(Buffer.from(c.payload, "base64"))
@@ -62,14 +70,43 @@ describe("task ids", () => {
 describe("taskInfoFromMessage", () => {
   it("converts asynq's seconds to ms / Dates and zero times to undefined", () => {
     const info = taskInfoFromMessage(
-      { ...emptyTaskMessage, type: "t", id: "i", queue: "q", retry: 3, retried: 1, errorMsg: "boom", timeout: 60, deadline: 0, lastFailedAt: 1_700_000_000, retention: 10, completedAt: 0, groupKey: "g" },
+      {
+        ...emptyTaskMessage,
+        type: "t",
+        id: "i",
+        queue: "q",
+        retry: 3,
+        retried: 1,
+        errorMsg: "boom",
+        timeout: 60,
+        deadline: 0,
+        lastFailedAt: 1_700_000_000,
+        retention: 10,
+        completedAt: 0,
+        groupKey: "g"
+      },
       "retry",
       { nextProcessAt: new Date(5000) }
     )
     expect(info).toEqual({
-      id: "i", queue: "q", type: "t", payload: undefined, headers: {}, state: "retry", maxRetry: 3, retried: 1, lastErr: "boom",
-      lastFailedAt: new Date(1_700_000_000_000), timeoutMs: 60_000, deadline: undefined, group: "g", nextProcessAt: new Date(5000),
-      isOrphaned: false, retentionMs: 10_000, completedAt: undefined, result: undefined
+      id: "i",
+      queue: "q",
+      type: "t",
+      payload: undefined,
+      headers: {},
+      state: "retry",
+      maxRetry: 3,
+      retried: 1,
+      lastErr: "boom",
+      lastFailedAt: new Date(1_700_000_000_000),
+      timeoutMs: 60_000,
+      deadline: undefined,
+      group: "g",
+      nextProcessAt: new Date(5000),
+      isOrphaned: false,
+      retentionMs: 10_000,
+      completedAt: undefined,
+      result: undefined
     })
   })
 })

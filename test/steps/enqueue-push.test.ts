@@ -9,12 +9,19 @@ import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Broker } from "../../src/broker/Broker.js"
+import type { Broker } from "../../src/broker/Broker.js"
 import { confirmHandoversScript, reclaimHandoversScript } from "../../src/broker/handovers.js"
 import { runScript } from "../../src/broker/script.js"
 import { leaseScore, leaseScoreExpirySec } from "../../src/broker/releaseLeases.js"
 import { unixSeconds } from "../../src/broker/time.js"
-import { type HandoverIntake, livenessMarkTtlMs, makeParking, maxPushWaitMs, parsePush, type Push } from "../../src/processor/parking.js"
+import {
+  type HandoverIntake,
+  livenessMarkTtlMs,
+  makeParking,
+  maxPushWaitMs,
+  parsePush,
+  type Push
+} from "../../src/processor/parking.js"
 import { leaseFrom } from "../../src/steps/dequeueLease.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import { decodeTaskMessage, encodeTaskMessage } from "../../src/wire/TaskMessage.js"
@@ -60,7 +67,8 @@ afterAll(() => {
   sub.disconnect()
 })
 
-const run = <A, E>(eff: Effect.Effect<A, E, Broker>) => Effect.runPromise(eff.pipe(Effect.provide(testBrokerLayer())) as Effect.Effect<A>)
+const run = <A, E>(eff: Effect.Effect<A, E, Broker>) =>
+  Effect.runPromise(eff.pipe(Effect.provide(testBrokerLayer())) as Effect.Effect<A>)
 
 /** Sets the liveness mark of worker `as` in `queue`, for a minute (a live worker's tick renews it every second). */
 const markAlive = (queue: string, as = server) => admin.set(queueKeys(queue).alive(as), "1", "PX", 60_000)
@@ -109,7 +117,11 @@ describe("enqueue hands a task to a parked worker", () => {
       const p = got[0]!
       expect({ queue: p.queue, token: p.token, id: p.id }).toEqual({ queue: "push-hand", token, id: info.id })
       const msg = decodeTaskMessage(p.bytes)
-      expect({ id: msg.id, type: msg.type, queue: msg.queue }).toEqual({ id: info.id, type: "t:hand", queue: "push-hand" })
+      expect({ id: msg.id, type: msg.type, queue: msg.queue }).toEqual({
+        id: info.id,
+        type: "t:hand",
+        queue: "push-hand"
+      })
       // asynq's layout of a leased task: state active, in active and lease (scored by the token), no pending_since.
       const hash = await admin.hgetall(k.task(info.id))
       expect(hash.state).toBe("active")
@@ -136,7 +148,11 @@ describe("enqueue hands a task to a parked worker", () => {
       const tokens: Array<string> = []
       const rooms: Array<number> = []
       const got = await run(
-        leaseFrom(["push-room"], 3, 30_000, { server, parked: (_q, t) => tokens.push(t), room: (_q, _t, room) => rooms.push(room) })
+        leaseFrom(["push-room"], 3, 30_000, {
+          server,
+          parked: (_q, t) => tokens.push(t),
+          room: (_q, _t, room) => rooms.push(room)
+        })
       )
       expect(got.tasks.map((t) => t.msg.id)).toEqual(["r0"])
       expect(rooms).toEqual([2])
@@ -215,7 +231,11 @@ describe("enqueue hands a task to a parked worker", () => {
     expect(await admin.hlen(k.parked)).toBe(0)
     expect(await admin.hlen(k.parkRoom)).toBe(0)
     expect(await admin.exists(k.pushList("a-worker-that-died"))).toBe(0)
-    await waitFor("the wake-up", () => wakes, (w) => w.includes("push-gone"))
+    await waitFor(
+      "the wake-up",
+      () => wakes,
+      (w) => w.includes("push-gone")
+    )
   })
 
   it("skips a damaged token (not a lease score) or hand-over list (wrong type): the task is pending, the enqueue succeeds, the token is dropped", () =>
@@ -332,7 +352,11 @@ describe("a hand-over goes only to a worker alive now, under a lease safely ahea
       expect(await admin.hexists(k.parked, server)).toBe(0)
       expect(await admin.hexists(k.parkRoom, server)).toBe(0)
       expect(await takePushes(queue)).toEqual([])
-      await waitFor("the wake-up", () => wakes, (w) => w.includes(queue))
+      await waitFor(
+        "the wake-up",
+        () => wakes,
+        (w) => w.includes(queue)
+      )
     }))
 })
 
@@ -354,15 +378,24 @@ describe("a hand-over is confirmed by its worker, or goes back to pending", () =
       const at = 1_800_000_000_000
       const { token, ids } = await handOverAt(queue, at, [1, 2])
       // (two records of one score are in member order)
-    expect(await admin.zrange(k.handover, "0", "-1", "WITHSCORES")).toEqual(
-      ids.map((id) => recordOf(token, id)).sort().flatMap((record) => [record, String(at + 5000)])
-    )
+      expect(await admin.zrange(k.handover, "0", "-1", "WITHSCORES")).toEqual(
+        ids
+          .map((id) => recordOf(token, id))
+          .sort()
+          .flatMap((record) => [record, String(at + 5000)])
+      )
       // The second one finished before the worker confirmed it (no longer leased).
       await admin.zrem(k.lease, ids[1]!)
       await admin.del(k.alive(server))
       const expiresSec = unixSeconds(at + 1000 + 30_000)
       const held = await run(
-        runScript(confirmHandoversScript, { queue, server, markTtlMs: 3000, leaseExpiresAtSec: expiresSec, received: ids.map((id) => ({ token, id })) })
+        runScript(confirmHandoversScript, {
+          queue,
+          server,
+          markTtlMs: 3000,
+          leaseExpiresAtSec: expiresSec,
+          received: ids.map((id) => ({ token, id }))
+        })
       )
       expect(held).toEqual([ids[0]])
       expect(await admin.zcard(k.handover)).toBe(0)
@@ -371,7 +404,17 @@ describe("a hand-over is confirmed by its worker, or goes back to pending", () =
       expect(ttl).toBeGreaterThan(0)
       expect(ttl).toBeLessThanOrEqual(3000)
       // A confirmation again (its reply lost) changes nothing: the lease is the worker's already.
-      expect(await run(runScript(confirmHandoversScript, { queue, server, markTtlMs: 3000, leaseExpiresAtSec: expiresSec + 1, received: [{ token, id: ids[0]! }] }))).toEqual([])
+      expect(
+        await run(
+          runScript(confirmHandoversScript, {
+            queue,
+            server,
+            markTtlMs: 3000,
+            leaseExpiresAtSec: expiresSec + 1,
+            received: [{ token, id: ids[0]! }]
+          })
+        )
+      ).toEqual([])
       expect(Number(await admin.zscore(k.lease, ids[0]!))).toBe(expiresSec)
       // Nothing to reclaim, whenever it runs.
       expect(await run(runScript(reclaimHandoversScript, { queue, nowMs: at + 60_000, max: 100 }))).toBe(0)
@@ -543,11 +586,19 @@ describe("the worker's side of a hand-over (makeParking)", () => {
       expect({ started: started(), reparked: side.reparked }).toEqual({ started: [a.id], reparked: 0 })
       // A straggler under the older token (its push was on its way): the latest token is untouched.
       const straggler = makeMsg(queue, "straggler")
-      parking.onPush(Buffer.concat([Buffer.from(`${older}\n${queue.length}\n${queue}${straggler.id.length}\n${straggler.id}`), Buffer.from(encodeTaskMessage(straggler))]))
+      parking.onPush(
+        Buffer.concat([
+          Buffer.from(`${older}\n${queue.length}\n${queue}${straggler.id.length}\n${straggler.id}`),
+          Buffer.from(encodeTaskMessage(straggler))
+        ])
+      )
       expect({ started: started(), reparked: side.reparked }).toEqual({ started: [a.id, straggler.id], reparked: 0 })
       const b = await run(enqueue("t", 3, { queue }))
       parking.onPush((await takeRaw(queue))[0]!)
-      expect({ started: started(), reparked: side.reparked }).toEqual({ started: [a.id, straggler.id, b.id], reparked: 1 })
+      expect({ started: started(), reparked: side.reparked }).toEqual({
+        started: [a.id, straggler.id, b.id],
+        reparked: 1
+      })
       await run(parking.leave(Date.now()))
     }))
 

@@ -2,7 +2,7 @@
 import { Effect } from "effect"
 import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, expect, it } from "vitest"
-import { Broker } from "../../src/broker/Broker.js"
+import type { Broker } from "../../src/broker/Broker.js"
 import { enqueue, enqueueMany } from "../../src/steps/enqueue.js"
 import { dequeueLease } from "../../src/steps/dequeueLease.js"
 import { wakeChannel } from "../../src/wire/keys.js"
@@ -30,7 +30,8 @@ afterAll(() => {
   pub.disconnect()
 })
 
-const run = <A, E>(eff: Effect.Effect<A, E, Broker>) => Effect.runPromise(eff.pipe(Effect.provide(testBrokerLayer())) as Effect.Effect<A>)
+const run = <A, E>(eff: Effect.Effect<A, E, Broker>) =>
+  Effect.runPromise(eff.pipe(Effect.provide(testBrokerLayer())) as Effect.Effect<A>)
 
 /**
  * Waits until every wake-up published so far has reached the subscriber: Redis delivers a
@@ -41,13 +42,22 @@ let markers = 0
 const allPublishedHeard = async () => {
   const marker = `enqueue-wake-marker-${++markers}`
   await pub.publish(wakeChannel, marker)
-  await waitFor(`the pub/sub marker ${marker}`, () => markersHeard, (m) => m.includes(marker))
+  await waitFor(
+    `the pub/sub marker ${marker}`,
+    () => markersHeard,
+    (m) => m.includes(marker)
+  )
 }
 
 it("publishes once when a queue goes from empty to non-empty, not for every task", async () => {
   await run(enqueue("t", "a", { queue: "wake-a" }))
   await run(enqueue("t", "b", { queue: "wake-a" }))
-  await run(enqueueMany([{ type: "t", payload: "c", options: { queue: "wake-a" } }, { type: "t", payload: "d", options: { queue: "wake-b" } }]))
+  await run(
+    enqueueMany([
+      { type: "t", payload: "c", options: { queue: "wake-a" } },
+      { type: "t", payload: "d", options: { queue: "wake-b" } }
+    ])
+  )
   await allPublishedHeard()
   expect(heard.sort()).toEqual(["wake-a", "wake-b"])
 
@@ -60,8 +70,12 @@ it("publishes once when a queue goes from empty to non-empty, not for every task
   expect(heard.sort()).toEqual(["wake-a", "wake-a", "wake-b"])
 
   // Many tasks of one empty queue in one call (one enqueueBatch): one wake-up; into a non-empty queue: none.
-  await run(enqueueMany(Array.from({ length: 5 }, (_, i) => ({ type: "t", payload: `g${i}`, options: { queue: "wake-d" } }))))
-  await run(enqueueMany(Array.from({ length: 5 }, (_, i) => ({ type: "t", payload: `h${i}`, options: { queue: "wake-d" } }))))
+  await run(
+    enqueueMany(Array.from({ length: 5 }, (_, i) => ({ type: "t", payload: `g${i}`, options: { queue: "wake-d" } })))
+  )
+  await run(
+    enqueueMany(Array.from({ length: 5 }, (_, i) => ({ type: "t", payload: `h${i}`, options: { queue: "wake-d" } })))
+  )
   await allPublishedHeard()
   expect(heard.sort()).toEqual(["wake-a", "wake-a", "wake-b", "wake-d"])
 })

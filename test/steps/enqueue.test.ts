@@ -6,29 +6,57 @@ import { enqueue, enqueueManyUntraced, enqueueMessage, enqueueUntraced } from ".
 import { queueKeys } from "../../src/wire/keys.js"
 import { payloadJson } from "../../src/wire/payload.js"
 import { uniqueKey } from "../../src/wire/uniqueKey.js"
-import { baseNowMs, makeMsg, readTask, testBrokerLayer, zsetOf, stepsTestDb, io, baseNowSec as nowSec } from "../support/arrange.js"
+import {
+  baseNowMs,
+  makeMsg,
+  readTask,
+  testBrokerLayer,
+  zsetOf,
+  stepsTestDb,
+  io,
+  baseNowSec as nowSec
+} from "../support/arrange.js"
 
 const c = stepsTestDb()
 const ns = (ms: number) => String(BigInt(ms) * 1_000_000n)
 const utf8 = (s: string) => new TextEncoder().encode(s)
 
 layer(testBrokerLayer())("enqueue (real Redis)", (it) => {
-  it.effect("with no options: pending in 'default', asynq's defaults, hash msg/state/pending_since, LPUSH, queue registered", () =>
-    Effect.gen(function* () {
-      yield* TestClock.setTime(baseNowMs)
-      const info = yield* enqueue("email:deliver", { userId: 42 })
-      expect(info).toMatchObject({ queue: "default", type: "email:deliver", state: "pending", maxRetry: 25, retried: 0, timeoutMs: 1_800_000 })
-      expect(info.deadline).toBeUndefined()
-      expect(info.nextProcessAt).toEqual(new Date(baseNowMs))
-      expect(info.id).toMatch(/^[0-9A-Za-z]{13}$/)
-      expect(payloadJson(info.payload)).toEqual({ userId: 42 })
-      const t = yield* io(() => readTask(c, "default", info.id))
-      expect(t.fields).toEqual({ state: "pending", pending_since: ns(baseNowMs) })
-      expect(t.msg).toMatchObject({ id: info.id, queue: "default", type: "email:deliver", retry: 25, timeout: 1800, deadline: 0, retention: 0, uniqueKey: "", groupKey: "" })
-      expect(yield* io(() => c.lrange(queueKeys("default").pending, 0, -1))).toEqual([info.id])
-      expect(yield* io(() => c.smembers("asynq:queues"))).toContain("default")
-      expect(yield* io(() => c.ttl(queueKeys("default").task(info.id)))).toBe(-1)
-    })
+  it.effect(
+    "with no options: pending in 'default', asynq's defaults, hash msg/state/pending_since, LPUSH, queue registered",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(baseNowMs)
+        const info = yield* enqueue("email:deliver", { userId: 42 })
+        expect(info).toMatchObject({
+          queue: "default",
+          type: "email:deliver",
+          state: "pending",
+          maxRetry: 25,
+          retried: 0,
+          timeoutMs: 1_800_000
+        })
+        expect(info.deadline).toBeUndefined()
+        expect(info.nextProcessAt).toEqual(new Date(baseNowMs))
+        expect(info.id).toMatch(/^[0-9A-Za-z]{13}$/)
+        expect(payloadJson(info.payload)).toEqual({ userId: 42 })
+        const t = yield* io(() => readTask(c, "default", info.id))
+        expect(t.fields).toEqual({ state: "pending", pending_since: ns(baseNowMs) })
+        expect(t.msg).toMatchObject({
+          id: info.id,
+          queue: "default",
+          type: "email:deliver",
+          retry: 25,
+          timeout: 1800,
+          deadline: 0,
+          retention: 0,
+          uniqueKey: "",
+          groupKey: ""
+        })
+        expect(yield* io(() => c.lrange(queueKeys("default").pending, 0, -1))).toEqual([info.id])
+        expect(yield* io(() => c.smembers("asynq:queues"))).toContain("default")
+        expect(yield* io(() => c.ttl(queueKeys("default").task(info.id)))).toBe(-1)
+      })
   )
 
   it.effect("pending list is LPUSH order: the newest task at the head", () =>
@@ -52,45 +80,67 @@ layer(testBrokerLayer())("enqueue (real Redis)", (it) => {
         retention: 86_400_000,
         headers: { tenant: "acme", priority: "high" }
       })
-      expect(info).toMatchObject({ id: "custom-1", queue: "opts", maxRetry: 5, timeoutMs: 120_000, retentionMs: 86_400_000, deadline, headers: { tenant: "acme", priority: "high" } })
+      expect(info).toMatchObject({
+        id: "custom-1",
+        queue: "opts",
+        maxRetry: 5,
+        timeoutMs: 120_000,
+        retentionMs: 86_400_000,
+        deadline,
+        headers: { tenant: "acme", priority: "high" }
+      })
       const t = yield* io(() => readTask(c, "opts", "custom-1"))
-      expect(t.msg).toMatchObject({ retry: 5, timeout: 120, deadline: 1893456000, retention: 86400, headers: { priority: "high", tenant: "acme" } })
+      expect(t.msg).toMatchObject({
+        retry: 5,
+        timeout: 120,
+        deadline: 1893456000,
+        retention: 86400,
+        headers: { priority: "high", tenant: "acme" }
+      })
       expect(new TextDecoder().decode(t.msg!.payload)).toBe("raw")
     })
   )
 
-  it.effect("deadline alone means no timeout (0); a unix-ms number works like a Date; sub-second timeout/retention round up", () =>
-    Effect.gen(function* () {
-      const a = yield* enqueue("t", undefined, { queue: "dl", deadline: 1_893_456_000_500 })
-      expect((yield* io(() => readTask(c, "dl", a.id))).msg).toMatchObject({ timeout: 0, deadline: 1893456000, payload: undefined })
-      const b = yield* enqueue("t", undefined, { queue: "dl", timeout: 1500, retention: 1 })
-      expect((yield* io(() => readTask(c, "dl", b.id))).msg).toMatchObject({ timeout: 2, retention: 1 })
-      const z = yield* enqueue("t", undefined, { queue: "dl", timeout: 0 })
-      expect((yield* io(() => readTask(c, "dl", z.id))).msg!.timeout).toBe(1800)
-      const r = yield* enqueue("t", undefined, { queue: "dl", maxRetry: 0 })
-      expect((yield* io(() => readTask(c, "dl", r.id))).msg!.retry).toBe(0)
-    })
+  it.effect(
+    "deadline alone means no timeout (0); a unix-ms number works like a Date; sub-second timeout/retention round up",
+    () =>
+      Effect.gen(function* () {
+        const a = yield* enqueue("t", undefined, { queue: "dl", deadline: 1_893_456_000_500 })
+        expect((yield* io(() => readTask(c, "dl", a.id))).msg).toMatchObject({
+          timeout: 0,
+          deadline: 1893456000,
+          payload: undefined
+        })
+        const b = yield* enqueue("t", undefined, { queue: "dl", timeout: 1500, retention: 1 })
+        expect((yield* io(() => readTask(c, "dl", b.id))).msg).toMatchObject({ timeout: 2, retention: 1 })
+        const z = yield* enqueue("t", undefined, { queue: "dl", timeout: 0 })
+        expect((yield* io(() => readTask(c, "dl", z.id))).msg!.timeout).toBe(1800)
+        const r = yield* enqueue("t", undefined, { queue: "dl", maxRetry: 0 })
+        expect((yield* io(() => readTask(c, "dl", r.id))).msg!.retry).toBe(0)
+      })
   )
 
-  it.effect("processIn / processAt: scheduled zset scored in whole unix seconds rounded up (never early for Go), the exact ms in due_ms; no pending_since", () =>
-    Effect.gen(function* () {
-      yield* TestClock.setTime(baseNowMs + 250)
-      const a = yield* enqueue("reminder", { u: 1 }, { queue: "sched", processIn: 600_000, taskId: "in-10m" })
-      expect(a.state).toBe("scheduled")
-      expect(a.nextProcessAt).toEqual(new Date(baseNowMs + 250 + 600_000))
-      const at = new Date("2030-01-01T00:00:00Z")
-      const b = yield* enqueue("report", { m: 12 }, { queue: "sched", processAt: at, taskId: "at-2030" })
-      expect(b.nextProcessAt).toEqual(at)
-      expect(yield* io(() => zsetOf(c, queueKeys("sched").scheduled))).toEqual([
-        ["in-10m", nowSec + 601],
-        ["at-2030", 1893456000]
-      ])
-      // Only the due time with a sub-second part has an exact entry.
-      expect(yield* io(() => zsetOf(c, queueKeys("sched").dueMs))).toEqual([["in-10m", baseNowMs + 250 + 600_000]])
-      expect((yield* io(() => readTask(c, "sched", "in-10m"))).fields).toEqual({ state: "scheduled" })
-      expect(yield* io(() => c.exists(queueKeys("sched").pending))).toBe(0)
-      expect(yield* io(() => c.smembers("asynq:queues"))).toContain("sched")
-    })
+  it.effect(
+    "processIn / processAt: scheduled zset scored in whole unix seconds rounded up (never early for Go), the exact ms in due_ms; no pending_since",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(baseNowMs + 250)
+        const a = yield* enqueue("reminder", { u: 1 }, { queue: "sched", processIn: 600_000, taskId: "in-10m" })
+        expect(a.state).toBe("scheduled")
+        expect(a.nextProcessAt).toEqual(new Date(baseNowMs + 250 + 600_000))
+        const at = new Date("2030-01-01T00:00:00Z")
+        const b = yield* enqueue("report", { m: 12 }, { queue: "sched", processAt: at, taskId: "at-2030" })
+        expect(b.nextProcessAt).toEqual(at)
+        expect(yield* io(() => zsetOf(c, queueKeys("sched").scheduled))).toEqual([
+          ["in-10m", nowSec + 601],
+          ["at-2030", 1893456000]
+        ])
+        // Only the due time with a sub-second part has an exact entry.
+        expect(yield* io(() => zsetOf(c, queueKeys("sched").dueMs))).toEqual([["in-10m", baseNowMs + 250 + 600_000]])
+        expect((yield* io(() => readTask(c, "sched", "in-10m"))).fields).toEqual({ state: "scheduled" })
+        expect(yield* io(() => c.exists(queueKeys("sched").pending))).toBe(0)
+        expect(yield* io(() => c.smembers("asynq:queues"))).toContain("sched")
+      })
   )
 
   it.effect("processAt now or in the past, and processIn 0, enqueue as pending", () =>
@@ -115,7 +165,10 @@ layer(testBrokerLayer())("enqueue (real Redis)", (it) => {
       expect(a.group).toBe("g1")
       expect(a.nextProcessAt).toBeUndefined()
       const k = queueKeys("grp")
-      expect(yield* io(() => zsetOf(c, k.group("g1")))).toEqual([["g-1", nowSec], ["g-2", nowSec + 1]])
+      expect(yield* io(() => zsetOf(c, k.group("g1")))).toEqual([
+        ["g-1", nowSec],
+        ["g-2", nowSec + 1]
+      ])
       expect(yield* io(() => c.smembers(k.allGroups))).toEqual(["g1"])
       const t = yield* io(() => readTask(c, "grp", "g-1"))
       expect(t.fields).toEqual({ state: "aggregating", group: "g1" })
@@ -134,36 +187,42 @@ layer(testBrokerLayer())("enqueue (real Redis)", (it) => {
     })
   )
 
-  it.effect("unique: lock key = asynq's key, value = task id, TTL = unique TTL; hash and msg carry unique_key; a duplicate writes nothing", () =>
-    Effect.gen(function* () {
-      yield* TestClock.setTime(baseNowMs)
-      const payload = { date: "2024-01-01" }
-      const info = yield* enqueue("report:daily", payload, { queue: "uq", unique: 3_600_000, taskId: "u-1" })
-      const lock = uniqueKey("uq", "report:daily", utf8(JSON.stringify(payload)))
-      expect(lock).toBe("asynq:{uq}:unique:report:daily:840719c4838e90f86d01aa98a557f82d")
-      expect(yield* io(() => c.get(lock))).toBe("u-1")
-      const pttl = yield* io(() => c.pttl(lock))
-      expect(pttl).toBeGreaterThan(3_590_000)
-      expect(pttl).toBeLessThanOrEqual(3_600_000)
-      const t = yield* io(() => readTask(c, "uq", "u-1"))
-      expect(t.fields).toEqual({ state: "pending", pending_since: ns(baseNowMs), unique_key: lock })
-      expect(t.msg!.uniqueKey).toBe(lock)
-      expect(info.state).toBe("pending")
+  it.effect(
+    "unique: lock key = asynq's key, value = task id, TTL = unique TTL; hash and msg carry unique_key; a duplicate writes nothing",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(baseNowMs)
+        const payload = { date: "2024-01-01" }
+        const info = yield* enqueue("report:daily", payload, { queue: "uq", unique: 3_600_000, taskId: "u-1" })
+        const lock = uniqueKey("uq", "report:daily", utf8(JSON.stringify(payload)))
+        expect(lock).toBe("asynq:{uq}:unique:report:daily:840719c4838e90f86d01aa98a557f82d")
+        expect(yield* io(() => c.get(lock))).toBe("u-1")
+        const pttl = yield* io(() => c.pttl(lock))
+        expect(pttl).toBeGreaterThan(3_590_000)
+        expect(pttl).toBeLessThanOrEqual(3_600_000)
+        const t = yield* io(() => readTask(c, "uq", "u-1"))
+        expect(t.fields).toEqual({ state: "pending", pending_since: ns(baseNowMs), unique_key: lock })
+        expect(t.msg!.uniqueKey).toBe(lock)
+        expect(info.state).toBe("pending")
 
-      const dup = yield* enqueue("report:daily", payload, { queue: "uq", unique: 3_600_000, taskId: "u-2" }).pipe(Effect.flip)
-      expect(dup._tag).toBe("DuplicateTask")
-      expect(dup).toMatchObject({ queue: "uq", type: "report:daily", uniqueKey: lock })
-      expect(dup.message).toBe(`task already exists: a task of type "report:daily" with the same payload is still unique-locked in queue "uq" (lock ${lock})`)
-      expect(yield* io(() => c.exists(queueKeys("uq").task("u-2")))).toBe(0)
-      expect(yield* io(() => c.lrange(queueKeys("uq").pending, 0, -1))).toEqual(["u-1"])
-      expect(yield* io(() => c.get(lock))).toBe("u-1")
+        const dup = yield* enqueue("report:daily", payload, { queue: "uq", unique: 3_600_000, taskId: "u-2" }).pipe(
+          Effect.flip
+        )
+        expect(dup._tag).toBe("DuplicateTask")
+        expect(dup).toMatchObject({ queue: "uq", type: "report:daily", uniqueKey: lock })
+        expect(dup.message).toBe(
+          `task already exists: a task of type "report:daily" with the same payload is still unique-locked in queue "uq" (lock ${lock})`
+        )
+        expect(yield* io(() => c.exists(queueKeys("uq").task("u-2")))).toBe(0)
+        expect(yield* io(() => c.lrange(queueKeys("uq").pending, 0, -1))).toEqual(["u-1"])
+        expect(yield* io(() => c.get(lock))).toBe("u-1")
 
-      // another payload, type or queue is not a duplicate; a nil payload's key ends in ':'
-      yield* enqueue("report:daily", { date: "2024-01-02" }, { queue: "uq", unique: 3_600_000 })
-      yield* enqueue("report:daily", payload, { queue: "uq2", unique: 3_600_000 })
-      const nil = yield* enqueue("sync:all", undefined, { queue: "uq", unique: 1000, taskId: "u-nil" })
-      expect((yield* io(() => readTask(c, "uq", nil.id))).fields.unique_key).toBe("asynq:{uq}:unique:sync:all:")
-    })
+        // another payload, type or queue is not a duplicate; a nil payload's key ends in ':'
+        yield* enqueue("report:daily", { date: "2024-01-02" }, { queue: "uq", unique: 3_600_000 })
+        yield* enqueue("report:daily", payload, { queue: "uq2", unique: 3_600_000 })
+        const nil = yield* enqueue("sync:all", undefined, { queue: "uq", unique: 1000, taskId: "u-nil" })
+        expect((yield* io(() => readTask(c, "uq", nil.id))).fields.unique_key).toBe("asynq:{uq}:unique:sync:all:")
+      })
   )
 
   it.effect("unique + processIn: the lock lives (processAt - now) + unique TTL, as asynq", () =>
@@ -189,80 +248,100 @@ layer(testBrokerLayer())("enqueue (real Redis)", (it) => {
       const t = yield* io(() => readTask(c, "ugq", "ug"))
       expect(t.fields).toEqual({ state: "aggregating", group: "g2" })
       expect(t.msg!.uniqueKey).toBe(lock)
-      const dup = yield* enqueue("notify:batch", { n: 9 }, { queue: "ugq", group: "g2", unique: 3_600_000 }).pipe(Effect.flip)
+      const dup = yield* enqueue("notify:batch", { n: 9 }, { queue: "ugq", group: "g2", unique: 3_600_000 }).pipe(
+        Effect.flip
+      )
       expect(dup._tag).toBe("DuplicateTask")
       expect(yield* io(() => c.zcard(queueKeys("ugq").group("g2")))).toBe(1)
     })
   )
 
-  it.effect("a custom task id that exists fails with TaskIdConflict and changes nothing (no lock left behind either)", () =>
-    Effect.gen(function* () {
-      yield* enqueue("t", "first", { queue: "idc", taskId: "same" })
-      const before = yield* io(() => c.hgetallBuffer(queueKeys("idc").task("same")))
-      for (const opts of [{}, { processIn: 60_000 }, { group: "g" }, { unique: 60_000 }] as const) {
-        const e = yield* enqueue("t", "second", { queue: "idc", taskId: "same", ...opts }).pipe(Effect.flip)
-        expect(e._tag).toBe("TaskIdConflict")
-        expect(e.message).toBe(`task ID conflicts with another task: a task with id "same" already exists in queue "idc"`)
-        expect(e).toMatchObject({ queue: "idc", id: "same" })
-      }
-      expect(yield* io(() => c.hgetallBuffer(queueKeys("idc").task("same")))).toEqual(before)
-      expect(yield* io(() => c.lrange(queueKeys("idc").pending, 0, -1))).toEqual(["same"])
-      expect(yield* io(() => c.exists(queueKeys("idc").scheduled, queueKeys("idc").group("g")))).toBe(0)
-      expect(yield* io(() => c.exists(uniqueKey("idc", "t", utf8("second"))))).toBe(0)
-    })
+  it.effect(
+    "a custom task id that exists fails with TaskIdConflict and changes nothing (no lock left behind either)",
+    () =>
+      Effect.gen(function* () {
+        yield* enqueue("t", "first", { queue: "idc", taskId: "same" })
+        const before = yield* io(() => c.hgetallBuffer(queueKeys("idc").task("same")))
+        for (const opts of [{}, { processIn: 60_000 }, { group: "g" }, { unique: 60_000 }] as const) {
+          const e = yield* enqueue("t", "second", { queue: "idc", taskId: "same", ...opts }).pipe(Effect.flip)
+          expect(e._tag).toBe("TaskIdConflict")
+          expect(e.message).toBe(
+            `task ID conflicts with another task: a task with id "same" already exists in queue "idc"`
+          )
+          expect(e).toMatchObject({ queue: "idc", id: "same" })
+        }
+        expect(yield* io(() => c.hgetallBuffer(queueKeys("idc").task("same")))).toEqual(before)
+        expect(yield* io(() => c.lrange(queueKeys("idc").pending, 0, -1))).toEqual(["same"])
+        expect(yield* io(() => c.exists(queueKeys("idc").scheduled, queueKeys("idc").group("g")))).toBe(0)
+        expect(yield* io(() => c.exists(uniqueKey("idc", "t", utf8("second"))))).toBe(0)
+      })
   )
 
-  it.effect("a generated id that is already taken is not replaced: TaskIdConflict, nothing written (a second id would be a second task)", () =>
-    Effect.gen(function* () {
-      yield* enqueue("t", "old", { queue: "regen", taskId: "taken" })
-      let drawn = 0
-      const ids = (...xs: Array<string>) => () => {
-        drawn++
-        return xs.shift() ?? "exhausted"
-      }
-      const one = yield* enqueueUntraced("t", "new", { queue: "regen" }, ids("taken", "fresh-1")).pipe(Effect.flip)
-      expect(one._tag).toBe("TaskIdConflict")
-      expect(drawn).toBe(1)
-      const many = yield* enqueueManyUntraced(
-        [
-          { type: "t", payload: "a", options: { queue: "regen" } },
-          { type: "t", payload: "b", options: { queue: "regen", taskId: "taken" } },
-          { type: "t", payload: "c", options: { queue: "regen", processIn: 60_000 } }
-        ],
-        ids("taken", "fresh-c", "fresh-a")
-      )
-      expect(many.map((r) => (Result.isSuccess(r) ? r.success.id : r.failure._tag))).toEqual(["TaskIdConflict", "TaskIdConflict", "fresh-c"])
-      expect(drawn).toBe(3)
-      expect(yield* io(() => c.lrange(queueKeys("regen").pending, 0, -1))).toEqual(["taken"])
-      expect((yield* io(() => readTask(c, "regen", "taken"))).msg!.payload).toEqual(utf8("old"))
-    })
+  it.effect(
+    "a generated id that is already taken is not replaced: TaskIdConflict, nothing written (a second id would be a second task)",
+    () =>
+      Effect.gen(function* () {
+        yield* enqueue("t", "old", { queue: "regen", taskId: "taken" })
+        let drawn = 0
+        const ids =
+          (...xs: Array<string>) =>
+          () => {
+            drawn++
+            return xs.shift() ?? "exhausted"
+          }
+        const one = yield* enqueueUntraced("t", "new", { queue: "regen" }, ids("taken", "fresh-1")).pipe(Effect.flip)
+        expect(one._tag).toBe("TaskIdConflict")
+        expect(drawn).toBe(1)
+        const many = yield* enqueueManyUntraced(
+          [
+            { type: "t", payload: "a", options: { queue: "regen" } },
+            { type: "t", payload: "b", options: { queue: "regen", taskId: "taken" } },
+            { type: "t", payload: "c", options: { queue: "regen", processIn: 60_000 } }
+          ],
+          ids("taken", "fresh-c", "fresh-a")
+        )
+        expect(many.map((r) => (Result.isSuccess(r) ? r.success.id : r.failure._tag))).toEqual([
+          "TaskIdConflict",
+          "TaskIdConflict",
+          "fresh-c"
+        ])
+        expect(drawn).toBe(3)
+        expect(yield* io(() => c.lrange(queueKeys("regen").pending, 0, -1))).toEqual(["taken"])
+        expect((yield* io(() => readTask(c, "regen", "taken"))).msg!.payload).toEqual(utf8("old"))
+      })
   )
 
-  it.effect("the same write twice (same id, same message) is one task and two successes: pending, scheduled, grouped, unique", () =>
-    Effect.gen(function* () {
-      yield* TestClock.setTime(baseNowMs)
-      const k = queueKeys("again")
-      const cases = [
-        { taskId: "p" },
-        { taskId: "s", processIn: 60_000 },
-        { taskId: "g", group: "grp" },
-        { taskId: "u", unique: 60_000 },
-        { taskId: "us", unique: 60_000, processIn: 60_000 }
-      ] as const
-      for (const opts of cases) {
-        const first = yield* enqueue("t", `payload-${opts.taskId}`, { queue: "again", ...opts })
-        const second = yield* enqueue("t", `payload-${opts.taskId}`, { queue: "again", ...opts })
-        expect(second).toEqual(first)
-      }
-      expect(yield* io(() => c.lrange(k.pending, 0, -1))).toEqual(["u", "p"])
-      expect((yield* io(() => zsetOf(c, k.scheduled))).map(([id]) => id)).toEqual(["s", "us"])
-      expect((yield* io(() => zsetOf(c, k.group("grp")))).map(([id]) => id)).toEqual(["g"])
-      expect(yield* io(() => c.get(uniqueKey("again", "t", utf8("payload-u"))))).toBe("u")
-      expect(yield* io(() => c.get(uniqueKey("again", "t", utf8("payload-us"))))).toBe("us")
-      // A different message under a taken id is still a conflict, and another task with a held lock still a duplicate.
-      expect((yield* enqueue("t", "payload-p", { queue: "again", taskId: "p", maxRetry: 3 }).pipe(Effect.flip))._tag).toBe("TaskIdConflict")
-      expect((yield* enqueue("t", "payload-u", { queue: "again", taskId: "u2", unique: 60_000 }).pipe(Effect.flip))._tag).toBe("DuplicateTask")
-    })
+  it.effect(
+    "the same write twice (same id, same message) is one task and two successes: pending, scheduled, grouped, unique",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(baseNowMs)
+        const k = queueKeys("again")
+        const cases = [
+          { taskId: "p" },
+          { taskId: "s", processIn: 60_000 },
+          { taskId: "g", group: "grp" },
+          { taskId: "u", unique: 60_000 },
+          { taskId: "us", unique: 60_000, processIn: 60_000 }
+        ] as const
+        for (const opts of cases) {
+          const first = yield* enqueue("t", `payload-${opts.taskId}`, { queue: "again", ...opts })
+          const second = yield* enqueue("t", `payload-${opts.taskId}`, { queue: "again", ...opts })
+          expect(second).toEqual(first)
+        }
+        expect(yield* io(() => c.lrange(k.pending, 0, -1))).toEqual(["u", "p"])
+        expect((yield* io(() => zsetOf(c, k.scheduled))).map(([id]) => id)).toEqual(["s", "us"])
+        expect((yield* io(() => zsetOf(c, k.group("grp")))).map(([id]) => id)).toEqual(["g"])
+        expect(yield* io(() => c.get(uniqueKey("again", "t", utf8("payload-u"))))).toBe("u")
+        expect(yield* io(() => c.get(uniqueKey("again", "t", utf8("payload-us"))))).toBe("us")
+        // A different message under a taken id is still a conflict, and another task with a held lock still a duplicate.
+        expect(
+          (yield* enqueue("t", "payload-p", { queue: "again", taskId: "p", maxRetry: 3 }).pipe(Effect.flip))._tag
+        ).toBe("TaskIdConflict")
+        expect(
+          (yield* enqueue("t", "payload-u", { queue: "again", taskId: "u2", unique: 60_000 }).pipe(Effect.flip))._tag
+        ).toBe("DuplicateTask")
+      })
   )
 
   it.effect("the same id in another queue is no conflict", () =>
@@ -324,7 +403,10 @@ layer(testBrokerLayer())("enqueueMessage (real Redis)", (it) => {
     Effect.gen(function* () {
       yield* TestClock.setTime(baseNowMs)
       expect(yield* enqueueMessage(makeMsg("em", "p1"))).toBe("pending")
-      expect((yield* io(() => readTask(c, "em", "p1"))).fields).toEqual({ state: "pending", pending_since: ns(baseNowMs) })
+      expect((yield* io(() => readTask(c, "em", "p1"))).fields).toEqual({
+        state: "pending",
+        pending_since: ns(baseNowMs)
+      })
       expect(yield* enqueueMessage(makeMsg("em", "s1"), { processAtMs: baseNowMs + 30_000 })).toBe("scheduled")
       expect(yield* enqueueMessage(makeMsg("em", "s0"), { processAtMs: baseNowMs })).toBe("pending")
       expect(yield* enqueueMessage(makeMsg("em", "g1", { groupKey: "grp" }))).toBe("aggregating")
@@ -334,19 +416,23 @@ layer(testBrokerLayer())("enqueueMessage (real Redis)", (it) => {
     })
   )
 
-  it.effect("uniqueTtlMs: computes asynq's key when the message has none, and reports duplicates and id conflicts", () =>
-    Effect.gen(function* () {
-      yield* TestClock.setTime(baseNowMs)
-      const payload = utf8('{"same":true}')
-      const msg = makeMsg("emu", "u1", { payload })
-      expect(yield* enqueueMessage(msg, { uniqueTtlMs: 60_000 })).toBe("pending")
-      const lock = uniqueKey("emu", msg.type, msg.payload)
-      expect((yield* io(() => readTask(c, "emu", "u1"))).msg!.uniqueKey).toBe(lock)
-      expect(yield* io(() => c.get(lock))).toBe("u1")
-      expect((yield* enqueueMessage(makeMsg("emu", "u2", { payload }), { uniqueTtlMs: 60_000 }).pipe(Effect.flip))._tag).toBe("DuplicateTask")
-      expect(yield* io(() => c.exists(queueKeys("emu").task("u2")))).toBe(0)
-      expect((yield* enqueueMessage(makeMsg("emu", "u1")).pipe(Effect.flip))._tag).toBe("TaskIdConflict")
-    })
+  it.effect(
+    "uniqueTtlMs: computes asynq's key when the message has none, and reports duplicates and id conflicts",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(baseNowMs)
+        const payload = utf8('{"same":true}')
+        const msg = makeMsg("emu", "u1", { payload })
+        expect(yield* enqueueMessage(msg, { uniqueTtlMs: 60_000 })).toBe("pending")
+        const lock = uniqueKey("emu", msg.type, msg.payload)
+        expect((yield* io(() => readTask(c, "emu", "u1"))).msg!.uniqueKey).toBe(lock)
+        expect(yield* io(() => c.get(lock))).toBe("u1")
+        expect(
+          (yield* enqueueMessage(makeMsg("emu", "u2", { payload }), { uniqueTtlMs: 60_000 }).pipe(Effect.flip))._tag
+        ).toBe("DuplicateTask")
+        expect(yield* io(() => c.exists(queueKeys("emu").task("u2")))).toBe(0)
+        expect((yield* enqueueMessage(makeMsg("emu", "u1")).pipe(Effect.flip))._tag).toBe("TaskIdConflict")
+      })
   )
 
   it.effect("rejects a message it cannot write, before touching Redis", () =>
@@ -361,7 +447,11 @@ layer(testBrokerLayer())("enqueueMessage (real Redis)", (it) => {
         expect(e).toMatchObject({ _tag: "InvalidArgument", field })
       }
       const e = yield* enqueueMessage(makeMsg("emv", "y"), { uniqueTtlMs: 500 }).pipe(Effect.flip)
-      expect(e).toMatchObject({ _tag: "InvalidArgument", field: "uniqueTtlMs", message: "uniqueTtlMs must be a finite number of milliseconds >= 1000, got 500" })
+      expect(e).toMatchObject({
+        _tag: "InvalidArgument",
+        field: "uniqueTtlMs",
+        message: "uniqueTtlMs must be a finite number of milliseconds >= 1000, got 500"
+      })
       expect(yield* io(() => c.keys("asynq:{emv}:*"))).toEqual([])
     })
   )

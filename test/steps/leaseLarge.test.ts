@@ -41,7 +41,8 @@ const countingBroker = Layer.effect(
 
 const putTasks = (queue: string, n: number, payloadBytes: number, from = 0) =>
   io(async () => {
-    for (let i = from; i < from + n; i++) await putPending(c, makeMsg(queue, `t${i}`, { payload: new Uint8Array(payloadBytes).fill(120) }), baseNowMs)
+    for (let i = from; i < from + n; i++)
+      await putPending(c, makeMsg(queue, `t${i}`, { payload: new Uint8Array(payloadBytes).fill(120) }), baseNowMs)
   })
 
 describe("MessageSizes", () => {
@@ -64,49 +65,60 @@ describe("MessageSizes", () => {
 })
 
 layer(countingBroker)("the worker's lease picks its way by message size (real Redis)", (it) => {
-  it.effect("small messages: the script alone, always; large ones: the MULTI from the second lease on, same tasks in order", () =>
-    Effect.gen(function* () {
-      yield* TestClock.setTime(baseNowMs)
-      yield* putTasks("ll-small", 6, 1024)
-      yield* putTasks("ll-large", 6, 100 * 1024)
-      for (let i = 0; i < 3; i++) {
-        const got = yield* dequeueLease({ queues: ["ll-small"], count: 2 })
-        expect(got.tasks.map((t) => t.msg.id)).toEqual([`t${2 * i}`, `t${2 * i + 1}`])
-      }
-      expect(sortedCalls).toEqual([])
-      const first = yield* dequeueLease({ queues: ["ll-large"], count: 2 })
-      expect(first.tasks.map((t) => t.msg.id)).toEqual(["t0", "t1"])
-      expect(sortedCalls).toEqual([]) // nothing known of the queue yet
-      const second = yield* dequeueLease({ queues: ["ll-large"], count: 3 })
-      expect(second.tasks.map((t) => t.msg.id)).toEqual(["t2", "t3", "t4"])
-      expect(second.tasks[0]!.msg.payload?.length).toBe(100 * 1024)
-      expect(second.tasks[0]!.leaseExpiresAtMs).toBe(baseNowMs + 30_000)
-      expect(sortedCalls).toEqual(["asynq:{ll-large}:leasing"])
-      const rest = yield* dequeueLease({ queues: ["ll-small", "ll-large"], count: 5 })
-      expect(rest.tasks.map((t) => `${t.msg.queue}/${t.msg.id}`)).toEqual(["ll-large/t5"])
-      expect(sortedCalls).toEqual(["asynq:{ll-large}:leasing", "asynq:{ll-large}:leasing"])
-      expect(yield* io(() => c.lrange("asynq:{ll-large}:active", 0, -1))).toEqual(["t5", "t4", "t3", "t2", "t1", "t0"])
-      expect(yield* io(() => c.exists("asynq:{ll-large}:leasing"))).toBe(0)
-    })
+  it.effect(
+    "small messages: the script alone, always; large ones: the MULTI from the second lease on, same tasks in order",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(baseNowMs)
+        yield* putTasks("ll-small", 6, 1024)
+        yield* putTasks("ll-large", 6, 100 * 1024)
+        for (let i = 0; i < 3; i++) {
+          const got = yield* dequeueLease({ queues: ["ll-small"], count: 2 })
+          expect(got.tasks.map((t) => t.msg.id)).toEqual([`t${2 * i}`, `t${2 * i + 1}`])
+        }
+        expect(sortedCalls).toEqual([])
+        const first = yield* dequeueLease({ queues: ["ll-large"], count: 2 })
+        expect(first.tasks.map((t) => t.msg.id)).toEqual(["t0", "t1"])
+        expect(sortedCalls).toEqual([]) // nothing known of the queue yet
+        const second = yield* dequeueLease({ queues: ["ll-large"], count: 3 })
+        expect(second.tasks.map((t) => t.msg.id)).toEqual(["t2", "t3", "t4"])
+        expect(second.tasks[0]!.msg.payload?.length).toBe(100 * 1024)
+        expect(second.tasks[0]!.leaseExpiresAtMs).toBe(baseNowMs + 30_000)
+        expect(sortedCalls).toEqual(["asynq:{ll-large}:leasing"])
+        const rest = yield* dequeueLease({ queues: ["ll-small", "ll-large"], count: 5 })
+        expect(rest.tasks.map((t) => `${t.msg.queue}/${t.msg.id}`)).toEqual(["ll-large/t5"])
+        expect(sortedCalls).toEqual(["asynq:{ll-large}:leasing", "asynq:{ll-large}:leasing"])
+        expect(yield* io(() => c.lrange("asynq:{ll-large}:active", 0, -1))).toEqual([
+          "t5",
+          "t4",
+          "t3",
+          "t2",
+          "t1",
+          "t0"
+        ])
+        expect(yield* io(() => c.exists("asynq:{ll-large}:leasing"))).toBe(0)
+      })
   )
 
-  it.effect("a corrupt message and a dangling id found the MULTI way are reported as the script-only way reports them", () =>
-    Effect.gen(function* () {
-      yield* TestClock.setTime(baseNowMs)
-      yield* putTasks("ll-bad", 4, 100 * 1024)
-      yield* dequeueLease({ queues: ["ll-bad"], count: 1 }) // learns the size
-      sortedCalls.length = 0
-      yield* io(async () => {
-        await c.del("asynq:{ll-bad}:t:t2")
-        await c.hset("asynq:{ll-bad}:t:t3", "msg", Buffer.from([0xff, 0xff, 0xff]))
+  it.effect(
+    "a corrupt message and a dangling id found the MULTI way are reported as the script-only way reports them",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(baseNowMs)
+        yield* putTasks("ll-bad", 4, 100 * 1024)
+        yield* dequeueLease({ queues: ["ll-bad"], count: 1 }) // learns the size
+        sortedCalls.length = 0
+        yield* io(async () => {
+          await c.del("asynq:{ll-bad}:t:t2")
+          await c.hset("asynq:{ll-bad}:t:t3", "msg", Buffer.from([0xff, 0xff, 0xff]))
+        })
+        const got = yield* dequeueLease({ queues: ["ll-bad"], count: 3 })
+        expect(sortedCalls).toEqual(["asynq:{ll-bad}:leasing"])
+        expect(got.tasks.map((t) => t.msg.id)).toEqual(["t1"])
+        expect(got.corrupt.map((x) => [x.id, x.outcome])).toEqual([
+          ["t2", "dropped"],
+          ["t3", "archived"]
+        ])
       })
-      const got = yield* dequeueLease({ queues: ["ll-bad"], count: 3 })
-      expect(sortedCalls).toEqual(["asynq:{ll-bad}:leasing"])
-      expect(got.tasks.map((t) => t.msg.id)).toEqual(["t1"])
-      expect(got.corrupt.map((x) => [x.id, x.outcome])).toEqual([
-        ["t2", "dropped"],
-        ["t3", "archived"]
-      ])
-    })
   )
 })

@@ -44,15 +44,35 @@ const commandCalls = async (): Promise<Record<string, number>> => {
 /** The commands ten dequeue calls of `count` tasks each run inside their script. */
 const dequeueCommands = async (queue: string, count: number) => {
   await c.config("RESETSTAT")
-  await run(Effect.forEach(Array.from({ length: 10 }), () => dequeueLease({ queues: [queue], count }), { discard: true }))
+  await run(
+    Effect.forEach(Array.from({ length: 10 }), () => dequeueLease({ queues: [queue], count }), { discard: true })
+  )
   // The data commands only (not the scripts' EVALSHA, nor a connection's HELLO, INFO, QUIT, …).
-  const connection = new Set(["evalsha", "eval", "script", "info", "config", "hello", "quit", "ping", "select", "client", "auth", "sadd", "smembers", "sismember"])
-  return Object.fromEntries(Object.entries(await commandCalls()).filter(([name]) => !connection.has(name.split("|")[0]!)))
+  const connection = new Set([
+    "evalsha",
+    "eval",
+    "script",
+    "info",
+    "config",
+    "hello",
+    "quit",
+    "ping",
+    "select",
+    "client",
+    "auth",
+    "sadd",
+    "smembers",
+    "sismember"
+  ])
+  return Object.fromEntries(
+    Object.entries(await commandCalls()).filter(([name]) => !connection.has(name.split("|")[0]!))
+  )
 }
 
 describe("flow-control cost (INFO commandstats)", () => {
   it("an unlimited queue's dequeue runs the commands it ran before the feature; a limited one adds one HMGET (and HSET, LLEN) per call", async () => {
-    for (const q of ["cost-free", "cost-limited"]) for (let i = 0; i < 50; i++) await putPending(c, makeMsg(q, `${q}-${i}`), baseNowMs)
+    for (const q of ["cost-free", "cost-limited"])
+      for (let i = 0; i < 50; i++) await putPending(c, makeMsg(q, `${q}-${i}`), baseNowMs)
     const free = await dequeueCommands("cost-free", 3)
     // Per call: EXISTS (paused and flow at once), RPOP, LPUSH, ZADD; per task: HGET, HSET, HDEL.
     expect(free).toEqual({ exists: 10, rpop: 10, lpush: 10, zadd: 10, hget: 30, hset: 30, hdel: 30 })
@@ -60,6 +80,16 @@ describe("flow-control cost (INFO commandstats)", () => {
     await run(setQueueLimit("cost-limited", { rate: { limit: 1000, per: "1s" }, burst: 100, concurrency: 100 }))
     const limited = await dequeueCommands("cost-limited", 3)
     // The limit's own: EXISTS paused (a queue with a limit checks pause apart), HMGET, LLEN, and the rate's HSET.
-    expect(limited).toEqual({ exists: 20, hmget: 10, llen: 10, rpop: 10, lpush: 10, zadd: 10, hget: 30, hset: 40, hdel: 30 })
+    expect(limited).toEqual({
+      exists: 20,
+      hmget: 10,
+      llen: 10,
+      rpop: 10,
+      lpush: 10,
+      zadd: 10,
+      hget: 30,
+      hset: 40,
+      hdel: 30
+    })
   })
 })

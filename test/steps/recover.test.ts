@@ -8,7 +8,18 @@ import { dequeueLease } from "../../src/steps/dequeueLease.js"
 import { recover } from "../../src/steps/recover.js"
 import { retriedMessage } from "../../src/steps/retry.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { baseNowMs, makeMsg, putActive, putPending, readTask, testBrokerLayer, zsetOf, stepsTestDb, io, baseNowSec as nowSec } from "../support/arrange.js"
+import {
+  baseNowMs,
+  makeMsg,
+  putActive,
+  putPending,
+  readTask,
+  testBrokerLayer,
+  zsetOf,
+  stepsTestDb,
+  io,
+  baseNowSec as nowSec
+} from "../support/arrange.js"
 
 const c = stepsTestDb()
 
@@ -21,9 +32,19 @@ layer(testBrokerLayer())("recover (real Redis)", (it) => {
       yield* io(() => putPending(c, makeMsg(q, "t1", { retry: 3 }), baseNowMs))
       const { tasks } = yield* dequeueLease({ queues: [q] })
       yield* TestClock.adjust("59 seconds") // lease ran out at +30 s; the grace ends at +60 s
-      expect(yield* recover({ queues: [q], retryDelayMs: () => 10_000 })).toEqual({ retried: 0, archived: 0, corrupt: [], failedQueues: [] })
+      expect(yield* recover({ queues: [q], retryDelayMs: () => 10_000 })).toEqual({
+        retried: 0,
+        archived: 0,
+        corrupt: [],
+        failedQueues: []
+      })
       yield* TestClock.adjust("1 second")
-      expect(yield* recover({ queues: [q], retryDelayMs: () => 10_000 })).toEqual({ retried: 1, archived: 0, corrupt: [], failedQueues: [] })
+      expect(yield* recover({ queues: [q], retryDelayMs: () => 10_000 })).toEqual({
+        retried: 1,
+        archived: 0,
+        corrupt: [],
+        failedQueues: []
+      })
       expect(yield* io(() => zsetOf(c, k.retry))).toEqual([["t1", nowSec + 70]])
       const t = yield* io(() => readTask(c, q, "t1"))
       expect(t.fields).toEqual({ state: "retry" })
@@ -34,28 +55,40 @@ layer(testBrokerLayer())("recover (real Redis)", (it) => {
     })
   )
 
-  it.effect("a stale lease entry (task no longer active) is dropped, so it cannot block the expired tasks behind it", () =>
-    Effect.gen(function* () {
-      yield* TestClock.setTime(baseNowMs)
-      const q = "rc-stale"
-      const k = queueKeys(q)
-      yield* io(async () => {
-        // Two oldest lease entries whose tasks are no longer in the active list (one retry-bound, one archive-bound)…
-        await putActive(c, makeMsg(q, "gone1", { retry: 3 }), nowSec - 100)
-        await putActive(c, makeMsg(q, "gone2", { retry: 0 }), nowSec - 99)
-        await c.lrem(k.active, 0, "gone1")
-        await c.lrem(k.active, 0, "gone2")
-        // …ahead of a real expired task.
-        await putActive(c, makeMsg(q, "real", { retry: 3 }), nowSec - 50)
+  it.effect(
+    "a stale lease entry (task no longer active) is dropped, so it cannot block the expired tasks behind it",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(baseNowMs)
+        const q = "rc-stale"
+        const k = queueKeys(q)
+        yield* io(async () => {
+          // Two oldest lease entries whose tasks are no longer in the active list (one retry-bound, one archive-bound)…
+          await putActive(c, makeMsg(q, "gone1", { retry: 3 }), nowSec - 100)
+          await putActive(c, makeMsg(q, "gone2", { retry: 0 }), nowSec - 99)
+          await c.lrem(k.active, 0, "gone1")
+          await c.lrem(k.active, 0, "gone2")
+          // …ahead of a real expired task.
+          await putActive(c, makeMsg(q, "real", { retry: 3 }), nowSec - 50)
+        })
+        // With a batch of 2, the first call sees only the stale entries: it moves nothing but drops them.
+        expect(yield* recover({ queues: [q], batch: 2, graceMs: 0, retryDelayMs: () => 1000 })).toEqual({
+          retried: 0,
+          archived: 0,
+          corrupt: [],
+          failedQueues: []
+        })
+        expect(yield* io(() => zsetOf(c, k.lease))).toEqual([["real", nowSec - 50]])
+        expect(yield* recover({ queues: [q], batch: 2, graceMs: 0, retryDelayMs: () => 1000 })).toEqual({
+          retried: 1,
+          archived: 0,
+          corrupt: [],
+          failedQueues: []
+        })
+        expect(yield* io(() => c.zcard(k.lease))).toBe(0)
+        // The stale tasks' hashes are left as they were (only the lease entry was wrong).
+        expect((yield* io(() => readTask(c, q, "gone1"))).fields).toEqual({ state: "active" })
       })
-      // With a batch of 2, the first call sees only the stale entries: it moves nothing but drops them.
-      expect(yield* recover({ queues: [q], batch: 2, graceMs: 0, retryDelayMs: () => 1000 })).toEqual({ retried: 0, archived: 0, corrupt: [], failedQueues: [] })
-      expect(yield* io(() => zsetOf(c, k.lease))).toEqual([["real", nowSec - 50]])
-      expect(yield* recover({ queues: [q], batch: 2, graceMs: 0, retryDelayMs: () => 1000 })).toEqual({ retried: 1, archived: 0, corrupt: [], failedQueues: [] })
-      expect(yield* io(() => c.zcard(k.lease))).toBe(0)
-      // The stale tasks' hashes are left as they were (only the lease entry was wrong).
-      expect((yield* io(() => readTask(c, q, "gone1"))).fields).toEqual({ state: "active" })
-    })
   )
 
   it.effect("uses asynq's default delay (n^4 + 15 + rand(30)·(n+1) s) and a custom grace", () =>
@@ -127,10 +160,14 @@ layer(testBrokerLayer())("recover (real Redis)", (it) => {
       const k = queueKeys(q)
       const n = 40
       yield* io(async () => {
-        for (let i = 0; i < n; i++) await putActive(c, makeMsg(q, `x${i}`, { retry: i % 2 === 0 ? 5 : 0 }), nowSec - 100)
+        for (let i = 0; i < n; i++)
+          await putActive(c, makeMsg(q, `x${i}`, { retry: i % 2 === 0 ? 5 : 0 }), nowSec - 100)
       })
       const one = recover({ queues: [q], retryDelayMs: () => 5000 })
-      const [a, b] = yield* Effect.all([one.pipe(Effect.provide(testBrokerLayer())), one.pipe(Effect.provide(testBrokerLayer()))], { concurrency: 2 })
+      const [a, b] = yield* Effect.all(
+        [one.pipe(Effect.provide(testBrokerLayer())), one.pipe(Effect.provide(testBrokerLayer()))],
+        { concurrency: 2 }
+      )
       expect(a.retried + b.retried).toBe(n / 2)
       expect(a.archived + b.archived).toBe(n / 2)
       expect(yield* io(() => c.zcard(k.retry))).toBe(n / 2)

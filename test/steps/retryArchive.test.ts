@@ -6,7 +6,19 @@ import { dequeueLease } from "../../src/steps/dequeueLease.js"
 import { requeue } from "../../src/steps/requeue.js"
 import { retry } from "../../src/steps/retry.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { baseNowMs, makeMsg, putActive, putInZset, putPending, readTask, testBrokerLayer, zsetOf, stepsTestDb, io, baseNowSec as nowSec } from "../support/arrange.js"
+import {
+  baseNowMs,
+  makeMsg,
+  putActive,
+  putInZset,
+  putPending,
+  readTask,
+  testBrokerLayer,
+  zsetOf,
+  stepsTestDb,
+  io,
+  baseNowSec as nowSec
+} from "../support/arrange.js"
 
 const c = stepsTestDb()
 const ninetyDays = 90 * 86400
@@ -37,41 +49,49 @@ layer(testBrokerLayer())("requeue / retry / archive (real Redis)", (it) => {
     })
   )
 
-  it.effect("reproduces state e: a failure goes to retry with retried+1, error, last_failed_at and processed/failed counters", () =>
-    Effect.gen(function* () {
-      yield* TestClock.setTime(baseNowMs)
-      const msg = makeMsg("default", "e-flaky", { type: "flaky:job", retry: 3 })
-      yield* io(() => putPending(c, msg, baseNowMs))
-      const { tasks } = yield* dequeueLease({ queues: ["default"] })
-      yield* retry(tasks[0]!.msg, { retryAtMs: baseNowMs + 20_000, errorMsg: "boom", isFailure: true })
-      const k = queueKeys("default")
-      expect(yield* io(() => zsetOf(c, k.retry))).toEqual([["e-flaky", nowSec + 20]])
-      const t = yield* io(() => readTask(c, "default", "e-flaky"))
-      expect(t.fields).toEqual({ state: "retry" })
-      expect(t.msg).toMatchObject({ retried: 1, retry: 3, errorMsg: "boom", lastFailedAt: nowSec, type: "flaky:job" })
-      expect(yield* io(() => c.mget(k.processedTotal, k.failedTotal, k.processed(baseNowMs), k.failed(baseNowMs)))).toEqual(["1", "1", "1", "1"])
-      expect(yield* io(() => c.ttl(k.processedTotal))).toBe(-1)
-      expectNinetyDayTtl(yield* io(() => c.ttl(k.processed(baseNowMs))), nowSec)
-      expectNinetyDayTtl(yield* io(() => c.ttl(k.failed(baseNowMs))), nowSec)
-      expect(yield* io(() => c.llen(k.active))).toBe(0)
-      expect(yield* io(() => c.zcard(k.lease))).toBe(0)
-    })
+  it.effect(
+    "reproduces state e: a failure goes to retry with retried+1, error, last_failed_at and processed/failed counters",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(baseNowMs)
+        const msg = makeMsg("default", "e-flaky", { type: "flaky:job", retry: 3 })
+        yield* io(() => putPending(c, msg, baseNowMs))
+        const { tasks } = yield* dequeueLease({ queues: ["default"] })
+        yield* retry(tasks[0]!.msg, { retryAtMs: baseNowMs + 20_000, errorMsg: "boom", isFailure: true })
+        const k = queueKeys("default")
+        expect(yield* io(() => zsetOf(c, k.retry))).toEqual([["e-flaky", nowSec + 20]])
+        const t = yield* io(() => readTask(c, "default", "e-flaky"))
+        expect(t.fields).toEqual({ state: "retry" })
+        expect(t.msg).toMatchObject({ retried: 1, retry: 3, errorMsg: "boom", lastFailedAt: nowSec, type: "flaky:job" })
+        expect(
+          yield* io(() => c.mget(k.processedTotal, k.failedTotal, k.processed(baseNowMs), k.failed(baseNowMs)))
+        ).toEqual(["1", "1", "1", "1"])
+        expect(yield* io(() => c.ttl(k.processedTotal))).toBe(-1)
+        expectNinetyDayTtl(yield* io(() => c.ttl(k.processed(baseNowMs))), nowSec)
+        expectNinetyDayTtl(yield* io(() => c.ttl(k.failed(baseNowMs))), nowSec)
+        expect(yield* io(() => c.llen(k.active))).toBe(0)
+        expect(yield* io(() => c.zcard(k.lease))).toBe(0)
+      })
   )
 
-  it.effect("a retry that is not a failure keeps retried and counts nothing, but records the error (asynq's Retry)", () =>
-    Effect.gen(function* () {
-      yield* TestClock.setTime(baseNowMs)
-      const msg = makeMsg("rt2", "nf", { retried: 2 })
-      yield* io(() => putActive(c, msg, nowSec + 30))
-      yield* retry(msg, { retryAtMs: baseNowMs + 5000, errorMsg: "rate limited", isFailure: false })
-      const t = yield* io(() => readTask(c, "rt2", "nf"))
-      expect(t.msg).toMatchObject({ retried: 2, errorMsg: "rate limited", lastFailedAt: nowSec })
-      const k = queueKeys("rt2")
-      expect(yield* io(() => c.exists(k.processedTotal, k.failedTotal, k.processed(baseNowMs), k.failed(baseNowMs)))).toBe(0)
-      const e = yield* Effect.flip(retry(msg, { retryAtMs: baseNowMs, errorMsg: "x", isFailure: true }))
-      expect(e._tag).toBe("LeaseLost")
-      expect(e.message).toContain("cannot retry task nf")
-    })
+  it.effect(
+    "a retry that is not a failure keeps retried and counts nothing, but records the error (asynq's Retry)",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(baseNowMs)
+        const msg = makeMsg("rt2", "nf", { retried: 2 })
+        yield* io(() => putActive(c, msg, nowSec + 30))
+        yield* retry(msg, { retryAtMs: baseNowMs + 5000, errorMsg: "rate limited", isFailure: false })
+        const t = yield* io(() => readTask(c, "rt2", "nf"))
+        expect(t.msg).toMatchObject({ retried: 2, errorMsg: "rate limited", lastFailedAt: nowSec })
+        const k = queueKeys("rt2")
+        expect(
+          yield* io(() => c.exists(k.processedTotal, k.failedTotal, k.processed(baseNowMs), k.failed(baseNowMs)))
+        ).toBe(0)
+        const e = yield* Effect.flip(retry(msg, { retryAtMs: baseNowMs, errorMsg: "x", isFailure: true }))
+        expect(e._tag).toBe("LeaseLost")
+        expect(e.message).toContain("cannot retry task nf")
+      })
   )
 
   it.effect("reproduces state f: archive records the error, keeps retried, counts processed+failed", () =>
@@ -85,7 +105,12 @@ layer(testBrokerLayer())("requeue / retry / archive (real Redis)", (it) => {
       expect(yield* io(() => zsetOf(c, k.archived))).toEqual([["f-skip", nowSec]])
       const t = yield* io(() => readTask(c, "default", "f-skip"))
       expect(t.fields).toEqual({ state: "archived" })
-      expect(t.msg).toMatchObject({ retried: 0, retry: 5, errorMsg: "invalid input: skip retry for the task", lastFailedAt: nowSec })
+      expect(t.msg).toMatchObject({
+        retried: 0,
+        retry: 5,
+        errorMsg: "invalid input: skip retry for the task",
+        lastFailedAt: nowSec
+      })
       // the queue also got one failure from the state-e test above
       expect(yield* io(() => c.mget(k.processedTotal, k.failedTotal))).toEqual(["2", "2"])
       const again = yield* Effect.flip(archive(msg, { errorMsg: "again" }))
@@ -107,7 +132,8 @@ layer(testBrokerLayer())("requeue / retry / archive (real Redis)", (it) => {
       const r = yield* archive(makeMsg(q, "new"), { errorMsg: "boom", maxSize: 3 })
       expect(r.trimmed).toBe(4)
       expect((yield* io(() => zsetOf(c, k.archived))).map(([id]) => id)).toEqual(["old3", "old4", "new"])
-      for (const gone of ["ancient", "at-cutoff", "old1", "old2"]) expect(yield* io(() => c.exists(k.task(gone)))).toBe(0)
+      for (const gone of ["ancient", "at-cutoff", "old1", "old2"])
+        expect(yield* io(() => c.exists(k.task(gone)))).toBe(0)
       expect(yield* io(() => c.exists(k.task("old3")))).toBe(1)
 
       // defaults: 90 days, 10,000 entries
@@ -136,12 +162,16 @@ layer(testBrokerLayer())("requeue / retry / archive (real Redis)", (it) => {
       const day1 = new Date(nextMidnight - 1000).toISOString().slice(0, 10)
       const day2 = new Date(nextMidnight).toISOString().slice(0, 10)
       expect(day1).not.toBe(day2)
-      expect(yield* io(() => c.mget(`asynq:{day}:processed:${day1}`, `asynq:{day}:failed:${day1}`, `asynq:{day}:processed:${day2}`, `asynq:{day}:failed:${day2}`))).toEqual([
-        "1",
-        "1",
-        "1",
-        "1"
-      ])
+      expect(
+        yield* io(() =>
+          c.mget(
+            `asynq:{day}:processed:${day1}`,
+            `asynq:{day}:failed:${day1}`,
+            `asynq:{day}:processed:${day2}`,
+            `asynq:{day}:failed:${day2}`
+          )
+        )
+      ).toEqual(["1", "1", "1", "1"])
       expectNinetyDayTtl(yield* io(() => c.ttl(`asynq:{day}:failed:${day2}`)), nextMidnight / 1000)
       expect(yield* io(() => c.get(k.failedTotal))).toBe("2")
     })

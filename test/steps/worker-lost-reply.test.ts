@@ -21,7 +21,15 @@ import { baseRedisUrl, flushTestDb, rawClient, testDb } from "../support/redis.j
 const c = rawClient()
 let proxy: ReplyDropProxy
 
-const scripts: ReadonlyArray<LuaName> = ["complete", "completeBatch", "retry", "archive", "requeue", "dequeueLease", "releaseLeases"]
+const scripts: ReadonlyArray<LuaName> = [
+  "complete",
+  "completeBatch",
+  "retry",
+  "archive",
+  "requeue",
+  "dequeueLease",
+  "releaseLeases"
+]
 
 beforeAll(async () => {
   await flushTestDb()
@@ -36,7 +44,10 @@ afterAll(async () => {
 })
 
 /** Runs `eff` with a Broker connected through the proxy, losing the reply of the first EVALSHA of `script`. */
-const losingReplyOf = <A, E>(script: LuaName, eff: Effect.Effect<A, E, any>): Promise<{ value: A; dropped: number }> => {
+const losingReplyOf = <A, E>(
+  script: LuaName,
+  eff: Effect.Effect<A, E, any>
+): Promise<{ value: A; dropped: number }> => {
   const before = proxy.dropped()
   return Effect.runPromise(
     Effect.gen(function* () {
@@ -44,13 +55,21 @@ const losingReplyOf = <A, E>(script: LuaName, eff: Effect.Effect<A, E, any>): Pr
       const value = yield* eff
       yield* Effect.promise(() => dropped)
       return { value, dropped: proxy.dropped() - before }
-    }).pipe(Effect.provide(brokerLayerAt({ url: `redis://127.0.0.1:${proxy.port}/${testDb()}` }))) as Effect.Effect<{ value: A; dropped: number }, unknown>
+    }).pipe(Effect.provide(brokerLayerAt({ url: `redis://127.0.0.1:${proxy.port}/${testDb()}` }))) as Effect.Effect<
+      { value: A; dropped: number },
+      unknown
+    >
   )
 }
 
 /** Runs `eff` with a Broker connected through the proxy, nothing lost. */
 const viaProxy = <A, E>(eff: Effect.Effect<A, E, any>): Promise<A> =>
-  Effect.runPromise(eff.pipe(Effect.provide(brokerLayerAt({ url: `redis://127.0.0.1:${proxy.port}/${testDb()}` }))) as Effect.Effect<A, unknown>)
+  Effect.runPromise(
+    eff.pipe(Effect.provide(brokerLayerAt({ url: `redis://127.0.0.1:${proxy.port}/${testDb()}` }))) as Effect.Effect<
+      A,
+      unknown
+    >
+  )
 
 const leaseIn = 60
 
@@ -82,7 +101,10 @@ describe("lease transitions across a lost reply (proxy in front of real Redis)",
   it("retry: succeeds, the task is in the retry set once, counted once", async () => {
     const msg = makeMsg("wlr-retry", "t1")
     await putActive(c, msg, Math.floor(Date.now() / 1000) + leaseIn)
-    const r = await losingReplyOf("retry", retry(msg, { retryAtMs: Date.now() + 60_000, errorMsg: "boom", isFailure: true }))
+    const r = await losingReplyOf(
+      "retry",
+      retry(msg, { retryAtMs: Date.now() + 60_000, errorMsg: "boom", isFailure: true })
+    )
     expect(r.dropped).toBe(1)
     const k = queueKeys(msg.queue)
     expect(await c.zrange(k.retry, "0", "-1")).toEqual([msg.id])
@@ -118,7 +140,10 @@ describe("lease transitions across a lost reply (proxy in front of real Redis)",
     for (const m of [kept, gone]) await putActive(c, m, Math.floor(Date.now() / 1000) + leaseIn)
     const r = await losingReplyOf("completeBatch", completeMany([kept, gone]))
     expect(r.dropped).toBe(1)
-    expect(r.value.results.map((x) => (x._tag === "Success" ? x.success.outcome : x.failure._tag))).toEqual(["completed", "deleted"])
+    expect(r.value.results.map((x) => (x._tag === "Success" ? x.success.outcome : x.failure._tag))).toEqual([
+      "completed",
+      "deleted"
+    ])
     const k = queueKeys("wlr-batch")
     expect(await c.zrange(k.completed, "0", "-1")).toEqual(["k1"])
     expect(await c.exists(k.task("g1"))).toBe(0)
@@ -132,7 +157,9 @@ describe("lease transitions across a lost reply (proxy in front of real Redis)",
     await putActive(c, msg, Math.floor(Date.now() / 1000) + leaseIn)
     // The recoverer took it back (its own message: another error text).
     await viaProxy(retry(msg, { retryAtMs: Date.now() + 60_000, errorMsg: "lease expired", isFailure: true }))
-    const again = await viaProxy(Effect.flip(retry(msg, { retryAtMs: Date.now() + 60_000, errorMsg: "boom", isFailure: true })))
+    const again = await viaProxy(
+      Effect.flip(retry(msg, { retryAtMs: Date.now() + 60_000, errorMsg: "boom", isFailure: true }))
+    )
     expect(again._tag).toBe("LeaseLost")
     const done = await viaProxy(Effect.flip(complete({ ...msg, retention: 3600 })))
     expect(done._tag).toBe("LeaseLost")

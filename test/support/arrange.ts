@@ -17,7 +17,8 @@ import { flushTestDb, rawClient, testRedisLayer } from "./redis.js"
 export const testBrokerLayer = (): Layer.Layer<Broker, unknown> => Broker.layer.pipe(Layer.provide(testRedisLayer()))
 
 /** The Broker (and its Redis) on any Redis, e.g. a private redis-server a test starts. */
-export const brokerLayerAt = (options: RedisOptions): Layer.Layer<Broker | Redis, unknown> => Broker.layer.pipe(Layer.provideMerge(Redis.layer(options)))
+export const brokerLayerAt = (options: RedisOptions): Layer.Layer<Broker | Redis, unknown> =>
+  Broker.layer.pipe(Layer.provideMerge(Redis.layer(options)))
 
 /**
  * The TestClock start for step tests: the real time, on a whole second (so unix-second scores are
@@ -42,7 +43,15 @@ const ns = (ms: number) => (BigInt(ms) * 1_000_000n).toString()
 /** asynq Enqueue: hash msg/state=pending/pending_since, LPUSH pending, SADD asynq:queues. */
 export const putPending = async (c: IORedis, msg: TaskMessage, nowMs: number) => {
   const k = queueKeys(msg.queue)
-  await c.hset(k.task(msg.id), "msg", Buffer.from(encodeTaskMessage(msg)), "state", "pending", "pending_since", ns(nowMs))
+  await c.hset(
+    k.task(msg.id),
+    "msg",
+    Buffer.from(encodeTaskMessage(msg)),
+    "state",
+    "pending",
+    "pending_since",
+    ns(nowMs)
+  )
   await c.lpush(k.pending, msg.id)
   await c.sadd("asynq:queues", msg.queue)
 }
@@ -80,7 +89,15 @@ export const putInZset = async (
 /** asynq AddToGroup: hash msg/state=aggregating/group, ZADD g:<group> (score = add time, s), SADD groups. */
 export const putGrouped = async (c: IORedis, msg: TaskMessage, group: string, addedSec: number) => {
   const k = queueKeys(msg.queue)
-  await c.hset(k.task(msg.id), "msg", Buffer.from(encodeTaskMessage({ ...msg, groupKey: group })), "state", "aggregating", "group", group)
+  await c.hset(
+    k.task(msg.id),
+    "msg",
+    Buffer.from(encodeTaskMessage({ ...msg, groupKey: group })),
+    "state",
+    "aggregating",
+    "group",
+    group
+  )
   await c.zadd(k.group(group), addedSec, msg.id)
   await c.sadd(k.allGroups, group)
 }
@@ -92,7 +109,12 @@ export const readTask = async (c: IORedis, queue: string, id: string) => {
   const fields: Record<string, string> = {}
   for (const [f, v] of Object.entries(raw)) if (f !== "msg") fields[f] = v.toString()
   const msgBytes = raw.msg
-  return { exists: Object.keys(raw).length > 0, fields, msg: msgBytes ? decodeTaskMessage(new Uint8Array(msgBytes)) : undefined, rawMsg: msgBytes }
+  return {
+    exists: Object.keys(raw).length > 0,
+    fields,
+    msg: msgBytes ? decodeTaskMessage(new Uint8Array(msgBytes)) : undefined,
+    rawMsg: msgBytes
+  }
 }
 
 /** A zset as [member, score] pairs, ascending. */

@@ -11,7 +11,17 @@ import type { Redis as IORedis } from "ioredis"
 import { encodeTaskMessage, emptyTaskMessage, type TaskMessage } from "../../src/wire/TaskMessage.js"
 import { queueKeys } from "../../src/wire/keys.js"
 
-export type StateFixture = "a-enqueue" | "b-scheduled" | "c-unique" | "d-group" | "e-retry" | "f-skipretry-archived" | "g-completed" | "h-server-running" | "i-scheduler" | "j-paused"
+export type StateFixture =
+  | "a-enqueue"
+  | "b-scheduled"
+  | "c-unique"
+  | "d-group"
+  | "e-retry"
+  | "f-skipretry-archived"
+  | "g-completed"
+  | "h-server-running"
+  | "i-scheduler"
+  | "j-paused"
 
 interface KeyDump {
   readonly type: "hash" | "list" | "zset" | "set" | "string"
@@ -33,7 +43,8 @@ const b64 = (s: string) => Buffer.from(s, "base64")
 
 /** Values the capture stores as base64 protobuf (see the fixtures README). */
 const isProtoString = (key: string) => key.startsWith("asynq:servers:{")
-const isProtoHashField = (key: string, field: string) => key.startsWith("asynq:workers:{") || (/^asynq:\{.*\}:t:/.test(key) && field === "msg")
+const isProtoHashField = (key: string, field: string) =>
+  key.startsWith("asynq:workers:{") || (/^asynq:\{.*\}:t:/.test(key) && field === "msg")
 const isProtoListItem = (key: string) => key.startsWith("asynq:schedulers:{")
 const isProtoZsetMember = (key: string) => key.startsWith("asynq:scheduler_history:")
 
@@ -62,7 +73,8 @@ export const restoreSnapshot = async (c: IORedis, name: StateFixture): Promise<S
         break
       }
       case "zset":
-        for (const [member, score] of dump.value as Array<[string, number]>) await c.zadd(key, score, isProtoZsetMember(key) ? b64(member) : member)
+        for (const [member, score] of dump.value as Array<[string, number]>)
+          await c.zadd(key, score, isProtoZsetMember(key) ? b64(member) : member)
         break
       case "set":
         if ((dump.value as Array<string>).length > 0) await c.sadd(key, ...(dump.value as Array<string>))
@@ -88,9 +100,23 @@ const encoded = (m: TaskMessage) => Buffer.from(encodeTaskMessage(m))
 const nanos = (ms: number) => (BigInt(ms) * 1_000_000n).toString()
 
 /** Go asynq Enqueue: hash msg/state=pending/pending_since (ns), LPUSH pending, SADD asynq:queues. */
-export const putPending = async (c: IORedis, m: TaskMessage, enqueuedAtMs: number, extra: Record<string, string> = {}) => {
+export const putPending = async (
+  c: IORedis,
+  m: TaskMessage,
+  enqueuedAtMs: number,
+  extra: Record<string, string> = {}
+) => {
   const k = queueKeys(m.queue)
-  await c.hset(k.task(m.id), "msg", encoded(m), "state", "pending", "pending_since", nanos(enqueuedAtMs), ...Object.entries(extra).flat())
+  await c.hset(
+    k.task(m.id),
+    "msg",
+    encoded(m),
+    "state",
+    "pending",
+    "pending_since",
+    nanos(enqueuedAtMs),
+    ...Object.entries(extra).flat()
+  )
   await c.lpush(k.pending, m.id)
   await c.sadd("asynq:queues", m.queue)
 }

@@ -26,7 +26,9 @@ export const cliBundle = (): Promise<string> =>
       outfile,
       logLevel: "error",
       // ioredis is CommonJS: give the ESM bundle a `require`.
-      banner: { js: "import { createRequire as __effectAsynqRequire } from 'node:module'; const require = __effectAsynqRequire(import.meta.url);" }
+      banner: {
+        js: "import { createRequire as __effectAsynqRequire } from 'node:module'; const require = __effectAsynqRequire(import.meta.url);"
+      }
     })
     return outfile
   })())

@@ -61,7 +61,13 @@ const clusterPort = async (taken: Set<number>): Promise<number> => {
 }
 
 const clusterOk = async (port: number): Promise<boolean> => {
-  const c = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+  const c = new Redis({
+    host: "127.0.0.1",
+    port,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null
+  })
   c.on("error", () => {})
   try {
     await c.connect()
@@ -76,7 +82,13 @@ const clusterOk = async (port: number): Promise<boolean> => {
 
 /** A master, or a replica whose link to its master is up. */
 const replicaSynced = async (port: number): Promise<boolean> => {
-  const c = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+  const c = new Redis({
+    host: "127.0.0.1",
+    port,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null
+  })
   c.on("error", () => {})
   try {
     await c.connect()
@@ -90,13 +102,31 @@ const replicaSynced = async (port: number): Promise<boolean> => {
 }
 
 /** Starts the cluster; call `stop()` (e.g. in afterAll) to kill the servers and remove their files. */
-export const startRedisCluster = async (timeoutMs = 30_000, options: ClusterOptions = {}): Promise<RedisClusterHandle> => {
+export const startRedisCluster = async (
+  timeoutMs = 30_000,
+  options: ClusterOptions = {}
+): Promise<RedisClusterHandle> => {
   const bin = redisServerBinary()
   const procs: Array<{ proc: ChildProcess; dir: string; port: number }> = []
   const nodeArgs = (port: number, dir: string) => [
-    "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir,
-    "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", String(options.nodeTimeoutMs ?? 5000),
-    "--cluster-require-full-coverage", options.requireFullCoverage === false ? "no" : "yes"
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--dir",
+    dir,
+    "--cluster-enabled",
+    "yes",
+    "--cluster-config-file",
+    "nodes.conf",
+    "--cluster-node-timeout",
+    String(options.nodeTimeoutMs ?? 5000),
+    "--cluster-require-full-coverage",
+    options.requireFullCoverage === false ? "no" : "yes"
   ]
   const replicas = options.replicas ?? 0
   const nodeCount = 3 * (1 + replicas)
@@ -145,9 +175,20 @@ export const startRedisCluster = async (timeoutMs = 30_000, options: ClusterOpti
       procs.push({ proc: spawn(bin, nodeArgs(port, dir), { stdio: "ignore" }), dir, port })
     }
     await Promise.all(ports.map((p) => waitForPing(p)))
-    await run("redis-cli", ["--cluster", "create", ...ports.map((p) => `127.0.0.1:${p}`), "--cluster-replicas", String(replicas), "--cluster-yes"], {
-      timeout: timeoutMs
-    })
+    await run(
+      "redis-cli",
+      [
+        "--cluster",
+        "create",
+        ...ports.map((p) => `127.0.0.1:${p}`),
+        "--cluster-replicas",
+        String(replicas),
+        "--cluster-yes"
+      ],
+      {
+        timeout: timeoutMs
+      }
+    )
     await waitFor(
       `Redis Cluster on ports ${ports.join(", ")} to reach cluster_state:ok`,
       () => Promise.all(ports.map(clusterOk)),
@@ -155,8 +196,22 @@ export const startRedisCluster = async (timeoutMs = 30_000, options: ClusterOpti
       { timeoutMs }
     )
     if (replicas > 0)
-      await waitFor(`the replicas of the Redis Cluster on ports ${ports.join(", ")} to sync`, () => Promise.all(ports.map(replicaSynced)), (ok) => ok.every(Boolean), { timeoutMs })
-    return { nodes: ports.map((port) => ({ host: "127.0.0.1", port })), killAll, restartAll, stop, killNode, restartNode, pauseNode, resumeNode }
+      await waitFor(
+        `the replicas of the Redis Cluster on ports ${ports.join(", ")} to sync`,
+        () => Promise.all(ports.map(replicaSynced)),
+        (ok) => ok.every(Boolean),
+        { timeoutMs }
+      )
+    return {
+      nodes: ports.map((port) => ({ host: "127.0.0.1", port })),
+      killAll,
+      restartAll,
+      stop,
+      killNode,
+      restartNode,
+      pauseNode,
+      resumeNode
+    }
   } catch (e) {
     await stop()
     throw e

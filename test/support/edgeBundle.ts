@@ -21,7 +21,10 @@ export interface EdgeBundle {
  * `resolveBrowserField`: resolve as esbuild's browser platform does (honouring package.json
  * "browser" maps), for cron-parser, whose "browser" field maps its `fs` imports to nothing.
  */
-export type EdgeTarget = ({ readonly runtime: "workerd" } | { readonly runtime: "edge-light"; readonly globalName: string }) & { readonly resolveBrowserField?: boolean }
+export type EdgeTarget = (
+  | { readonly runtime: "workerd" }
+  | { readonly runtime: "edge-light"; readonly globalName: string }
+) & { readonly resolveBrowserField?: boolean }
 
 const root = fileURLToPath(new URL("../../", import.meta.url))
 
@@ -34,7 +37,9 @@ export const bundleEdge = async (entry: string, target: EdgeTarget): Promise<Edg
     platform: target.resolveBrowserField ? "browser" : "neutral",
     mainFields: ["browser", "module", "main"],
     conditions: target.runtime === "workerd" ? ["workerd", "worker", "browser"] : ["edge-light", "worker", "browser"],
-    ...(target.runtime === "workerd" ? { format: "esm" as const } : { format: "iife" as const, globalName: target.globalName }),
+    ...(target.runtime === "workerd"
+      ? { format: "esm" as const }
+      : { format: "iife" as const, globalName: target.globalName }),
     metafile: true,
     logLevel: "silent"
   })

@@ -20,4 +20,5 @@ export const loadFixture = <A = unknown>(relPath: string): A => {
 export const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex")
 export const fromHex = (h: string): Uint8Array => new Uint8Array(Buffer.from(h, "hex"))
 /** A fixture `bytes` value: standard base64, `null` = Go nil. */
-export const fromB64 = (s: string | null): Uint8Array | undefined => (s === null ? undefined : new Uint8Array(Buffer.from(s, "base64")))
+export const fromB64 = (s: string | null): Uint8Array | undefined =>
+  s === null ? undefined : new Uint8Array(Buffer.from(s, "base64"))

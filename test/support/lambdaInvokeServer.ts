@@ -58,7 +58,9 @@ const send = (res: ServerResponse, status: number, body: string, headers: Record
   res.end(body)
 }
 
-export const startLambdaInvokeServer = async (functions: Record<string, FunctionDef> = {}): Promise<LambdaInvokeServer> => {
+export const startLambdaInvokeServer = async (
+  functions: Record<string, FunctionDef> = {}
+): Promise<LambdaInvokeServer> => {
   const defs = new Map(Object.entries(functions))
   const invocations: Array<Invocation> = []
   const background = new Set<Promise<unknown>>()
@@ -75,22 +77,42 @@ export const startLambdaInvokeServer = async (functions: Record<string, Function
 
   const server: Server = createServer(async (req, res) => {
     const m = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec((req.url ?? "").split("?")[0]!)
-    if (req.method !== "POST" || !m) return send(res, 404, JSON.stringify({ message: `no route ${req.method} ${req.url}` }), { "x-amzn-errortype": "UnknownOperationException" })
+    if (req.method !== "POST" || !m)
+      return send(res, 404, JSON.stringify({ message: `no route ${req.method} ${req.url}` }), {
+        "x-amzn-errortype": "UnknownOperationException"
+      })
     const name = decodeURIComponent(m[1]!)
     const def = defs.get(name)
     if (!def)
-      return send(res, 404, JSON.stringify({ Type: "User", message: `Function not found: arn:aws:lambda:us-east-1:000000000000:function:${name}` }), {
-        "x-amzn-errortype": "ResourceNotFoundException"
-      })
+      return send(
+        res,
+        404,
+        JSON.stringify({
+          Type: "User",
+          message: `Function not found: arn:aws:lambda:us-east-1:000000000000:function:${name}`
+        }),
+        {
+          "x-amzn-errortype": "ResourceNotFoundException"
+        }
+      )
     const raw = (await readBody(req)).toString("utf8")
     const payload: unknown = raw === "" ? {} : JSON.parse(raw)
     const invocationType = String(req.headers["x-amz-invocation-type"] ?? "RequestResponse")
     invocations.push({ functionName: name, invocationType, payload })
     if (def.respond === "never-answer") return
     if (def.respond === "throttle")
-      return send(res, 429, JSON.stringify({ Reason: "ReservedFunctionConcurrentInvocationLimitExceeded", Type: "User", message: "Rate Exceeded." }), {
-        "x-amzn-errortype": "TooManyRequestsException"
-      })
+      return send(
+        res,
+        429,
+        JSON.stringify({
+          Reason: "ReservedFunctionConcurrentInvocationLimitExceeded",
+          Type: "User",
+          message: "Rate Exceeded."
+        }),
+        {
+          "x-amzn-errortype": "TooManyRequestsException"
+        }
+      )
     if (invocationType === "DryRun") return send(res, 204, "")
     if (invocationType === "Event") {
       const p = run(name, def, payload).catch(() => undefined)

@@ -14,7 +14,12 @@ export interface OtlpRequest {
 
 export interface OtlpAttribute {
   readonly key: string
-  readonly value: { readonly stringValue?: string; readonly intValue?: string | number; readonly boolValue?: boolean; readonly doubleValue?: number }
+  readonly value: {
+    readonly stringValue?: string
+    readonly intValue?: string | number
+    readonly boolValue?: boolean
+    readonly doubleValue?: number
+  }
 }
 
 export interface ReceivedSpan {
@@ -76,11 +81,17 @@ export const startOtlpReceiver = async (): Promise<OtlpReceiver> => {
     spans: () =>
       requests
         .filter((r) => r.path === "/v1/traces")
-        .flatMap((r) => (r.body.resourceSpans ?? []).flatMap((rs: any) => (rs.scopeSpans ?? []).flatMap((ss: any) => ss.spans ?? []))),
+        .flatMap((r) =>
+          (r.body.resourceSpans ?? []).flatMap((rs: any) => (rs.scopeSpans ?? []).flatMap((ss: any) => ss.spans ?? []))
+        ),
     metricNames: () =>
       requests
         .filter((r) => r.path === "/v1/metrics")
-        .flatMap((r) => (r.body.resourceMetrics ?? []).flatMap((rm: any) => (rm.scopeMetrics ?? []).flatMap((sm: any) => (sm.metrics ?? []).map((m: any) => m.name)))),
+        .flatMap((r) =>
+          (r.body.resourceMetrics ?? []).flatMap((rm: any) =>
+            (rm.scopeMetrics ?? []).flatMap((sm: any) => (sm.metrics ?? []).map((m: any) => m.name))
+          )
+        ),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve())

@@ -12,7 +12,12 @@ import { waitFor } from "./waitFor.js"
 
 /** Whether a Redis answers PING at `url` (within about 2 s; never throws). */
 export const redisAnswers = async (url: string): Promise<boolean> => {
-  const c = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 })
+  const c = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 2000
+  })
   c.on("error", () => {})
   try {
     await c.connect()
@@ -49,7 +54,8 @@ export const redisServerBinary = (): string => {
 export const waitForPing = async (port: number, timeoutMs = 10_000, proc?: ChildProcess): Promise<void> => {
   const status = await waitFor(
     `redis-server on port ${port} to answer PING`,
-    async () => (proc && proc.exitCode !== null ? "exited" : (await redisAnswers(`redis://127.0.0.1:${port}`)) ? "up" : "not yet"),
+    async () =>
+      proc && proc.exitCode !== null ? "exited" : (await redisAnswers(`redis://127.0.0.1:${port}`)) ? "up" : "not yet",
     (s) => s !== "not yet",
     { timeoutMs }
   )
@@ -69,14 +75,21 @@ export interface RedisServerHandle {
  * nothing needs flushing) and removes the directory. The one way the tests, the benchmark and the
  * `npm start` demo start a private Redis.
  */
-export const startRedisServer = async (extra: ReadonlyArray<string> = [], port?: number): Promise<RedisServerHandle> => {
+export const startRedisServer = async (
+  extra: ReadonlyArray<string> = [],
+  port?: number
+): Promise<RedisServerHandle> => {
   const bin = redisServerBinary()
   const p = port ?? (await freePort())
   const dir = mkdtempSync(join(tmpdir(), "effect-asynq-redis-"))
   const cleanup = () => rmSync(dir, { recursive: true, force: true })
-  const proc = spawn(bin, ["--port", String(p), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, ...extra], {
-    stdio: "ignore"
-  })
+  const proc = spawn(
+    bin,
+    ["--port", String(p), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, ...extra],
+    {
+      stdio: "ignore"
+    }
+  )
   try {
     await waitForPing(p, 10_000, proc)
   } catch (e) {

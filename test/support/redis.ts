@@ -5,7 +5,7 @@
  */
 import { inject } from "vitest"
 import { Redis as IORedis } from "ioredis"
-import { Effect, Layer } from "effect"
+import { Effect, type Layer } from "effect"
 import { Redis } from "../../src/redis/Redis.js"
 
 export const baseRedisUrl = (): string => inject("redisUrl")

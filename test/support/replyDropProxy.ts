@@ -99,7 +99,10 @@ export const scriptCallOf = (name: LuaName): CommandMatch => {
 }
 
 /** Starts a proxy on a free loopback port in front of Redis at host:port. */
-export const startReplyDropProxy = async (target: { readonly host: string; readonly port: number }): Promise<ReplyDropProxy> => {
+export const startReplyDropProxy = async (target: {
+  readonly host: string
+  readonly port: number
+}): Promise<ReplyDropProxy> => {
   let armed: { match: CommandMatch; skip: number; done: () => void } | undefined
   let dropped = 0
   const sockets = new Set<Socket>()

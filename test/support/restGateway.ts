@@ -67,7 +67,13 @@ export const startRestGateway = async (redisUrl: string, token = "test-token"): 
   const requests: Array<GatewayRequest> = []
   let toDrop = 0
   let toStall = 0
-  let gathering: { readonly matches: (command: ReadonlyArray<unknown>) => boolean; readonly n: number; readonly waiting: Array<() => void> } | undefined
+  let gathering:
+    | {
+        readonly matches: (command: ReadonlyArray<unknown>) => boolean
+        readonly n: number
+        readonly waiting: Array<() => void>
+      }
+    | undefined
   /** Resolves when the request may run: at once, or when the gathering it belongs to is complete. */
   const gate = (commands: ReadonlyArray<unknown>): Promise<void> => {
     const g = gathering
@@ -80,7 +86,10 @@ export const startRestGateway = async (redisUrl: string, token = "test-token"): 
       }
     })
   }
-  const run = async (command: ReadonlyArray<string | number>, base64: boolean): Promise<{ result: unknown } | { error: string }> => {
+  const run = async (
+    command: ReadonlyArray<string | number>,
+    base64: boolean
+  ): Promise<{ result: unknown } | { error: string }> => {
     try {
       const [name, ...args] = command
       const reply = (await redis.callBuffer(String(name), ...args.map((a) => String(a)))) as Reply
@@ -111,13 +120,17 @@ export const startRestGateway = async (redisUrl: string, token = "test-token"): 
     } catch {
       body = undefined
     }
-    requests.push({ path, commands: path === "/pipeline" && Array.isArray(body) ? body : [body as ReadonlyArray<unknown>] })
+    requests.push({
+      path,
+      commands: path === "/pipeline" && Array.isArray(body) ? body : [body as ReadonlyArray<unknown>]
+    })
     if (req.headers.authorization !== `Bearer ${token}`) return send(401, { error: "Unauthorized" })
     if (req.method !== "POST") return send(405, { error: "only POST" })
     const base64 = req.headers["upstash-encoding"] === "base64"
     await gate(path === "/pipeline" && Array.isArray(body) ? body : [body])
     if (path === "/pipeline") {
-      if (!Array.isArray(body) || !body.every(isCommand)) return send(400, { error: "ERR the body must be an array of commands" })
+      if (!Array.isArray(body) || !body.every(isCommand))
+        return send(400, { error: "ERR the body must be an array of commands" })
       const out: Array<unknown> = []
       // In order, each command after the previous one answered (Upstash: ordered, not atomic).
       for (const c of body) out.push(await run(c, base64))

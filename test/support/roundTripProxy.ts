@@ -42,7 +42,10 @@ const commandNames = (b: Buffer): { names: Array<string>; rest: Buffer } => {
   }
 }
 
-export const startRoundTripProxy = async (target: { readonly host: string; readonly port: number }): Promise<RoundTripProxy> => {
+export const startRoundTripProxy = async (target: {
+  readonly host: string
+  readonly port: number
+}): Promise<RoundTripProxy> => {
   const trips: Array<RoundTrip> = []
   const sockets = new Set<Socket>()
   const server: Server = createServer((client) => {

@@ -44,7 +44,8 @@ export const waitFor = async <A>(
     } catch (e) {
       seen = `the read failed: ${describe(e)}`
     }
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last seen: ${seen}`)
+    if (performance.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last seen: ${seen}`)
     await new Promise((r) => setTimeout(r, 10))
   }
 }
@@ -53,7 +54,12 @@ export const waitFor = async <A>(
  * `waitFor` for Effect code: `read` is an Effect run with the caller's services (e.g. the Broker),
  * and the waiting is on the real clock even under TestClock.
  */
-export const waitForEffect = <A, E, R>(what: string, read: Effect.Effect<A, E, R>, ok: (value: A) => boolean = Boolean, options: WaitForOptions = {}): Effect.Effect<A, never, R> =>
+export const waitForEffect = <A, E, R>(
+  what: string,
+  read: Effect.Effect<A, E, R>,
+  ok: (value: A) => boolean = Boolean,
+  options: WaitForOptions = {}
+): Effect.Effect<A, never, R> =>
   Effect.flatMap(Effect.context<R>(), (context) =>
     Effect.promise(() => waitFor(what, () => Effect.runPromise(Effect.provideContext(read, context)), ok, options))
   )

@@ -19,10 +19,14 @@ beforeAll(async () => {
 })
 afterAll(() => c.disconnect())
 
-const SendEmail = defineTask("email:send", Schema.Struct({ to: Schema.String, cc: Schema.optional(Schema.Array(Schema.String)) }), {
-  queue: "td-email",
-  maxRetry: 3
-})
+const SendEmail = defineTask(
+  "email:send",
+  Schema.Struct({ to: Schema.String, cc: Schema.optional(Schema.Array(Schema.String)) }),
+  {
+    queue: "td-email",
+    maxRetry: 3
+  }
+)
 
 describe("defineTask", () => {
   it("exports the payload's JSON Schema (draft 2020-12) for other producers", () => {
@@ -50,7 +54,11 @@ describe("defineTask", () => {
       expect(payloadJson(info.payload)).toEqual({ to: "a@b.c" })
       const stored = await readTask(c, "td-email", info.id)
       expect(payloadJson(stored.msg!.payload)).toEqual({ to: "a@b.c" })
-      const other = await client.enqueue(SendEmail, { to: "x@y.z", cc: ["c@d.e"] }, { queue: "td-other", maxRetry: undefined })
+      const other = await client.enqueue(
+        SendEmail,
+        { to: "x@y.z", cc: ["c@d.e"] },
+        { queue: "td-other", maxRetry: undefined }
+      )
       expect(other).toMatchObject({ queue: "td-other", maxRetry: 3 })
     } finally {
       await client.close()
@@ -64,7 +72,9 @@ describe("defineTask", () => {
       const e = await client.enqueue(SendEmail, { to: 42 }, { queue: "td-invalid" }).catch((x: unknown) => x)
       expect(e).toBeInstanceOf(InvalidArgument)
       expect(e).toMatchObject({ field: "payload" })
-      expect((e as InvalidArgument).message).toBe('payload of task "email:send" does not match its schema: Expected string\n  at ["to"]')
+      expect((e as InvalidArgument).message).toBe(
+        'payload of task "email:send" does not match its schema: Expected string\n  at ["to"]'
+      )
       expect(await c.sismember("asynq:queues", "td-invalid")).toBe(0)
       expect(await c.keys("asynq:{td-invalid}*")).toEqual([])
     } finally {
@@ -80,7 +90,11 @@ describe("defineTask", () => {
         { type: SendEmail, payload: { to: 2 }, options: { queue: "td-many" } },
         { type: "plain", payload: { any: "thing" }, options: { queue: "td-many" } }
       ])
-      expect(out.map((o) => (o.ok ? o.info.type : `${o.error._tag}:${(o.error as InvalidArgument).field}`))).toEqual(["email:send", "InvalidArgument:payload", "plain"])
+      expect(out.map((o) => (o.ok ? o.info.type : `${o.error._tag}:${(o.error as InvalidArgument).field}`))).toEqual([
+        "email:send",
+        "InvalidArgument:payload",
+        "plain"
+      ])
       expect(await c.llen(queueKeys("td-many").pending)).toBe(2)
     } finally {
       await client.close()
@@ -114,12 +128,18 @@ describe("ServeMux.handle(definition, …) with a real server", () => {
       // Bad bytes under the same type, written with the plain-string API (as another producer might).
       const bad = await server.enqueue("email:send", { to: 7 }, { queue: "td-serve", maxRetry: 5 })
       const k = queueKeys("td-serve")
-      await waitFor("both settled", async () => (await c.zcard(k.archived)) === 1 && (await c.llen(k.pending)) === 0 && (await c.llen(k.active)) === 0)
+      await waitFor(
+        "both settled",
+        async () =>
+          (await c.zcard(k.archived)) === 1 && (await c.llen(k.pending)) === 0 && (await c.llen(k.active)) === 0
+      )
       expect(seen).toEqual([{ to: "ok@x", type: "email:send" }])
       expect((await zsetOf(c, k.archived)).map(([id]) => id)).toEqual([bad])
       const archived = (await readTask(c, "td-serve", bad)).msg!
       expect(archived.retried).toBe(0)
-      expect(archived.errorMsg).toBe('payload of task "email:send" does not match the schema of "email:send": Expected string\n  at ["to"]')
+      expect(archived.errorMsg).toBe(
+        'payload of task "email:send" does not match the schema of "email:send": Expected string\n  at ["to"]'
+      )
       expect(good.id).not.toBe(bad)
     } finally {
       await server.shutdown()

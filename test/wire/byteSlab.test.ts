@@ -41,7 +41,18 @@ describe("slabBytes", () => {
 
 describe("slabUtf8", () => {
   const encoder = new TextEncoder()
-  const samples = ["", "a", "hello world", "é", "日本語のテキスト", "emoji 😀 pair", "lone \ud800 surrogate", "trail \udc00", "x".repeat(500), "ü".repeat(300)]
+  const samples = [
+    "",
+    "a",
+    "hello world",
+    "é",
+    "日本語のテキスト",
+    "emoji 😀 pair",
+    "lone \ud800 surrogate",
+    "trail \udc00",
+    "x".repeat(500),
+    "ü".repeat(300)
+  ]
 
   it("writes what TextEncoder writes, each string in its own bytes", () => {
     const out: Array<[string, Uint8Array]> = []
@@ -60,7 +71,23 @@ describe("messages in slabs", () => {
   it("an encoded message and a decoded payload keep their bytes while later ones are made", () => {
     const made = Array.from({ length: 500 }, (_, i) => {
       const payload = encodePayload({ i, text: "payload ".repeat(i % 20) })!
-      const msg = { type: `t${i}`, payload, id: `id-${i}`, queue: "q", retry: i % 26, retried: 0, errorMsg: "", timeout: 1800, deadline: 0, uniqueKey: "", lastFailedAt: 0, retention: 0, completedAt: 0, groupKey: "", headers: {} }
+      const msg = {
+        type: `t${i}`,
+        payload,
+        id: `id-${i}`,
+        queue: "q",
+        retry: i % 26,
+        retried: 0,
+        errorMsg: "",
+        timeout: 1800,
+        deadline: 0,
+        uniqueKey: "",
+        lastFailedAt: 0,
+        retention: 0,
+        completedAt: 0,
+        groupKey: "",
+        headers: {}
+      }
       return { i, bytes: encodeTaskMessage(msg), json: JSON.stringify({ i, text: "payload ".repeat(i % 20) }) }
     })
     const decoded = made.map((m) => ({ ...m, msg: decodeTaskMessage(m.bytes) }))
@@ -74,7 +101,23 @@ describe("messages in slabs", () => {
 
 describe("decoded payloads: copied only when the format needs it (issue 34)", () => {
   const messageWith = (payload: Uint8Array) =>
-    encodeTaskMessage({ type: "t", payload, id: "id-1", queue: "q", retry: 25, retried: 0, errorMsg: "", timeout: 1800, deadline: 0, uniqueKey: "", lastFailedAt: 0, retention: 0, completedAt: 0, groupKey: "", headers: {} })
+    encodeTaskMessage({
+      type: "t",
+      payload,
+      id: "id-1",
+      queue: "q",
+      retry: 25,
+      retried: 0,
+      errorMsg: "",
+      timeout: 1800,
+      deadline: 0,
+      uniqueKey: "",
+      lastFailedAt: 0,
+      retention: 0,
+      completedAt: 0,
+      groupKey: "",
+      headers: {}
+    })
   const decoders = [
     ["the direct decoder", decodeTaskMessage],
     ["the general decoder", decodeTaskMessageWithReader]

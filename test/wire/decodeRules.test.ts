@@ -7,7 +7,15 @@ import { epoch } from "../../src/wire/Timestamp.js"
 import { fromHex, hex } from "../support/fixtures.js"
 
 const server: ServerInfo = {
-  host: "h", pid: 1, serverId: "s", concurrency: 2, queues: {}, strictPriority: false, status: "active", startTime: epoch, activeWorkerCount: 0
+  host: "h",
+  pid: 1,
+  serverId: "s",
+  concurrency: 2,
+  queues: {},
+  strictPriority: false,
+  status: "active",
+  startTime: epoch,
+  activeWorkerCount: 0
 }
 
 describe("protobuf rules beyond the Go vectors", () => {
@@ -17,7 +25,9 @@ describe("protobuf rules beyond the Go vectors", () => {
     // Same bytes as decode_vectors/headers_unsorted's Go re-marshal.
     expect(hex(a)).toBe("0a01747a0a0a05616c7068611201327a090a047a657461120131")
     expect(hex(b)).toBe(hex(a))
-    expect(hex(encodeServerInfo({ ...server, queues: { low: 1, critical: 6 } }))).toContain("2a0c0a08637269746963616c10062a070a036c6f771001")
+    expect(hex(encodeServerInfo({ ...server, queues: { low: 1, critical: 6 } }))).toContain(
+      "2a0c0a08637269746963616c10062a070a036c6f771001"
+    )
   })
 
   it("writes both parts of a map<string,int32> entry even when the weight is 0", () => {
@@ -29,7 +39,10 @@ describe("protobuf rules beyond the Go vectors", () => {
   it("keeps a queue named __proto__ in a ServerInfo's queue map", () => {
     const queues = JSON.parse('{"__proto__":3,"q":1}') as Record<string, number>
     const decoded = decodeServerInfo(encodeServerInfo({ ...server, queues })).queues
-    expect(Object.entries(decoded).sort()).toEqual([["__proto__", 3], ["q", 1]])
+    expect(Object.entries(decoded).sort()).toEqual([
+      ["__proto__", 3],
+      ["q", 1]
+    ])
   })
 
   it("writes a zero Timestamp as an empty embedded message, as Go does for a set pointer", () => {

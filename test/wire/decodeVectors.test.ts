@@ -26,17 +26,23 @@ describe("decode_vectors: non-canonical bytes, decoded as Go decodes them", () =
     expect(c.decode(fromHex(v.hex))).toEqual(asDecoded(c.fromFields(v.decoded!)))
   })
 
-  it.each(ok.map((v) => [v.name, v] as const))("%s: re-encodes to Go's bytes (unknown fields dropped, as asynq's rewrite does)", (_, v) => {
-    const c = codecs[v.message] as (typeof codecs)["ServerInfo"]
-    const again = hex(c.encode(c.decode(fromHex(v.hex))))
-    // TaskMessage: asynq's DecodeMessage → EncodeMessage round trip. ServerInfo: Go's re-marshal.
-    expect(again).toBe(v.asynq_roundtrip_hex ?? v.go_remarshal_hex)
-    // Go's generated type keeps unknown fields and appends them after the known ones.
-    expect(v.go_remarshal_hex!.startsWith(again)).toBe(true)
-  })
+  it.each(ok.map((v) => [v.name, v] as const))(
+    "%s: re-encodes to Go's bytes (unknown fields dropped, as asynq's rewrite does)",
+    (_, v) => {
+      const c = codecs[v.message] as (typeof codecs)["ServerInfo"]
+      const again = hex(c.encode(c.decode(fromHex(v.hex))))
+      // TaskMessage: asynq's DecodeMessage → EncodeMessage round trip. ServerInfo: Go's re-marshal.
+      expect(again).toBe(v.asynq_roundtrip_hex ?? v.go_remarshal_hex)
+      // Go's generated type keeps unknown fields and appends them after the known ones.
+      expect(v.go_remarshal_hex!.startsWith(again)).toBe(true)
+    }
+  )
 
-  it.each(bad.map((v) => [v.name, v] as const))("%s: fails with MessageDecodeError where Go reports an error", (_, v) => {
-    const c = codecs[v.message]
-    expect(() => c.decode(fromHex(v.hex))).toThrow(MessageDecodeError)
-  })
+  it.each(bad.map((v) => [v.name, v] as const))(
+    "%s: fails with MessageDecodeError where Go reports an error",
+    (_, v) => {
+      const c = codecs[v.message]
+      expect(() => c.decode(fromHex(v.hex))).toThrow(MessageDecodeError)
+    }
+  )
 })

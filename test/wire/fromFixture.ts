@@ -62,7 +62,8 @@ export const taskMessage = (f: F): TaskMessage => ({
 /** What a decoder gives back: an empty payload is nil, as in Go's proto.Unmarshal. */
 export const asDecoded = <M extends object>(m: M): M => {
   const out = { ...m } as Record<string, unknown>
-  for (const k of ["payload", "taskPayload"]) if (out[k] instanceof Uint8Array && (out[k] as Uint8Array).length === 0) out[k] = undefined
+  for (const k of ["payload", "taskPayload"])
+    if (out[k] instanceof Uint8Array && (out[k] as Uint8Array).length === 0) out[k] = undefined
   return out as M
 }
 
@@ -100,4 +101,7 @@ export const schedulerEntry = (f: F): SchedulerEntry => ({
   prevEnqueueTime: ts(f.prev_enqueue_time)
 })
 
-export const schedulerEnqueueEvent = (f: F): SchedulerEnqueueEvent => ({ taskId: f.task_id, enqueueTime: ts(f.enqueue_time) })
+export const schedulerEnqueueEvent = (f: F): SchedulerEnqueueEvent => ({
+  taskId: f.task_id,
+  enqueueTime: ts(f.enqueue_time)
+})

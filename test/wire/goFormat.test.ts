@@ -96,16 +96,24 @@ describe("Go time.UnixDate", () => {
   })
 
   it("prints in a fixed zone (time.FixedZone) and in IANA zones (letters where Intl has them, else Go's numeric form)", () => {
-    expect(goUnixDate(Date.UTC(2030, 0, 14, 20, 0, 0), { name: "X", offsetSeconds: -(3 * 3600 + 30 * 60) })).toBe("Mon Jan 14 16:30:00 X 2030")
+    expect(goUnixDate(Date.UTC(2030, 0, 14, 20, 0, 0), { name: "X", offsetSeconds: -(3 * 3600 + 30 * 60) })).toBe(
+      "Mon Jan 14 16:30:00 X 2030"
+    )
     expect(goUnixDate(Date.UTC(2030, 0, 1), "America/New_York")).toBe("Mon Dec 31 19:00:00 EST 2029")
     expect(goUnixDate(Date.UTC(2030, 6, 1), "America/New_York")).toBe("Sun Jun 30 20:00:00 EDT 2030")
     expect(goUnixDate(Date.UTC(2030, 0, 1), "Asia/Kolkata")).toBe("Tue Jan  1 05:30:00 +0530 2030")
   })
 
   it("parses UTC, numeric zones and given abbreviations to the right instant", () => {
-    expect(parseGoUnixDate("Tue Jan  1 00:00:00 UTC 2030")).toEqual({ date: new Date(Date.UTC(2030, 0, 1)), zone: "UTC", offsetKnown: true })
+    expect(parseGoUnixDate("Tue Jan  1 00:00:00 UTC 2030")).toEqual({
+      date: new Date(Date.UTC(2030, 0, 1)),
+      zone: "UTC",
+      offsetKnown: true
+    })
     expect(parseGoUnixDate("Tue Jan  1 05:30:00 +0530 2030").date).toEqual(new Date(Date.UTC(2030, 0, 1)))
-    expect(parseGoUnixDate("Mon Dec 31 19:00:00 EST 2029", { EST: -5 * 3600 }).date).toEqual(new Date(Date.UTC(2030, 0, 1)))
+    expect(parseGoUnixDate("Mon Dec 31 19:00:00 EST 2029", { EST: -5 * 3600 }).date).toEqual(
+      new Date(Date.UTC(2030, 0, 1))
+    )
     expect(parseGoUnixDate("Mon Dec 31 19:00:00 EST 2029").offsetKnown).toBe(false)
     expect(parseGoUnixDate("Mon Jan  1 00:00:00 UTC 0001").date.getTime()).toBe(-62135596800000)
   })

@@ -6,7 +6,15 @@ import { decodeServerInfo, encodeServerInfo } from "../../src/wire/ServerInfo.js
 import { goZeroTime, isGoZeroTime } from "../../src/wire/Timestamp.js"
 import { decodeWorkerInfo, encodeWorkerInfo } from "../../src/wire/WorkerInfo.js"
 import { fromHex, hex } from "../support/fixtures.js"
-import { asDecoded, schedulerEnqueueEvent, schedulerEntry, serverInfo, type Vector, vectors, workerInfo } from "./fromFixture.js"
+import {
+  asDecoded,
+  schedulerEnqueueEvent,
+  schedulerEntry,
+  serverInfo,
+  type Vector,
+  vectors,
+  workerInfo
+} from "./fromFixture.js"
 
 interface Codec<M> {
   readonly fromFields: (f: Record<string, unknown>) => M
@@ -18,7 +26,12 @@ const v = vectors()
 const cases: ReadonlyArray<readonly [string, ReadonlyArray<Vector>, number, Codec<any>]> = [
   ["ServerInfo", v.server_info, 3, { fromFields: serverInfo, encode: encodeServerInfo, decode: decodeServerInfo }],
   ["WorkerInfo", v.worker_info, 3, { fromFields: workerInfo, encode: encodeWorkerInfo, decode: decodeWorkerInfo }],
-  ["SchedulerEntry", v.scheduler_entry, 4, { fromFields: schedulerEntry, encode: encodeSchedulerEntry, decode: decodeSchedulerEntry }],
+  [
+    "SchedulerEntry",
+    v.scheduler_entry,
+    4,
+    { fromFields: schedulerEntry, encode: encodeSchedulerEntry, decode: decodeSchedulerEntry }
+  ],
   [
     "SchedulerEnqueueEvent",
     v.scheduler_enqueue_event,

@@ -81,8 +81,21 @@ describe("utcDate (the day in daily stats keys)", () => {
   it("is the UTC date of the time, across day boundaries, in any order of calls", () => {
     const day = 86_400_000
     const base = Date.UTC(2026, 10, 22)
-    const times = [base, base + day - 1, base + day, base - 1, 0, -1, -day, -day - 1, base + 12 * 3_600_000, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(2024, 2, 1)]
-    for (const t of [...times, ...[...times].reverse(), ...times]) expect(utcDate(t)).toBe(new Date(t).toISOString().slice(0, 10))
+    const times = [
+      base,
+      base + day - 1,
+      base + day,
+      base - 1,
+      0,
+      -1,
+      -day,
+      -day - 1,
+      base + 12 * 3_600_000,
+      Date.UTC(2024, 1, 29, 23, 59, 59, 999),
+      Date.UTC(2024, 2, 1)
+    ]
+    for (const t of [...times, ...[...times].reverse(), ...times])
+      expect(utcDate(t)).toBe(new Date(t).toISOString().slice(0, 10))
     expect(queueKeys("q").processed(base + day - 1)).toBe("asynq:{q}:processed:2026-11-22")
     expect(queueKeys("q").processed(base + day)).toBe("asynq:{q}:processed:2026-11-23")
   })

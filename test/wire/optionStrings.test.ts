@@ -30,7 +30,9 @@ const ours: Record<string, string> = {
     new Date(Date.UTC(2030, 0, 15, 0, 5, 7)),
     { name: "JST", offsetSeconds: 9 * 3600 }
   ),
-  "asynq.ProcessAt(time.Date(2024, 2, 29, 23, 59, 59, 0, time.UTC))": optionString.processAt(Date.UTC(2024, 1, 29, 23, 59, 59)),
+  "asynq.ProcessAt(time.Date(2024, 2, 29, 23, 59, 59, 0, time.UTC))": optionString.processAt(
+    Date.UTC(2024, 1, 29, 23, 59, 59)
+  ),
   "asynq.ProcessIn(10 * time.Minute)": optionString.processIn(10 * M),
   "asynq.ProcessIn(45 * time.Second)": optionString.processIn(45 * S),
   "asynq.Retention(24 * time.Hour)": optionString.retention(24 * H),
@@ -44,11 +46,19 @@ const all = vectors().option_strings
 
 const print = (p: ParsedOption): string => {
   switch (p.kind) {
-    case "maxRetry": return optionString.maxRetry(p.value)
-    case "queue": case "taskId": case "group": return optionString[p.kind](p.value)
-    case "deadline": case "processAt": return optionString[p.kind](p.date, { name: p.zone, offsetSeconds: p.zone === "JST" ? 9 * 3600 : 0 })
-    case "header": return optionString.header(p.key, p.value)
-    default: return optionString[p.kind](p.ms)
+    case "maxRetry":
+      return optionString.maxRetry(p.value)
+    case "queue":
+    case "taskId":
+    case "group":
+      return optionString[p.kind](p.value)
+    case "deadline":
+    case "processAt":
+      return optionString[p.kind](p.date, { name: p.zone, offsetSeconds: p.zone === "JST" ? 9 * 3600 : 0 })
+    case "header":
+      return optionString.header(p.key, p.value)
+    default:
+      return optionString[p.kind](p.ms)
   }
 }
 
@@ -77,19 +87,36 @@ describe("asynq Option.String() forms (what a scheduler stores in enqueue_option
       taskId: "fixed-id",
       headers: { k: "v" }
     })
-    expect(optionsFromStrings(['Queue("a")', "MaxRetry(3)", 'Queue("b")', "Unique(1h0m0s)"])).toEqual({ queue: "b", maxRetry: 3, unique: H })
+    expect(optionsFromStrings(['Queue("a")', "MaxRetry(3)", 'Queue("b")', "Unique(1h0m0s)"])).toEqual({
+      queue: "b",
+      maxRetry: 3,
+      unique: H
+    })
   })
 
   it("reads Deadline in a fixed zone to the right instant, and an unknown abbreviation as offset 0 (Go's time.Parse)", () => {
     const s = "Deadline(Tue Jan 15 09:05:07 JST 2030)"
-    expect(parseOptionString(s, { JST: 9 * 3600 })).toEqual({ kind: "deadline", date: new Date(Date.UTC(2030, 0, 15, 0, 5, 7)), zone: "JST" })
-    expect(parseOptionString(s)).toEqual({ kind: "deadline", date: new Date(Date.UTC(2030, 0, 15, 9, 5, 7)), zone: "JST" })
+    expect(parseOptionString(s, { JST: 9 * 3600 })).toEqual({
+      kind: "deadline",
+      date: new Date(Date.UTC(2030, 0, 15, 0, 5, 7)),
+      zone: "JST"
+    })
+    expect(parseOptionString(s)).toEqual({
+      kind: "deadline",
+      date: new Date(Date.UTC(2030, 0, 15, 9, 5, 7)),
+      zone: "JST"
+    })
   })
 
-  it.each(["Nope(1)", "MaxRetry(x)", "Queue(unquoted)", "Timeout(5)", "Header([1,2])", "Deadline(2030-01-01)", "plain"])(
-    "rejects %s with an error naming it",
-    (s) => {
-      expect(() => parseOptionString(s)).toThrow(/./)
-    }
-  )
+  it.each([
+    "Nope(1)",
+    "MaxRetry(x)",
+    "Queue(unquoted)",
+    "Timeout(5)",
+    "Header([1,2])",
+    "Deadline(2030-01-01)",
+    "plain"
+  ])("rejects %s with an error naming it", (s) => {
+    expect(() => parseOptionString(s)).toThrow(/./)
+  })
 })

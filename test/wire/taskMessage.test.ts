@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest"
-import { decodeTaskMessage, decodeTaskMessageWithReader, encodeTaskMessage, encodeTaskMessageWithWriter, MessageDecodeError, type TaskMessage } from "../../src/wire/TaskMessage.js"
+import {
+  decodeTaskMessage,
+  decodeTaskMessageWithReader,
+  encodeTaskMessage,
+  encodeTaskMessageWithWriter,
+  MessageDecodeError,
+  type TaskMessage
+} from "../../src/wire/TaskMessage.js"
 import { decodeTaskMessageDirect } from "../../src/wire/taskMessageDirectDecode.js"
 import { fromHex, hex } from "../support/fixtures.js"
 import { asDecoded, taskMessage, vectors } from "./fromFixture.js"
@@ -17,16 +24,34 @@ const randomMessages = (seed: number, wide: boolean) => {
     seed = (seed * 1103515245 + 12345) % 2 ** 31
     return seed % n
   }
-  const pieces = ["", "a", "queue", "é", "☃", "🎉", "\uD800", "x".repeat(130), "y".repeat(20_000), "żółć", ...(wide ? ["\uFEFFbom", "__proto__"] : [])]
+  const pieces = [
+    "",
+    "a",
+    "queue",
+    "é",
+    "☃",
+    "🎉",
+    "\uD800",
+    "x".repeat(130),
+    "y".repeat(20_000),
+    "żółć",
+    ...(wide ? ["\uFEFFbom", "__proto__"] : [])
+  ]
   const str = () => Array.from({ length: rand(4) }, () => pieces[rand(pieces.length)]!).join("")
-  const num = (max: number) => [0, 1, 127, 128, 16_383, 16_384, 2_097_152, 268_435_456, max, -1, 2 ** 40][rand(!wide ? 9 : max < 2 ** 32 ? 10 : 11)]!
+  const num = (max: number) =>
+    [0, 1, 127, 128, 16_383, 16_384, 2_097_152, 268_435_456, max, -1, 2 ** 40][
+      rand(!wide ? 9 : max < 2 ** 32 ? 10 : 11)
+    ]!
   const int64Max = wide ? 2 ** 35 : 2 ** 32 - 1
   const next = (): TaskMessage => {
     const headers: Record<string, string> = {}
     for (let h = rand(4); h > 0; h--) headers[str()] = str()
     return {
       type: str(),
-      payload: rand(3) === 0 ? undefined : new Uint8Array(rand(3) === 0 ? 0 : [1, 130, 20_000][rand(3)]!).map((_, j) => j % 256),
+      payload:
+        rand(3) === 0
+          ? undefined
+          : new Uint8Array(rand(3) === 0 ? 0 : [1, 130, 20_000][rand(3)]!).map((_, j) => j % 256),
       id: str(),
       queue: str(),
       retry: num(2 ** 31 - 1),
@@ -104,7 +129,9 @@ describe("TaskMessage codec against Go asynq's vectors", () => {
     it("re-encodes with 2^63 clamped back to int64 max (byte-exact), and only 2^53 + 1 comes out as 2^53", () => {
       const bytes = hex(encodeTaskMessage(decodeTaskMessage(fromHex(v.hex))))
       // Fields 8 (timeout) and 13 (completed_at): varint 2^53+1 = 81 80 80 80 80 80 80 10, 2^53 = 80 80 … 10.
-      const expected = v.hex.replace("408180808080808010", "408080808080808010").replace("688180808080808010", "688080808080808010")
+      const expected = v.hex
+        .replace("408180808080808010", "408080808080808010")
+        .replace("688180808080808010", "688080808080808010")
       expect(expected).not.toBe(v.hex)
       expect(bytes).toBe(expected)
       // Field 11 (last_failed_at) = int64 max, exactly Go's bytes.
@@ -148,7 +175,12 @@ describe("TaskMessage direct encoder", () => {
 
   it("leaves other numbers to the BinaryWriter path (same bytes: negative, past 2^32, int64)", () => {
     const base = taskMessage(exact[0]!.fields)
-    for (const m of [{ ...base, retry: -1 }, { ...base, timeout: 2 ** 32 }, { ...base, retention: 9_223_372_036 }, { ...base, deadline: -5 }]) {
+    for (const m of [
+      { ...base, retry: -1 },
+      { ...base, timeout: 2 ** 32 },
+      { ...base, retention: 9_223_372_036 },
+      { ...base, deadline: -5 }
+    ]) {
       expect(hex(encodeTaskMessage(m))).toBe(hex(reference(m)))
     }
   })
@@ -157,7 +189,10 @@ describe("TaskMessage direct encoder", () => {
 describe("TaskMessage direct decoder", () => {
   const { next: randomMessage, rand } = randomMessages(4242, true)
   /** A message with its payload as base64 (deep equality walks a Uint8Array element by element: slow for 20 KB payloads). */
-  const comparable = (m: TaskMessage) => ({ ...m, payload: m.payload === undefined ? undefined : Buffer.from(m.payload).toString("base64") })
+  const comparable = (m: TaskMessage) => ({
+    ...m,
+    payload: m.payload === undefined ? undefined : Buffer.from(m.payload).toString("base64")
+  })
   /** What a decoder gives: the message (comparable), or the error's message. */
   const outcome = (decode: (b: Uint8Array) => TaskMessage, b: Uint8Array) => {
     try {
@@ -196,7 +231,16 @@ describe("TaskMessage direct decoder", () => {
   })
 
   it("leaves unknown fields, wrong wire types and invalid UTF-8 to the BinaryReader path", () => {
-    const usual = encodeTaskMessage({ ...randomMessage(), retry: 3, retried: 0, timeout: 0, deadline: 0, lastFailedAt: 0, retention: 0, completedAt: 0 })
+    const usual = encodeTaskMessage({
+      ...randomMessage(),
+      retry: 3,
+      retried: 0,
+      timeout: 0,
+      deadline: 0,
+      lastFailedAt: 0,
+      retention: 0,
+      completedAt: 0
+    })
     const withUnknown = new Uint8Array([...usual, 0x80, 0x01, 0x01]) // field 16, varint 1
     const wrongWireType = new Uint8Array([...usual, 0x2a, 0x01, 0x41]) // field 5 as length-delimited
     const badUtf8 = new Uint8Array([0x0a, 0x02, 0xc3, 0x28]) // type: an invalid 2-byte sequence

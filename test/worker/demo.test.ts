@@ -49,7 +49,14 @@ describe("npm start demo", () => {
     expect(code, out).toBe(0)
     const port = demo.redisPort()
     expect(port, out).toBeDefined()
-    for (const line of ["✓ email:welcome", "✓ image:resize", "✗ payment:capture   attempt 1 failed", "✓ payment:capture   succeeded on attempt 2", "✓ report:daily", "All 4 tasks done."]) {
+    for (const line of [
+      "✓ email:welcome",
+      "✓ image:resize",
+      "✗ payment:capture   attempt 1 failed",
+      "✓ payment:capture   succeeded on attempt 2",
+      "✓ report:daily",
+      "All 4 tasks done."
+    ]) {
       expect(out).toContain(line)
     }
     expect(out.indexOf("attempt 1 failed")).toBeLessThan(out.indexOf("succeeded on attempt 2"))

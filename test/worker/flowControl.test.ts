@@ -40,7 +40,14 @@ afterAll(async () => {
 /** Three workers on `queue`, each with `concurrency` slots; resolves once all three are registered. */
 const startThree = async (queue: string, concurrency: number, env: Record<string, string> = {}) => {
   for (let i = 0; i < 3; i++) {
-    children.push(spawnWorker(testRedisUrl(), ["--queues", `${queue}=1`, "--concurrency", String(concurrency)], env, "test/worker/fixtures/flowHandlers.ts"))
+    children.push(
+      spawnWorker(
+        testRedisUrl(),
+        ["--queues", `${queue}=1`, "--concurrency", String(concurrency)],
+        env,
+        "test/worker/fixtures/flowHandlers.ts"
+      )
+    )
   }
   await waitFor(
     "three workers registered",
@@ -53,7 +60,11 @@ const startThree = async (queue: string, concurrency: number, env: Record<string
 /** Enqueues `n` tasks of type flow:job on `queue` (in batches). */
 const fill = async (queue: string, n: number) => {
   for (let i = 0; i < n; i += 200) {
-    const items = Array.from({ length: Math.min(200, n - i) }, (_, j) => ({ type: "flow:job", payload: { n: i + j }, options: { queue } }))
+    const items = Array.from({ length: Math.min(200, n - i) }, (_, j) => ({
+      type: "flow:job",
+      payload: { n: i + j },
+      options: { queue }
+    }))
     const out = await client.enqueueMany(items)
     expect(out.every((o) => o.ok)).toBe(true)
   }
@@ -66,7 +77,11 @@ const expectAllRanOnce = async (queue: string, n: number) => {
   expect(Object.values(runs).every((v) => v === "1")).toBe(true)
   const k = queueKeys(queue)
   expect(await c.get(k.failedTotal)).toBeNull()
-  expect({ retry: await c.zcard(k.retry), archived: await c.zcard(k.archived), pending: await c.llen(k.pending) }).toEqual({ retry: 0, archived: 0, pending: 0 })
+  expect({
+    retry: await c.zcard(k.retry),
+    archived: await c.zcard(k.archived),
+    pending: await c.llen(k.pending)
+  }).toEqual({ retry: 0, archived: 0, pending: 0 })
 }
 
 describe("queue limits across three worker processes", () => {
@@ -77,10 +92,17 @@ describe("queue limits across three worker processes", () => {
     await fill(queue, n)
     await inspector.pauseQueue(queue)
     // The default burst: 50 ms of tasks at the rate (10).
-    expect(await inspector.setQueueLimit(queue, { rate: { limit: 200, per: "1s" } })).toEqual({ rate: { limit: 200, perMs: 1000, intervalMs: 5, burst: 10 } })
+    expect(await inspector.setQueueLimit(queue, { rate: { limit: 200, per: "1s" } })).toEqual({
+      rate: { limit: 200, perMs: 1000, intervalMs: 5, burst: 10 }
+    })
     await startThree(queue, 10)
     await inspector.unpauseQueue(queue)
-    await waitFor("every task ran", () => c.hlen("flow:runs"), (r) => r === n, { timeoutMs: 60_000 })
+    await waitFor(
+      "every task ran",
+      () => c.hlen("flow:runs"),
+      (r) => r === n,
+      { timeoutMs: 60_000 }
+    )
     const starts = (await c.lrange("flow:starts", 0, -1)).map(Number).sort((a, b) => a - b)
     // The steady state: past the first burst, 1,000 starts (5 s at the limit).
     const from = 100
@@ -101,7 +123,9 @@ describe("queue limits across three worker processes", () => {
     await expectAllRanOnce(queue, n)
   })
 
-  it("a concurrency cap of 5 across the three (12 slots in all) is never exceeded, and is reached", { timeout: 180_000 }, async () => {
+  it("a concurrency cap of 5 across the three (12 slots in all) is never exceeded, and is reached", {
+    timeout: 180_000
+  }, async () => {
     await c.del("flow:runs", "flow:now", "flow:max", "flow:starts")
     const queue = "flow-cap"
     const n = 200
@@ -110,8 +134,17 @@ describe("queue limits across three worker processes", () => {
     await inspector.setQueueLimit(queue, { concurrency: 5 })
     await startThree(queue, 4, { WORK_MS: "20" })
     await inspector.unpauseQueue(queue)
-    await waitFor("every task ran", () => c.hlen("flow:runs"), (r) => r === n, { timeoutMs: 60_000 })
-    await waitFor("none running", () => c.get("flow:now"), (v) => v === "0")
+    await waitFor(
+      "every task ran",
+      () => c.hlen("flow:runs"),
+      (r) => r === n,
+      { timeoutMs: 60_000 }
+    )
+    await waitFor(
+      "none running",
+      () => c.get("flow:now"),
+      (v) => v === "0"
+    )
     expect(Number(await c.get("flow:max"))).toBe(5)
     await expectAllRanOnce(queue, n)
     const info = await inspector.getQueueInfo(queue)

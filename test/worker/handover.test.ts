@@ -35,16 +35,31 @@ afterAll(async () => {
 })
 
 const start = (queue: string) => {
-  const w = spawnWorker(testRedisUrl(), ["--queues", `${queue}=1`, "--concurrency", "5"], {}, "test/worker/fixtures/handoverHandlers.ts")
+  const w = spawnWorker(
+    testRedisUrl(),
+    ["--queues", `${queue}=1`, "--concurrency", "5"],
+    {},
+    "test/worker/fixtures/handoverHandlers.ts"
+  )
   children.push(w)
   return w
 }
 
 /** The server id of worker `w` (from its asynq:servers entry), once it is parked on `queue`. */
 const parkedServerId = async (w: WorkerProcess, queue: string): Promise<string> => {
-  const key = await waitFor(`worker ${w.child.pid} listed`, () => c.keys(`asynq:servers:{*:${w.child.pid}:*}`), (keys) => keys.length === 1, { timeoutMs: 90_000 })
+  const key = await waitFor(
+    `worker ${w.child.pid} listed`,
+    () => c.keys(`asynq:servers:{*:${w.child.pid}:*}`),
+    (keys) => keys.length === 1,
+    { timeoutMs: 90_000 }
+  )
   const id = /:(\d+):([^}]+)\}$/.exec(key[0]!)![2]!
-  await waitFor(`worker ${w.child.pid} parked`, () => c.hexists(queueKeys(queue).parked, id), (n) => n === 1, { timeoutMs: 30_000 })
+  await waitFor(
+    `worker ${w.child.pid} parked`,
+    () => c.hexists(queueKeys(queue).parked, id),
+    (n) => n === 1,
+    { timeoutMs: 30_000 }
+  )
   return id
 }
 
@@ -83,7 +98,12 @@ const trickle = (queue: string) => {
 /** The tasks of `queue` still waiting or running, and the ones archived or in retry. */
 const leftIn = async (queue: string) => {
   const k = queueKeys(queue)
-  const [pending, active, retry, archived] = await Promise.all([c.lrange(k.pending, 0, -1), c.lrange(k.active, 0, -1), c.zrange(k.retry, "0", "-1"), c.zrange(k.archived, "0", "-1")])
+  const [pending, active, retry, archived] = await Promise.all([
+    c.lrange(k.pending, 0, -1),
+    c.lrange(k.active, 0, -1),
+    c.zrange(k.retry, "0", "-1"),
+    c.zrange(k.archived, "0", "-1")
+  ])
   return { waiting: pending.length + active.length, retried: retry, archived }
 }
 
@@ -98,10 +118,20 @@ const stallParkedWorker = async (queue: string) => {
   const aId = await parkedServerId(a, queue)
   await parkedServerId(b, queue)
   const producer = trickle(queue)
-  await waitFor("some tasks run", () => runsOf([a, b]).size, (n) => n >= 5, { timeoutMs: 20_000 })
+  await waitFor(
+    "some tasks run",
+    () => runsOf([a, b]).size,
+    (n) => n >= 5,
+    { timeoutMs: 20_000 }
+  )
   a.child.kill("SIGSTOP")
   const frozenAt = Date.now() + 100
-  await waitFor("a task handed to the frozen worker", () => c.llen(queueKeys(queue).pushList(aId)), (n) => n > 0, { timeoutMs: 10_000 })
+  await waitFor(
+    "a task handed to the frozen worker",
+    () => c.llen(queueKeys(queue).pushList(aId)),
+    (n) => n > 0,
+    { timeoutMs: 10_000 }
+  )
   return { a, b, producer, frozenAt }
 }
 
@@ -119,12 +149,19 @@ describe("a parked worker that stalls or dies, under a trickling producer (real 
       const runs = runsOf([a, b])
       return enqueued.filter((id) => !runs.has(id) && !ranOnA.has(id))
     }
-    await waitFor("every task to run while the worker is frozen", notRun, (ids) => ids.length === 0, { timeoutMs: 20_000 })
+    await waitFor("every task to run while the worker is frozen", notRun, (ids) => ids.length === 0, {
+      timeoutMs: 20_000
+    })
     const left = await leftIn(queue)
     const runs = runsOf([a, b])
     expect([...left.archived, ...left.retried].filter((id) => !runs.has(id))).toEqual([])
     a.child.kill("SIGCONT")
-    await waitFor("the queue empty", () => leftIn(queue), (l) => l.waiting === 0, { timeoutMs: 20_000 })
+    await waitFor(
+      "the queue empty",
+      () => leftIn(queue),
+      (l) => l.waiting === 0,
+      { timeoutMs: 20_000 }
+    )
     // After it woke up: still nothing archived or retried that never ran; a task ran twice only if
     // the frozen worker had started it (a hand-over it had popped but not started, it did not start).
     const after = await leftIn(queue)
@@ -151,7 +188,12 @@ describe("a parked worker that stalls or dies, under a trickling producer (real 
     }
     // Well within the lease (10 s) of what was handed to the dead worker.
     await waitFor("every task to run", notRun, (ids) => ids.length === 0, { timeoutMs: 20_000 })
-    await waitFor("the queue empty", () => leftIn(queue), (l) => l.waiting === 0, { timeoutMs: 20_000 })
+    await waitFor(
+      "the queue empty",
+      () => leftIn(queue),
+      (l) => l.waiting === 0,
+      { timeoutMs: 20_000 }
+    )
     const left = await leftIn(queue)
     const runs = runsOf([a, b])
     expect([...left.archived, ...left.retried].filter((id) => !runs.has(id))).toEqual([])

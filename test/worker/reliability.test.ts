@@ -21,7 +21,11 @@ afterAll(() => {
 
 const fill = async (queue: string, n: number) => {
   for (let i = 0; i < n; i += 500) {
-    const items = Array.from({ length: Math.min(500, n - i) }, (_, j) => ({ type: "test:job", payload: { n: i + j }, options: { queue } }))
+    const items = Array.from({ length: Math.min(500, n - i) }, (_, j) => ({
+      type: "test:job",
+      payload: { n: i + j },
+      options: { queue }
+    }))
     const results = await runBroker(enqueueMany(items))
     expect(results.every((r) => r._tag === "Success")).toBe(true)
   }
@@ -50,7 +54,12 @@ describe("worker processes (real Redis, real child processes)", () => {
     await c.del("test:runs")
     await fill("kill", 2000)
     const a = start("kill", ["--concurrency", "50"], { WORK_MS: "5" })
-    await waitFor("a third processed", () => c.hlen("test:runs"), (n) => n >= 700, { timeoutMs: 30_000 })
+    await waitFor(
+      "a third processed",
+      () => c.hlen("test:runs"),
+      (n) => n >= 700,
+      { timeoutMs: 30_000 }
+    )
     a.child.kill("SIGKILL")
     expect(await a.exited).toBeNull()
     const inFlight = await c.llen(queueKeys("kill").active)
@@ -68,12 +77,19 @@ describe("worker processes (real Redis, real child processes)", () => {
       `active ${inFlight}; leased per call (score: tasks): ${JSON.stringify(Object.fromEntries(byCall))}; the worker's output: ${a.output().slice(-2000)}`
     ).toBeLessThanOrEqual(50)
     const b = start("kill", ["--concurrency", "50"], { WORK_MS: "1" })
-    await waitFor("all 2,000 done", async () => ({ queueEmpty: await queueEmpty("kill"), runs: await c.hlen("test:runs") }), (s) => s.queueEmpty && s.runs === 2000, { timeoutMs: 40_000 })
+    await waitFor(
+      "all 2,000 done",
+      async () => ({ queueEmpty: await queueEmpty("kill"), runs: await c.hlen("test:runs") }),
+      (s) => s.queueEmpty && s.runs === 2000,
+      { timeoutMs: 40_000 }
+    )
     const r = await runs()
     expect(r.distinct).toBe(2000)
     expect(r.total - 2000).toBeLessThanOrEqual(inFlight)
     // asynq counts a recovered attempt as processed and failed: processed - failed = tasks that succeeded
-    expect(Number(await c.get(queueKeys("kill").processedTotal)) - Number(await c.get(queueKeys("kill").failedTotal))).toBe(2000)
+    expect(
+      Number(await c.get(queueKeys("kill").processedTotal)) - Number(await c.get(queueKeys("kill").failedTotal))
+    ).toBe(2000)
     expect(await c.zcard(queueKeys("kill").archived)).toBe(0)
     b.child.kill("SIGTERM")
     expect(await b.exited).toBe(0)
@@ -83,7 +99,12 @@ describe("worker processes (real Redis, real child processes)", () => {
     await c.del("test:runs")
     await fill("reconnect", 1000)
     const w = start("reconnect", ["--concurrency", "20"], { WORK_MS: "2" })
-    await waitFor("300 processed", () => c.hlen("test:runs"), (n) => n >= 300, { timeoutMs: 30_000 })
+    await waitFor(
+      "300 processed",
+      () => c.hlen("test:runs"),
+      (n) => n >= 300,
+      { timeoutMs: 30_000 }
+    )
     const ownId = await c.client("ID")
     const list = (await c.client("LIST")) as string
     let killed = 0
@@ -96,7 +117,12 @@ describe("worker processes (real Redis, real child processes)", () => {
       }
     }
     expect(killed).toBeGreaterThanOrEqual(2)
-    await waitFor("all 1,000 done", async () => ({ queueEmpty: await queueEmpty("reconnect"), runs: await c.hlen("test:runs") }), (s) => s.queueEmpty && s.runs === 1000, { timeoutMs: 40_000 })
+    await waitFor(
+      "all 1,000 done",
+      async () => ({ queueEmpty: await queueEmpty("reconnect"), runs: await c.hlen("test:runs") }),
+      (s) => s.queueEmpty && s.runs === 1000,
+      { timeoutMs: 40_000 }
+    )
     expect((await runs()).distinct).toBe(1000)
     expect(await c.zcard(queueKeys("reconnect").archived)).toBe(0)
     w.child.kill("SIGTERM")
@@ -108,8 +134,17 @@ describe("worker processes (real Redis, real child processes)", () => {
     await fill("term", 8)
     const w = start("term", ["--concurrency", "5", "--shutdown-timeout", "300"], { MODE: "block" })
     const k = queueKeys("term")
-    await waitFor("five running", async () => ({ runs: await c.hlen("test:runs"), active: await c.llen(k.active) }), (s) => s.runs === 5 && s.active === 5, { timeoutMs: 30_000 })
-    await waitFor("server listed", () => c.zrange("asynq:servers", "0", "-1"), (servers) => servers.some((m) => m.includes(`:${w.child.pid}:`)))
+    await waitFor(
+      "five running",
+      async () => ({ runs: await c.hlen("test:runs"), active: await c.llen(k.active) }),
+      (s) => s.runs === 5 && s.active === 5,
+      { timeoutMs: 30_000 }
+    )
+    await waitFor(
+      "server listed",
+      () => c.zrange("asynq:servers", "0", "-1"),
+      (servers) => servers.some((m) => m.includes(`:${w.child.pid}:`))
+    )
     w.child.kill("SIGTERM")
     expect(await w.exited).toBe(0)
     expect(await c.llen(k.active)).toBe(0)
@@ -121,7 +156,9 @@ describe("worker processes (real Redis, real child processes)", () => {
     expect(mine(await c.keys("asynq:servers:*"))).toEqual([])
     expect(mine(await c.keys("asynq:workers:*"))).toEqual([])
     expect(mine(await c.zrange("asynq:servers", "0", "-1"))).toEqual([])
-    expect(w.output()).toContain("shutdown timeout: 5 unfinished task(s) stopped and put back at the head of their queue")
+    expect(w.output()).toContain(
+      "shutdown timeout: 5 unfinished task(s) stopped and put back at the head of their queue"
+    )
   }, 60_000)
 
   it("a task whose msg is corrupt: archived with a clear error while the other 200 finish", async () => {
@@ -130,7 +167,16 @@ describe("worker processes (real Redis, real child processes)", () => {
     await putPendingBytes(c, "corrupt", "bad-1", Buffer.from([0xff, 0xff, 0xff, 0x01]))
     await fill("corrupt", 200)
     const w = start("corrupt", ["--concurrency", "10"])
-    await waitFor("all done", async () => ({ distinct: (await runs()).distinct, queueEmpty: await queueEmpty("corrupt"), archived: await c.zcard(k.archived) }), (s) => s.distinct === 200 && s.queueEmpty && s.archived === 1, { timeoutMs: 60_000 })
+    await waitFor(
+      "all done",
+      async () => ({
+        distinct: (await runs()).distinct,
+        queueEmpty: await queueEmpty("corrupt"),
+        archived: await c.zcard(k.archived)
+      }),
+      (s) => s.distinct === 200 && s.queueEmpty && s.archived === 1,
+      { timeoutMs: 60_000 }
+    )
     expect((await runs()).total).toBe(200)
     const bad = await c.hgetall(k.task("bad-1"))
     expect(bad.state).toBe("archived")
@@ -142,10 +188,17 @@ describe("worker processes (real Redis, real child processes)", () => {
   it("a handler that never returns (and ignores its AbortSignal): each attempt ends at the task's timeout, is retried, then archived; other tasks go on", async () => {
     await c.del("test:runs")
     const k = queueKeys("hang")
-    const [hung] = await runBroker(enqueueMany([{ type: "test:hang", payload: {}, options: { queue: "hang", timeout: 1000, maxRetry: 1 } }]))
+    const [hung] = await runBroker(
+      enqueueMany([{ type: "test:hang", payload: {}, options: { queue: "hang", timeout: 1000, maxRetry: 1 } }])
+    )
     await fill("hang", 20)
     const w = start("hang", ["--concurrency", "2"])
-    await waitFor("archived after two timed-out attempts", async () => ({ archived: await c.zcard(k.archived), queueEmpty: await queueEmpty("hang") }), (s) => s.archived === 1 && s.queueEmpty, { timeoutMs: 60_000 })
+    await waitFor(
+      "archived after two timed-out attempts",
+      async () => ({ archived: await c.zcard(k.archived), queueEmpty: await queueEmpty("hang") }),
+      (s) => s.archived === 1 && s.queueEmpty,
+      { timeoutMs: 60_000 }
+    )
     const id = hung!._tag === "Success" ? hung!.success.id : ""
     expect(await c.hget("test:runs", id)).toBe("2")
     expect((await runs()).distinct).toBe(21)
@@ -157,4 +210,3 @@ describe("worker processes (real Redis, real child processes)", () => {
     expect(await w.exited).toBe(0)
   }, 90_000)
 })
-

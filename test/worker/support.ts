@@ -17,11 +17,26 @@ export const spawnWorker = (
   env: Record<string, string> = {},
   handlersModule = "test/worker/fixtures/recordingHandlers.ts"
 ): WorkerProcess => {
-  const child = spawn(process.execPath, ["--import", "tsx", "adapters/cli/main.ts", "worker", handlersModule, "--redis-url", redisUrl, "--log-level", "warn", ...args], {
-    cwd: root,
-    env: { ...process.env, REDIS_URL: redisUrl, ...env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
+  const child = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "adapters/cli/main.ts",
+      "worker",
+      handlersModule,
+      "--redis-url",
+      redisUrl,
+      "--log-level",
+      "warn",
+      ...args
+    ],
+    {
+      cwd: root,
+      env: { ...process.env, REDIS_URL: redisUrl, ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    }
+  )
   let out = ""
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()))
   child.stderr!.on("data", (d: Buffer) => (out += d.toString()))

@@ -35,14 +35,26 @@ interface Case {
 }
 
 // --- activities -------------------------------------------------------------------------------
-const Steps = Workflow.make("Conf.Steps", { payload: { n: Schema.Number }, success: Schema.Number, idempotencyKey: ({ n }) => String(n) })
+const Steps = Workflow.make("Conf.Steps", {
+  payload: { n: Schema.Number },
+  success: Schema.Number,
+  idempotencyKey: ({ n }) => String(n)
+})
 const steps: Case = {
   name: "activities run once per execution; their results flow; the same payload is the same execution",
   make: (count) => ({
     registrations: Steps.toLayer(({ n }) =>
       Effect.gen(function* () {
-        const a = yield* Activity.make({ name: "a", success: Schema.Number, execute: Effect.sync(() => (count("a"), n + 1)) })
-        return yield* Activity.make({ name: "b", success: Schema.Number, execute: Effect.sync(() => (count("b"), a * 2)) })
+        const a = yield* Activity.make({
+          name: "a",
+          success: Schema.Number,
+          execute: Effect.sync(() => (count("a"), n + 1))
+        })
+        return yield* Activity.make({
+          name: "b",
+          success: Schema.Number,
+          execute: Effect.sync(() => (count("b"), a * 2))
+        })
       })
     ),
     program: Effect.all([Steps.execute({ n: 1 }), Steps.execute({ n: 1 }), Steps.execute({ n: 2 })])
@@ -50,19 +62,32 @@ const steps: Case = {
 }
 
 // --- typed failure ----------------------------------------------------------------------------
-const Fails = Workflow.make("Conf.Fails", { payload: { id: Schema.String }, error: Boom, idempotencyKey: ({ id }) => id })
+const Fails = Workflow.make("Conf.Fails", {
+  payload: { id: Schema.String },
+  error: Boom,
+  idempotencyKey: ({ id }) => id
+})
 const fails: Case = {
   name: "a failing activity fails the workflow with its typed error",
   make: (count) => ({
     registrations: Fails.toLayer(() =>
-      Activity.make({ name: "boom", error: Boom, execute: Effect.suspend(() => (count("boom"), Effect.fail({ _tag: "Boom" as const, reason: "no" }))) })
+      Activity.make({
+        name: "boom",
+        error: Boom,
+        execute: Effect.suspend(() => (count("boom"), Effect.fail({ _tag: "Boom" as const, reason: "no" })))
+      })
     ),
     program: Fails.execute({ id: "1" })
   })
 }
 
 // --- retries ----------------------------------------------------------------------------------
-const Retries = Workflow.make("Conf.Retries", { payload: { id: Schema.String }, success: Schema.Number, error: Boom, idempotencyKey: ({ id }) => id })
+const Retries = Workflow.make("Conf.Retries", {
+  payload: { id: Schema.String },
+  success: Schema.Number,
+  error: Boom,
+  idempotencyKey: ({ id }) => id
+})
 const retries: Case = {
   name: "Activity.retry: each attempt is its own recorded activity; the third succeeds",
   make: (count) => ({
@@ -88,17 +113,25 @@ const Dies = Workflow.make("Conf.Dies", { payload: { id: Schema.String }, idempo
 const dies: Case = {
   name: "a defect in an activity is captured as the workflow's failure",
   make: (count) => ({
-    registrations: Dies.toLayer(() => Activity.make({ name: "kaput", execute: Effect.suspend(() => (count("kaput"), Effect.die(new Error("kaput")))) })),
+    registrations: Dies.toLayer(() =>
+      Activity.make({ name: "kaput", execute: Effect.suspend(() => (count("kaput"), Effect.die(new Error("kaput")))) })
+    ),
     program: Dies.execute({ id: "d" })
   })
 }
 
 // --- idempotent start with discard ------------------------------------------------------------
-const Once = Workflow.make("Conf.Once", { payload: { id: Schema.String }, success: Schema.String, idempotencyKey: ({ id }) => id })
+const Once = Workflow.make("Conf.Once", {
+  payload: { id: Schema.String },
+  success: Schema.String,
+  idempotencyKey: ({ id }) => id
+})
 const once: Case = {
   name: "execute with discard returns the execution id; starting again is the same execution",
   make: (count) => ({
-    registrations: Once.toLayer(({ id }) => Activity.make({ name: "once", success: Schema.String, execute: Effect.sync(() => (count("once"), `done ${id}`)) })),
+    registrations: Once.toLayer(({ id }) =>
+      Activity.make({ name: "once", success: Schema.String, execute: Effect.sync(() => (count("once"), `done ${id}`)) })
+    ),
     program: Effect.gen(function* () {
       const first = yield* Once.execute({ id: "o" }, { discard: true })
       const second = yield* Once.execute({ id: "o" }, { discard: true })
@@ -111,16 +144,28 @@ const once: Case = {
 }
 
 // --- deferreds --------------------------------------------------------------------------------
-const Approval = Workflow.make("Conf.Approval", { payload: { id: Schema.String }, success: Schema.String, idempotencyKey: ({ id }) => id })
+const Approval = Workflow.make("Conf.Approval", {
+  payload: { id: Schema.String },
+  success: Schema.String,
+  idempotencyKey: ({ id }) => id
+})
 const Approved = DurableDeferred.make("approved", { success: Schema.String })
 const approval: Case = {
   name: "a deferred completed from outside resumes the execution; activities before it do not run again",
   make: (count) => ({
     registrations: Approval.toLayer(({ id }) =>
       Effect.gen(function* () {
-        const request = yield* Activity.make({ name: "request", success: Schema.String, execute: Effect.sync(() => (count("request"), `req-${id}`)) })
+        const request = yield* Activity.make({
+          name: "request",
+          success: Schema.String,
+          execute: Effect.sync(() => (count("request"), `req-${id}`))
+        })
         const who = yield* DurableDeferred.await(Approved)
-        return yield* Activity.make({ name: "finish", success: Schema.String, execute: Effect.sync(() => (count("finish"), `${request} approved by ${who}`)) })
+        return yield* Activity.make({
+          name: "finish",
+          success: Schema.String,
+          execute: Effect.sync(() => (count("finish"), `${request} approved by ${who}`))
+        })
       })
     ),
     program: Effect.gen(function* () {
@@ -136,7 +181,12 @@ const approval: Case = {
   })
 }
 
-const Rejected = Workflow.make("Conf.Rejected", { payload: { id: Schema.String }, success: Schema.String, error: Boom, idempotencyKey: ({ id }) => id })
+const Rejected = Workflow.make("Conf.Rejected", {
+  payload: { id: Schema.String },
+  success: Schema.String,
+  error: Boom,
+  idempotencyKey: ({ id }) => id
+})
 const Decision = DurableDeferred.make("decision", { success: Schema.String, error: Boom })
 const rejected: Case = {
   name: "a deferred failed from outside fails the workflow with the typed error",
@@ -153,7 +203,11 @@ const rejected: Case = {
 }
 
 // --- SuspendOnFailure + resume ----------------------------------------------------------------
-const Parked = Workflow.make("Conf.Parked", { payload: { id: Schema.String }, success: Schema.String, idempotencyKey: ({ id }) => id }).annotate(Workflow.SuspendOnFailure, true)
+const Parked = Workflow.make("Conf.Parked", {
+  payload: { id: Schema.String },
+  success: Schema.String,
+  idempotencyKey: ({ id }) => id
+}).annotate(Workflow.SuspendOnFailure, true)
 const parked: Case = {
   name: "SuspendOnFailure parks a failing execution; an explicit resume runs it again",
   make: (count) => {
@@ -161,7 +215,11 @@ const parked: Case = {
     return {
       registrations: Parked.toLayer(() =>
         Effect.gen(function* () {
-          const before = yield* Activity.make({ name: "before", success: Schema.String, execute: Effect.sync(() => (count("before"), "ok")) })
+          const before = yield* Activity.make({
+            name: "before",
+            success: Schema.String,
+            execute: Effect.sync(() => (count("before"), "ok"))
+          })
           if (!fixed) return yield* Effect.die(new Error("not yet"))
           return `${before} after the fix`
         })
@@ -179,14 +237,24 @@ const parked: Case = {
 }
 
 // --- fan-out / fan-in -------------------------------------------------------------------------
-const Fan = Workflow.make("Conf.Fan", { payload: { n: Schema.Number }, success: Schema.Number, idempotencyKey: ({ n }) => String(n) })
+const Fan = Workflow.make("Conf.Fan", {
+  payload: { n: Schema.Number },
+  success: Schema.Number,
+  idempotencyKey: ({ n }) => String(n)
+})
 const fan: Case = {
   name: "fan-out of 100 activities and fan-in",
   make: (count) => ({
     registrations: Fan.toLayer(({ n }) =>
       Effect.map(
         Effect.all(
-          Array.from({ length: n }, (_, i) => Activity.make({ name: `square/${i}`, success: Schema.Number, execute: Effect.sync(() => (count("square"), i * i)) })),
+          Array.from({ length: n }, (_, i) =>
+            Activity.make({
+              name: `square/${i}`,
+              success: Schema.Number,
+              execute: Effect.sync(() => (count("square"), i * i))
+            })
+          ),
           { concurrency: 10 }
         ),
         (xs) => xs.reduce((a, b) => a + b, 0)
@@ -197,8 +265,18 @@ const fan: Case = {
 }
 
 // --- child workflows --------------------------------------------------------------------------
-const Child = Workflow.make("Conf.Child", { payload: { n: Schema.Number }, success: Schema.Number, error: Boom, idempotencyKey: ({ n }) => String(n) })
-const Parent = Workflow.make("Conf.Parent", { payload: { n: Schema.Number }, success: Schema.Number, error: Boom, idempotencyKey: ({ n }) => String(n) })
+const Child = Workflow.make("Conf.Child", {
+  payload: { n: Schema.Number },
+  success: Schema.Number,
+  error: Boom,
+  idempotencyKey: ({ n }) => String(n)
+})
+const Parent = Workflow.make("Conf.Parent", {
+  payload: { n: Schema.Number },
+  success: Schema.Number,
+  error: Boom,
+  idempotencyKey: ({ n }) => String(n)
+})
 const children: Case = {
   name: "child workflows: the parent suspends until each child completes, then gets its result (and its typed failure)",
   make: (count) => ({
@@ -208,7 +286,12 @@ const children: Case = {
           name: "times10",
           success: Schema.Number,
           error: Boom,
-          execute: Effect.suspend(() => (count(`child ${n}`), n < 0 ? Effect.fail({ _tag: "Boom" as const, reason: `negative ${n}` }) : Effect.succeed(n * 10)))
+          execute: Effect.suspend(
+            () => (
+              count(`child ${n}`),
+              n < 0 ? Effect.fail({ _tag: "Boom" as const, reason: `negative ${n}` }) : Effect.succeed(n * 10)
+            )
+          )
         })
       ),
       Parent.toLayer(({ n }) =>
@@ -219,16 +302,30 @@ const children: Case = {
         })
       )
     ),
-    program: Effect.all([Effect.exit(Parent.execute({ n: 1 })), Effect.exit(Parent.execute({ n: -5 }))]).pipe(Effect.map((xs) => xs.map(normalizeExit)))
+    program: Effect.all([Effect.exit(Parent.execute({ n: 1 })), Effect.exit(Parent.execute({ n: -5 }))]).pipe(
+      Effect.map((xs) => xs.map(normalizeExit))
+    )
   })
 }
 
-const FanChildren = Workflow.make("Conf.FanChildren", { payload: { n: Schema.Number }, success: Schema.Number, error: Boom, idempotencyKey: ({ n }) => String(n) })
+const FanChildren = Workflow.make("Conf.FanChildren", {
+  payload: { n: Schema.Number },
+  success: Schema.Number,
+  error: Boom,
+  idempotencyKey: ({ n }) => String(n)
+})
 const fanChildren: Case = {
   name: "fan-out of 100 child workflows and fan-in",
   make: (count) => ({
     registrations: Layer.mergeAll(
-      Child.toLayer(({ n }) => Activity.make({ name: "times10", success: Schema.Number, error: Boom, execute: Effect.sync(() => (count("child"), n * 10)) })),
+      Child.toLayer(({ n }) =>
+        Activity.make({
+          name: "times10",
+          success: Schema.Number,
+          error: Boom,
+          execute: Effect.sync(() => (count("child"), n * 10))
+        })
+      ),
       FanChildren.toLayer(({ n }) =>
         Effect.map(
           Effect.all(
@@ -244,21 +341,34 @@ const fanChildren: Case = {
 }
 
 // --- interrupt and compensation ---------------------------------------------------------------
-const Trip = Workflow.make("Conf.Trip", { payload: { id: Schema.String }, success: Schema.String, idempotencyKey: ({ id }) => id })
+const Trip = Workflow.make("Conf.Trip", {
+  payload: { id: Schema.String },
+  success: Schema.String,
+  idempotencyKey: ({ id }) => id
+})
 const Confirmed = DurableDeferred.make("confirmed")
 const untilComplete = <A, E, R>(poll: Effect.Effect<Option.Option<Workflow.Result<A, E>>, never, R>) =>
   poll.pipe(
-    Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: (r) => Option.isSome(r) && r.value._tag === "Complete" }),
+    Effect.repeat({
+      schedule: Schedule.spaced("20 millis"),
+      until: (r) => Option.isSome(r) && r.value._tag === "Complete"
+    }),
     Effect.map((r) => (Option.isSome(r) && r.value._tag === "Complete" ? normalizeExit(r.value.exit) : undefined))
   )
 const tripWorkflow = (count: (name: string) => void) =>
   Trip.toLayer(() =>
     Effect.gen(function* () {
-      yield* Activity.make({ name: "book", success: Schema.String, execute: Effect.sync(() => (count("book"), "booking-1")) }).pipe(
-        Workflow.withCompensation((booking) => Effect.sync(() => count(`cancel ${booking}`)))
-      )
+      yield* Activity.make({
+        name: "book",
+        success: Schema.String,
+        execute: Effect.sync(() => (count("book"), "booking-1"))
+      }).pipe(Workflow.withCompensation((booking) => Effect.sync(() => count(`cancel ${booking}`))))
       yield* DurableDeferred.await(Confirmed)
-      return yield* Activity.make({ name: "pay", success: Schema.String, execute: Effect.sync(() => (count("pay"), "paid")) })
+      return yield* Activity.make({
+        name: "pay",
+        success: Schema.String,
+        execute: Effect.sync(() => (count("pay"), "paid"))
+      })
     })
   )
 const interrupted = (unsafe: boolean): Case => ({
@@ -268,12 +378,18 @@ const interrupted = (unsafe: boolean): Case => ({
     program: Effect.gen(function* () {
       const id = yield* Trip.execute({ id: unsafe ? "u" : "s" }, { discard: true })
       yield* untilPolled(Trip.poll(id))
-      yield* unsafe ? Effect.flatMap(WorkflowEngine.WorkflowEngine, (e) => e.interruptUnsafe(Trip, id)) : Trip.interrupt(id)
+      yield* unsafe
+        ? Effect.flatMap(WorkflowEngine.WorkflowEngine, (e) => e.interruptUnsafe(Trip, id))
+        : Trip.interrupt(id)
       return yield* untilComplete(Trip.poll(id))
     })
   })
 })
-const Long = Workflow.make("Conf.Long", { payload: { id: Schema.String }, success: Schema.String, idempotencyKey: ({ id }) => id })
+const Long = Workflow.make("Conf.Long", {
+  payload: { id: Schema.String },
+  success: Schema.String,
+  idempotencyKey: ({ id }) => id
+})
 const interruptedRunning: Case = {
   name: "interruptUnsafe of a running execution (an activity in flight): the run is cut, compensations run, the interrupted result is recorded",
   make: (count) => {
@@ -282,10 +398,18 @@ const interruptedRunning: Case = {
     return {
       registrations: Long.toLayer(() =>
         Effect.gen(function* () {
-          yield* Activity.make({ name: "book", success: Schema.String, execute: Effect.sync(() => (count("book"), "booking-2")) }).pipe(
-            Workflow.withCompensation((booking) => Effect.sync(() => count(`cancel ${booking}`)))
-          )
-          yield* Activity.make({ name: "wait", execute: Effect.andThen(Effect.sync(() => (count("wait"), started())), Effect.never) })
+          yield* Activity.make({
+            name: "book",
+            success: Schema.String,
+            execute: Effect.sync(() => (count("book"), "booking-2"))
+          }).pipe(Workflow.withCompensation((booking) => Effect.sync(() => count(`cancel ${booking}`))))
+          yield* Activity.make({
+            name: "wait",
+            execute: Effect.andThen(
+              Effect.sync(() => (count("wait"), started())),
+              Effect.never
+            )
+          })
           return "never"
         })
       ),
@@ -304,10 +428,16 @@ const compensated: Case = {
   make: (count) => ({
     registrations: Fails.toLayer(() =>
       Effect.gen(function* () {
-        yield* Activity.make({ name: "reserve", success: Schema.String, execute: Effect.sync(() => (count("reserve"), "seat-7")) }).pipe(
-          Workflow.withCompensation((seat) => Effect.sync(() => count(`release ${seat}`)))
-        )
-        return yield* Activity.make({ name: "charge", error: Boom, execute: Effect.suspend(() => (count("charge"), Effect.fail({ _tag: "Boom" as const, reason: "declined" }))) })
+        yield* Activity.make({
+          name: "reserve",
+          success: Schema.String,
+          execute: Effect.sync(() => (count("reserve"), "seat-7"))
+        }).pipe(Workflow.withCompensation((seat) => Effect.sync(() => count(`release ${seat}`))))
+        return yield* Activity.make({
+          name: "charge",
+          error: Boom,
+          execute: Effect.suspend(() => (count("charge"), Effect.fail({ _tag: "Boom" as const, reason: "declined" })))
+        })
       })
     ),
     program: Fails.execute({ id: "comp" })
@@ -315,7 +445,11 @@ const compensated: Case = {
 }
 
 // --- durable clocks ---------------------------------------------------------------------------
-const Nap = Workflow.make("Conf.Nap", { payload: { id: Schema.String }, success: Schema.String, idempotencyKey: ({ id }) => id })
+const Nap = Workflow.make("Conf.Nap", {
+  payload: { id: Schema.String },
+  success: Schema.String,
+  idempotencyKey: ({ id }) => id
+})
 const nap: Case = {
   name: "DurableClock.sleep through the engine's clock suspends the execution and wakes it when due",
   make: (count) => ({
@@ -335,7 +469,24 @@ const nap: Case = {
   })
 }
 
-const cases: ReadonlyArray<Case> = [steps, fails, retries, dies, once, approval, rejected, parked, fan, children, fanChildren, interrupted(false), interrupted(true), interruptedRunning, compensated, nap]
+const cases: ReadonlyArray<Case> = [
+  steps,
+  fails,
+  retries,
+  dies,
+  once,
+  approval,
+  rejected,
+  parked,
+  fan,
+  children,
+  fanChildren,
+  interrupted(false),
+  interrupted(true),
+  interruptedRunning,
+  compensated,
+  nap
+]
 
 let run = 0
 const runCase = async (c: Case, kind: EngineKind) => {

@@ -39,30 +39,48 @@ const spawnWorker = (env: Record<string, string>) => {
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()))
   child.stderr!.on("data", (d: Buffer) => (out += d.toString()))
   children.push(child)
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once("exit", (code, signal) => resolve(signal ?? code)))
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+    child.once("exit", (code, signal) => resolve(signal ?? code))
+  )
   return { child, exited, output: () => out }
 }
 
 it("a worker SIGKILLed between an activity's side effect and its stored exit: a new worker completes every execution", async () => {
   const ns = [1, 2, 3, 4, 5]
   // Started from a process that registers nothing (it only starts executions).
-  const client = makeRuntime(engineLayer("redis", "crash"), Layer.empty as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine>)
+  const client = makeRuntime(
+    engineLayer("redis", "crash"),
+    Layer.empty as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine>
+  )
   const ids = await client.runPromise(Effect.forEach(ns, (n) => Crash.execute({ n }, { discard: true })))
   await client.dispose()
   const a = spawnWorker({ KILL_AT: "b" })
   expect(await a.exited).toBe("SIGKILL")
   const b = spawnWorker({})
   try {
-    const states = () => Promise.all(ids.map((id) => c.hget(workflowExecutionKey(controlQueueOf({ queue: "crash", shards: 1 }, "Wf.Crash", id), id), "state")))
-    await waitFor("every execution complete", states, (s) => s.every((x) => x === "complete"), { timeoutMs: 20_000 }).catch((e) => {
+    const states = () =>
+      Promise.all(
+        ids.map((id) =>
+          c.hget(workflowExecutionKey(controlQueueOf({ queue: "crash", shards: 1 }, "Wf.Crash", id), id), "state")
+        )
+      )
+    await waitFor("every execution complete", states, (s) => s.every((x) => x === "complete"), {
+      timeoutMs: 20_000
+    }).catch((e) => {
       throw new Error(`${e}\nworker output:\n${b.output()}`)
     })
     // The results, read by a caller that registers nothing.
-    const reader = makeRuntime(engineLayer("redis", "crash"), Layer.empty as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine>)
-    const results = await reader.runPromise(Effect.forEach(ns, (n) => Crash.execute({ n }))).finally(() => reader.dispose())
+    const reader = makeRuntime(
+      engineLayer("redis", "crash"),
+      Layer.empty as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine>
+    )
+    const results = await reader
+      .runPromise(Effect.forEach(ns, (n) => Crash.execute({ n })))
+      .finally(() => reader.dispose())
     expect(results).toEqual(ns.map((n) => `a${n}-b${n}-c${n}`))
     // Side effects: the killed activity ran twice (at-least-once), every other one once.
-    const side = async (name: string) => Promise.all(ns.map(async (n) => Number(await c.get(`test:wf:side:${name}:${n}`))))
+    const side = async (name: string) =>
+      Promise.all(ns.map(async (n) => Number(await c.get(`test:wf:side:${name}:${n}`))))
     const [sa, sb, sc] = await Promise.all([side("a"), side("b"), side("c")])
     expect(sa).toEqual([1, 1, 1, 1, 1])
     expect(sc).toEqual([1, 1, 1, 1, 1])
@@ -70,7 +88,9 @@ it("a worker SIGKILLed between an activity's side effect and its stored exit: a 
     expect(sb.filter((x) => x === 1)).toHaveLength(4)
     // One recorded exit per (execution, activity, attempt): exactly-once recording.
     for (const id of ids) {
-      const fields = Object.keys(await c.hgetall(workflowExecutionKey(controlQueueOf({ queue: "crash", shards: 1 }, "Wf.Crash", id), id)))
+      const fields = Object.keys(
+        await c.hgetall(workflowExecutionKey(controlQueueOf({ queue: "crash", shards: 1 }, "Wf.Crash", id), id))
+      )
       expect(fields.filter((f) => f.startsWith("a:")).sort()).toEqual(["a:a/1", "a:b/1", "a:c/1"])
     }
   } finally {

@@ -93,8 +93,16 @@ const spawnWorker = (gen: number) => {
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()))
   child.stderr!.on("data", (d: Buffer) => (out += d.toString()))
   children.push(child)
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once("exit", (code, signal) => resolve(signal ?? code)))
-  const ready = () => waitFor(`worker ${gen} ready`, () => out, (o) => o.includes("ready\n"), { timeoutMs: 30_000 }).then(() => undefined)
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+    child.once("exit", (code, signal) => resolve(signal ?? code))
+  )
+  const ready = () =>
+    waitFor(
+      `worker ${gen} ready`,
+      () => out,
+      (o) => o.includes("ready\n"),
+      { timeoutMs: 30_000 }
+    ).then(() => undefined)
   return { child, exited, ready, output: () => out }
 }
 
@@ -105,16 +113,25 @@ it(`${executions} workflows (5 activities, a 2 s durable sleep, a deferred) thro
   const execKey = (id: string) => workflowExecutionKey(controlQueueOf(scaleQueues, Scale._tag, id), id)
 
   // Started from a process that registers nothing (it only starts executions).
-  const starter = makeRuntime(engineLayer("redis", scaleQueues.queue, { shards: scaleQueues.shards }), Layer.empty as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine>)
-  const ids = await starter.runPromise(Effect.forEach(ns, (n) => Scale.execute({ n }, { discard: true }), { concurrency: 20 })).finally(() => starter.dispose())
+  const starter = makeRuntime(
+    engineLayer("redis", scaleQueues.queue, { shards: scaleQueues.shards }),
+    Layer.empty as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine>
+  )
+  const ids = await starter
+    .runPromise(Effect.forEach(ns, (n) => Scale.execute({ n }, { discard: true }), { concurrency: 20 }))
+    .finally(() => starter.dispose())
   const keyOf = new Map(ns.map((n) => [n, execKey(ids[n]!)]))
 
   // Each deferred completed from here at a seeded moment 0.5–10 s in: some before the execution
   // reaches it (kept for its run), most while it waits (a wake), some across a kill.
-  const tokens = await Effect.runPromise(Effect.forEach(ns, (n) => DurableDeferred.tokenFromPayload(Approval, { workflow: Scale, payload: { n } })))
+  const tokens = await Effect.runPromise(
+    Effect.forEach(ns, (n) => DurableDeferred.tokenFromPayload(Approval, { workflow: Scale, payload: { n } }))
+  )
   const delays = ns.map(() => 500 + Math.floor(rng() * 9_500))
   const client = (deferreds = createDeferredClient({ ...scaleQueues, redis: testRedisUrl() }))
-  const completions = Promise.all(ns.map((n) => sleep(delays[n]!).then(() => client.succeed(Approval, tokens[n]!, `ok-${n}`))))
+  const completions = Promise.all(
+    ns.map((n) => sleep(delays[n]!).then(() => client.succeed(Approval, tokens[n]!, `ok-${n}`)))
+  )
 
   /** Per "<n> <activity>": how many kills caught its body in flight (started in the killed process, its exit not stored). */
   const inFlightAtKills = new Map<string, number>()
@@ -146,37 +163,62 @@ it(`${executions} workflows (5 activities, a 2 s durable sleep, a deferred) thro
     for (const entry of await c.lrange(scaleLogKey, 0, -1)) {
       const [g, n, name] = entry.split(" ")
       if (g !== String(gen)) continue
-      if ((await c.hexists(keyOf.get(Number(n))!, `a:${name}/1`)) === 0) inFlightAtKills.set(`${n} ${name}`, (inFlightAtKills.get(`${n} ${name}`) ?? 0) + 1)
+      if ((await c.hexists(keyOf.get(Number(n))!, `a:${name}/1`)) === 0)
+        inFlightAtKills.set(`${n} ${name}`, (inFlightAtKills.get(`${n} ${name}`) ?? 0) + 1)
     }
     for (const q of queues) sleepingAtKills += await c.zcard(queueKeys(q).scheduled)
   }
   const last = spawnWorker(gen)
   try {
     const states = () => Promise.all(ns.map((n) => c.hget(keyOf.get(n)!, "state")))
-    await waitFor("every execution complete", states, (s) => s.every((x) => x === "complete"), { timeoutMs: 60_000 }).catch((e) => {
+    await waitFor("every execution complete", states, (s) => s.every((x) => x === "complete"), {
+      timeoutMs: 60_000
+    }).catch((e) => {
       throw new Error(`${e}\nlast worker's output:\n${last.output()}`)
     })
     expect(await completions).toEqual(ns.map(() => true))
 
     // The results, read by a caller that registers nothing.
-    const reader = makeRuntime(engineLayer("redis", scaleQueues.queue, { shards: scaleQueues.shards }), Layer.empty as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine>)
-    const results = await reader.runPromise(Effect.forEach(ns, (n) => Scale.execute({ n }), { concurrency: 20 })).finally(() => reader.dispose())
+    const reader = makeRuntime(
+      engineLayer("redis", scaleQueues.queue, { shards: scaleQueues.shards }),
+      Layer.empty as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine>
+    )
+    const results = await reader
+      .runPromise(Effect.forEach(ns, (n) => Scale.execute({ n }), { concurrency: 20 }))
+      .finally(() => reader.dispose())
     expect(results).toEqual(ns.map(scaleResult))
 
     // One stored exit per (execution, activity, attempt), the activity's value; nothing left running or pending.
     for (const n of ns) {
       const fields = await c.hgetall(keyOf.get(n)!)
-      expect(Object.keys(fields).filter((f) => f.startsWith("a:")).sort()).toEqual(scaleSteps.map((s) => `a:${s}/1`))
-      for (const s of scaleSteps) expect(JSON.parse(fields[`a:${s}/1`]!)).toMatchObject({ _tag: "Success", value: `${s}:${n}` })
+      expect(
+        Object.keys(fields)
+          .filter((f) => f.startsWith("a:"))
+          .sort()
+      ).toEqual(scaleSteps.map((s) => `a:${s}/1`))
+      for (const s of scaleSteps)
+        expect(JSON.parse(fields[`a:${s}/1`]!)).toMatchObject({ _tag: "Success", value: `${s}:${n}` })
       expect(fields.state).toBe("complete")
       expect(fields.task).toBeUndefined()
       expect(fields.wake).toBeUndefined()
-      expect(Object.keys(fields).filter((f) => f.startsWith("d:")).sort()).toEqual(["d:DurableClock/nap", "d:approval"])
+      expect(
+        Object.keys(fields)
+          .filter((f) => f.startsWith("d:"))
+          .sort()
+      ).toEqual(["d:DurableClock/nap", "d:approval"])
     }
 
     // No orphan task: leftovers of the killed workers (recovered runs of complete executions) drain,
     // and then the control queues hold no task at all, none archived.
-    const queued = () => Promise.all(queues.flatMap((q) => [c.llen(queueKeys(q).pending), c.llen(queueKeys(q).active), c.zcard(queueKeys(q).scheduled), c.zcard(queueKeys(q).retry)]))
+    const queued = () =>
+      Promise.all(
+        queues.flatMap((q) => [
+          c.llen(queueKeys(q).pending),
+          c.llen(queueKeys(q).active),
+          c.zcard(queueKeys(q).scheduled),
+          c.zcard(queueKeys(q).retry)
+        ])
+      )
     await waitFor("the control queues drained", queued, (xs) => xs.every((x) => x === 0), { timeoutMs: 30_000 })
     for (const q of queues) {
       expect(await c.zcard(queueKeys(q).archived)).toBe(0)
@@ -191,9 +233,13 @@ it(`${executions} workflows (5 activities, a 2 s durable sleep, a deferred) thro
       ran.set(key, (ran.get(key) ?? 0) + 1)
       gens.set(key, [...(gens.get(key) ?? []), entry.slice(0, entry.indexOf(" "))])
     }
-    const expected = new Map(ns.flatMap((n) => scaleSteps.map((s) => [`${n} ${s}`, 1 + (inFlightAtKills.get(`${n} ${s}`) ?? 0)] as const)))
+    const expected = new Map(
+      ns.flatMap((n) => scaleSteps.map((s) => [`${n} ${s}`, 1 + (inFlightAtKills.get(`${n} ${s}`) ?? 0)] as const))
+    )
     expect(ran.size).toBe(executions * scaleSteps.length)
-    const off = [...expected].filter(([k, v]) => ran.get(k) !== v).map(([k, v]) => `${k}: ran ${ran.get(k) ?? 0} times (in workers ${gens.get(k)?.join(", ")}), expected ${v}`)
+    const off = [...expected]
+      .filter(([k, v]) => ran.get(k) !== v)
+      .map(([k, v]) => `${k}: ran ${ran.get(k) ?? 0} times (in workers ${gens.get(k)?.join(", ")}), expected ${v}`)
     expect(off).toEqual([])
     // The kills did land in the middle of things: activities in flight, durable sleeps pending.
     expect([...inFlightAtKills.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(0)

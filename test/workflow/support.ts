@@ -9,16 +9,24 @@ export type EngineKind = "memory" | "redis"
 export const engines: ReadonlyArray<EngineKind> = ["memory", "redis"]
 
 /** The engine layer of a kind; the durable one on its own control-queue prefix (isolated per test). */
-export const engineLayer = (kind: EngineKind, queue: string, options: WorkflowLayerOptions = {}): Layer.Layer<WorkflowEngine.WorkflowEngine> =>
+export const engineLayer = (
+  kind: EngineKind,
+  queue: string,
+  options: WorkflowLayerOptions = {}
+): Layer.Layer<WorkflowEngine.WorkflowEngine> =>
   kind === "memory"
     ? WorkflowEngine.layerMemory
-    : (layer({ queue, ...options, server: { shutdownTimeoutMs: 500, ...options.server } }).pipe(Layer.provide(testBrokerLayer() as Layer.Layer<Broker>)) as Layer.Layer<WorkflowEngine.WorkflowEngine>)
+    : (layer({ queue, ...options, server: { shutdownTimeoutMs: 500, ...options.server } }).pipe(
+        Layer.provide(testBrokerLayer() as Layer.Layer<Broker>)
+      ) as Layer.Layer<WorkflowEngine.WorkflowEngine>)
 
 const quiet = process.env.DEBUG_TESTS ? Layer.empty : Layer.succeed(References.MinimumLogLevel, "Error")
 
 /** A runtime with an engine and the workflows registered with it (`Workflow.toLayer` layers). */
-export const makeRuntime = (engine: Layer.Layer<WorkflowEngine.WorkflowEngine>, registrations: Layer.Layer<never, never, WorkflowEngine.WorkflowEngine>) =>
-  ManagedRuntime.make(registrations.pipe(Layer.provideMerge(engine), Layer.provide(quiet)))
+export const makeRuntime = (
+  engine: Layer.Layer<WorkflowEngine.WorkflowEngine>,
+  registrations: Layer.Layer<never, never, WorkflowEngine.WorkflowEngine>
+) => ManagedRuntime.make(registrations.pipe(Layer.provideMerge(engine), Layer.provide(quiet)))
 
 /** Runs `program` with an engine and registrations; its exit (bounded: 20 s, then a timeout failure). */
 export const runProgram = async <A, E>(
@@ -40,6 +48,10 @@ export const normalize = (exit: Exit.Exit<unknown, unknown>): unknown =>
     ? { success: exit.value }
     : {
         failure: exit.cause.reasons.map((r) =>
-          Cause.isFailReason(r) ? { fail: r.error } : Cause.isDieReason(r) ? { die: r.defect instanceof Error ? r.defect.message : String(r.defect) } : { interrupt: true }
+          Cause.isFailReason(r)
+            ? { fail: r.error }
+            : Cause.isDieReason(r)
+              ? { die: r.defect instanceof Error ? r.defect.message : String(r.defect) }
+              : { interrupt: true }
         )
       }

@@ -36,10 +36,19 @@ const historyCmd = Command.make(
         const events = yield* schedulerHistory(entry, { page, pageSize: size })
         yield* emit(
           () => events,
-          () => (events.length === 0 ? `No enqueue events for entry "${entry}".` : table(["ENQUEUED AT", "TASK ID"], events.map((e) => [time(e.enqueuedAt), e.taskId])))
+          () =>
+            events.length === 0
+              ? `No enqueue events for entry "${entry}".`
+              : table(
+                  ["ENQUEUED AT", "TASK ID"],
+                  events.map((e) => [time(e.enqueuedAt), e.taskId])
+                )
         )
       })
     )
 ).pipe(Command.withDescription("What a scheduler entry enqueued, newest first"))
 
-export const cron = Command.make("cron").pipe(Command.withDescription("Inspect periodic tasks"), Command.withSubcommands([ls, historyCmd]))
+export const cron = Command.make("cron").pipe(
+  Command.withDescription("Inspect periodic tasks"),
+  Command.withSubcommands([ls, historyCmd])
+)

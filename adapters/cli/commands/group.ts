@@ -11,10 +11,19 @@ const ls = Command.make("ls", { queue: Flag.String("queue").pipe(Flag.withDescri
       const list = yield* groups(queue)
       yield* emit(
         () => list,
-        () => (list.length === 0 ? `No groups in queue "${queue}".` : table(["GROUP", "SIZE"], list.map((g) => [g.group, g.size])))
+        () =>
+          list.length === 0
+            ? `No groups in queue "${queue}".`
+            : table(
+                ["GROUP", "SIZE"],
+                list.map((g) => [g.group, g.size])
+              )
       )
     })
   )
 ).pipe(Command.withDescription("List the aggregation groups of a queue with their sizes"))
 
-export const group = Command.make("group").pipe(Command.withDescription("Inspect aggregation groups"), Command.withSubcommands([ls]))
+export const group = Command.make("group").pipe(
+  Command.withDescription("Inspect aggregation groups"),
+  Command.withSubcommands([ls])
+)

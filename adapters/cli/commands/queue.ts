@@ -3,7 +3,13 @@ import { Argument, Command, Flag } from "effect/cli"
 import * as Option from "effect/Option"
 import { InvalidArgument } from "../../../src/broker/errors.js"
 import { requireQueue } from "../../../src/broker/queues.js"
-import { clearQueueLimit, getQueueLimit, pauseQueue, setQueueLimit, unpauseQueue } from "../../../src/inspector/control.js"
+import {
+  clearQueueLimit,
+  getQueueLimit,
+  pauseQueue,
+  setQueueLimit,
+  unpauseQueue
+} from "../../../src/inspector/control.js"
 import { parseRate, type QueueLimitInfo } from "../../../src/steps/queueLimit.js"
 import { deleteQueue } from "../../../src/inspector/deleteQueue.js"
 import { history } from "../../../src/inspector/history.js"
@@ -19,7 +25,10 @@ const ls = Command.make("ls", {}, () =>
   withBroker(
     Effect.gen(function* () {
       const names = yield* queues()
-      yield* emit(() => names, () => names.join("\n"))
+      yield* emit(
+        () => names,
+        () => names.join("\n")
+      )
     })
   )
 ).pipe(Command.withDescription("List queue names"))
@@ -59,7 +68,10 @@ const inspect = Command.make("inspect", { queue: queueArg }, ({ queue }) =>
 
 const historyCmd = Command.make(
   "history",
-  { queue: queueArg, days: Flag.Int("days").pipe(Flag.withDescription("Number of days, 1 to 90"), Flag.withDefault(7)) },
+  {
+    queue: queueArg,
+    days: Flag.Int("days").pipe(Flag.withDescription("Number of days, 1 to 90"), Flag.withDefault(7))
+  },
   ({ queue, days }) =>
     withBroker(
       Effect.gen(function* () {
@@ -69,7 +81,12 @@ const historyCmd = Command.make(
           () =>
             table(
               ["DATE", "PROCESSED", "FAILED", "ERROR RATE"],
-              rows.map((d) => [d.date.toISOString().slice(0, 10), d.processed, d.failed, d.processed === 0 ? "-" : `${((100 * d.failed) / d.processed).toFixed(1)}%`])
+              rows.map((d) => [
+                d.date.toISOString().slice(0, 10),
+                d.processed,
+                d.failed,
+                d.processed === 0 ? "-" : `${((100 * d.failed) / d.processed).toFixed(1)}%`
+              ])
             )
         )
       })
@@ -77,22 +94,49 @@ const historyCmd = Command.make(
 ).pipe(Command.withDescription("Processed and failed counts of the last days (UTC), today first"))
 
 const pause = Command.make("pause", { queue: queueArg }, ({ queue }) =>
-  withBroker(Effect.andThen(pauseQueue(queue), emit(() => ({ queue, paused: true }), () => `Paused queue "${queue}".`)))
+  withBroker(
+    Effect.andThen(
+      pauseQueue(queue),
+      emit(
+        () => ({ queue, paused: true }),
+        () => `Paused queue "${queue}".`
+      )
+    )
+  )
 ).pipe(Command.withDescription("Stop workers from taking tasks of a queue"))
 
 const unpause = Command.make("unpause", { queue: queueArg }, ({ queue }) =>
-  withBroker(Effect.andThen(unpauseQueue(queue), emit(() => ({ queue, paused: false }), () => `Resumed queue "${queue}".`)))
+  withBroker(
+    Effect.andThen(
+      unpauseQueue(queue),
+      emit(
+        () => ({ queue, paused: false }),
+        () => `Resumed queue "${queue}".`
+      )
+    )
+  )
 ).pipe(Command.withDescription("Resume a paused queue"))
 
 const rm = Command.make(
   "rm",
-  { queue: queueArg, force: Flag.Boolean("force").pipe(Flag.withDescription("Delete the queue's tasks too (never while tasks are active)"), Flag.withDefault(false)) },
+  {
+    queue: queueArg,
+    force: Flag.Boolean("force").pipe(
+      Flag.withDescription("Delete the queue's tasks too (never while tasks are active)"),
+      Flag.withDefault(false)
+    )
+  },
   ({ queue, force }) =>
     withBroker(
       Effect.gen(function* () {
         const progress = progressLine("deleted")
-        const r = yield* deleteQueue(queue, { force, onProgress: progress.onProgress }).pipe(Effect.ensuring(Effect.sync(progress.finish)))
-        yield* emit(() => ({ queue, deleted: true, deletedTasks: r.deletedTasks }), () => `Deleted queue "${queue}"${r.deletedTasks > 0 ? ` and its ${r.deletedTasks} task(s)` : ""}.`)
+        const r = yield* deleteQueue(queue, { force, onProgress: progress.onProgress }).pipe(
+          Effect.ensuring(Effect.sync(progress.finish))
+        )
+        yield* emit(
+          () => ({ queue, deleted: true, deletedTasks: r.deletedTasks }),
+          () => `Deleted queue "${queue}"${r.deletedTasks > 0 ? ` and its ${r.deletedTasks} task(s)` : ""}.`
+        )
       })
     )
 ).pipe(Command.withDescription("Delete a queue (refused when it holds tasks, unless --force)"))
@@ -112,9 +156,18 @@ const limitCmd = Command.make(
   "limit",
   {
     queue: queueArg,
-    rate: Flag.String("rate").pipe(Flag.withDescription("At most this many tasks per period, across all workers: 100/s, 5/1m, 20/500ms"), Flag.optional),
-    burst: Flag.Int("burst").pipe(Flag.withDescription("With --rate: tasks that may start at once after a quiet spell (default 1)"), Flag.optional),
-    concurrency: Flag.Int("concurrency").pipe(Flag.withDescription("At most this many tasks of the queue active at once, across all workers"), Flag.optional),
+    rate: Flag.String("rate").pipe(
+      Flag.withDescription("At most this many tasks per period, across all workers: 100/s, 5/1m, 20/500ms"),
+      Flag.optional
+    ),
+    burst: Flag.Int("burst").pipe(
+      Flag.withDescription("With --rate: tasks that may start at once after a quiet spell (default 1)"),
+      Flag.optional
+    ),
+    concurrency: Flag.Int("concurrency").pipe(
+      Flag.withDescription("At most this many tasks of the queue active at once, across all workers"),
+      Flag.optional
+    ),
     clear: Flag.Boolean("clear").pipe(Flag.withDescription("Remove the queue's limit"), Flag.withDefault(false))
   },
   ({ queue, rate, burst, concurrency, clear }) =>
@@ -122,14 +175,24 @@ const limitCmd = Command.make(
       Effect.gen(function* () {
         const given = Option.isSome(rate) || Option.isSome(burst) || Option.isSome(concurrency)
         if (clear) {
-          if (given) return yield* new InvalidArgument({ field: "clear", message: "--clear takes no --rate, --burst or --concurrency" })
+          if (given)
+            return yield* new InvalidArgument({
+              field: "clear",
+              message: "--clear takes no --rate, --burst or --concurrency"
+            })
           yield* clearQueueLimit(queue)
-          return yield* emit(() => ({ queue, limit: null }), () => `Cleared the limit of queue "${queue}": it is unlimited.`)
+          return yield* emit(
+            () => ({ queue, limit: null }),
+            () => `Cleared the limit of queue "${queue}": it is unlimited.`
+          )
         }
         if (!given) {
           yield* requireQueue(queue)
           const current = yield* getQueueLimit(queue)
-          return yield* emit(() => ({ queue, limit: current ?? null }), () => `Queue "${queue}": limit ${limitText(current)}.`)
+          return yield* emit(
+            () => ({ queue, limit: current ?? null }),
+            () => `Queue "${queue}": limit ${limitText(current)}.`
+          )
         }
         const parsed = Option.isSome(rate) ? yield* parseRate(rate.value) : undefined
         const stored = yield* setQueueLimit(queue, {
@@ -137,7 +200,10 @@ const limitCmd = Command.make(
           ...(Option.isSome(burst) ? { burst: burst.value } : {}),
           ...(Option.isSome(concurrency) ? { concurrency: concurrency.value } : {})
         })
-        yield* emit(() => ({ queue, limit: stored }), () => `Queue "${queue}": limit ${limitText(stored)}.`)
+        yield* emit(
+          () => ({ queue, limit: stored }),
+          () => `Queue "${queue}": limit ${limitText(stored)}.`
+        )
       })
     )
 ).pipe(
@@ -150,4 +216,3 @@ export const queue = Command.make("queue").pipe(
   Command.withDescription("Manage queues"),
   Command.withSubcommands([ls, inspect, historyCmd, pause, unpause, limitCmd, rm])
 )
-

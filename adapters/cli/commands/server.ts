@@ -34,4 +34,7 @@ const ls = Command.make("ls", {}, () =>
   )
 ).pipe(Command.withDescription("List running servers (Go asynq's and effect-asynq's) with their active workers"))
 
-export const server = Command.make("server").pipe(Command.withDescription("Inspect servers"), Command.withSubcommands([ls]))
+export const server = Command.make("server").pipe(
+  Command.withDescription("Inspect servers"),
+  Command.withSubcommands([ls])
+)

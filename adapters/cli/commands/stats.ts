@@ -18,7 +18,22 @@ export const stats = Command.make("stats", {}, () =>
           infos.length === 0
             ? "No queues."
             : table(
-                ["QUEUE", "STATE", "SIZE", "PENDING", "ACTIVE", "SCHEDULED", "RETRY", "ARCHIVED", "COMPLETED", "AGGREGATING", "PROCESSED", "FAILED", "LATENCY", "MEMORY"],
+                [
+                  "QUEUE",
+                  "STATE",
+                  "SIZE",
+                  "PENDING",
+                  "ACTIVE",
+                  "SCHEDULED",
+                  "RETRY",
+                  "ARCHIVED",
+                  "COMPLETED",
+                  "AGGREGATING",
+                  "PROCESSED",
+                  "FAILED",
+                  "LATENCY",
+                  "MEMORY"
+                ],
                 infos.map((i) => [
                   i.queue,
                   i.paused ? "paused" : "run",

@@ -29,17 +29,41 @@ const listing = (state: TaskState, tasks: ReadonlyArray<TaskInfo>): string => {
   const base = (t: TaskInfo) => [t.id, t.type, preview(t.payload)]
   switch (state) {
     case "active":
-      return table(["ID", "TYPE", "PAYLOAD", "ORPHANED"], tasks.map((t) => [...base(t), t.isOrphaned ? "yes" : "no"]))
+      return table(
+        ["ID", "TYPE", "PAYLOAD", "ORPHANED"],
+        tasks.map((t) => [...base(t), t.isOrphaned ? "yes" : "no"])
+      )
     case "scheduled":
-      return table(["ID", "TYPE", "PAYLOAD", "PROCESS AT"], tasks.map((t) => [...base(t), time(t.nextProcessAt)]))
+      return table(
+        ["ID", "TYPE", "PAYLOAD", "PROCESS AT"],
+        tasks.map((t) => [...base(t), time(t.nextProcessAt)])
+      )
     case "retry":
-      return table(["ID", "TYPE", "PAYLOAD", "NEXT RETRY", "RETRIED", "MAX", "LAST ERROR"], tasks.map((t) => [...base(t), time(t.nextProcessAt), t.retried, t.maxRetry, preview(new TextEncoder().encode(t.lastErr), 50)]))
+      return table(
+        ["ID", "TYPE", "PAYLOAD", "NEXT RETRY", "RETRIED", "MAX", "LAST ERROR"],
+        tasks.map((t) => [
+          ...base(t),
+          time(t.nextProcessAt),
+          t.retried,
+          t.maxRetry,
+          preview(new TextEncoder().encode(t.lastErr), 50)
+        ])
+      )
     case "archived":
-      return table(["ID", "TYPE", "PAYLOAD", "LAST FAILED", "LAST ERROR"], tasks.map((t) => [...base(t), time(t.lastFailedAt), preview(new TextEncoder().encode(t.lastErr), 50)]))
+      return table(
+        ["ID", "TYPE", "PAYLOAD", "LAST FAILED", "LAST ERROR"],
+        tasks.map((t) => [...base(t), time(t.lastFailedAt), preview(new TextEncoder().encode(t.lastErr), 50)])
+      )
     case "completed":
-      return table(["ID", "TYPE", "PAYLOAD", "COMPLETED AT", "RESULT"], tasks.map((t) => [...base(t), time(t.completedAt), preview(t.result)]))
+      return table(
+        ["ID", "TYPE", "PAYLOAD", "COMPLETED AT", "RESULT"],
+        tasks.map((t) => [...base(t), time(t.completedAt), preview(t.result)])
+      )
     case "aggregating":
-      return table(["ID", "TYPE", "PAYLOAD", "GROUP"], tasks.map((t) => [...base(t), t.group]))
+      return table(
+        ["ID", "TYPE", "PAYLOAD", "GROUP"],
+        tasks.map((t) => [...base(t), t.group])
+      )
     case "pending":
       return table(["ID", "TYPE", "PAYLOAD"], tasks.map(base))
   }
@@ -58,8 +82,15 @@ const ls = Command.make(
     withBroker(
       Effect.gen(function* () {
         const group = opt(a.group)
-        const tasks = yield* listTasks(a.queue, a.state, { page: a.page, pageSize: a.size, ...(group === undefined ? {} : { group }) })
-        yield* emit(() => tasks.map(taskInfoToJson), () => listing(a.state, tasks))
+        const tasks = yield* listTasks(a.queue, a.state, {
+          page: a.page,
+          pageSize: a.size,
+          ...(group === undefined ? {} : { group })
+        })
+        yield* emit(
+          () => tasks.map(taskInfoToJson),
+          () => listing(a.state, tasks)
+        )
       })
     )
 ).pipe(Command.withDescription("List the tasks of a queue in one state, a page at a time (oldest first)"))
@@ -97,13 +128,21 @@ const inspect = Command.make("inspect", { queue: queueFlag, id: idFlag }, ({ que
 
 const action = (name: string, verb: string, f: typeof runTask, description: string) =>
   Command.make(name, { queue: queueFlag, id: idFlag }, ({ queue, id }) =>
-    withBroker(Effect.flatMap(f(queue, id), (r) => emit(() => ({ ...r, queue, action: name }), () => `${verb} task "${id}" (was ${r.from}).`)))
+    withBroker(
+      Effect.flatMap(f(queue, id), (r) =>
+        emit(
+          () => ({ ...r, queue, action: name }),
+          () => `${verb} task "${id}" (was ${r.from}).`
+        )
+      )
+    )
   ).pipe(Command.withDescription(description))
 
 /** How many tasks of a state (or of one aggregation group) a queue holds, from the inspector's queue info. */
 const countInState = (queue: string, state: TaskState, group: string | undefined) =>
   Effect.gen(function* () {
-    if (state === "aggregating" && group !== undefined) return (yield* groups(queue)).find((g) => g.group === group)?.size ?? 0
+    if (state === "aggregating" && group !== undefined)
+      return (yield* groups(queue)).find((g) => g.group === group)?.size ?? 0
     return (yield* getQueueInfo(queue))[state]
   })
 
@@ -111,17 +150,29 @@ const countInState = (queue: string, state: TaskState, group: string | undefined
  * A bulk command. A destructive one (`confirm`: archiveall, deleteall) without --force checks its
  * arguments, counts the tasks it would change and stops with ForceRequired (exit 2), changing nothing.
  */
-const bulk = (name: string, verb: string, bulkVerb: BulkVerb, f: typeof runAll, description: string, confirm: boolean) =>
+const bulk = (
+  name: string,
+  verb: string,
+  bulkVerb: BulkVerb,
+  f: typeof runAll,
+  description: string,
+  confirm: boolean
+) =>
   Command.make(
     name,
     {
       queue: queueFlag,
       state: stateFlag,
       group: groupFlag,
-      batch: Flag.Int("batch").pipe(Flag.withDescription("Tasks per Redis call (keeps Redis responsive on huge queues)"), Flag.withDefault(1000)),
+      batch: Flag.Int("batch").pipe(
+        Flag.withDescription("Tasks per Redis call (keeps Redis responsive on huge queues)"),
+        Flag.withDefault(1000)
+      ),
       force: Flag.Boolean("force").pipe(
         Flag.withDescription(
-          confirm ? `Do ${bulkVerb} the tasks; without it the command only says how many it would ${bulkVerb} (exit 2)` : "Accepted and ignored: runall removes nothing, so it needs no confirmation"
+          confirm
+            ? `Do ${bulkVerb} the tasks; without it the command only says how many it would ${bulkVerb} (exit 2)`
+            : "Accepted and ignored: runall removes nothing, so it needs no confirmation"
         ),
         Flag.withDefault(false)
       )
@@ -145,28 +196,44 @@ const bulk = (name: string, verb: string, bulkVerb: BulkVerb, f: typeof runAll, 
             trimmed = p.trimmed
             progress.onProgress(p)
           }
-          const n = yield* f(a.queue, a.state, { batchSize: a.batch, onProgress, ...(group === undefined ? {} : { group }) }).pipe(
-            Effect.ensuring(Effect.sync(progress.finish))
-          )
+          const n = yield* f(a.queue, a.state, {
+            batchSize: a.batch,
+            onProgress,
+            ...(group === undefined ? {} : { group })
+          }).pipe(Effect.ensuring(Effect.sync(progress.finish)))
           yield* emit(
-            () => ({ queue: a.queue, state: a.state, action: name, count: n, ...(trimmed === undefined ? {} : { trimmed }) }),
+            () => ({
+              queue: a.queue,
+              state: a.state,
+              action: name,
+              count: n,
+              ...(trimmed === undefined ? {} : { trimmed })
+            }),
             () =>
               `${verb} ${n} ${a.state} task(s) in queue "${a.queue}".` +
-              (trimmed ? ` The archive's limits (90 days, 10,000 tasks) removed ${trimmed} older archived task(s).` : "")
+              (trimmed
+                ? ` The archive's limits (90 days, 10,000 tasks) removed ${trimmed} older archived task(s).`
+                : "")
           )
         })
       )
   ).pipe(Command.withDescription(description))
 
-const cancel = Command.make("cancel", { id: Argument.String("id").pipe(Argument.withDescription("Id of the running task")) }, ({ id }) =>
-  withBroker(
-    Effect.flatMap(cancelProcessing(id), (r) =>
-      emit(
-        () => ({ id, ...r }),
-        () => (r.receivers === 0 ? `Sent cancel for task "${id}", but no server is listening.` : `Sent cancel for task "${id}" to ${r.receivers} server(s).`)
+const cancel = Command.make(
+  "cancel",
+  { id: Argument.String("id").pipe(Argument.withDescription("Id of the running task")) },
+  ({ id }) =>
+    withBroker(
+      Effect.flatMap(cancelProcessing(id), (r) =>
+        emit(
+          () => ({ id, ...r }),
+          () =>
+            r.receivers === 0
+              ? `Sent cancel for task "${id}", but no server is listening.`
+              : `Sent cancel for task "${id}" to ${r.receivers} server(s).`
+        )
       )
     )
-  )
 ).pipe(Command.withDescription("Ask the server running a task to cancel it (best effort)"))
 
 export const task = Command.make("task").pipe(
@@ -177,9 +244,30 @@ export const task = Command.make("task").pipe(
     action("run", "Ran", runTask, "Move a scheduled, retry, archived, completed or aggregating task to pending"),
     action("archive", "Archived", archiveTask, "Archive a pending, scheduled, retry, completed or aggregating task"),
     action("delete", "Deleted", deleteTask, "Delete a task that is not active"),
-    bulk("runall", "Ran", "run", runAll, "Move every task of a state (scheduled, retry, archived, aggregating) to pending", false),
-    bulk("archiveall", "Archived", "archive", archiveAll, "Archive every task of a state (pending, scheduled, retry, aggregating); needs --force, else only counts them", true),
-    bulk("deleteall", "Deleted", "delete", deleteAll, "Delete every task of a state (pending, scheduled, retry, archived, completed, aggregating); needs --force, else only counts them", true),
+    bulk(
+      "runall",
+      "Ran",
+      "run",
+      runAll,
+      "Move every task of a state (scheduled, retry, archived, aggregating) to pending",
+      false
+    ),
+    bulk(
+      "archiveall",
+      "Archived",
+      "archive",
+      archiveAll,
+      "Archive every task of a state (pending, scheduled, retry, aggregating); needs --force, else only counts them",
+      true
+    ),
+    bulk(
+      "deleteall",
+      "Deleted",
+      "delete",
+      deleteAll,
+      "Delete every task of a state (pending, scheduled, retry, archived, completed, aggregating); needs --force, else only counts them",
+      true
+    ),
     cancel
   ])
 )

@@ -18,17 +18,44 @@ export const worker = Command.make(
   "worker",
   {
     module: Argument.String("handlers-module").pipe(
-      Argument.withDescription("Module exporting `handlers` (or default): a ServeMux, a record of type pattern -> handler, or one function; optionally `options`")
+      Argument.withDescription(
+        "Module exporting `handlers` (or default): a ServeMux, a record of type pattern -> handler, or one function; optionally `options`"
+      )
     ),
-    concurrency: Flag.Int("concurrency").pipe(Flag.withDescription("Tasks processed at the same time (default: number of CPUs)"), Flag.optional),
-    queues: Flag.String("queues").pipe(Flag.withDescription("Queues and weights, e.g. critical=6,default=3,low=1 (default: default=1)"), Flag.optional),
-    strict: Flag.Boolean("strict").pipe(Flag.withDescription("Strict priority: higher-weight queues first"), Flag.withDefault(false)),
-    shutdownTimeout: Flag.Int("shutdown-timeout").pipe(Flag.withDescription("Ms to wait for running tasks on SIGTERM/SIGINT (default 8000)"), Flag.optional),
-    logFormat: Flag.Literals("log-format", ["logfmt", "json", "pretty"] as const).pipe(Flag.withDescription("Log format (default logfmt)"), Flag.optional),
-    metricsPort: Flag.Int("metrics-port").pipe(Flag.withDescription("Serve Prometheus metrics at http://<metrics-host>:<port>/metrics"), Flag.optional),
-    metricsHost: Flag.String("metrics-host").pipe(Flag.withDescription("Address of the metrics endpoint (default 127.0.0.1; 0.0.0.0 for a scraper on another host)"), Flag.optional),
+    concurrency: Flag.Int("concurrency").pipe(
+      Flag.withDescription("Tasks processed at the same time (default: number of CPUs)"),
+      Flag.optional
+    ),
+    queues: Flag.String("queues").pipe(
+      Flag.withDescription("Queues and weights, e.g. critical=6,default=3,low=1 (default: default=1)"),
+      Flag.optional
+    ),
+    strict: Flag.Boolean("strict").pipe(
+      Flag.withDescription("Strict priority: higher-weight queues first"),
+      Flag.withDefault(false)
+    ),
+    shutdownTimeout: Flag.Int("shutdown-timeout").pipe(
+      Flag.withDescription("Ms to wait for running tasks on SIGTERM/SIGINT (default 8000)"),
+      Flag.optional
+    ),
+    logFormat: Flag.Literals("log-format", ["logfmt", "json", "pretty"] as const).pipe(
+      Flag.withDescription("Log format (default logfmt)"),
+      Flag.optional
+    ),
+    metricsPort: Flag.Int("metrics-port").pipe(
+      Flag.withDescription("Serve Prometheus metrics at http://<metrics-host>:<port>/metrics"),
+      Flag.optional
+    ),
+    metricsHost: Flag.String("metrics-host").pipe(
+      Flag.withDescription(
+        "Address of the metrics endpoint (default 127.0.0.1; 0.0.0.0 for a scraper on another host)"
+      ),
+      Flag.optional
+    ),
     otlpEndpoint: Flag.String("otlp-endpoint").pipe(
-      Flag.withDescription("Export spans and metrics over OTLP/HTTP to this collector, e.g. http://localhost:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT when set)"),
+      Flag.withDescription(
+        "Export spans and metrics over OTLP/HTTP to this collector, e.g. http://localhost:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT when set)"
+      ),
       Flag.optional
     )
   },
@@ -64,4 +91,8 @@ export const worker = Command.make(
       const code = yield* Effect.promise(() => workerCommand(args))
       if (code !== 0) return yield* new ExitWith({ code })
     })
-).pipe(Command.withDescription("Run a worker that processes tasks with the handlers of a module (graceful shutdown on SIGTERM/SIGINT)"))
+).pipe(
+  Command.withDescription(
+    "Run a worker that processes tasks with the handlers of a module (graceful shutdown on SIGTERM/SIGINT)"
+  )
+)

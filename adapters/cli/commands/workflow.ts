@@ -3,8 +3,16 @@ import { Argument, Command, Flag } from "effect/cli"
 import { InvalidArgument } from "../../../src/broker/errors.js"
 import { getWorkflowExecution } from "../../../src/inspector/getWorkflowExecution.js"
 import { listWorkflowExecutions, type ExecutionsPage } from "../../../src/inspector/listWorkflowExecutions.js"
-import { cancelWorkflowExecution, resumeWorkflowExecution, type WorkflowActionResult } from "../../../src/inspector/workflowActions.js"
-import { executionStateFilters, type WorkflowExecutionSummary, type WorkflowInspectOptions } from "../../../src/inspector/workflowTypes.js"
+import {
+  cancelWorkflowExecution,
+  resumeWorkflowExecution,
+  type WorkflowActionResult
+} from "../../../src/inspector/workflowActions.js"
+import {
+  executionStateFilters,
+  type WorkflowExecutionSummary,
+  type WorkflowInspectOptions
+} from "../../../src/inspector/workflowTypes.js"
 import { withBroker } from "../connect.js"
 import { fields, table, time } from "../format.js"
 import { emit } from "../output.js"
@@ -12,11 +20,20 @@ import { emit } from "../output.js"
 const workflowArg = Argument.String("workflow").pipe(Argument.withDescription("Workflow name (its Workflow.make tag)"))
 const idArg = Argument.String("id").pipe(Argument.withDescription("Execution id"))
 const where = {
-  prefix: Flag.String("prefix").pipe(Flag.withDescription("Control-queue prefix: the engine layer's `queue` option"), Flag.withDefault("workflow")),
-  shards: Flag.Int("shards").pipe(Flag.withDescription("The engine layer's `shards` (default: the workflow's control queues found in asynq:queues)"), Flag.optional)
+  prefix: Flag.String("prefix").pipe(
+    Flag.withDescription("Control-queue prefix: the engine layer's `queue` option"),
+    Flag.withDefault("workflow")
+  ),
+  shards: Flag.Int("shards").pipe(
+    Flag.withDescription("The engine layer's `shards` (default: the workflow's control queues found in asynq:queues)"),
+    Flag.optional
+  )
 }
 const opt = <A>(o: { _tag: "Some"; value: A } | { _tag: "None" }) => (o._tag === "Some" ? o.value : undefined)
-const whereOf = (a: { prefix: string; shards: { _tag: "Some"; value: number } | { _tag: "None" } }): WorkflowInspectOptions => ({ queue: a.prefix, shards: opt(a.shards) })
+const whereOf = (a: {
+  prefix: string
+  shards: { _tag: "Some"; value: number } | { _tag: "None" }
+}): WorkflowInspectOptions => ({ queue: a.prefix, shards: opt(a.shards) })
 
 /** A value stored as JSON, in one line of at most `max` characters. */
 const json = (v: unknown, max = 60): string => {
@@ -34,21 +51,40 @@ const ls = Command.make(
   "ls",
   {
     workflow: workflowArg,
-    state: Flag.Literals("state", executionStateFilters).pipe(Flag.withDescription("Only executions in this state (failed: suspended by SuspendOnFailure)"), Flag.optional),
-    page: Flag.Int("page").pipe(Flag.withDescription("Page number, from 1 (page N reads the N pages before it: bounded work per page)"), Flag.withDefault(1)),
-    size: Flag.Int("size").pipe(Flag.withDescription("About how many executions per page (1 to 1000)"), Flag.withDefault(30)),
+    state: Flag.Literals("state", executionStateFilters).pipe(
+      Flag.withDescription("Only executions in this state (failed: suspended by SuspendOnFailure)"),
+      Flag.optional
+    ),
+    page: Flag.Int("page").pipe(
+      Flag.withDescription("Page number, from 1 (page N reads the N pages before it: bounded work per page)"),
+      Flag.withDefault(1)
+    ),
+    size: Flag.Int("size").pipe(
+      Flag.withDescription("About how many executions per page (1 to 1000)"),
+      Flag.withDefault(30)
+    ),
     ...where
   },
   (a) =>
     withBroker(
       Effect.gen(function* () {
-        if (!Number.isInteger(a.page) || a.page < 1) return yield* new InvalidArgument({ field: "page", message: `--page must be an integer >= 1, got ${a.page}` })
-        if (!Number.isInteger(a.size) || a.size < 1 || a.size > 1000) return yield* new InvalidArgument({ field: "size", message: `--size must be an integer from 1 to 1000, got ${a.size}` })
+        if (!Number.isInteger(a.page) || a.page < 1)
+          return yield* new InvalidArgument({ field: "page", message: `--page must be an integer >= 1, got ${a.page}` })
+        if (!Number.isInteger(a.size) || a.size < 1 || a.size > 1000)
+          return yield* new InvalidArgument({
+            field: "size",
+            message: `--size must be an integer from 1 to 1000, got ${a.size}`
+          })
         const state = opt(a.state)
         let page: ExecutionsPage = { executions: [], cursor: "" }
         let cursor: string | undefined
         for (let n = 1; n <= a.page; n++) {
-          page = yield* listWorkflowExecutions(a.workflow, { ...whereOf(a), pageSize: a.size, cursor, ...(state === undefined ? {} : { state }) })
+          page = yield* listWorkflowExecutions(a.workflow, {
+            ...whereOf(a),
+            pageSize: a.size,
+            cursor,
+            ...(state === undefined ? {} : { state })
+          })
           cursor = page.cursor
           if (cursor === "" && n < a.page) {
             page = { executions: [], cursor: "" }
@@ -63,12 +99,22 @@ const ls = Command.make(
               ? `No ${state ?? ""}${state === undefined ? "" : " "}executions of workflow "${a.workflow}" on page ${a.page}.`
               : table(
                   ["ID", "STATE", "RUNS", "OUTCOME", "ERROR"],
-                  rows.map((e) => [e.executionId, stateText(e), e.runs, e.outcome ?? "-", e.error === undefined ? "-" : cut(e.error, 60)])
+                  rows.map((e) => [
+                    e.executionId,
+                    stateText(e),
+                    e.runs,
+                    e.outcome ?? "-",
+                    e.error === undefined ? "-" : cut(e.error, 60)
+                  ])
                 )) + (page.cursor === "" ? "" : `\nMore: --page ${a.page + 1}`)
         )
       })
     )
-).pipe(Command.withDescription("List a workflow's executions with their state, a page at a time (bounded SCAN of its control queues)"))
+).pipe(
+  Command.withDescription(
+    "List a workflow's executions with their state, a page at a time (bounded SCAN of its control queues)"
+  )
+)
 
 const inspect = Command.make("inspect", { workflow: workflowArg, id: idArg, ...where }, (a) =>
   withBroker(
@@ -81,7 +127,13 @@ const inspect = Command.make("inspect", { workflow: workflowArg, id: idArg, ...w
             ["workflow", x.workflow],
             ["execution", x.executionId],
             ["control queue", x.queue],
-            ["state", stateText(x) + (x.interrupt === undefined ? "" : ` (${x.interrupt === "interrupt" ? "cancel" : "unsafe cancel"} requested)`)],
+            [
+              "state",
+              stateText(x) +
+                (x.interrupt === undefined
+                  ? ""
+                  : ` (${x.interrupt === "interrupt" ? "cancel" : "unsafe cancel"} requested)`)
+            ],
             ["runs", x.runs],
             ["run task", x.runTaskId ?? "-"],
             ["payload", json(x.payload, 200)],
@@ -93,15 +145,33 @@ const inspect = Command.make("inspect", { workflow: workflowArg, id: idArg, ...w
           const acts =
             x.activities.length === 0
               ? "Activities: none stored."
-              : `Activities:\n${table(["NAME", "ATTEMPT", "STATUS", "RESULT / ERROR"], x.activities.map((s) => [s.name, s.attempt, s.status, s.status === "done" ? json(s.result) : cut(s.error ?? "", 60)]))}`
+              : `Activities:\n${table(
+                  ["NAME", "ATTEMPT", "STATUS", "RESULT / ERROR"],
+                  x.activities.map((s) => [
+                    s.name,
+                    s.attempt,
+                    s.status,
+                    s.status === "done" ? json(s.result) : cut(s.error ?? "", 60)
+                  ])
+                )}`
           const defs =
             x.deferreds.length === 0
               ? "Deferreds: none completed."
-              : `Deferreds:\n${table(["NAME", "STATUS", "VALUE / ERROR"], x.deferreds.map((d) => [d.name, d.status, d.status === "done" ? json(d.value) : cut(d.error ?? "", 60)]))}`
+              : `Deferreds:\n${table(
+                  ["NAME", "STATUS", "VALUE / ERROR"],
+                  x.deferreds.map((d) => [
+                    d.name,
+                    d.status,
+                    d.status === "done" ? json(d.value) : cut(d.error ?? "", 60)
+                  ])
+                )}`
           const clocks =
             x.clocks.length === 0
               ? "Clocks: none."
-              : `Clocks:\n${table(["NAME", "STATUS", "DUE AT"], x.clocks.map((c) => [c.name, c.status, c.dueAtMs === undefined ? "-" : time(new Date(c.dueAtMs))]))}`
+              : `Clocks:\n${table(
+                  ["NAME", "STATUS", "DUE AT"],
+                  x.clocks.map((c) => [c.name, c.status, c.dueAtMs === undefined ? "-" : time(new Date(c.dueAtMs))])
+                )}`
           return [head, acts, defs, clocks].join("\n\n")
         }
       )
@@ -128,7 +198,17 @@ export const workflow = Command.make("workflow").pipe(
   Command.withSubcommands([
     ls,
     inspect,
-    action("resume", resumeWorkflowExecution, "Resumed", "Resume an execution as Workflow.resume does; this is also how a failed (SuspendOnFailure) execution is retried"),
-    action("cancel", cancelWorkflowExecution, "Cancelled", "Cancel an execution as Workflow.interrupt does (finalizers and compensations run; a final result is recorded)")
+    action(
+      "resume",
+      resumeWorkflowExecution,
+      "Resumed",
+      "Resume an execution as Workflow.resume does; this is also how a failed (SuspendOnFailure) execution is retried"
+    ),
+    action(
+      "cancel",
+      cancelWorkflowExecution,
+      "Cancelled",
+      "Cancel an execution as Workflow.interrupt does (finalizers and compensations run; a final result is recorded)"
+    )
   ])
 )

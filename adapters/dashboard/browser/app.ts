@@ -152,7 +152,11 @@ const READ_ONLY_TITLE = "read-only: start the dashboard with --allow-actions to 
 const isState = (s: string | undefined): s is TaskState => STATES.includes(s as TaskState)
 
 /** A two-column table of `keys` and their values (monospaced), with a test id. */
-function keyValueTable(testId: string, keys: ReadonlyArray<string>, value: (key: string) => string | undefined): HTMLTableElement {
+function keyValueTable(
+  testId: string,
+  keys: ReadonlyArray<string>,
+  value: (key: string) => string | undefined
+): HTMLTableElement {
   return el(
     "table",
     { "data-testid": testId },
@@ -932,8 +936,7 @@ function viewTask(q: string, id: string): Promise<Node> {
     const hk = Object.keys(headers)
     frag.appendChild(el("h2", { text: "Headers" }))
     if (hk.length === 0) frag.appendChild(el("p", { className: "muted", text: "No headers." }))
-    else
-      frag.appendChild(keyValueTable("task-headers", hk, (k) => headers[k]))
+    else frag.appendChild(keyValueTable("task-headers", hk, (k) => headers[k]))
     return frag
   })
 }

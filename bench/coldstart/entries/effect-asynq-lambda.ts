@@ -7,7 +7,11 @@ export const handler = createEnqueueHandler({ auth: { kind: "shared-secret", sec
 export const coldRun = async (): Promise<void> => {
   const res = await handler({
     headers: { "x-asynq-secret": "bench" },
-    body: JSON.stringify({ type: "email:welcome", payload: { to: "user@example.com" }, options: { queue: "coldstart" } }),
+    body: JSON.stringify({
+      type: "email:welcome",
+      payload: { to: "user@example.com" },
+      options: { queue: "coldstart" }
+    }),
     requestContext: { http: { method: "POST" } }
   })
   if (res.statusCode !== 200) throw new Error(`enqueue failed: ${res.body}`)

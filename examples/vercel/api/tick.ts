@@ -21,13 +21,23 @@ const sameText = (a: string, b: string): boolean => {
 
 export default async function handler(request: Request): Promise<Response> {
   const secret = process.env.CRON_SECRET
-  if (!secret || !sameText(request.headers.get("authorization") ?? "", `Bearer ${secret}`)) return new Response("unauthorized", { status: 401 })
-  tick ??= createTick({ redis: { url: process.env.UPSTASH_REDIS_REST_URL ?? "", token: process.env.UPSTASH_REDIS_REST_TOKEN ?? "" }, queues })
+  if (!secret || !sameText(request.headers.get("authorization") ?? "", `Bearer ${secret}`))
+    return new Response("unauthorized", { status: 401 })
+  tick ??= createTick({
+    redis: { url: process.env.UPSTASH_REDIS_REST_URL ?? "", token: process.env.UPSTASH_REDIS_REST_TOKEN ?? "" },
+    queues
+  })
   try {
     const summary = await tick()
-    return new Response(JSON.stringify(summary), { status: summary.errors.length > 0 ? 500 : 200, headers: { "content-type": "application/json" } })
+    return new Response(JSON.stringify(summary), {
+      status: summary.errors.length > 0 ? 500 : 200,
+      headers: { "content-type": "application/json" }
+    })
   } catch (e) {
     // Only an unusable url/token gets here (RedisConnectionError).
-    return new Response(JSON.stringify({ error: (e as Error).message }), { status: 500, headers: { "content-type": "application/json" } })
+    return new Response(JSON.stringify({ error: (e as Error).message }), {
+      status: 500,
+      headers: { "content-type": "application/json" }
+    })
   }
 }

@@ -110,7 +110,9 @@ export const makeLoopIntake = <R>(
       parking: parking?.parking,
       start
     })
-    const rider = cluster ? undefined : makeRideSource<R>({ options, broker, slots, wake, slotFreed, parking, start, byIds: canLeaseByIds(broker) })
+    const rider = cluster
+      ? undefined
+      : makeRideSource<R>({ options, broker, slots, wake, slotFreed, parking, start, byIds: canLeaseByIds(broker) })
     const prepare = aside
       ? (task: ActiveTask) => {
           deps.prepare?.(task)
