@@ -92,7 +92,10 @@ export class InvalidFlow extends Data.TaggedError("InvalidFlow")<{
 }> {}
 
 /** No flow with this id (never started, or deleted). */
-export class FlowNotFound extends Data.TaggedError("FlowNotFound")<{ readonly flowId: string; readonly message: string }> {}
+export class FlowNotFound extends Data.TaggedError("FlowNotFound")<{
+  readonly flowId: string
+  readonly message: string
+}> {}
 
 /** A flow ended in failure: a node under `fail` failed (`node` names it), or the flow was cancelled or crashed (`node` undefined). */
 export class FlowFailed extends Data.TaggedError("FlowFailed")<{
@@ -107,7 +110,11 @@ export class FlowFailed extends Data.TaggedError("FlowFailed")<{
 }> {}
 
 /** Waiting for a flow's result took longer than allowed (the flow goes on). */
-export class FlowTimeout extends Data.TaggedError("FlowTimeout")<{ readonly flowId: string; readonly timeoutMs: number; readonly message: string }> {}
+export class FlowTimeout extends Data.TaggedError("FlowTimeout")<{
+  readonly flowId: string
+  readonly timeoutMs: number
+  readonly message: string
+}> {}
 
 // --- stored shapes (the workflow's schemas) ------------------------------------------------------
 
@@ -159,7 +166,8 @@ export const flowWorkflow = Workflow.make(flowWorkflowName, {
 })
 
 /** The engine's execution id of a flow id. */
-export const flowExecutionId = (flowId: string): Effect.Effect<string> => flowWorkflow.executionId({ id: flowId, nodes: [] })
+export const flowExecutionId = (flowId: string): Effect.Effect<string> =>
+  flowWorkflow.executionId({ id: flowId, nodes: [] })
 
 // --- validation ------------------------------------------------------------------------------------
 
@@ -176,7 +184,10 @@ const asJson = (value: unknown): Schema.Json | undefined => {
 const nodeName = (id: string) => JSON.stringify(id)
 
 /** One cycle among the nodes Kahn's algorithm could not order (each of them depends on another of them). */
-const findCycle = (left: ReadonlySet<string>, deps: ReadonlyMap<string, ReadonlyArray<string>>): ReadonlyArray<string> => {
+const findCycle = (
+  left: ReadonlySet<string>,
+  deps: ReadonlyMap<string, ReadonlyArray<string>>
+): ReadonlyArray<string> => {
   const path: Array<string> = []
   const at = new Map<string, number>()
   let current = left.values().next().value as string
@@ -195,33 +206,69 @@ const findCycle = (left: ReadonlySet<string>, deps: ReadonlyMap<string, Readonly
  */
 export const validateFlow = (spec: FlowSpec): Effect.Effect<typeof flowWorkflow.payloadSchema.Type, InvalidFlow> =>
   Effect.suspend(() => {
-    const bad = (reason: InvalidFlowReason, message: string, node?: string) => Effect.fail(new InvalidFlow({ reason, message: `flow: ${message}`, node }))
-    if (typeof spec !== "object" || spec === null || !Array.isArray(spec.nodes)) return bad("empty", "a flow needs `nodes`, an array of nodes")
+    const bad = (reason: InvalidFlowReason, message: string, node?: string) =>
+      Effect.fail(new InvalidFlow({ reason, message: `flow: ${message}`, node }))
+    if (typeof spec !== "object" || spec === null || !Array.isArray(spec.nodes))
+      return bad("empty", "a flow needs `nodes`, an array of nodes")
     const id = spec.id ?? globalThis.crypto.randomUUID()
-    if (typeof id !== "string" || id === "" || id.length > 256) return bad("bad-id", `the flow id must be a non-empty string of at most 256 characters, got ${JSON.stringify(id)}`)
+    if (typeof id !== "string" || id === "" || id.length > 256)
+      return bad(
+        "bad-id",
+        `the flow id must be a non-empty string of at most 256 characters, got ${JSON.stringify(id)}`
+      )
     if (spec.nodes.length === 0) return bad("empty", "a flow needs at least one node")
-    if (spec.nodes.length > maxFlowNodes) return bad("too-many-nodes", `a flow has at most ${maxFlowNodes} nodes, got ${spec.nodes.length}: split it into several flows`)
+    if (spec.nodes.length > maxFlowNodes)
+      return bad(
+        "too-many-nodes",
+        `a flow has at most ${maxFlowNodes} nodes, got ${spec.nodes.length}: split it into several flows`
+      )
     const nodes: Array<NodeSpec> = []
     const seen = new Set<string>()
     for (const [i, n] of spec.nodes.entries()) {
       if (typeof n !== "object" || n === null) return bad("bad-node", `node #${i} is not an object`)
-      if (typeof n.id !== "string" || n.id === "" || n.id.length > 200) return bad("bad-node", `node #${i}: its id must be a non-empty string of at most 200 characters, got ${JSON.stringify(n.id)}`)
+      if (typeof n.id !== "string" || n.id === "" || n.id.length > 200)
+        return bad(
+          "bad-node",
+          `node #${i}: its id must be a non-empty string of at most 200 characters, got ${JSON.stringify(n.id)}`
+        )
       if (seen.has(n.id)) return bad("duplicate-id", `two nodes have the id ${nodeName(n.id)}`, n.id)
       seen.add(n.id)
-      if (typeof n.type !== "string" || n.type === "") return bad("bad-node", `node ${nodeName(n.id)}: its type must be a non-empty string, got ${JSON.stringify(n.type)}`, n.id)
+      if (typeof n.type !== "string" || n.type === "")
+        return bad(
+          "bad-node",
+          `node ${nodeName(n.id)}: its type must be a non-empty string, got ${JSON.stringify(n.type)}`,
+          n.id
+        )
       const onFailure = n.onFailure ?? "fail"
-      if (!policies.includes(onFailure)) return bad("bad-policy", `node ${nodeName(n.id)}: onFailure must be "fail", "ignore" or "continue", got ${JSON.stringify(onFailure)}`, n.id)
+      if (!policies.includes(onFailure))
+        return bad(
+          "bad-policy",
+          `node ${nodeName(n.id)}: onFailure must be "fail", "ignore" or "continue", got ${JSON.stringify(onFailure)}`,
+          n.id
+        )
       const timeoutMs = n.timeoutMs ?? defaultNodeTimeoutMs
-      if (typeof timeoutMs !== "number" || !Number.isInteger(timeoutMs) || timeoutMs < 1) return bad("bad-timeout", `node ${nodeName(n.id)}: timeoutMs must be a whole number of ms >= 1, got ${String(timeoutMs)}`, n.id)
+      if (typeof timeoutMs !== "number" || !Number.isInteger(timeoutMs) || timeoutMs < 1)
+        return bad(
+          "bad-timeout",
+          `node ${nodeName(n.id)}: timeoutMs must be a whole number of ms >= 1, got ${String(timeoutMs)}`,
+          n.id
+        )
       const payload = asJson(n.payload)
-      if (payload === undefined) return bad("bad-payload", `node ${nodeName(n.id)}: its payload cannot be written as JSON`, n.id)
+      if (payload === undefined)
+        return bad("bad-payload", `node ${nodeName(n.id)}: its payload cannot be written as JSON`, n.id)
       const dependsOn = n.dependsOn ?? []
-      if (!Array.isArray(dependsOn) || dependsOn.some((d) => typeof d !== "string")) return bad("bad-node", `node ${nodeName(n.id)}: dependsOn must be an array of node ids`, n.id)
+      if (!Array.isArray(dependsOn) || dependsOn.some((d) => typeof d !== "string"))
+        return bad("bad-node", `node ${nodeName(n.id)}: dependsOn must be an array of node ids`, n.id)
       nodes.push({ id: n.id, type: n.type, payload, dependsOn: [...new Set(dependsOn)], onFailure, timeoutMs })
     }
     for (const n of nodes) {
       const unknown = n.dependsOn.find((d) => !seen.has(d))
-      if (unknown !== undefined) return bad("unknown-dependency", `node ${nodeName(n.id)} depends on ${nodeName(unknown)}, which is not a node of this flow`, n.id)
+      if (unknown !== undefined)
+        return bad(
+          "unknown-dependency",
+          `node ${nodeName(n.id)} depends on ${nodeName(unknown)}, which is not a node of this flow`,
+          n.id
+        )
     }
     // Kahn's algorithm: what cannot be ordered is on a cycle or after one.
     const deps = new Map(nodes.map((n) => [n.id, n.dependsOn]))
@@ -244,7 +291,11 @@ export const validateFlow = (spec: FlowSpec): Effect.Effect<typeof flowWorkflow.
     }
     if (left.size > 0) {
       const cycle = findCycle(left, deps)
-      return bad("cycle", `the nodes depend on each other in a cycle: ${cycle.map(nodeName).join(" → ")} (each depends on the next)`, cycle[0])
+      return bad(
+        "cycle",
+        `the nodes depend on each other in a cycle: ${cycle.map(nodeName).join(" → ")} (each depends on the next)`,
+        cycle[0]
+      )
     }
     return Effect.succeed({ id, nodes })
   })
@@ -280,26 +331,57 @@ export interface FlowWorkerOptions {
 class NodeFailure extends Data.TaggedError("NodeFailure")<{ readonly error: FlowNodeError }> {}
 
 const errorOf = (thrown: unknown): FlowNodeError =>
-  thrown instanceof Error ? { name: thrown.name, message: thrown.message } : { name: "Error", message: typeof thrown === "string" ? thrown : (asJson(thrown) === undefined ? String(thrown) : JSON.stringify(thrown)) }
+  thrown instanceof Error
+    ? { name: thrown.name, message: thrown.message }
+    : {
+        name: "Error",
+        message:
+          typeof thrown === "string" ? thrown : asJson(thrown) === undefined ? String(thrown) : JSON.stringify(thrown)
+      }
 
 /** Runs one node's handler (bounded by its timeout); never fails: a failure is the outcome. */
-const runHandler = (handlers: FlowHandlers, flowId: string, node: NodeSpec, results: Record<string, Schema.Json>, failures: Record<string, FlowNodeError>): Effect.Effect<FlowNodeOutcome> => {
+const runHandler = (
+  handlers: FlowHandlers,
+  flowId: string,
+  node: NodeSpec,
+  results: Record<string, Schema.Json>,
+  failures: Record<string, FlowNodeError>
+): Effect.Effect<FlowNodeOutcome> => {
   const handler = Object.hasOwn(handlers, node.type) ? handlers[node.type] : undefined
   if (handler === undefined) {
-    return Effect.succeed({ status: "failed", error: { name: "NoHandler", message: `no handler for node type ${JSON.stringify(node.type)} in this flow worker` } })
+    return Effect.succeed<FlowNodeOutcome>({
+      status: "failed",
+      error: { name: "NoHandler", message: `no handler for node type ${JSON.stringify(node.type)} in this flow worker` }
+    })
   }
   return Effect.tryPromise({
-    try: (signal) => Promise.resolve().then(() => handler(node.payload, { flowId, nodeId: node.id, results, failures, signal })),
+    try: (signal) =>
+      Promise.resolve().then(() => handler(node.payload, { flowId, nodeId: node.id, results, failures, signal })),
     catch: (thrown) => new NodeFailure({ error: errorOf(thrown) })
   }).pipe(
     Effect.timeoutOrElse({
       duration: Duration.millis(node.timeoutMs),
-      orElse: () => Effect.fail(new NodeFailure({ error: { name: "NodeTimeout", message: `node ${nodeName(node.id)} ran longer than its timeout of ${node.timeoutMs} ms` } }))
+      orElse: () =>
+        Effect.fail(
+          new NodeFailure({
+            error: {
+              name: "NodeTimeout",
+              message: `node ${nodeName(node.id)} ran longer than its timeout of ${node.timeoutMs} ms`
+            }
+          })
+        )
     }),
     Effect.flatMap((value) => {
       const result = asJson(value)
       return result === undefined
-        ? Effect.fail(new NodeFailure({ error: { name: "ResultNotJson", message: `node ${nodeName(node.id)}: its handler's result cannot be written as JSON` } }))
+        ? Effect.fail(
+            new NodeFailure({
+              error: {
+                name: "ResultNotJson",
+                message: `node ${nodeName(node.id)}: its handler's result cannot be written as JSON`
+              }
+            })
+          )
         : Effect.succeed<FlowNodeOutcome>({ status: "succeeded", result })
     }),
     Effect.catchTag("NodeFailure", (f) => Effect.succeed<FlowNodeOutcome>({ status: "failed", error: f.error }))
@@ -310,45 +392,59 @@ const runHandler = (handlers: FlowHandlers, flowId: string, node: NodeSpec, resu
  * The body of a flow: each node runs (as the activity `node:<id>`) once all of its dependencies
  * are done, at most `nodeConcurrency` at a time. After a failure under `fail`, no node starts.
  */
-const runFlow = (handlers: FlowHandlers, nodeConcurrency: number) => (payload: typeof flowWorkflow.payloadSchema.Type) =>
-  Effect.gen(function* () {
-    const byId = new Map(payload.nodes.map((n) => [n.id, n]))
-    const permits = Semaphore.makeUnsafe(nodeConcurrency)
-    const outcomes: Record<string, FlowNodeOutcome> = {}
-    let failed: { readonly node: string; readonly error: FlowNodeError } | undefined
-    const visits = new Map<string, Effect.Effect<void, never, WorkflowEngine | WorkflowInstance>>()
-    const visit = (id: string) => Effect.suspend(() => visits.get(id) as Effect.Effect<void, never, WorkflowEngine | WorkflowInstance>)
-    for (const node of payload.nodes) {
-      const once = yield* Effect.cached(
-        Effect.gen(function* () {
-          yield* Effect.forEach(node.dependsOn, visit, { concurrency: "unbounded", discard: true })
-          if (failed) return
-          // No failure under `fail` so far, so every dependency ran and has an outcome.
-          const results: Record<string, Schema.Json> = {}
-          const failures: Record<string, FlowNodeError> = {}
-          for (const d of node.dependsOn) {
-            const o = outcomes[d] as FlowNodeOutcome
-            if (o.status === "succeeded") results[d] = o.result
-            else if (byId.get(d)?.onFailure === "continue") failures[d] = o.error
-          }
-          const outcome = yield* permits.withPermits(1)(
-            Effect.suspend((): Effect.Effect<FlowNodeOutcome | undefined, never, WorkflowEngine | WorkflowInstance> =>
-              failed
-                ? Effect.succeed(undefined)
-                : Activity.make({ name: `node:${node.id}`, success: NodeOutcomeSchema, execute: runHandler(handlers, payload.id, node, results, failures) })
+const runFlow =
+  (handlers: FlowHandlers, nodeConcurrency: number) => (payload: typeof flowWorkflow.payloadSchema.Type) =>
+    Effect.gen(function* () {
+      const byId = new Map(payload.nodes.map((n) => [n.id, n]))
+      const permits = Semaphore.makeUnsafe(nodeConcurrency)
+      const outcomes: Record<string, FlowNodeOutcome> = {}
+      let failed: { readonly node: string; readonly error: FlowNodeError } | undefined
+      const visits = new Map<string, Effect.Effect<void, never, WorkflowEngine | WorkflowInstance>>()
+      const visit = (id: string) =>
+        Effect.suspend(() => visits.get(id) as Effect.Effect<void, never, WorkflowEngine | WorkflowInstance>)
+      for (const node of payload.nodes) {
+        const once = yield* Effect.cached(
+          Effect.gen(function* () {
+            yield* Effect.forEach(node.dependsOn, visit, { concurrency: "unbounded", discard: true })
+            if (failed) return
+            // No failure under `fail` so far, so every dependency ran and has an outcome.
+            const results: Record<string, Schema.Json> = {}
+            const failures: Record<string, FlowNodeError> = {}
+            for (const d of node.dependsOn) {
+              const o = outcomes[d] as FlowNodeOutcome
+              if (o.status === "succeeded") results[d] = o.result
+              else if (byId.get(d)?.onFailure === "continue") failures[d] = o.error
+            }
+            const outcome = yield* permits.withPermits(1)(
+              Effect.suspend(
+                (): Effect.Effect<FlowNodeOutcome | undefined, never, WorkflowEngine | WorkflowInstance> =>
+                  failed
+                    ? Effect.succeed(undefined)
+                    : Activity.make({
+                        name: `node:${node.id}`,
+                        success: NodeOutcomeSchema,
+                        execute: runHandler(handlers, payload.id, node, results, failures)
+                      })
+              )
             )
-          )
-          if (outcome === undefined) return
-          outcomes[node.id] = outcome
-          if (outcome.status === "failed" && node.onFailure === "fail") failed ??= { node: node.id, error: outcome.error }
+            if (outcome === undefined) return
+            outcomes[node.id] = outcome
+            if (outcome.status === "failed" && node.onFailure === "fail")
+              failed ??= { node: node.id, error: outcome.error }
+          })
+        )
+        visits.set(node.id, once)
+      }
+      yield* Effect.forEach(payload.nodes, (n) => visit(n.id), { concurrency: "unbounded", discard: true })
+      if (failed)
+        return yield* Effect.fail({
+          _tag: "FlowNodeFailed" as const,
+          node: failed.node,
+          error: failed.error,
+          nodes: outcomes
         })
-      )
-      visits.set(node.id, once)
-    }
-    yield* Effect.forEach(payload.nodes, (n) => visit(n.id), { concurrency: "unbounded", discard: true })
-    if (failed) return yield* Effect.fail({ _tag: "FlowNodeFailed" as const, node: failed.node, error: failed.error, nodes: outcomes })
-    return { nodes: outcomes }
-  })
+      return { nodes: outcomes }
+    })
 
 /**
  * Registers the flow workflow with the engine, with the handlers of its nodes: while this layer is
@@ -356,10 +452,16 @@ const runFlow = (handlers: FlowHandlers, nodeConcurrency: number) => (payload: t
  * node whose type has no handler here fails with `NoHandler`. Throws InvalidArgument for a bad
  * `nodeConcurrency`.
  */
-export const flowWorker = (handlers: FlowHandlers, options: FlowWorkerOptions = {}): Layer.Layer<never, never, WorkflowEngine> => {
+export const flowWorker = (
+  handlers: FlowHandlers,
+  options: FlowWorkerOptions = {}
+): Layer.Layer<never, never, WorkflowEngine> => {
   const nodeConcurrency = options.nodeConcurrency ?? 10
   if (!Number.isInteger(nodeConcurrency) || nodeConcurrency < 1) {
-    throw new InvalidArgument({ field: "nodeConcurrency", message: `flow worker: nodeConcurrency must be a positive integer, got ${nodeConcurrency}` })
+    throw new InvalidArgument({
+      field: "nodeConcurrency",
+      message: `flow worker: nodeConcurrency must be a positive integer, got ${nodeConcurrency}`
+    })
   }
   return flowWorkflow.toLayer(runFlow(handlers, nodeConcurrency))
 }
@@ -379,7 +481,9 @@ export interface FlowQueueOptions {
  * recorded. The same id is the same flow: starting it again starts nothing, whatever nodes it
  * names (the first start's DAG stays).
  */
-export const startFlow = Effect.fn("Flow.start")(function* (spec: FlowSpec): Effect.fn.Return<string, InvalidFlow, WorkflowEngine> {
+export const startFlow = Effect.fn("Flow.start")(function* (
+  spec: FlowSpec
+): Effect.fn.Return<string, InvalidFlow, WorkflowEngine> {
   const payload = yield* validateFlow(spec)
   yield* flowWorkflow.execute(payload, { discard: true })
   return payload.id
@@ -401,12 +505,18 @@ export interface FlowStatus {
 const cancelledError: FlowNodeError = { name: "Cancelled", message: "the flow was cancelled" }
 
 /** The failure a flow's final exit records: a node's, a cancel, or a crash of its body. */
-const failureOf = (cause: Cause.Cause<typeof FlowFailureSchema.Type>): { readonly node: string | undefined; readonly error: FlowNodeError; readonly cancelled: boolean } => {
+const failureOf = (
+  cause: Cause.Cause<typeof FlowFailureSchema.Type>
+): { readonly node: string | undefined; readonly error: FlowNodeError; readonly cancelled: boolean } => {
   const failed = cause.reasons.find(Cause.isFailReason)
   if (failed) return { node: failed.error.node, error: failed.error.error, cancelled: false }
   if (Cause.hasInterruptsOnly(cause)) return { node: undefined, error: cancelledError, cancelled: true }
   const died = cause.reasons.find(Cause.isDieReason)
-  return { node: undefined, error: died ? errorOf(died.defect) : { name: "Error", message: Cause.pretty(cause) }, cancelled: false }
+  return {
+    node: undefined,
+    error: died ? errorOf(died.defect) : { name: "Error", message: Cause.pretty(cause) },
+    cancelled: false
+  }
 }
 
 const resolveQueues = (o: FlowQueueOptions) => ({ queue: o.queue ?? "workflow", shards: o.shards ?? 1 })
@@ -416,8 +526,13 @@ const readFlow = (flowId: string, options: FlowQueueOptions) =>
   Effect.gen(function* () {
     const executionId = yield* flowExecutionId(flowId)
     const queue = controlQueueOf(resolveQueues(options), flowWorkflowName, executionId)
-    const [state, payloadJson, resultJson] = yield* readExecutionFields(queue, executionId, ["state", "payload", "result"])
-    if (state === undefined || payloadJson === undefined) return yield* new FlowNotFound({ flowId, message: `no flow with id ${JSON.stringify(flowId)}` })
+    const [state, payloadJson, resultJson] = yield* readExecutionFields(queue, executionId, [
+      "state",
+      "payload",
+      "result"
+    ])
+    if (state === undefined || payloadJson === undefined)
+      return yield* new FlowNotFound({ flowId, message: `no flow with id ${JSON.stringify(flowId)}` })
     const codecs = codecsOf(flowWorkflow)
     const payload = (yield* codecs.decodePayload(payloadJson)) as typeof flowWorkflow.payloadSchema.Type
     let exit: Exit.Exit<FlowResult, typeof FlowFailureSchema.Type> | undefined
@@ -432,14 +547,22 @@ const readFlow = (flowId: string, options: FlowQueueOptions) =>
  * A flow's state and each node's (two reads of its execution hash). FlowNotFound for an unknown id;
  * pass the engine layer's `queue` and `shards` if you changed them.
  */
-export const flowStatus = Effect.fn("Flow.status")(function* (flowId: string, options: FlowQueueOptions = {}): Effect.fn.Return<FlowStatus, FlowNotFound | RedisError, Broker> {
+export const flowStatus = Effect.fn("Flow.status")(function* (
+  flowId: string,
+  options: FlowQueueOptions = {}
+): Effect.fn.Return<FlowStatus, FlowNotFound | RedisError, Broker> {
   const { executionId, queue, payload, exit } = yield* readFlow(flowId, options)
-  const stored = yield* readExecutionFields(queue, executionId, payload.nodes.map((n) => `a:node:${n.id}/1`))
+  const stored = yield* readExecutionFields(
+    queue,
+    executionId,
+    payload.nodes.map((n) => `a:node:${n.id}/1`)
+  )
   const nodes: Record<string, FlowNodeStatus> = {}
   for (const [i, n] of payload.nodes.entries()) {
     const json = stored[i]
     const recorded = json === undefined ? undefined : yield* decodeExit(json)
-    nodes[n.id] = recorded !== undefined && Exit.isSuccess(recorded) ? (recorded.value as FlowNodeOutcome) : { status: "waiting" }
+    nodes[n.id] =
+      recorded !== undefined && Exit.isSuccess(recorded) ? (recorded.value as FlowNodeOutcome) : { status: "waiting" }
   }
   if (exit === undefined) return { flowId, state: "running", nodes }
   if (Exit.isSuccess(exit)) return { flowId, state: "succeeded", nodes }
@@ -473,13 +596,23 @@ export const awaitFlow = Effect.fn("Flow.await")(function* (
     (yield* Effect.exit(flowWorkflow.execute(read.payload)).pipe(
       Effect.timeoutOrElse({
         duration: Duration.millis(timeoutMs),
-        orElse: () => Effect.fail(new FlowTimeout({ flowId, timeoutMs, message: `flow ${JSON.stringify(flowId)} has no result after ${timeoutMs} ms` }))
+        orElse: () =>
+          Effect.fail(
+            new FlowTimeout({
+              flowId,
+              timeoutMs,
+              message: `flow ${JSON.stringify(flowId)} has no result after ${timeoutMs} ms`
+            })
+          )
       })
     ))
   if (Exit.isSuccess(exit)) return exit.value
   const { node, error } = failureOf(exit.cause)
   const nodes = exit.cause.reasons.find(Cause.isFailReason)?.error.nodes ?? {}
-  const why = node === undefined ? `${error.name}: ${error.message}` : `node ${nodeName(node)} failed: ${error.name}: ${error.message}`
+  const why =
+    node === undefined
+      ? `${error.name}: ${error.message}`
+      : `node ${nodeName(node)} failed: ${error.name}: ${error.message}`
   return yield* new FlowFailed({ flowId, node, error, nodes, message: `flow ${JSON.stringify(flowId)} failed: ${why}` })
 })
 
@@ -487,7 +620,10 @@ export const awaitFlow = Effect.fn("Flow.await")(function* (
  * Cancels a flow: no node starts any more, the nodes running finish, and the flow ends `cancelled`.
  * Does nothing to a flow that has ended; FlowNotFound for an unknown id.
  */
-export const cancelFlow = Effect.fn("Flow.cancel")(function* (flowId: string, options: FlowQueueOptions = {}): Effect.fn.Return<void, FlowNotFound | RedisError, Broker | WorkflowEngine> {
+export const cancelFlow = Effect.fn("Flow.cancel")(function* (
+  flowId: string,
+  options: FlowQueueOptions = {}
+): Effect.fn.Return<void, FlowNotFound | RedisError, Broker | WorkflowEngine> {
   const { executionId, exit } = yield* readFlow(flowId, options)
   if (exit === undefined) yield* flowWorkflow.interrupt(executionId)
 })

@@ -94,16 +94,20 @@ const clientOver = (runtime: PromiseRuntime<Services>, queues: FlowQueueOptions)
 
 /** The engine (with no workflow registered) and the Broker it runs on, both in the output: the handles read flows through the Broker. */
 const engineLayer = (options: RunFlowWorkerOptions) =>
-  Layer.effect(WorkflowEngine.WorkflowEngine, make({ ...options.engine, queue: options.queue, shards: options.shards, concurrency: options.concurrency })).pipe(
-    Layer.provideMerge(brokerLayer(options.redis))
-  )
+  Layer.effect(
+    WorkflowEngine.WorkflowEngine,
+    make({ ...options.engine, queue: options.queue, shards: options.shards, concurrency: options.concurrency })
+  ).pipe(Layer.provideMerge(brokerLayer(options.redis)))
 
 /**
  * A client that starts flows and finds them by id. It connects on the first call; it runs no
  * flows (a process with `runFlowWorker` does).
  */
 export const createFlowClient = (options: FlowClientOptions = {}): FlowClient =>
-  clientOver(makePromiseRuntime<Services, unknown>(engineLayer(options)), { queue: options.queue, shards: options.shards })
+  clientOver(makePromiseRuntime<Services, unknown>(engineLayer(options)), {
+    queue: options.queue,
+    shards: options.shards
+  })
 
 /**
  * Runs flows in this process with `handlers` (node type → function of the node's payload and
@@ -111,11 +115,16 @@ export const createFlowClient = (options: FlowClientOptions = {}): FlowClient =>
  * Resolves once the worker is up; rejects when Redis cannot be reached or an option is bad. The
  * worker is also a client (`flow`, `get`).
  */
-export const runFlowWorker = async (handlers: FlowHandlers, options: RunFlowWorkerOptions = {}): Promise<FlowWorker> => {
+export const runFlowWorker = async (
+  handlers: FlowHandlers,
+  options: RunFlowWorkerOptions = {}
+): Promise<FlowWorker> => {
   const { nodeConcurrency } = options
   const registration = flowWorker(handlers, { nodeConcurrency })
   const logging = Layer.succeed(References.MinimumLogLevel, options.logLevel ?? "Info")
-  const runtime = makePromiseRuntime<Services, unknown>(registration.pipe(Layer.provideMerge(engineLayer(options)), Layer.provide(logging)))
+  const runtime = makePromiseRuntime<Services, unknown>(
+    registration.pipe(Layer.provideMerge(engineLayer(options)), Layer.provide(logging))
+  )
   await runtime.open()
   return clientOver(runtime, { queue: options.queue, shards: options.shards })
 }

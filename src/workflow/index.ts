@@ -53,8 +53,23 @@ export {
   startFlow,
   validateFlow
 } from "./flow.js"
-export { createFlowClient, type FlowClient, type FlowClientOptions, type FlowHandle, type FlowWorker, type RunFlowWorkerOptions, runFlowWorker } from "./flowClient.js"
-export { controlQueueOf, controlQueues, workflowClockTaskType, workflowDeferredTaskType, type WorkflowLayerOptions, workflowRunTaskType } from "./engine.js"
+export {
+  createFlowClient,
+  type FlowClient,
+  type FlowClientOptions,
+  type FlowHandle,
+  type FlowWorker,
+  type RunFlowWorkerOptions,
+  runFlowWorker
+} from "./flowClient.js"
+export {
+  controlQueueOf,
+  controlQueues,
+  workflowClockTaskType,
+  workflowDeferredTaskType,
+  type WorkflowLayerOptions,
+  workflowRunTaskType
+} from "./engine.js"
 
 /**
  * The durable workflow engine as a Layer providing effect's `WorkflowEngine`, over the `Broker`.
@@ -63,5 +78,7 @@ export { controlQueueOf, controlQueues, workflowClockTaskType, workflowDeferredT
  * starts, polls, resumes, interrupts and completes deferreds. Options are checked when the layer
  * is built: a bad one fails the build with an InvalidArgument naming it.
  */
-export const layer = (options?: WorkflowLayerOptions): Layer.Layer<WorkflowEngine.WorkflowEngine, InvalidArgument, Broker> =>
+export const layer = (
+  options?: WorkflowLayerOptions
+): Layer.Layer<WorkflowEngine.WorkflowEngine, InvalidArgument, Broker> =>
   Layer.effect(WorkflowEngine.WorkflowEngine, make(options))

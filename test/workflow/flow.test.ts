@@ -5,7 +5,14 @@
  */
 import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FlowClient, type FlowNodeContext, type FlowSpec, type FlowWorker, createFlowClient, runFlowWorker } from "../../src/workflow/index.js"
+import {
+  type FlowClient,
+  type FlowNodeContext,
+  type FlowSpec,
+  type FlowWorker,
+  createFlowClient,
+  runFlowWorker
+} from "../../src/workflow/index.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
 import { waitFor } from "../support/waitFor.js"
 
@@ -102,7 +109,10 @@ describe("the diamond A → (B, C, D) → E", () => {
     const handle = await client.flow(diamond("diamond"))
     expect(handle.id).toBe("diamond")
     const result = await handle.result({ timeoutMs: 20_000 })
-    expect(result.nodes.E).toEqual({ status: "succeeded", result: { results: { B: { n: 20 }, C: { n: 200 }, D: { n: 2000 } }, failures: {} } })
+    expect(result.nodes.E).toEqual({
+      status: "succeeded",
+      result: { results: { B: { n: 20 }, C: { n: 200 }, D: { n: 2000 } }, failures: {} }
+    })
     expect(result.nodes.A).toEqual({ status: "succeeded", result: { n: 2 } })
     expect(["A", "B", "C", "D", "E"].map((n) => runsOf("diamond", n))).toEqual([1, 1, 1, 1, 1])
     const status = await handle.status()
@@ -131,13 +141,22 @@ describe("failure policies", () => {
       ]
     })
     // B has failed while S still runs; then S is let go.
-    await waitFor("B failed while S runs", () => handle.status(), (s) => s.nodes.B?.status === "failed" && runsOf("policy-fail", "S") === 1)
+    await waitFor(
+      "B failed while S runs",
+      () => handle.status(),
+      (s) => s.nodes.B?.status === "failed" && runsOf("policy-fail", "S") === 1
+    )
     gate("policy-fail/S").open()
     const failed = await handle.result({ timeoutMs: 20_000 }).then(
       () => undefined,
       (e: unknown) => e
     )
-    expect(failed).toMatchObject({ _tag: "FlowFailed", flowId: "policy-fail", node: "B", error: { name: "Error", message: "card declined" } })
+    expect(failed).toMatchObject({
+      _tag: "FlowFailed",
+      flowId: "policy-fail",
+      node: "B",
+      error: { name: "Error", message: "card declined" }
+    })
     expect((failed as { message: string }).message).toContain('node "B" failed: Error: card declined')
     expect((failed as { nodes: unknown }).nodes).toEqual({
       A: { status: "succeeded", result: { n: 1 } },
@@ -180,7 +199,10 @@ describe("failure policies", () => {
         ]
       })
     ).result({ timeoutMs: 20_000 })
-    expect(result.nodes.C).toEqual({ status: "succeeded", result: { results: { A: { n: 1 } }, failures: { B: { name: "Error", message: "flaky upstream" } } } })
+    expect(result.nodes.C).toEqual({
+      status: "succeeded",
+      result: { results: { A: { n: 1 } }, failures: { B: { name: "Error", message: "flaky upstream" } } }
+    })
   })
 
   it("a handler that never settles fails its node at its timeout (its signal aborted); a type with no handler fails with NoHandler", async () => {
@@ -194,17 +216,33 @@ describe("failure policies", () => {
         ]
       })
     ).result({ timeoutMs: 20_000 })
-    expect(result.nodes.H).toEqual({ status: "failed", error: { name: "NodeTimeout", message: 'node "H" ran longer than its timeout of 50 ms' } })
+    expect(result.nodes.H).toEqual({
+      status: "failed",
+      error: { name: "NodeTimeout", message: 'node "H" ran longer than its timeout of 50 ms' }
+    })
     expect(result.nodes.N).toMatchObject({ status: "failed", error: { name: "NoHandler" } })
     expect(aborted.has("timeout/H")).toBe(true)
-    expect(result.nodes.C).toMatchObject({ status: "succeeded", result: { results: {}, failures: { H: { name: "NodeTimeout" }, N: { name: "NoHandler" } } } })
+    expect(result.nodes.C).toMatchObject({
+      status: "succeeded",
+      result: { results: {}, failures: { H: { name: "NodeTimeout" }, N: { name: "NoHandler" } } }
+    })
   })
 })
 
 describe("cancel", () => {
   it("a cancelled flow starts no more nodes and ends cancelled", async () => {
-    const handle = await client.flow({ id: "cancelled", nodes: [{ id: "A", type: "gate", payload: 1 }, { id: "B", type: "value", dependsOn: ["A"] }] })
-    await waitFor("A running", () => runsOf("cancelled", "A"), (n) => n === 1)
+    const handle = await client.flow({
+      id: "cancelled",
+      nodes: [
+        { id: "A", type: "gate", payload: 1 },
+        { id: "B", type: "value", dependsOn: ["A"] }
+      ]
+    })
+    await waitFor(
+      "A running",
+      () => runsOf("cancelled", "A"),
+      (n) => n === 1
+    )
     // Cancelled from the worker's own process: the run there knows at once (from another process
     // the notice goes through pub/sub, and A's successor could start before it lands).
     await worker.get("cancelled").cancel()
@@ -239,10 +277,20 @@ describe("creation", () => {
       ]
     })
     expect(e).toMatchObject({ _tag: "InvalidFlow", reason: "cycle" })
-    expect(e?.message).toBe('flow: the nodes depend on each other in a cycle: "B" → "D" → "C" → "B" (each depends on the next)')
+    expect(e?.message).toBe(
+      'flow: the nodes depend on each other in a cycle: "B" → "D" → "C" → "B" (each depends on the next)'
+    )
     expect(e?.node).toBe("B")
-    expect(await refused({ id: "self", nodes: [{ id: "A", type: "value", dependsOn: ["A"] }] })).toMatchObject({ reason: "cycle", node: "A" })
-    expect(await client.get("cyclic").status().catch((x: unknown) => x)).toMatchObject({ _tag: "FlowNotFound", flowId: "cyclic" })
+    expect(await refused({ id: "self", nodes: [{ id: "A", type: "value", dependsOn: ["A"] }] })).toMatchObject({
+      reason: "cycle",
+      node: "A"
+    })
+    expect(
+      await client
+        .get("cyclic")
+        .status()
+        .catch((x: unknown) => x)
+    ).toMatchObject({ _tag: "FlowNotFound", flowId: "cyclic" })
   })
 
   it("an unknown dependency, a duplicate id, no nodes, a bad policy, timeout or payload are refused, each by name", async () => {
@@ -251,18 +299,38 @@ describe("creation", () => {
       node: "A",
       message: 'flow: node "A" depends on "Z", which is not a node of this flow'
     })
-    expect(await refused({ nodes: [{ id: "A", type: "value" }, { id: "A", type: "value" }] })).toMatchObject({ reason: "duplicate-id", node: "A" })
+    expect(
+      await refused({
+        nodes: [
+          { id: "A", type: "value" },
+          { id: "A", type: "value" }
+        ]
+      })
+    ).toMatchObject({ reason: "duplicate-id", node: "A" })
     expect(await refused({ nodes: [] })).toMatchObject({ reason: "empty" })
-    expect(await refused({ nodes: [{ id: "A", type: "value", onFailure: "retry" as "fail" }] })).toMatchObject({ reason: "bad-policy", node: "A" })
-    expect(await refused({ nodes: [{ id: "A", type: "value", timeoutMs: 0 }] })).toMatchObject({ reason: "bad-timeout" })
-    expect(await refused({ nodes: [{ id: "A", type: "value", payload: { big: 1n } }] })).toMatchObject({ reason: "bad-payload" })
+    expect(await refused({ nodes: [{ id: "A", type: "value", onFailure: "retry" as "fail" }] })).toMatchObject({
+      reason: "bad-policy",
+      node: "A"
+    })
+    expect(await refused({ nodes: [{ id: "A", type: "value", timeoutMs: 0 }] })).toMatchObject({
+      reason: "bad-timeout"
+    })
+    expect(await refused({ nodes: [{ id: "A", type: "value", payload: { big: 1n } }] })).toMatchObject({
+      reason: "bad-payload"
+    })
     expect(await refused({ nodes: [{ id: "", type: "value" }] })).toMatchObject({ reason: "bad-node" })
     expect(await refused({ id: "", nodes: [{ id: "A", type: "value" }] })).toMatchObject({ reason: "bad-id" })
   })
 
   it("the same flow id is the same flow: a second start runs nothing, whatever nodes it names", async () => {
     const first = await client.flow({ id: "same", nodes: [{ id: "A", type: "value", payload: "first" }] })
-    const second = await client.flow({ id: "same", nodes: [{ id: "A", type: "value", payload: "second" }, { id: "B", type: "value" }] })
+    const second = await client.flow({
+      id: "same",
+      nodes: [
+        { id: "A", type: "value", payload: "second" },
+        { id: "B", type: "value" }
+      ]
+    })
     expect(second.id).toBe(first.id)
     const [a, b] = await Promise.all([first.result(), second.result()])
     expect(a).toEqual({ nodes: { A: { status: "succeeded", result: "first" } } })
@@ -284,12 +352,24 @@ describe("scale", () => {
   it("1,000 diamonds started at once all complete, each with its own result", async () => {
     const n = 1000
     const started = performance.now()
-    const handles = await Promise.all(Array.from({ length: n }, (_, i) => client.flow({ ...diamond(`many-${i}`), nodes: diamond("").nodes.map((x) => (x.id === "A" ? { ...x, payload: { n: i } } : x)) })))
+    const handles = await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        client.flow({
+          ...diamond(`many-${i}`),
+          nodes: diamond("").nodes.map((x) => (x.id === "A" ? { ...x, payload: { n: i } } : x))
+        })
+      )
+    )
     const results = await Promise.all(handles.map((h) => h.result({ timeoutMs: 110_000 })))
     const seconds = (performance.now() - started) / 1000
     // Reported, not asserted (speed goes in bench/).
     console.log(`flow scale: ${n} diamonds (5 nodes each) started and completed in ${seconds.toFixed(1)} s`)
-    results.forEach((r, i) => expect(r.nodes.E).toEqual({ status: "succeeded", result: { results: { B: { n: i * 10 }, C: { n: i * 100 }, D: { n: i * 1000 } }, failures: {} } }))
+    results.forEach((r, i) =>
+      expect(r.nodes.E).toEqual({
+        status: "succeeded",
+        result: { results: { B: { n: i * 10 }, C: { n: i * 100 }, D: { n: i * 1000 } }, failures: {} }
+      })
+    )
     expect(Array.from({ length: n }, (_, i) => runsOf(`many-${i}`, "A")).every((r) => r === 1)).toBe(true)
   }, 120_000)
 })
