@@ -7,6 +7,7 @@ import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   type FlowClient,
+  type FlowHandlers,
   type FlowNodeContext,
   type FlowSpec,
   type FlowWorker,
@@ -42,6 +43,40 @@ const aborted = new Set<string>()
 
 const num = (v: unknown) => (v as { n: number }).n
 
+/** The node handlers of every worker of this file. */
+const handlers: FlowHandlers = {
+  value: (payload, ctx) => {
+    count(ctx)
+    return payload
+  },
+  times: (payload, ctx) => {
+    count(ctx)
+    return { n: num(ctx.results.A) * (payload as { k: number }).k }
+  },
+  collect: (_payload, ctx) => {
+    count(ctx)
+    return { results: ctx.results, failures: ctx.failures }
+  },
+  boom: async (payload, ctx) => {
+    count(ctx)
+    throw new Error(String(payload))
+  },
+  gate: async (payload, ctx) => {
+    count(ctx)
+    await gate(`${ctx.flowId}/${ctx.nodeId}`).opened
+    return payload
+  },
+  hang: (_payload, ctx) => {
+    count(ctx)
+    return new Promise((_, reject) =>
+      ctx.signal.addEventListener("abort", () => {
+        aborted.add(`${ctx.flowId}/${ctx.nodeId}`)
+        reject(new Error("aborted"))
+      })
+    )
+  }
+}
+
 let worker: FlowWorker
 let client: FlowClient
 let c: IORedis
@@ -49,41 +84,13 @@ let c: IORedis
 beforeAll(async () => {
   await flushTestDb()
   c = rawClient()
-  worker = await runFlowWorker(
-    {
-      value: (payload, ctx) => {
-        count(ctx)
-        return payload
-      },
-      times: (payload, ctx) => {
-        count(ctx)
-        return { n: num(ctx.results.A) * (payload as { k: number }).k }
-      },
-      collect: (_payload, ctx) => {
-        count(ctx)
-        return { results: ctx.results, failures: ctx.failures }
-      },
-      boom: async (payload, ctx) => {
-        count(ctx)
-        throw new Error(String(payload))
-      },
-      gate: async (payload, ctx) => {
-        count(ctx)
-        await gate(`${ctx.flowId}/${ctx.nodeId}`).opened
-        return payload
-      },
-      hang: (_payload, ctx) => {
-        count(ctx)
-        return new Promise((_, reject) =>
-          ctx.signal.addEventListener("abort", () => {
-            aborted.add(`${ctx.flowId}/${ctx.nodeId}`)
-            reject(new Error("aborted"))
-          })
-        )
-      }
-    },
-    { redis: testRedisUrl(), queue, concurrency: 50, logLevel: "Error", engine: { server: { shutdownTimeoutMs: 500 } } }
-  )
+  worker = await runFlowWorker(handlers, {
+    redis: testRedisUrl(),
+    queue,
+    concurrency: 50,
+    logLevel: "Error",
+    engine: { server: { shutdownTimeoutMs: 500 } }
+  })
   client = createFlowClient({ redis: testRedisUrl(), queue })
 })
 
@@ -372,4 +379,42 @@ describe("scale", () => {
     )
     expect(Array.from({ length: n }, (_, i) => runsOf(`many-${i}`, "A")).every((r) => r === 1)).toBe(true)
   }, 120_000)
+})
+
+describe("durability", () => {
+  it("a flow outlives its worker: another worker finishes it, and the nodes recorded before do not run again", async () => {
+    const options = {
+      redis: testRedisUrl(),
+      queue: "flowcrash",
+      logLevel: "Error",
+      engine: { server: { shutdownTimeoutMs: 200 } }
+    } as const
+    const first = await runFlowWorker(handlers, options)
+    let second: FlowWorker | undefined
+    try {
+      await first.flow({
+        id: "outlives",
+        nodes: [
+          { id: "A", type: "value", payload: { n: 3 } },
+          { id: "B", type: "gate", payload: "b", dependsOn: ["A"] },
+          { id: "C", type: "collect", dependsOn: ["B"] }
+        ]
+      })
+      // The first worker goes away while B runs (its handler never settles there).
+      await waitFor(
+        "B running on the first worker",
+        () => runsOf("outlives", "B"),
+        (n) => n === 1
+      )
+      await first.close()
+      gate("outlives/B").open()
+      second = await runFlowWorker(handlers, options)
+      const result = await second.get("outlives").result({ timeoutMs: 20_000 })
+      expect(result.nodes.C).toEqual({ status: "succeeded", result: { results: { B: "b" }, failures: {} } })
+      expect([runsOf("outlives", "A"), runsOf("outlives", "B"), runsOf("outlives", "C")]).toEqual([1, 2, 1])
+    } finally {
+      await first.close()
+      await second?.close()
+    }
+  })
 })
