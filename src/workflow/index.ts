@@ -9,6 +9,9 @@
  *   import * as DurableWorkflows from "effect-asynq/workflow"
  *   const Engine = DurableWorkflows.layer().pipe(Layer.provide(Broker.layer), Layer.provide(Redis.layer({ url })))
  *   const Worker = SendEmail.toLayer(({ to }) => ...).pipe(Layer.provideMerge(Engine))
+ *
+ * `flow()` for Promise users: `createFlowClient().flow({ nodes })` starts a DAG of tasks (shared
+ * nodes allowed, a failure policy per node) that `runFlowWorker(handlers)` runs on this engine.
  */
 import * as Layer from "effect/Layer"
 import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
@@ -17,6 +20,48 @@ import type { InvalidArgument } from "../broker/errors.js"
 import { make, type WorkflowLayerOptions } from "./engine.js"
 
 export { completeDeferred, type ControlQueueOptions, createDeferredClient, type DeferredClient } from "./deferred.js"
+export {
+  type AwaitFlowOptions,
+  awaitFlow,
+  cancelFlow,
+  defaultAwaitFlowTimeoutMs,
+  defaultNodeTimeoutMs,
+  FlowFailed,
+  type FlowFailurePolicy,
+  type FlowHandlers,
+  type FlowNode,
+  type FlowNodeContext,
+  type FlowNodeError,
+  type FlowNodeHandler,
+  type FlowNodeOutcome,
+  type FlowNodeStatus,
+  FlowNotFound,
+  type FlowQueueOptions,
+  type FlowResult,
+  type FlowSpec,
+  type FlowStatus,
+  FlowTimeout,
+  type FlowWorkerOptions,
+  flowExecutionId,
+  flowStatus,
+  flowWorker,
+  flowWorkflow,
+  flowWorkflowName,
+  InvalidFlow,
+  type InvalidFlowReason,
+  maxFlowNodes,
+  startFlow,
+  validateFlow
+} from "./flow.js"
+export {
+  createFlowClient,
+  type FlowClient,
+  type FlowClientOptions,
+  type FlowHandle,
+  type FlowWorker,
+  type RunFlowWorkerOptions,
+  runFlowWorker
+} from "./flowClient.js"
 export {
   controlQueueOf,
   controlQueues,
