@@ -51,9 +51,9 @@ export const clusterRestart = async (): Promise<ReadonlyArray<ChaosRow>> => {
   const shown = times.map((t) => (t === undefined ? "never" : `${fmt(t / 1000, 1)} s`)).join(", ")
   return [
     {
-      fault: "every node of a 3+3 Redis Cluster killed for 3 s, then restarted (2 rounds)",
+      fault: "every node of a 3+3 Redis Cluster killed for 3 s, then restarted (twice)",
       figure: `processing again ${shown} after the restart`,
-      expectation: `≤ ${limitMs / 1000} s each round, with no restart of the worker or client`,
+      expectation: `≤ ${limitMs / 1000} s each time, with no restart of the worker or client`,
       pass: times.every((t) => t !== undefined && t <= limitMs)
     }
   ]
