@@ -87,18 +87,25 @@ export interface ForwardUntilOptions {
  * forwards what is due, and so on until `untilMs`. Returns what all its passes did together.
  */
 export const forwardUntil = Effect.fn("Processor.forwardUntil")(function* (options: ForwardUntilOptions) {
-  let moved = 0
-  const byQueue: Record<string, number> = {}
-  const failedQueues: Array<QueueFailure> = []
-  let more: ReadonlyArray<string> = []
-  let nextDueAtMs = options.nextDueAtMs
+  let total: ForwardSummary = {
+    moved: 0,
+    byQueue: {},
+    more: [],
+    failedQueues: [],
+    nextDueAtMs: options.nextDueAtMs
+  }
   for (;;) {
     const nowMs = yield* Clock.currentTimeMillis
     if (nowMs >= options.untilMs) break
     const sleepMs =
-      more.length > 0
+      total.more.length > 0
         ? 0
-        : sleepUntilDueMs({ dueAtMs: nextDueAtMs, nowMs, intervalMs: options.intervalMs, floorMs: forwarderFloorMs })
+        : sleepUntilDueMs({
+            dueAtMs: total.nextDueAtMs,
+            nowMs,
+            intervalMs: options.intervalMs,
+            floorMs: forwarderFloorMs
+          })
     const wakeAtMs = Math.min(nowMs + sleepMs, options.untilMs)
     if (wakeAtMs > nowMs) yield* Effect.sleep(Duration.millis(wakeAtMs - nowMs))
     const r = yield* forwardPass({
@@ -106,14 +113,23 @@ export const forwardUntil = Effect.fn("Processor.forwardUntil")(function* (optio
       rounds: "one",
       ...(options.batch !== undefined ? { batch: options.batch } : {})
     })
-    moved += r.moved
-    for (const [q, n] of Object.entries(r.byQueue)) byQueue[q] = (byQueue[q] ?? 0) + n
-    failedQueues.push(...r.failedQueues)
-    more = r.more
-    nextDueAtMs = r.nextDueAtMs
+    total = forwardedThen(total, r)
   }
-  return { moved, byQueue, more, failedQueues, nextDueAtMs } satisfies ForwardSummary as ForwardSummary
+  return total
 })
+
+/** Two forward summaries as one: the counts added up, what may be left and the next due time from the later. */
+export const forwardedThen = (earlier: ForwardSummary, later: ForwardSummary): ForwardSummary => {
+  const byQueue: Record<string, number> = { ...earlier.byQueue }
+  for (const [q, n] of Object.entries(later.byQueue)) byQueue[q] = (byQueue[q] ?? 0) + n
+  return {
+    moved: earlier.moved + later.moved,
+    byQueue,
+    more: later.more,
+    failedQueues: [...earlier.failedQueues, ...later.failedQueues],
+    nextDueAtMs: later.nextDueAtMs
+  }
+}
 
 /**
  * The forwarder's wake-ups from other processes: `announce(dueMs)` (a task due then was written to

@@ -11,7 +11,7 @@ import type { Broker } from "../broker/Broker.js"
 import type { QueueFailure } from "../steps/queueFailures.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import { aggregatePass, type AggregateSummary, type AggregationConfig } from "./aggregator.js"
-import { forwardPass, type ForwardSummary, forwardUntil } from "./forwarder.js"
+import { forwardPass, type ForwardSummary, forwardUntil, forwardedThen } from "./forwarder.js"
 import { janitorPass, type JanitorSummary } from "./janitor.js"
 import { recoverPass, type RecoverSummary } from "./recoverer.js"
 
@@ -70,21 +70,6 @@ const messageOf = (e: unknown): string =>
 /** While a tick stays to forward on time, the longest sleep between two looks. */
 export const defaultForwardIntervalMs = 1000
 
-/** The tick's forward summary: its pass, then what it moved while it stayed (when it did). */
-const joinForwarded = (pass: ForwardSummary | null, stayed: ForwardSummary | null): ForwardSummary | null => {
-  if (stayed === null) return pass
-  if (pass === null) return stayed
-  const byQueue: Record<string, number> = { ...pass.byQueue }
-  for (const [q, n] of Object.entries(stayed.byQueue)) byQueue[q] = (byQueue[q] ?? 0) + n
-  return {
-    moved: pass.moved + stayed.moved,
-    byQueue,
-    more: stayed.more,
-    failedQueues: [...pass.failedQueues, ...stayed.failedQueues],
-    nextDueAtMs: stayed.nextDueAtMs
-  }
-}
-
 /** One maintenance tick: forward due scheduled/retry tasks, recover expired leases, aggregate ready groups, delete expired completed tasks. */
 export const maintenanceTick = Effect.fn("Processor.maintenanceTick")(function* (config: MaintenanceConfig) {
   const errors: Array<{ step: string; message: string; queue?: string }> = []
@@ -135,7 +120,7 @@ export const maintenanceTick = Effect.fn("Processor.maintenanceTick")(function* 
   // A summary with its own `errors` (a scheduler tick's failed occurrences) fails the tick too.
   for (const e of errorsIn(extra)) errors.push({ step: "extra", message: e })
   const summary: TickSummary = {
-    forwarded: joinForwarded(forwarded, stayed),
+    forwarded: stayed === null ? forwarded : forwarded === null ? stayed : forwardedThen(forwarded, stayed),
     recovered,
     aggregated,
     janitor: cleaned,
