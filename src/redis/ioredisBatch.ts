@@ -23,32 +23,48 @@ import { type LuaName, luaScript } from "./scripts.js"
 import type { RedisClient } from "./Redis.js"
 import type { BatchReply, ScriptBatchOptions, ScriptCall } from "./transport.js"
 
-/** One call of a batch, alone: EVAL with the source or EVALSHA (loading the script on NOSCRIPT); LOADING is waited out. */
-const single = (ctx: ServiceContext, c: RedisClient, call: ScriptCall, buffers: boolean): Promise<BatchReply> =>
-  whileLoading(() => singleAttempt(ctx, c, call, buffers), ctx.loadingWait).then(
-    (value): BatchReply => ({ ok: true, value }),
-    (err: unknown): BatchReply => ({ ok: false, error: scriptError(ctx, call.script, err) })
-  )
+/** A reply that succeeded (one shared function: no closure per call). */
+const okReply = (value: unknown): BatchReply => ({ ok: true, value })
 
-const singleAttempt = async (
+/**
+ * One call of a batch, alone: EVAL with the source or EVALSHA (loading the script on NOSCRIPT);
+ * LOADING is waited out (`wait`, started at the first LOADING answer). The usual case (the script
+ * is cached, the server answers) is one EVALSHA and one handler on its Promise: the NOSCRIPT and
+ * LOADING handling is only reached from its rejection.
+ */
+const single = (
   ctx: ServiceContext,
   c: RedisClient,
   call: ScriptCall,
-  buffers: boolean
-): Promise<unknown> => {
-  const s = luaScript(call.script)
-  if (sendSource(ctx, call.script)) {
-    const argv = evalshaArgs(s.source, call.keys, call.args)
-    const value = buffers ? await c.callBuffer("EVAL", ...argv) : await c.call("EVAL", ...argv)
-    ctx.loaded.add(call.script)
-    return value
+  buffers: boolean,
+  wait?: LoadingWait
+): Promise<BatchReply> => {
+  const failed = (err: unknown): BatchReply | Promise<BatchReply> => {
+    if (!isLoadingReply(err)) return { ok: false, error: scriptError(ctx, call.script, err) }
+    const w = wait ?? ctx.loadingWait()
+    return w(err as Error).then(
+      () => single(ctx, c, call, buffers, w),
+      (final: unknown): BatchReply => ({ ok: false, error: scriptError(ctx, call.script, final) })
+    )
   }
   try {
-    return await evalsha(ctx, c, s.sha, call.keys, call.args, buffers)
+    const s = luaScript(call.script)
+    if (sendSource(ctx, call.script)) {
+      const argv = evalshaArgs(s.source, call.keys, call.args)
+      return (buffers ? c.callBuffer("EVAL", ...argv) : c.call("EVAL", ...argv)).then((value) => {
+        ctx.loaded.add(call.script)
+        return okReply(value)
+      }, failed)
+    }
+    return evalsha(ctx, c, s.sha, call.keys, call.args, buffers).then(okReply, (err: unknown) =>
+      isNoScript(err)
+        ? loadFor(c, s.source, [call])
+            .then(() => evalsha(ctx, c, s.sha, call.keys, call.args, buffers))
+            .then(okReply, failed)
+        : failed(err)
+    )
   } catch (err) {
-    if (!isNoScript(err)) throw err
-    await loadFor(c, s.source, [call])
-    return await evalsha(ctx, c, s.sha, call.keys, call.args, buffers)
+    return Promise.resolve(failed(err))
   }
 }
 
@@ -142,7 +158,23 @@ const sortAnswers = (
 }
 
 /** One pipeline of calls (of one slot on a cluster), each call its own reply; NOSCRIPT calls are sent again once. */
-const pipelined = async (
+const pipelined = (
+  ctx: ServiceContext,
+  c: RedisClient,
+  calls: ReadonlyArray<ScriptCall>,
+  buffers: boolean,
+  replies: Array<BatchReply>,
+  at: ReadonlyArray<number> | undefined
+): Promise<void> =>
+  // One call: a plain EVALSHA (a pipeline costs more CPU for no gain), without the pipeline's state.
+  calls.length === 1
+    ? single(ctx, c, calls[0]!, calls[0]!.buffers ?? buffers).then((reply) => {
+        replies[at ? at[0]! : 0] = reply
+      })
+    : pipelinedMany(ctx, c, calls, buffers, replies, at)
+
+/** `pipelined` for two calls or more. */
+const pipelinedMany = async (
   ctx: ServiceContext,
   c: RedisClient,
   calls: ReadonlyArray<ScriptCall>,
@@ -150,11 +182,6 @@ const pipelined = async (
   replies: Array<BatchReply>,
   at: ReadonlyArray<number> | undefined
 ) => {
-  // One call: a plain EVALSHA (a pipeline costs more CPU for no gain).
-  if (calls.length === 1) {
-    replies[at ? at[0]! : 0] = await single(ctx, c, calls[0]!, calls[0]!.buffers ?? buffers)
-    return
-  }
   const fail: Fail = (i, err) =>
     (replies[at ? at[i]! : i] = { ok: false, error: scriptError(ctx, calls[i]!.script, err) })
   let pending = calls.map((_, i) => i)

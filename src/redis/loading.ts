@@ -39,14 +39,13 @@ export const loadingWaiter = (target: string, budgetMs: number) => (): LoadingWa
   }
 }
 
-/** Runs `send` again while it fails with a LOADING answer, within the wait `start` begins. */
-export const whileLoading = <A>(send: () => Promise<A>, start: () => LoadingWait): Promise<A> => {
-  let wait: LoadingWait | undefined
-  const attempt = (): Promise<A> =>
-    send().catch((e: unknown) => {
-      if (!isLoadingReply(e)) throw e
-      wait ??= start()
-      return wait(e as Error).then(attempt)
-    })
-  return attempt()
-}
+/**
+ * Runs `send` again while it fails with a LOADING answer, within the wait `start` begins (`wait`:
+ * the one already started). A call that succeeds costs one rejection handler, nothing more.
+ */
+export const whileLoading = <A>(send: () => Promise<A>, start: () => LoadingWait, wait?: LoadingWait): Promise<A> =>
+  send().catch((e: unknown) => {
+    if (!isLoadingReply(e)) throw e
+    const w = wait ?? start()
+    return w(e as Error).then(() => whileLoading(send, start, w))
+  })
