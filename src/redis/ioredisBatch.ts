@@ -6,7 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { ChainableCommander } from "ioredis"
-import { isLoadingReply, type LoadingWait, whileLoading } from "./loading.js"
+import { isLoadingReply, type LoadingWait } from "./loading.js"
 import {
   type ServiceContext,
   bounded,
