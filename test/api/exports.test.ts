@@ -3,7 +3,7 @@
  * lists, no internals (codec helpers, ioredis plumbing, untraced variants), and no exported function
  * name shared by two different things across the package's entry points.
  */
-import { readdirSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 
@@ -70,22 +70,23 @@ describe("effect-asynq's root exports", () => {
   })
 
   it("no function name is exported for two different things by any entry point", async () => {
-    const files = [
-      "src/index.ts",
-      "src/client.ts",
-      "adapters/worker/index.ts",
-      "adapters/serverless/index.ts",
-      "src/inspector/index.ts",
-      "src/scheduler/index.ts",
-      "src/wire/index.ts",
-      "adapters/dashboard/index.ts",
-      ...readdirSync(`${root}/adapters/aws-lambda`)
-        .filter((f) => f.endsWith(".ts"))
-        .map((f) => `adapters/aws-lambda/${f}`),
-      ...readdirSync(`${root}/adapters/gcp-functions`)
-        .filter((f) => f.endsWith(".ts"))
-        .map((f) => `adapters/gcp-functions/${f}`)
-    ]
+    // Every entry point package.json exports (its source file), so a new one cannot be left out.
+    const pkg = JSON.parse(readFileSync(`${root}/package.json`, "utf8")) as {
+      exports: Record<string, string | { default?: string }>
+    }
+    const files = Object.values(pkg.exports).flatMap((target) => {
+      const js = typeof target === "string" ? target : target.default
+      return js?.startsWith("./dist/") && js.endsWith(".js") ? [js.slice("./dist/".length, -".js".length) + ".ts"] : []
+    })
+    expect(files).toContain("src/workflow/index.ts")
+    expect(files).toContain("adapters/aws-lambda/dashboardHandler.ts")
+    // Deliberate: the same API under another entry point, where the import path says which one.
+    const sameApiElsewhere = new Set([
+      // effect-asynq/edge's client: createClient's API over an HTTP (REST) gateway
+      "createClient: src/client.ts createClient vs src/edge/index.ts createClient",
+      // effect-asynq/workflow's engine layer, as Effect modules name a module's Layer
+      "layer: src/index.ts Server. layer vs src/workflow/index.ts layer"
+    ])
     const seen = new Map<string, { value: unknown; where: string }>()
     const clashes: Array<string> = []
     for (const file of files) {
@@ -97,6 +98,6 @@ describe("effect-asynq's root exports", () => {
         else if (first.value !== e.value) clashes.push(`${e.name}: ${first.where} vs ${e.where}`)
       }
     }
-    expect(clashes).toEqual([])
+    expect(clashes.filter((c) => !sameApiElsewhere.has(c))).toEqual([])
   }, 60_000)
 })
