@@ -100,7 +100,8 @@ describe("an execution in detail", () => {
         { name: "lookup", attempt: 1, status: "done", result: 42 },
         { name: "reject", attempt: 1, status: "failed", error: "out of stock" }
       ],
-      deferreds: [],
+      // Recorded as the run suspended: the deferred it waits on.
+      deferreds: [{ name: "approval", status: "waiting" }],
       clocks: []
     })
     expect(sleeping.deferreds).toEqual([{ name: "approval", status: "done", value: { by: "ann" } }])
