@@ -155,7 +155,7 @@ export const readResult = (
       ? { outcome: "success", error: undefined }
       : { outcome: "failure", error: causeText(r.exit?.cause) }
   if (r._tag === "Suspended")
-    return { outcome: "suspended", error: r.cause === undefined ? undefined : causeText(r.cause) }
+    return { outcome: "suspended", error: r.cause === undefined || r.cause === null ? undefined : causeText(r.cause) }
   return { outcome: undefined, error: undefined }
 }
 

@@ -198,6 +198,8 @@ describe("effect-asynq workflow", { timeout: 120_000 }, () => {
     const v = exit.value
     expect(v.first.code).toBe(0)
     expect(v.first.stdout).toMatch(/^state:\s+suspended$/m)
+    // A plain suspension is no error.
+    expect(v.first.stdout).toMatch(/^error:\s+-$/m)
     expect(v.first.stdout).toMatch(/^Deferreds:\nNAME\s+STATUS\s+VALUE \/ ERROR$/m)
     expect(v.first.stdout).toMatch(/^open\s+waiting\s+-$/m)
     expect(JSON.parse(v.firstJson.stdout).deferreds).toEqual([{ name: "open", status: "waiting" }])
