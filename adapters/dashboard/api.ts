@@ -1,7 +1,8 @@
 /**
  * The dashboard's JSON API: asynqmon's routes and shapes (GET /api/queues, /api/queues/{q},
  * /api/queues/{q}/{state}_tasks, …, the action routes with asynqmon's `:run`, `:archive_all`,
- * `:batch_delete` suffixes) and /metrics, each an Effect over the inspector. Whether actions are
+ * `:batch_delete` suffixes), our own routes (a queue's limit; durable workflows under /api/workflows,
+ * in the inspector's shapes) and /metrics, each an Effect over the inspector. Whether actions are
  * allowed is decided by the handler (see handler.ts): this file only says which routes are actions.
  */
 import * as Clock from "effect/Clock"
