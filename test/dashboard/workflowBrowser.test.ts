@@ -2,7 +2,7 @@
  * The dashboard's workflow pages in a real headless browser (Debian's chromium driven by
  * playwright-core), on executions made by the real engine in a worker process (workflowFixture.ts):
  * the Workflows page lists the workflows, a workflow's page its executions (complete, failed,
- * waiting); the failed one's page shows its steps and error, and with actions allowed Resume
+ * waiting); the failed one's page shows its steps and error, a running one its active run, and with actions allowed Resume
  * retries it until it completes; the waiting one shows its deferred as waiting; a read-only
  * dashboard shows no action buttons and its API refuses the action.
  * Skipped, saying so, only where /usr/bin/chromium is missing (`.ci/run` installs it).
@@ -179,6 +179,29 @@ describe.skipIf(!hasChromium)("dashboard workflow pages in headless Chromium", {
     expect(await page.innerText("[data-testid=exec-result]")).toContain("reserved o-2, charged, shipped")
     expect(await page.locator("button").count()).toBe(0)
     await shot(page, "workflow-execution.png")
+    expect(page.failures).toEqual([])
+    await page.close()
+  })
+
+  it("a running execution: its recorded activity done, and a running row for the active run (linked to its run task)", async () => {
+    const id = await data.startHold("o-5")
+    const page = await open(readOnly, `#/workflows/Shop.Order/${id}`)
+    expect(await page.innerText("[data-testid=exec-state]")).toBe("running")
+    const rows = await page.locator("[data-testid=activities-table] tbody tr").allInnerTexts()
+    expect(rows).toEqual([
+      expect.stringMatching(/^reserve\s+1\s+done\s+"reserved o-5"$/),
+      expect.stringMatching(/^\(the active run\)\s+—\s+running\s+activities not recorded yet are running in it$/)
+    ])
+    const runTask = (await data.detail(id)).runTaskId!
+    expect(await page.innerText(`a[href="#/tasks/workflow%3AShop.Order/${runTask}"]`)).toBe(runTask)
+    await data.release()
+    await data.until(id, (x) => x.state === "complete", "the released order complete")
+    await page.reload()
+    await page.waitForSelector("main[data-ready]")
+    expect(await page.locator("[data-testid=activities-table] tbody tr").allInnerTexts()).toEqual([
+      expect.stringMatching(/^pack\s+1\s+done\s+"packed"$/),
+      expect.stringMatching(/^reserve\s+1\s+done\s+"reserved o-5"$/)
+    ])
     expect(page.failures).toEqual([])
     await page.close()
   })

@@ -15,7 +15,7 @@ import { brokerLayer } from "../../src/runtime/promiseRuntime.js"
 import { rawClient } from "../support/redis.js"
 import { waitFor } from "../support/waitFor.js"
 import { engineLayer, makeRuntime } from "../workflow/support.js"
-import { Approval, fixedKey, Order, Refund } from "./fixtures/orderWorkflow.js"
+import { Approval, fixedKey, Order, Refund, releaseKey } from "./fixtures/orderWorkflow.js"
 
 const root = fileURLToPath(new URL("../../", import.meta.url))
 
@@ -32,6 +32,10 @@ export interface WorkflowData {
   ) => Promise<WorkflowExecutionInfo>
   /** Lets a failed order's next run succeed. */
   readonly fixCard: () => Promise<void>
+  /** Starts a `hold` order and waits until its run is busy packing (state running); its id. */
+  readonly startHold: (order: string) => Promise<string>
+  /** Ends every `hold` order's packing. */
+  readonly release: () => Promise<void>
   /** Completes the waiting order's approval. */
   readonly approve: (by: string) => Promise<void>
   /** What the worker process wrote. */
@@ -96,6 +100,18 @@ export const arrangeWorkflowData = async (url: string): Promise<WorkflowData> =>
       ids: { done, failed, waiting, refund },
       detail,
       until,
+      startHold: async (order) => {
+        const id = await starter.runPromise(Order.execute({ order, kind: "hold" }, { discard: true }))
+        await until(
+          id,
+          (x) => x.state === "running" && x.activities.some((a) => a.name === "reserve"),
+          "the hold order running (packing)"
+        )
+        return id
+      },
+      release: async () => {
+        await raw.set(releaseKey, "1")
+      },
       fixCard: async () => {
         await raw.set(fixedKey, "1")
       },
