@@ -19,25 +19,28 @@
 -- ARGV[8]  control queue name
 -- ARGV[9]  the done message published on completion: <queue> "\n" <execution id>
 -- ARGV[10] how long a complete execution is kept, in ms ("0": kept until deleted)
+-- ARGV[11] suspended: the deferreds the run waits on (a JSON array of names, or ""), kept in the
+--          hash's "waiting" field for the inspector; a complete execution waits on none
 -- Returns  1  recorded (complete; or suspended with no wake pending)
 --          2  suspended, and a wake came during the run: the next run is enqueued
 --          0  not the execution's current run task (nothing written)
 --- @include "includes/enqueueRun.lua"
 local execKey, taskKeyPrefix, pendingKey = unpack(KEYS)
-local runId, outcome, result, failed, nextRunId, nextMsg, pendingSince, queueName, doneMessage, retentionMs = unpack(ARGV)
+local runId, outcome, result, failed, nextRunId, nextMsg, pendingSince, queueName, doneMessage, retentionMs, waiting =
+  unpack(ARGV)
 if redis.call("HGET", execKey, "task") ~= runId then
   return 0
 end
 if outcome == "complete" then
   redis.call("HSET", execKey, "state", "complete", "result", result)
-  redis.call("HDEL", execKey, "task", "wake", "failed")
+  redis.call("HDEL", execKey, "task", "wake", "failed", "waiting")
   if tonumber(retentionMs) > 0 then
     redis.call("PEXPIRE", execKey, retentionMs)
   end
   redis.call("PUBLISH", "effect-asynq:wf:done", doneMessage)
   return 1
 end
-redis.call("HSET", execKey, "state", "suspended", "result", result)
+redis.call("HSET", execKey, "state", "suspended", "result", result, "waiting", waiting or "")
 if failed == "1" then
   redis.call("HSET", execKey, "failed", "1")
 else

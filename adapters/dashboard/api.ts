@@ -1,7 +1,8 @@
 /**
  * The dashboard's JSON API: asynqmon's routes and shapes (GET /api/queues, /api/queues/{q},
  * /api/queues/{q}/{state}_tasks, …, the action routes with asynqmon's `:run`, `:archive_all`,
- * `:batch_delete` suffixes) and /metrics, each an Effect over the inspector. Whether actions are
+ * `:batch_delete` suffixes), our own routes (a queue's limit; durable workflows under /api/workflows,
+ * in the inspector's shapes) and /metrics, each an Effect over the inspector. Whether actions are
  * allowed is decided by the handler (see handler.ts): this file only says which routes are actions.
  */
 import * as Clock from "effect/Clock"
@@ -33,6 +34,15 @@ import type { BulkState } from "../../src/inspector/types.js"
 import { parseRate, type QueueLimit, type RatePeriod } from "../../src/steps/queueLimit.js"
 import { prometheusContentType, queueMetricsText } from "../../src/observability/queueMetrics.js"
 import type { WorkerDetails } from "../../src/inspector/serverTypes.js"
+import { getWorkflowExecution } from "../../src/inspector/getWorkflowExecution.js"
+import { workflowExecutionsPage } from "../../src/inspector/listWorkflowExecutions.js"
+import { cancelWorkflowExecution, resumeWorkflowExecution } from "../../src/inspector/workflowActions.js"
+import {
+  type ExecutionStateFilter,
+  executionStateFilters,
+  listWorkflows,
+  type WorkflowInspectOptions
+} from "../../src/inspector/workflowTypes.js"
 import type { TaskState } from "../../src/wire/keys.js"
 import {
   dailyStats,
@@ -290,7 +300,103 @@ const cancelAllActive = (queue: string) =>
     }
   })
 
+/**
+ * Where the workflows' executions are (the engine layer's `queue` and `shards`): `?prefix=` (default
+ * "workflow") and `?shards=` (default: the control queues registered in asynq:queues), as the CLI's
+ * `--prefix` and `--shards`.
+ */
+const workflowWhere = (url: URL) =>
+  Effect.gen(function* () {
+    const prefix = url.searchParams.get("prefix")
+    const shards = url.searchParams.get("shards")
+    if (shards !== null && shards !== "" && !/^\d+$/.test(shards))
+      return yield* new InvalidArgument({
+        field: "shards",
+        message: `shards must be a whole number from 1 to 1024, got ${shards}`
+      })
+    return {
+      queue: prefix === null || prefix === "" ? "workflow" : prefix,
+      shards: shards === null || shards === "" ? undefined : Number(shards)
+    } satisfies WorkflowInspectOptions
+  })
+
+/** `?state=`: one of the listing's state filters, or none. */
+const stateFilter = (url: URL) =>
+  Effect.gen(function* () {
+    const state = url.searchParams.get("state")
+    if (state === null || state === "") return undefined
+    if (!(executionStateFilters as ReadonlyArray<string>).includes(state))
+      return yield* new InvalidArgument({
+        field: "state",
+        message: `state must be one of ${executionStateFilters.join(", ")}, got ${JSON.stringify(state)}`
+      })
+    return state as ExecutionStateFilter
+  })
+
+/** The workflow routes (ours, not asynqmon's): workflows, a page of executions, one execution, resume and cancel. */
+const workflowRoutes: ReadonlyArray<Route> = [
+  {
+    method: "GET",
+    pattern: /^\/api\/workflows$/,
+    action: false,
+    handle: ({ url }) =>
+      Effect.gen(function* () {
+        const where = yield* workflowWhere(url)
+        const workflows = yield* listWorkflows({ queue: where.queue })
+        return json({ prefix: where.queue, workflows })
+      })
+  },
+  {
+    method: "GET",
+    pattern: new RegExp(`^/api/workflows/${Q}/executions$`),
+    action: false,
+    handle: ({ params, url }) =>
+      Effect.gen(function* () {
+        const workflow = decode(params[0]!)
+        const where = yield* workflowWhere(url)
+        const paging = yield* pageOptions(url)
+        const state = yield* stateFilter(url)
+        const page = yield* workflowExecutionsPage(workflow, {
+          ...where,
+          ...paging,
+          ...(state === undefined ? {} : { state })
+        })
+        return json({ workflow, ...page })
+      })
+  },
+  {
+    method: "GET",
+    pattern: new RegExp(`^/api/workflows/${Q}/executions/${Q}$`),
+    action: false,
+    handle: ({ params, url }) =>
+      Effect.gen(function* () {
+        const where = yield* workflowWhere(url)
+        return json(yield* getWorkflowExecution(decode(params[0]!), decode(params[1]!), where))
+      })
+  },
+  ...(
+    [
+      ["resume", resumeWorkflowExecution],
+      ["cancel", cancelWorkflowExecution]
+    ] as const
+  ).map(
+    ([verb, op]): Route => ({
+      method: "POST",
+      pattern: new RegExp(`^/api/workflows/${Q}/executions/([^/]+):${verb}$`),
+      action: true,
+      handle: ({ params, url }) =>
+        Effect.gen(function* () {
+          const workflow = decode(params[0]!)
+          const where = yield* workflowWhere(url)
+          const result = yield* op(workflow, decode(params[1]!), where)
+          return json({ workflow, action: verb, ...result })
+        })
+    })
+  )
+]
+
 export const routes: ReadonlyArray<Route> = [
+  ...workflowRoutes,
   {
     method: "GET",
     pattern: /^\/api\/queues$/,

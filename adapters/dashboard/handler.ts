@@ -30,7 +30,7 @@ export interface DashboardOptions {
    * by the dashboard), or a Layer providing the Redis service (e.g. `Redis.layer({ cluster })`).
    */
   readonly redis?: RedisOptions | string | RedisClient | Layer.Layer<Redis, unknown>
-  /** Allow the actions (run, archive, delete, cancel, pause/resume, bulk, setting and clearing queue limits). Default false: read-only. */
+  /** Allow the actions (run, archive, delete, cancel, pause/resume, bulk, setting and clearing queue limits, resuming and cancelling workflow executions). Default false: read-only. */
   readonly allowActions?: boolean
   /** When set, every request must carry this token (Bearer header, or the cookie the login form sets; see README). */
   readonly token?: string
@@ -70,6 +70,7 @@ export interface DashboardConfig {
 const errorStatus: Record<string, number> = {
   QueueNotFound: 404,
   TaskNotFound: 404,
+  ExecutionNotFound: 404,
   InvalidArgument: 400,
   NotACluster: 400,
   InvalidState: 409,
@@ -102,7 +103,7 @@ const readOnlyRefusal = () =>
       error: {
         code: "ActionsDisabled",
         message:
-          "this dashboard is read-only: actions (run, archive, delete, cancel, pause, queue limits) are refused; start it with --allow-actions (or allowActions: true) to allow them"
+          "this dashboard is read-only: actions (run, archive, delete, cancel, pause, queue limits, workflow resume and cancel) are refused; start it with --allow-actions (or allowActions: true) to allow them"
       }
     },
     403

@@ -18,6 +18,8 @@ export interface WorkflowRunEndInput extends NextRun {
   readonly failed: boolean
   /** Keep a complete execution this long (ms); 0: until deleted. */
   readonly retentionMs: number
+  /** Suspended: the names of the deferreds the run waits on (recorded for the inspector; none when left out). */
+  readonly waiting?: ReadonlyArray<string> | undefined
 }
 
 /** What the end did: recorded; recorded and the next run enqueued (a wake came during the run); or nothing (a leftover run). */
@@ -42,7 +44,8 @@ export const workflowRunEndScript = defineScript<WorkflowRunEndInput, WorkflowRu
     i.pendingSince,
     i.queue,
     `${i.queue}\n${i.executionId}`,
-    Math.max(0, Math.ceil(i.retentionMs))
+    Math.max(0, Math.ceil(i.retentionMs)),
+    i.waiting === undefined || i.waiting.length === 0 ? "" : JSON.stringify(i.waiting)
   ],
   decode: (reply) =>
     Result.flatMap(integerReply("workflowRunEnd", reply), (n) =>

@@ -24,6 +24,12 @@ const parseJson = (s: string | undefined): unknown => {
   }
 }
 
+/** The names in an execution's "waiting" field (a JSON array, or "" / absent: none). */
+const waitingNames = (s: string | undefined): ReadonlyArray<string> => {
+  const v = parseJson(s)
+  return Array.isArray(v) ? v.filter((n): n is string => typeof n === "string") : []
+}
+
 /** Finds the control queue of an execution, or ExecutionNotFound. */
 export const executionQueue = Effect.fn("Inspector.executionQueue")(function* (
   workflow: string,
@@ -54,7 +60,7 @@ export const executionQueue = Effect.fn("Inspector.executionQueue")(function* (
 
 /**
  * One execution of a workflow in detail: state, payload, last result, its stored activities (done
- * or failed, per attempt), completed deferreds, and durable clocks (still scheduled, with their due
+ * or failed, per attempt), deferreds (completed, or waited on by the last suspended run), and durable clocks (still scheduled, with their due
  * time, or fired). ExecutionNotFound when there is none (or it is another workflow's).
  */
 export const getWorkflowExecution = Effect.fn("Inspector.getWorkflowExecution")(function* (
@@ -93,6 +99,9 @@ export const getWorkflowExecution = Effect.fn("Inspector.getWorkflowExecution")(
       )
     }
   }
+  // What the last suspended run waits on (recorded by the engine as it suspended), unless completed since.
+  for (const name of waitingNames(h.get("waiting")))
+    if (!name.startsWith(clockPrefix) && !h.has(`d:${name}`)) deferreds.push({ name, status: "waiting" })
   activities.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.attempt - b.attempt))
   deferreds.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
   const scheduled = (yield* scheduledClocks(queue, executionId)).map(

@@ -19,7 +19,14 @@ export { parseRate, type QueueLimit, type QueueLimitInfo, type RatePeriod } from
 export { servers } from "./servers.js"
 export { schedulerEntries, schedulerHistory } from "./scheduler.js"
 export { clusterKeySlot, clusterNodes } from "./cluster.js"
-export { listWorkflowExecutions, type ExecutionsPage, type ListExecutionsOptions } from "./listWorkflowExecutions.js"
+export {
+  listWorkflowExecutions,
+  type ExecutionsPage,
+  type ExecutionsPageOptions,
+  type ListExecutionsOptions,
+  type NumberedExecutionsPage,
+  workflowExecutionsPage
+} from "./listWorkflowExecutions.js"
 export { getWorkflowExecution } from "./getWorkflowExecution.js"
 export {
   cancelWorkflowExecution,
@@ -37,7 +44,9 @@ export {
   executionStateFilters,
   type WorkflowExecutionInfo,
   type WorkflowExecutionSummary,
-  type WorkflowInspectOptions
+  type WorkflowInspectOptions,
+  listWorkflows,
+  type WorkflowSummary
 } from "./workflowTypes.js"
 export { createInspector, type Inspector, type InspectorOptions, RuntimeClosed } from "./promise.js"
 export { parseRedisInfo, redisInfo, type RedisNodeInfo } from "./redisInfo.js"

@@ -82,3 +82,39 @@ export const listWorkflowExecutions = Effect.fn("Inspector.listWorkflowExecution
     cursor: shard >= queues.length ? "" : `${shard}:${scan}`
   } satisfies ExecutionsPage as ExecutionsPage
 })
+
+/** Options of `workflowExecutionsPage`: a page number instead of a cursor. */
+export interface ExecutionsPageOptions extends Omit<ListExecutionsOptions, "cursor"> {
+  /** The page, from 1 (default 1): page N reads the N - 1 pages before it (bounded work per page). */
+  readonly page?: number | undefined
+}
+
+/** A numbered page of executions, and whether there are more after it. */
+export interface NumberedExecutionsPage {
+  readonly page: number
+  readonly executions: ReadonlyArray<WorkflowExecutionSummary>
+  readonly more: boolean
+}
+
+/**
+ * Page N of a workflow's executions (what the CLI's `workflow ls --page` and the dashboard show):
+ * `listWorkflowExecutions` followed N times from the first page, so a page is found again by its
+ * number. Past the last page: an empty page. InvalidArgument for a page below 1.
+ */
+export const workflowExecutionsPage = Effect.fn("Inspector.workflowExecutionsPage")(function* (
+  workflow: string,
+  options: ExecutionsPageOptions = {}
+) {
+  const page = options.page ?? 1
+  if (!Number.isInteger(page) || page < 1)
+    return yield* new InvalidArgument({ field: "page", message: `page must be an integer >= 1, got ${page}` })
+  const { page: _, ...listOptions } = options
+  let result: ExecutionsPage = { executions: [], cursor: "" }
+  let cursor: string | undefined
+  for (let n = 1; n <= page; n++) {
+    result = yield* listWorkflowExecutions(workflow, { ...listOptions, cursor })
+    cursor = result.cursor
+    if (cursor === "" && n < page) return { page, executions: [], more: false } satisfies NumberedExecutionsPage
+  }
+  return { page, executions: result.executions, more: result.cursor !== "" } satisfies NumberedExecutionsPage
+})

@@ -32,7 +32,12 @@ import {
   type WorkflowActionOptions,
   type WorkflowActionResult
 } from "./workflowActions.js"
-import type { WorkflowExecutionInfo, WorkflowInspectOptions } from "./workflowTypes.js"
+import {
+  listWorkflows,
+  type WorkflowExecutionInfo,
+  type WorkflowInspectOptions,
+  type WorkflowSummary
+} from "./workflowTypes.js"
 import type { BulkOptions, ClusterNode, DailyStats, GroupInfo, ListOptions, QueueInfo } from "./types.js"
 
 /** Where the Promise inspector connects: Redis connection options (default `REDIS_URL`, then `redis://127.0.0.1:6379`). */
@@ -94,6 +99,8 @@ export interface Inspector {
   readonly clusterNodes: (queue: string) => Promise<ReadonlyArray<ClusterNode>>
   /** Redis INFO (each master of a cluster), raw and parsed. */
   readonly redisInfo: () => Promise<ReadonlyArray<RedisNodeInfo>>
+  /** The workflows whose control queues are registered under a prefix (default "workflow"), with their queues. */
+  readonly listWorkflows: (options?: Pick<WorkflowInspectOptions, "queue">) => Promise<ReadonlyArray<WorkflowSummary>>
   /** One page of a workflow's executions with their state (bounded work per page; pass the page's `cursor` for the next). */
   readonly listWorkflowExecutions: (workflow: string, options?: ListExecutionsOptions) => Promise<ExecutionsPage>
   /** One workflow execution in detail: state, payload, result, activities, deferreds, clocks. */
@@ -156,6 +163,7 @@ export const createInspector = (options: InspectorOptions = {}): Inspector => {
     clusterKeySlot: (q) => run(clusterKeySlot(q)),
     clusterNodes: (q) => run(clusterNodes(q)),
     redisInfo: () => run(redisInfo()),
+    listWorkflows: (o) => run(listWorkflows(o)),
     listWorkflowExecutions: (w, o) => run(listWorkflowExecutions(w, o)),
     getWorkflowExecution: (w, id, o) => run(getWorkflowExecution(w, id, o)),
     resumeWorkflowExecution: (w, id, o) => run(resumeWorkflowExecution(w, id, o)),

@@ -58,10 +58,13 @@ export interface ActivityInfo {
   readonly error?: string
 }
 
-/** A deferred completed (a DurableDeferred, or a durable clock's own deferred). */
+/**
+ * A deferred: completed (done or failed), or awaited by the execution's last suspended run and not
+ * completed yet (waiting). Durable clocks' own deferreds are shown as clocks, not here.
+ */
 export interface DeferredInfo {
   readonly name: string
-  readonly status: "done" | "failed"
+  readonly status: "done" | "failed" | "waiting"
   readonly value?: unknown
   readonly error?: string
 }
@@ -87,7 +90,7 @@ export interface WorkflowExecutionInfo extends WorkflowExecutionSummary {
   /** The id of its current run task on the control queue (pending or running), if any. */
   readonly runTaskId: string | undefined
   readonly activities: ReadonlyArray<ActivityInfo>
-  /** Deferreds completed so far (the engine keeps no record of a deferred still awaited). */
+  /** Deferreds completed so far, and those the last suspended run waits on ("waiting"). */
   readonly deferreds: ReadonlyArray<DeferredInfo>
   readonly clocks: ReadonlyArray<ClockInfo>
 }
@@ -152,7 +155,7 @@ export const readResult = (
       ? { outcome: "success", error: undefined }
       : { outcome: "failure", error: causeText(r.exit?.cause) }
   if (r._tag === "Suspended")
-    return { outcome: "suspended", error: r.cause === undefined ? undefined : causeText(r.cause) }
+    return { outcome: "suspended", error: r.cause === undefined || r.cause === null ? undefined : causeText(r.cause) }
   return { outcome: undefined, error: undefined }
 }
 
@@ -208,16 +211,10 @@ export const workflowQueues = Effect.fn("Inspector.workflowQueues")(function* (
     return controlQueues({ queue: prefix, shards: options.shards }, workflow)
   }
   const base = `${prefix}:${workflow}`
-  const shardOf = (q: string): number | undefined =>
-    q === base
-      ? -1
-      : q.startsWith(`${base}#`) && /^\d+$/.test(q.slice(base.length + 1))
-        ? Number(q.slice(base.length + 1))
-        : undefined
   const found = (yield* listQueues())
-    .map((q) => [q, shardOf(q)] as const)
-    .filter((x): x is readonly [string, number] => x[1] !== undefined)
-    .sort((a, b) => a[1] - b[1])
+    .map((q) => [q, q === base ? { workflow, shard: -1 } : controlQueueName(prefix, q)] as const)
+    .filter((x): x is readonly [string, ControlQueueName] => x[1]?.workflow === workflow)
+    .sort((a, b) => a[1].shard - b[1].shard)
     .map(([q]) => q)
   if (found.length === 0) {
     return yield* new QueueNotFound({
@@ -226,4 +223,59 @@ export const workflowQueues = Effect.fn("Inspector.workflowQueues")(function* (
     })
   }
   return found as ReadonlyArray<string>
+})
+
+/** A control queue's name read back: the workflow and the shard (-1: the only queue, no `#<n>`). */
+export interface ControlQueueName {
+  readonly workflow: string
+  readonly shard: number
+}
+
+/** Reads `<prefix>:<workflow>` or `<prefix>:<workflow>#<n>` (the engine's control queues); undefined for any other queue. */
+export const controlQueueName = (prefix: string, queue: string): ControlQueueName | undefined => {
+  if (!queue.startsWith(`${prefix}:`)) return undefined
+  const rest = queue.slice(prefix.length + 1)
+  const m = /^(.+)#(\d+)$/.exec(rest)
+  if (m) return { workflow: m[1]!, shard: Number(m[2]) }
+  return rest === "" ? undefined : { workflow: rest, shard: -1 }
+}
+
+/** A workflow found among the registered control queues, with its queues (shard order). */
+export interface WorkflowSummary {
+  readonly workflow: string
+  readonly queues: ReadonlyArray<string>
+}
+
+/**
+ * The workflows that have control queues registered in `asynq:queues` under a prefix (default
+ * "workflow"): each with its queues, by name. The engine registers a workflow's queues when it
+ * starts an execution or a worker registers it; a queue named `<prefix>:…` by hand is listed too.
+ */
+export const listWorkflows = Effect.fn("Inspector.listWorkflows")(function* (
+  options: Pick<WorkflowInspectOptions, "queue"> = {}
+) {
+  const prefix = options.queue ?? "workflow"
+  if (prefix.trim() === "" || /[{}\s]/.test(prefix))
+    return yield* new InvalidArgument({
+      field: "queue",
+      message: `queue must be a non-empty name without braces or spaces, got ${JSON.stringify(prefix)}`
+    })
+  const byName = new Map<string, Array<readonly [string, number]>>()
+  for (const q of yield* listQueues()) {
+    const n = controlQueueName(prefix, q)
+    if (n === undefined) continue
+    const list = byName.get(n.workflow) ?? []
+    list.push([q, n.shard])
+    byName.set(n.workflow, list)
+  }
+  return [...byName.keys()].sort().map(
+    (workflow): WorkflowSummary => ({
+      workflow,
+      queues: byName
+        .get(workflow)!
+        .slice()
+        .sort((a, b) => a[1] - b[1])
+        .map(([q]) => q)
+    })
+  ) as ReadonlyArray<WorkflowSummary>
 })

@@ -175,6 +175,14 @@ interface Parent {
   readonly executionId: string
 }
 
+/**
+ * The deferreds a suspending run waits on: those it awaits (effect's `awaitedDeferreds`) with no
+ * exit recorded yet. Recorded by workflowRunEnd in the same call as the suspension (no extra round
+ * trip), so the inspector can show them as waiting.
+ */
+const awaitedNow = (instance: WorkflowEngine.WorkflowInstance["Service"], fields: ReadonlyMap<string, string>) =>
+  Array.from(instance.awaitedDeferreds.keys()).filter((name) => !fields.has(`d:${name}`))
+
 const InterruptField = "interrupt"
 const InterruptUnsafeField = "interruptUnsafe"
 
@@ -365,7 +373,8 @@ export const make = (options?: WorkflowLayerOptions) =>
             outcome,
             result: encoded,
             failed: result._tag === "Suspended" && result.failed === true,
-            retentionMs: opts.completedRetentionMs
+            retentionMs: opts.completedRetentionMs,
+            waiting: awaitedNow(instance, fields)
           })
         )
         if (ended === "recorded" && outcome === "complete") yield* wakeParent(fields)

@@ -150,5 +150,65 @@ describe("effect-asynq workflow", { timeout: 120_000 }, () => {
     expect(Exit.isFailure(v.result) && Cause.hasInterruptsOnly(v.result.cause)).toBe(true)
     expect(v.inspect.stdout).toMatch(/^state:\s+complete \(cancel requested\)$/m)
     expect(v.inspect.stdout).toMatch(/^error:\s+interrupted$/m)
+    // Complete: it waits on nothing any more.
+    expect(v.inspect.stdout).toContain("Deferreds: none completed or waited on.")
+  })
+
+  const Gate = Workflow.make("Wf.Gate", {
+    payload: { id: Schema.String },
+    success: Schema.String,
+    idempotencyKey: ({ id }) => id
+  })
+  const Open = DurableDeferred.make("open", { success: Schema.String })
+  const Sign = DurableDeferred.make("sign", { success: Schema.String })
+
+  it("inspect shows the deferreds a suspended execution waits on as waiting, and as done once completed", async () => {
+    const exit = await runProgram(
+      engineLayer("redis", "cliwf"),
+      Gate.toLayer(() =>
+        Effect.gen(function* () {
+          const opened = yield* DurableDeferred.await(Open)
+          const signed = yield* DurableDeferred.await(Sign)
+          return `${opened} ${signed}`
+        })
+      ),
+      Effect.gen(function* () {
+        const id = yield* Gate.execute({ id: "g1" }, { discard: true })
+        yield* untilPolled(Gate.poll(id))
+        const first = yield* cli("workflow", "inspect", "Wf.Gate", id, "--prefix", "cliwf")
+        const firstJson = yield* cli("workflow", "inspect", "Wf.Gate", id, "--prefix", "cliwf", "--json")
+        const open = yield* DurableDeferred.tokenFromPayload(Open, { workflow: Gate, payload: { id: "g1" } })
+        yield* DurableDeferred.succeed(Open, { token: open, value: "door" })
+        // Bounded: the next run suspends on "sign" and records it.
+        const second = yield* cli("workflow", "inspect", "Wf.Gate", id, "--prefix", "cliwf").pipe(
+          Effect.repeat({
+            schedule: Schedule.spaced("50 millis"),
+            until: (r) => /^sign\s+waiting\s+-$/m.test(r.stdout)
+          }),
+          Effect.timeout("10 seconds")
+        )
+        const sign = yield* DurableDeferred.tokenFromPayload(Sign, { workflow: Gate, payload: { id: "g1" } })
+        yield* DurableDeferred.succeed(Sign, { token: sign, value: "ink" })
+        const result = yield* Gate.execute({ id: "g1" })
+        const last = yield* cli("workflow", "inspect", "Wf.Gate", id, "--prefix", "cliwf", "--json")
+        return { first, firstJson, second, result, last }
+      })
+    )
+    if (Exit.isFailure(exit)) throw new Error(Cause.pretty(exit.cause))
+    const v = exit.value
+    expect(v.first.code).toBe(0)
+    expect(v.first.stdout).toMatch(/^state:\s+suspended$/m)
+    // A plain suspension is no error.
+    expect(v.first.stdout).toMatch(/^error:\s+-$/m)
+    expect(v.first.stdout).toMatch(/^Deferreds:\nNAME\s+STATUS\s+VALUE \/ ERROR$/m)
+    expect(v.first.stdout).toMatch(/^open\s+waiting\s+-$/m)
+    expect(JSON.parse(v.firstJson.stdout).deferreds).toEqual([{ name: "open", status: "waiting" }])
+    expect(v.second.stdout).toMatch(/^open\s+done\s+"door"$/m)
+    expect(v.second.stdout).toMatch(/^sign\s+waiting\s+-$/m)
+    expect(v.result).toBe("door ink")
+    expect(JSON.parse(v.last.stdout).deferreds).toEqual([
+      { name: "open", status: "done", value: "door" },
+      { name: "sign", status: "done", value: "ink" }
+    ])
   })
 })

@@ -11,7 +11,9 @@ import {
   cancelWorkflowExecution,
   getWorkflowExecution,
   listWorkflowExecutions,
+  listWorkflows,
   resumeWorkflowExecution,
+  workflowExecutionsPage,
   type WorkflowExecutionSummary
 } from "../../src/inspector/index.js"
 import { testBrokerLayer } from "../support/arrange.js"
@@ -100,7 +102,8 @@ describe("an execution in detail", () => {
         { name: "lookup", attempt: 1, status: "done", result: 42 },
         { name: "reject", attempt: 1, status: "failed", error: "out of stock" }
       ],
-      deferreds: [],
+      // Recorded as the run suspended: the deferred it waits on.
+      deferreds: [{ name: "approval", status: "waiting" }],
       clocks: []
     })
     expect(sleeping.deferreds).toEqual([{ name: "approval", status: "done", value: { by: "ann" } }])
@@ -223,12 +226,23 @@ describe("listing", () => {
             } while (cursor !== "" && pages.length < 100)
             return { seen, pages }
           })
-        return { ids, found: yield* all(undefined), given: yield* all(3) }
+        // Numbered pages (the CLI's --page, the dashboard's pager) walk the same listing.
+        const numbered: Array<WorkflowExecutionSummary> = []
+        let more = true
+        for (let page = 1; more && page < 100; page++) {
+          const p = yield* withBroker(workflowExecutionsPage("Wf.Tiny", { queue: prefix, pageSize: 7, page }))
+          numbered.push(...p.executions)
+          more = p.more
+        }
+        const workflows = yield* withBroker(listWorkflows({ queue: prefix }))
+        return { ids, found: yield* all(undefined), given: yield* all(3), numbered, workflows }
       })
     )
     expect(exit._tag).toBe("Success")
     if (exit._tag !== "Success") return
-    const { ids, found, given } = exit.value
+    const { ids, found, given, numbered, workflows } = exit.value
+    expect(workflows).toEqual([{ workflow: "Wf.Tiny", queues: ["tiny:Wf.Tiny#0", "tiny:Wf.Tiny#1", "tiny:Wf.Tiny#2"] }])
+    expect(numbered.map((e) => e.executionId)).toEqual(found.seen.map((e) => e.executionId))
     for (const { seen, pages } of [found, given]) {
       expect(new Set(seen.map((e) => e.executionId))).toEqual(new Set(ids))
       expect(seen.every((e) => e.state === "complete" && e.outcome === "success" && e.runs === 1)).toBe(true)

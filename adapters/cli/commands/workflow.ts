@@ -2,7 +2,7 @@ import * as Effect from "effect/Effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { InvalidArgument } from "../../../src/broker/errors.js"
 import { getWorkflowExecution } from "../../../src/inspector/getWorkflowExecution.js"
-import { listWorkflowExecutions, type ExecutionsPage } from "../../../src/inspector/listWorkflowExecutions.js"
+import { workflowExecutionsPage } from "../../../src/inspector/listWorkflowExecutions.js"
 import {
   cancelWorkflowExecution,
   resumeWorkflowExecution,
@@ -76,24 +76,15 @@ const ls = Command.make(
             message: `--size must be an integer from 1 to 1000, got ${a.size}`
           })
         const state = opt(a.state)
-        let page: ExecutionsPage = { executions: [], cursor: "" }
-        let cursor: string | undefined
-        for (let n = 1; n <= a.page; n++) {
-          page = yield* listWorkflowExecutions(a.workflow, {
-            ...whereOf(a),
-            pageSize: a.size,
-            cursor,
-            ...(state === undefined ? {} : { state })
-          })
-          cursor = page.cursor
-          if (cursor === "" && n < a.page) {
-            page = { executions: [], cursor: "" }
-            break
-          }
-        }
+        const page = yield* workflowExecutionsPage(a.workflow, {
+          ...whereOf(a),
+          page: a.page,
+          pageSize: a.size,
+          ...(state === undefined ? {} : { state })
+        })
         const rows = page.executions
         yield* emit(
-          () => ({ workflow: a.workflow, page: a.page, more: page.cursor !== "", executions: rows }),
+          () => ({ workflow: a.workflow, page: a.page, more: page.more, executions: rows }),
           () =>
             (rows.length === 0
               ? `No ${state ?? ""}${state === undefined ? "" : " "}executions of workflow "${a.workflow}" on page ${a.page}.`
@@ -106,7 +97,7 @@ const ls = Command.make(
                     e.outcome ?? "-",
                     e.error === undefined ? "-" : cut(e.error, 60)
                   ])
-                )) + (page.cursor === "" ? "" : `\nMore: --page ${a.page + 1}`)
+                )) + (page.more ? `\nMore: --page ${a.page + 1}` : "")
         )
       })
     )
@@ -142,9 +133,11 @@ const inspect = Command.make("inspect", { workflow: workflowArg, id: idArg, ...w
             ["result", json(x.result, 200)],
             ["parent", x.parent === undefined ? "-" : `${x.parent.workflow} ${x.parent.executionId}`]
           ])
+          const running =
+            x.state === "running" ? "\n(a run is active: activities not listed yet may be running in it)" : ""
           const acts =
             x.activities.length === 0
-              ? "Activities: none stored."
+              ? `Activities: none stored.${running}`
               : `Activities:\n${table(
                   ["NAME", "ATTEMPT", "STATUS", "RESULT / ERROR"],
                   x.activities.map((s) => [
@@ -153,16 +146,16 @@ const inspect = Command.make("inspect", { workflow: workflowArg, id: idArg, ...w
                     s.status,
                     s.status === "done" ? json(s.result) : cut(s.error ?? "", 60)
                   ])
-                )}`
+                )}${running}`
           const defs =
             x.deferreds.length === 0
-              ? "Deferreds: none completed."
+              ? "Deferreds: none completed or waited on."
               : `Deferreds:\n${table(
                   ["NAME", "STATUS", "VALUE / ERROR"],
                   x.deferreds.map((d) => [
                     d.name,
                     d.status,
-                    d.status === "done" ? json(d.value) : cut(d.error ?? "", 60)
+                    d.status === "done" ? json(d.value) : d.status === "waiting" ? "-" : cut(d.error ?? "", 60)
                   ])
                 )}`
           const clocks =

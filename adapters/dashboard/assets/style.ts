@@ -27,6 +27,10 @@ td code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, mon
 .badge { display:inline-block; padding:1px 8px; border-radius:10px; font-size:12px; background:#e8ebf2; }
 .badge.paused { background:#fff1d6; color:var(--warn); } .badge.run { background:#e3f5e8; color:var(--ok); }
 .badge.failed, .error { color:var(--bad); }
+.badge.wf-complete, .badge.wf-done, .badge.wf-fired { background:#e3f5e8; color:var(--ok); }
+.badge.wf-failed { background:#fdecec; color:var(--bad); }
+.badge.wf-waiting, .badge.wf-suspended, .badge.wf-scheduled { background:#fff1d6; color:var(--warn); }
+.badge.wf-running, .badge.wf-pending { background:#e6ecff; color:var(--accent); }
 button { font:inherit; padding:4px 10px; border:1px solid #c5cad3; border-radius:5px; background:#fff; cursor:pointer; }
 button:hover:not(:disabled) { border-color:var(--accent); }
 button.danger { color:var(--bad); } button:disabled { opacity:.45; cursor:not-allowed; }

@@ -319,6 +319,7 @@ function setNav(current: string): void {
     ["#/groups", "Groups", "groups"],
     ["#/servers", "Servers", "servers"],
     ["#/scheduler", "Scheduler", "scheduler"],
+    ["#/workflows", "Workflows", "workflows"],
     ["#/redis", "Redis", "redis"]
   ]
   for (const [href, text, name] of items)
@@ -1159,6 +1160,402 @@ function viewRedis(): Promise<Node> {
   })
 }
 
+// ---- workflows (effect-asynq/workflow executions, read through the inspector) ----
+
+type ExecutionState = "pending" | "running" | "suspended" | "complete"
+interface ExecutionRow {
+  readonly executionId: string
+  readonly queue: string
+  readonly state: ExecutionState
+  readonly failed: boolean
+  readonly runs: number
+  readonly outcome?: "success" | "failure" | "suspended"
+  readonly error?: string
+}
+interface ActivityRow {
+  readonly name: string
+  readonly attempt: number
+  readonly status: "done" | "failed"
+  readonly result?: unknown
+  readonly error?: string
+}
+interface DeferredRow {
+  readonly name: string
+  readonly status: "done" | "failed" | "waiting"
+  readonly value?: unknown
+  readonly error?: string
+}
+interface ClockRow {
+  readonly name: string
+  readonly status: "scheduled" | "fired"
+  readonly dueAtMs?: number
+}
+interface ExecutionDetail extends ExecutionRow {
+  readonly workflow: string
+  readonly payload?: unknown
+  readonly result?: unknown
+  readonly parent?: { readonly workflow: string; readonly executionId: string }
+  readonly interrupt?: "interrupt" | "interruptUnsafe"
+  readonly runTaskId?: string
+  readonly activities: ReadonlyArray<ActivityRow>
+  readonly deferreds: ReadonlyArray<DeferredRow>
+  readonly clocks: ReadonlyArray<ClockRow>
+}
+interface WorkflowActionJson {
+  readonly outcome: "run-enqueued" | "recorded" | string
+}
+
+const EXECUTION_FILTERS = ["pending", "running", "suspended", "failed", "complete"] as const
+
+/** An execution's state as the CLI shows it: "failed" for one suspended by SuspendOnFailure. */
+const executionStateText = (e: ExecutionRow): string => (e.state === "suspended" && e.failed ? "failed" : e.state)
+const stateBadge = (text: string, testId?: string): HTMLSpanElement =>
+  el("span", {
+    className: `badge wf-${text}`,
+    text,
+    "data-testid": testId
+  })
+/** A stored JSON value in one line (or "—"). */
+const jsonText = (v: unknown): string => (v === undefined ? "—" : (JSON.stringify(v) ?? String(v)))
+
+/** The `prefix` (and `shards`) query of the workflow views, carried from link to link: "" for the defaults. */
+function workflowQuery(params: URLSearchParams): string {
+  const q = new URLSearchParams()
+  const prefix = params.get("prefix")
+  const shards = params.get("shards")
+  if (prefix) q.set("prefix", prefix)
+  if (shards) q.set("shards", shards)
+  return q.toString()
+}
+const withQuery = (path: string, query: string, more?: string): string => {
+  const parts = [query, more ?? ""].filter((p) => p !== "")
+  return parts.length === 0 ? path : `${path}?${parts.join("&")}`
+}
+
+function viewWorkflows(params: URLSearchParams): Promise<Node> {
+  setNav("workflows")
+  const query = workflowQuery(params)
+  return api<{ prefix: string; workflows: ReadonlyArray<{ workflow: string; queues: ReadonlyArray<string> }> }>(
+    "GET",
+    withQuery("/api/workflows", query)
+  ).then((r) => {
+    const frag = el("div", {}, el("h1", { text: "Workflows" }))
+    frag.appendChild(
+      el("p", {
+        className: "muted",
+        text: `Durable workflows (effect-asynq/workflow) whose control queues "${r.prefix}:<workflow>" are registered on this Redis.`
+      })
+    )
+    if (r.workflows.length === 0) {
+      frag.appendChild(
+        notice(`No workflows: no control queue "${r.prefix}:…" is registered (no execution started yet).`)
+      )
+      return frag
+    }
+    frag.appendChild(
+      el(
+        "table",
+        { "data-testid": "workflows-table" },
+        el("thead", {}, headRow(["Workflow", "Control queues"])),
+        el(
+          "tbody",
+          {},
+          r.workflows.map((w) =>
+            el(
+              "tr",
+              { "data-workflow": w.workflow },
+              el(
+                "td",
+                {},
+                link(withQuery(`#/workflows/${enc(w.workflow)}`, query), w.workflow, { "data-testid": "workflow-link" })
+              ),
+              el("td", { className: "mono", text: w.queues.join(", ") })
+            )
+          )
+        )
+      )
+    )
+    return frag
+  })
+}
+
+function viewExecutions(workflow: string, params: URLSearchParams): Promise<Node> {
+  setNav("workflows")
+  const query = workflowQuery(params)
+  const page = pageOf(params)
+  const state = params.get("state") ?? ""
+  const size = 20
+  const listQuery = `page=${page}&size=${size}${state ? `&state=${enc(state)}` : ""}`
+  return api<{ page: number; more: boolean; executions: ReadonlyArray<ExecutionRow> }>(
+    "GET",
+    withQuery(`/api/workflows/${enc(workflow)}/executions`, query, listQuery)
+  ).then((r) => {
+    const frag = el("div", {})
+    frag.appendChild(
+      el(
+        "h1",
+        {},
+        link(withQuery("#/workflows", query), "Workflows"),
+        " / ",
+        el("span", { "data-testid": "workflow-name", text: workflow })
+      )
+    )
+    const tab = (value: string, label: string) =>
+      link(withQuery(`#/workflows/${enc(workflow)}`, query, value ? `state=${value}` : ""), label, {
+        className: value === state ? "active" : "",
+        role: "tab",
+        "data-testid": `filter-${value || "all"}`
+      })
+    frag.appendChild(
+      el(
+        "div",
+        { className: "tabs", role: "tablist" },
+        tab("", "all"),
+        EXECUTION_FILTERS.map((f) => tab(f, f))
+      )
+    )
+    if (r.executions.length === 0)
+      frag.appendChild(notice(`No ${state ? `${state} ` : ""}executions${page > 1 ? ` on page ${page}` : ""}.`))
+    else
+      frag.appendChild(
+        el(
+          "table",
+          { "data-testid": "executions-table" },
+          el("thead", {}, headRow(["Execution", "State", "Runs", "Outcome", "Error"])),
+          el(
+            "tbody",
+            {},
+            r.executions.map((e) =>
+              el(
+                "tr",
+                { "data-execution-id": e.executionId },
+                el(
+                  "td",
+                  {},
+                  link(withQuery(`#/workflows/${enc(workflow)}/${enc(e.executionId)}`, query), e.executionId, {
+                    className: "mono",
+                    "data-testid": "execution-link"
+                  })
+                ),
+                el("td", {}, stateBadge(executionStateText(e), "execution-state")),
+                el("td", { className: "num", text: e.runs }),
+                el("td", { text: e.outcome ?? "—" }),
+                el("td", { className: "error", text: e.error ?? "" })
+              )
+            )
+          )
+        )
+      )
+    const pageLink = (p: number) =>
+      withQuery(`#/workflows/${enc(workflow)}`, query, `${state ? `state=${enc(state)}&` : ""}page=${p}`)
+    frag.appendChild(
+      el(
+        "div",
+        { className: "pager" },
+        page > 1
+          ? link(pageLink(page - 1), "← Previous", { "data-testid": "prev-page" })
+          : el("span", { className: "muted", text: "← Previous" }),
+        el("span", { "data-testid": "page-info", text: `page ${page}` }),
+        r.more
+          ? link(pageLink(page + 1), "Next →", { "data-testid": "next-page" })
+          : el("span", { className: "muted", text: "Next →" })
+      )
+    )
+    return frag
+  })
+}
+
+function viewExecution(workflow: string, id: string, params: URLSearchParams): Promise<Node> {
+  setNav("workflows")
+  const query = workflowQuery(params)
+  const path = `/api/workflows/${enc(workflow)}/executions/${enc(id)}`
+  return api<ExecutionDetail>("GET", withQuery(path, query)).then((x) => {
+    const frag = el("div", {})
+    frag.appendChild(
+      el(
+        "h1",
+        {},
+        link(withQuery("#/workflows", query), "Workflows"),
+        " / ",
+        link(withQuery(`#/workflows/${enc(workflow)}`, query), workflow),
+        " / ",
+        el("span", { className: "mono", "data-testid": "execution-id", text: x.executionId })
+      )
+    )
+    const stateText = executionStateText(x)
+    // Actions only where they can be taken: on a read-only dashboard there are none (the API refuses them too).
+    if (x.state !== "complete") {
+      if (config.allowActions) {
+        frag.appendChild(
+          el(
+            "div",
+            { className: "toolbar", "data-testid": "execution-actions" },
+            actionButton(
+              x.failed ? "Retry (resume)" : "Resume",
+              () =>
+                api<WorkflowActionJson>("POST", withQuery(`${path}:resume`, query)).then(
+                  (r) => `resumed: ${r.outcome === "run-enqueued" ? "a run is enqueued" : "its next run will see it"}`
+                ),
+              { name: "resume", title: "Resume the execution as Workflow.resume does (retries a failed one)" }
+            ),
+            actionButton(
+              "Cancel",
+              () =>
+                api<WorkflowActionJson>("POST", withQuery(`${path}:cancel`, query)).then(
+                  () => "cancel requested: its next run ends interrupted (finalizers and compensations run)"
+                ),
+              {
+                name: "cancel",
+                danger: true,
+                confirm: `Cancel execution ${x.executionId} of ${workflow}?`,
+                title: "Cancel the execution as Workflow.interrupt does"
+              }
+            )
+          )
+        )
+      } else frag.appendChild(el("p", { className: "muted", "data-testid": "read-only-note", text: READ_ONLY_TITLE }))
+    }
+    const rows: ReadonlyArray<readonly [string, Child]> = [
+      [
+        "State",
+        [
+          stateBadge(stateText, "exec-state"),
+          x.interrupt ? ` (${x.interrupt === "interrupt" ? "cancel" : "unsafe cancel"} requested)` : ""
+        ]
+      ],
+      ["Runs", el("span", { "data-testid": "exec-runs", text: x.runs })],
+      ["Outcome", el("span", { "data-testid": "exec-outcome", text: x.outcome ?? "—" })],
+      ["Error", el("span", { className: "error", "data-testid": "exec-error", text: x.error ?? "—" })],
+      ["Control queue", el("span", { className: "mono", text: x.queue })],
+      [
+        "Run task",
+        x.runTaskId
+          ? link(`#/tasks/${enc(x.queue)}/${enc(x.runTaskId)}`, x.runTaskId, { className: "mono" })
+          : "— (none pending or running)"
+      ],
+      [
+        "Parent",
+        x.parent
+          ? link(
+              withQuery(`#/workflows/${enc(x.parent.workflow)}/${enc(x.parent.executionId)}`, query),
+              `${x.parent.workflow} ${x.parent.executionId}`,
+              { "data-testid": "exec-parent" }
+            )
+          : "—"
+      ]
+    ]
+    frag.appendChild(
+      el(
+        "dl",
+        { className: "kv" },
+        rows.map(([k, v]) => [el("dt", { text: k }), el("dd", {}, v)])
+      )
+    )
+
+    frag.appendChild(el("h2", { text: "Activities" }))
+    const running =
+      x.state === "running"
+        ? el("tr", { "data-step": "(running)" }, [
+            el("td", { className: "muted", text: "(the active run)" }),
+            el("td", { text: "—" }),
+            el("td", {}, stateBadge("running", "activity-status")),
+            el("td", { className: "muted", text: "activities not recorded yet are running in it" })
+          ])
+        : null
+    if (x.activities.length === 0 && running === null)
+      frag.appendChild(el("p", { className: "muted", text: "No activity recorded." }))
+    else
+      frag.appendChild(
+        el(
+          "table",
+          { "data-testid": "activities-table" },
+          el("thead", {}, headRow(["Activity", "Attempt", "Status", "Result / error"])),
+          el(
+            "tbody",
+            {},
+            x.activities.map((a) =>
+              el(
+                "tr",
+                { "data-step": a.name },
+                el("td", { text: a.name }),
+                el("td", { className: "num", text: a.attempt }),
+                el("td", {}, stateBadge(a.status, "activity-status")),
+                a.status === "done"
+                  ? el("td", {}, el("code", { className: "preview", text: jsonText(a.result) }))
+                  : el("td", { className: "error", "data-testid": "activity-error", text: a.error ?? "" })
+              )
+            ),
+            running
+          )
+        )
+      )
+
+    frag.appendChild(el("h2", { text: "Deferreds" }))
+    if (x.deferreds.length === 0)
+      frag.appendChild(el("p", { className: "muted", text: "No deferred completed or waited on." }))
+    else
+      frag.appendChild(
+        el(
+          "table",
+          { "data-testid": "deferreds-table" },
+          el("thead", {}, headRow(["Deferred", "Status", "Value / error"])),
+          el(
+            "tbody",
+            {},
+            x.deferreds.map((d) =>
+              el(
+                "tr",
+                { "data-deferred": d.name },
+                el("td", { text: d.name }),
+                el("td", {}, stateBadge(d.status, "deferred-status")),
+                d.status === "done"
+                  ? el("td", {}, el("code", { className: "preview", text: jsonText(d.value) }))
+                  : d.status === "failed"
+                    ? el("td", { className: "error", text: d.error ?? "" })
+                    : el("td", { className: "muted", text: "awaited by the execution" })
+              )
+            )
+          )
+        )
+      )
+
+    frag.appendChild(el("h2", { text: "Clocks" }))
+    if (x.clocks.length === 0) frag.appendChild(el("p", { className: "muted", text: "No durable clock." }))
+    else
+      frag.appendChild(
+        el(
+          "table",
+          { "data-testid": "clocks-table" },
+          el("thead", {}, headRow(["Clock", "Status", "Due at"])),
+          el(
+            "tbody",
+            {},
+            x.clocks.map((c) =>
+              el(
+                "tr",
+                { "data-clock": c.name },
+                el("td", { text: c.name }),
+                el("td", {}, stateBadge(c.status, "clock-status")),
+                el("td", { text: c.dueAtMs === undefined ? "—" : fmtTime(new Date(c.dueAtMs).toISOString()) })
+              )
+            )
+          )
+        )
+      )
+
+    frag.appendChild(el("h2", { text: "Payload" }))
+    frag.appendChild(el("pre", { "data-testid": "exec-payload", text: JSON.stringify(x.payload, null, 2) ?? "(none)" }))
+    frag.appendChild(el("h2", { text: "Result" }))
+    frag.appendChild(
+      el("pre", {
+        "data-testid": "exec-result",
+        text: x.result === undefined ? "(no run has ended yet)" : (JSON.stringify(x.result, null, 2) ?? "")
+      })
+    )
+    return frag
+  })
+}
+
 function route(): Promise<Node> {
   const hash = location.hash.replace(/^#/, "") || "/"
   const qi = hash.indexOf("?")
@@ -1174,6 +1571,10 @@ function route(): Promise<Node> {
   if (first === "servers") return viewServers()
   if (first === "scheduler") return viewScheduler(second, params)
   if (first === "redis") return viewRedis()
+  if (first === "workflows" && second === undefined) return viewWorkflows(params)
+  if (first === "workflows" && second !== undefined && third === undefined) return viewExecutions(second, params)
+  if (first === "workflows" && parts.length === 3 && second !== undefined && third !== undefined)
+    return viewExecution(second, third, params)
   return Promise.resolve(notice(`Nothing here: ${path}`, true))
 }
 
