@@ -90,6 +90,8 @@ export interface WorkflowExecutionInfo extends WorkflowExecutionSummary {
   /** Deferreds completed so far (the engine keeps no record of a deferred still awaited). */
   readonly deferreds: ReadonlyArray<DeferredInfo>
   readonly clocks: ReadonlyArray<ClockInfo>
+  /** The version recorded when the execution started (a `Version` annotation or the engine's `version`), if any. */
+  readonly version?: string | undefined
 }
 
 const isState = (s: string | undefined): s is ExecutionState =>

@@ -1,0 +1,210 @@
+/**
+ * Remote steps: a workflow step that is an ordinary asynq task, served here by a separate process
+ * that uses only ioredis and asynq's data model (a stand-in for a Go asynq server: it dequeues,
+ * writes the task's `result` as Go's ResultWriter does, and completes with the retention or
+ * archives the task as Go's server does). The workflow enqueues the task once, suspends, and a
+ * check task on its control queue reads the outcome and wakes it.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { Effect, Exit, type Layer, Schema } from "effect"
+import { Workflow, type WorkflowEngine } from "effect/workflow"
+import type { Redis as IORedis } from "ioredis"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { InvalidArgument } from "../../src/broker/errors.js"
+import { defineTask } from "../../src/tasks/index.js"
+import { decodeTaskMessage } from "../../src/wire/TaskMessage.js"
+import { queueKeys } from "../../src/wire/keys.js"
+import { workflowExecutionKey } from "../../src/wire/workflowKeys.js"
+import { controlQueueOf, RemoteStep } from "../../src/workflow/index.js"
+import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
+import { waitFor } from "../support/waitFor.js"
+import { engineLayer, normalize, runProgram } from "./support.js"
+
+const root = fileURLToPath(new URL("../../", import.meta.url))
+let c: IORedis
+const children: Array<ChildProcess> = []
+beforeAll(async () => {
+  await flushTestDb()
+  c = rawClient()
+})
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+  c.disconnect()
+})
+
+/** Starts the stand-in server on a queue; resolves once it is dequeuing. */
+const standIn = async (queue: string, mode: "succeed" | "archive") => {
+  const child = spawn(process.execPath, ["test/workflow/fixtures/asynqStandIn.mjs"], {
+    cwd: root,
+    env: { ...process.env, REDIS_URL: testRedisUrl(), QUEUE: queue, MODE: mode },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  children.push(child)
+  let out = ""
+  child.stdout!.on("data", (d: Buffer) => (out += d.toString()))
+  child.stderr!.on("data", (d: Buffer) => (out += d.toString()))
+  await waitFor(
+    "the stand-in server to be ready",
+    () => out,
+    (o) => o.includes("ready")
+  )
+  return {
+    output: () => out,
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once("exit", resolve))
+      child.kill("SIGTERM")
+      await exited
+    }
+  }
+}
+
+const Double = defineTask("image:double", Schema.Struct({ n: Schema.Number }))
+const DoubledResult = Schema.Struct({ doubled: Schema.Number })
+
+const Calc = Workflow.make("Wf.RemoteCalc", {
+  payload: { n: Schema.Number, queue: Schema.String },
+  success: Schema.String,
+  idempotencyKey: ({ n, queue }) => `${queue}/${n}`
+})
+
+const stepOn = (queue: string) =>
+  RemoteStep.make({ name: "double", task: Double, queue, success: DoubledResult, poll: { initialMs: 100, maxMs: 400 } })
+
+const CalcLive = Calc.toLayer(({ n, queue }) =>
+  Effect.gen(function* () {
+    const step = stepOn(queue)
+    const result = yield* step
+      .run({ n })
+      .pipe(Effect.catchTag("RemoteStepFailed", (e) => Effect.succeed({ doubled: -1, failure: e })))
+    return "failure" in result
+      ? `failed (${result.failure.reason}): ${result.failure.message}`
+      : `doubled: ${result.doubled}`
+  })
+)
+
+describe("a remote step served by a process that speaks only asynq's data model", () => {
+  it("completes: the handler's result (its `result` field) is the step's value; the task was enqueued once, with a retention", async () => {
+    const queue = "remote-ok"
+    const server = await standIn(queue, "succeed")
+    const prefix = "remote"
+    try {
+      const exit = await runProgram(
+        engineLayer("redis", prefix),
+        CalcLive,
+        Effect.gen(function* () {
+          const a = yield* Calc.execute({ n: 21, queue })
+          const b = yield* Calc.execute({ n: 5, queue })
+          return [a, b]
+        })
+      )
+      expect(normalize(exit)).toEqual({ success: ["doubled: 42", "doubled: 10"] })
+    } finally {
+      await server.stop()
+    }
+    // One task per execution and step, each run by the stand-in once.
+    expect(server.output().match(/^done /gm)?.length).toBe(2)
+    expect(await c.get(queueKeys(queue).processedTotal)).toBe("2")
+    const executionId = await Effect.runPromise(Calc.executionId({ n: 21, queue }))
+    const taskId = RemoteStep.remoteTaskId(executionId, "double", 1)
+    const [state, result, msg] = await c.hmgetBuffer(queueKeys(queue).task(taskId), "state", "result", "msg")
+    expect(state?.toString()).toBe("completed")
+    expect(result?.toString()).toBe('{"doubled":42}')
+    const decoded = decodeTaskMessage(msg!)
+    expect(decoded.retention).toBe(24 * 3600)
+    expect(decoded.type).toBe("image:double")
+    expect(decoded.headers[RemoteStep.remoteControlQueueHeader]).toBe(
+      controlQueueOf({ queue: prefix, shards: 1 }, "Wf.RemoteCalc", executionId)
+    )
+    // The execution ran more than once (it suspended on the step), yet the step was dispatched once.
+    const x = workflowExecutionKey(
+      controlQueueOf({ queue: prefix, shards: 1 }, "Wf.RemoteCalc", executionId),
+      executionId
+    )
+    const [runs, marker, outcome] = await c.hmget(x, "runs", "r:double/1", "d:RemoteStep/double/1")
+    expect(Number(runs)).toBeGreaterThanOrEqual(2)
+    expect(JSON.parse(marker!)).toEqual({ queue, taskId })
+    expect(JSON.parse(outcome!)).toEqual({ _tag: "Success", value: { doubled: 42 } })
+  })
+
+  it("archived (retries exhausted): the step fails with RemoteStepFailed carrying the task's last error", async () => {
+    const queue = "remote-fail"
+    const server = await standIn(queue, "archive")
+    try {
+      const exit = await runProgram(engineLayer("redis", "remote"), CalcLive, Calc.execute({ n: 3, queue }))
+      expect(Exit.isSuccess(exit)).toBe(true)
+      const text = Exit.isSuccess(exit) ? exit.value : ""
+      expect(text).toMatch(
+        /^failed \(archived\): remote step "double" \(task "wf:[^"]+:double\/1" on queue "remote-fail"\)/
+      )
+      expect(text).toContain("the task was archived: label printer offline")
+    } finally {
+      await server.stop()
+    }
+    expect(server.output().match(/^done /gm)?.length).toBe(1)
+  })
+
+  it("a step whose task is gone (deleted before its outcome was read) fails with reason task-gone", async () => {
+    const queue = "remote-gone"
+    // No server: the task is deleted while pending, as an operator would.
+    const exit = await runProgram(
+      engineLayer("redis", "remote"),
+      CalcLive,
+      Effect.gen(function* () {
+        const id = yield* Calc.execute({ n: 7, queue }, { discard: true })
+        const taskKey = queueKeys(queue).task(RemoteStep.remoteTaskId(id, "double", 1))
+        yield* Effect.promise(() =>
+          waitFor(
+            "the remote task",
+            () => c.exists(taskKey),
+            (n) => n === 1
+          )
+        )
+        yield* Effect.promise(() =>
+          c
+            .multi()
+            .del(taskKey)
+            .lrem(queueKeys(queue).pending, 0, RemoteStep.remoteTaskId(id, "double", 1))
+            .exec()
+        )
+        return yield* Calc.execute({ n: 7, queue })
+      })
+    )
+    expect(normalize(exit)).toMatchObject({ success: expect.stringMatching(/^failed \(task-gone\): /) })
+  })
+})
+
+describe("remote steps elsewhere", () => {
+  it("under effect's in-memory engine: a defect saying they need the durable engine", async () => {
+    const exit = await runProgram(
+      engineLayer("memory", "unused"),
+      CalcLive as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine>,
+      Calc.execute({ n: 1, queue: "q" })
+    )
+    expect(normalize(exit)).toEqual({
+      failure: [
+        {
+          die: `RemoteStep "double": remote steps need effect-asynq's durable engine (layer() of effect-asynq/workflow)`
+        }
+      ]
+    })
+  })
+
+  it("bad options: InvalidArgument naming the option", () => {
+    const attempt = (f: () => unknown) => {
+      try {
+        f()
+        return undefined
+      } catch (e) {
+        return e
+      }
+    }
+    const short = attempt(() => RemoteStep.make({ name: "x", task: Double, retentionMs: 1000 }))
+    expect(short).toBeInstanceOf(InvalidArgument)
+    expect((short as InvalidArgument).field).toBe("retentionMs")
+    const empty = attempt(() => RemoteStep.make({ name: " ", task: Double }))
+    expect((empty as InvalidArgument).field).toBe("name")
+    const poll = attempt(() => RemoteStep.make({ name: "x", task: Double, poll: { initialMs: 500, maxMs: 100 } }))
+    expect((poll as InvalidArgument).field).toBe("poll.maxMs")
+  })
+})
