@@ -34,7 +34,7 @@ afterAll(() => {
 })
 
 /** Starts the stand-in server on a queue; resolves once it is dequeuing. */
-const standIn = async (queue: string, mode: "succeed" | "archive") => {
+const standIn = async (queue: string, mode: "succeed" | "succeed-notify" | "archive") => {
   const child = spawn(process.execPath, ["test/workflow/fixtures/asynqStandIn.mjs"], {
     cwd: root,
     env: { ...process.env, REDIS_URL: testRedisUrl(), QUEUE: queue, MODE: mode },
@@ -69,7 +69,15 @@ const Calc = Workflow.make("Wf.RemoteCalc", {
 })
 
 const stepOn = (queue: string) =>
-  RemoteStep.make({ name: "double", task: Double, queue, success: DoubledResult, poll: { initialMs: 100, maxMs: 400 } })
+  RemoteStep.make({
+    name: "double",
+    task: Double,
+    queue,
+    success: DoubledResult,
+    // On the "notified" queue the first check is an hour away: only the server's report completes the step.
+    poll: queue === "remote-notified" ? { initialMs: 3_600_000, maxMs: 3_600_000 } : { initialMs: 100, maxMs: 400 },
+    retentionMs: queue === "remote-notified" ? 3 * 3_600_000 : undefined
+  })
 
 const CalcLive = Calc.toLayer(({ n, queue }) =>
   Effect.gen(function* () {
@@ -125,6 +133,18 @@ describe("a remote step served by a process that speaks only asynq's data model"
     expect(Number(runs)).toBeGreaterThanOrEqual(2)
     expect(JSON.parse(marker!)).toEqual({ queue, taskId })
     expect(JSON.parse(outcome!)).toEqual({ _tag: "Success", value: { doubled: 42 } })
+  })
+
+  it("a server that reports at once (the control task effect-asynq:wf:deferred with the token from the task's headers) completes the step without waiting for a check", async () => {
+    const queue = "remote-notified"
+    const server = await standIn(queue, "succeed-notify")
+    try {
+      const exit = await runProgram(engineLayer("redis", "remote"), CalcLive, Calc.execute({ n: 8, queue }))
+      expect(normalize(exit)).toEqual({ success: "doubled: 16" })
+    } finally {
+      await server.stop()
+    }
+    expect(server.output().match(/^done /gm)?.length).toBe(1)
   })
 
   it("archived (retries exhausted): the step fails with RemoteStepFailed carrying the task's last error", async () => {
