@@ -55,6 +55,7 @@ import {
   controlQueues,
   nextRunOf,
   wakeExecution,
+  workflowDeferredTaskType,
   workflowRunTaskType
 } from "../steps/workflowControl.js"
 import { workflowDoneChannel, workflowInterruptChannel } from "../wire/workflowKeys.js"
@@ -69,18 +70,10 @@ import { readRemoteTask, workflowRemoteScheduleScript } from "../broker/workflow
 import { enqueue } from "../steps/enqueue.js"
 import { decodeTaskMessage } from "../wire/TaskMessage.js"
 
-export { controlQueueOf, controlQueues, wakeExecution, workflowRunTaskType }
+export { controlQueueOf, controlQueues, wakeExecution, workflowDeferredTaskType, workflowRunTaskType }
 
 /** The task type of a durable clock (DurableClock.sleep): a scheduled task that completes the clock's deferred when due. */
 export const workflowClockTaskType = "effect-asynq:wf:clock"
-
-/**
- * The task type that completes a DurableDeferred from any asynq client (a Go `asynq.Client`
- * included): enqueue it on the execution's control queue with the JSON payload
- * `{"token": "<deferred token>", "value": <encoded value>}` (success) or
- * `{"token": "<deferred token>", "error": <encoded error>}` (failure). The first completion wins.
- */
-export const workflowDeferredTaskType = "effect-asynq:wf:deferred"
 
 /** Options of the workflow engine layer. */
 export interface WorkflowLayerOptions {

@@ -28,9 +28,14 @@ import * as Schema from "effect/Schema"
 import * as Activity from "effect/workflow/Activity"
 import * as DurableDeferred from "effect/workflow/DurableDeferred"
 import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
+import type { Broker } from "../broker/Broker.js"
 import { InvalidArgument } from "../broker/errors.js"
+import type { Task } from "../processor/Task.js"
+import type { RedisError } from "../redis/errors.js"
 import type { TaskDefinition } from "../steps/TaskDefinition.js"
+import { type EnqueueError, enqueue } from "../steps/enqueue.js"
 import type { EnqueueOptions } from "../steps/options.js"
+import { workflowDeferredTaskType } from "../steps/workflowControl.js"
 import { RemoteStepFailed } from "./errors.js"
 import { engineExtras } from "./internal.js"
 
@@ -166,3 +171,35 @@ export const make = <A, S extends Schema.Constraint = typeof Schema.Void>(
     >
   return { name, task, successSchema: success, run }
 }
+
+/**
+ * For an effect-asynq handler that serves a remote step: writes `value` (encoded with the step's
+ * `success` schema, as JSON) as the task's result and reports it to the workflow at once (the
+ * control task `effect-asynq:wf:deferred` with the token and control queue from the task's
+ * headers), so the step completes without waiting for its next check. A task without those
+ * headers (not enqueued by a remote step), or a step without a value (`Schema.Void`), only gets its
+ * result written and is read by the step's next check. InvalidArgument when the
+ * value does not fit the schema.
+ */
+export const complete = Effect.fn("RemoteStep.complete")(function* <A, S extends Schema.Constraint>(
+  step: RemoteStep<A, S>,
+  task: Task,
+  value: S["Type"]
+): Effect.fn.Return<void, InvalidArgument | EnqueueError | RedisError, Broker | S["EncodingServices"]> {
+  const codec = Schema.toCodecJson(step.successSchema as unknown as Schema.Codec<unknown, unknown>)
+  const json = yield* Schema.encodeEffect(codec)(value).pipe(
+    Effect.mapError(
+      (e) =>
+        new InvalidArgument({
+          field: "value",
+          message: `RemoteStep "${step.name}": the value does not fit the step's success schema: ${e.message}`
+        })
+    )
+  )
+  if (json !== undefined) yield* Effect.promise(() => task.resultWriter.write(JSON.stringify(json)))
+  const token = task.headers[remoteTokenHeader]
+  const queue = task.headers[remoteControlQueueHeader]
+  // A step without a value (Schema.Void) is left to its check: the control task needs a value.
+  if (token === undefined || queue === undefined || json === undefined) return
+  yield* Effect.asVoid(enqueue(workflowDeferredTaskType, { token, value: json ?? null }, { queue }))
+})

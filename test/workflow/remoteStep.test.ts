@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import { Effect, Exit, type Layer, Schema } from "effect"
+import { Effect, Exit, Layer, Schema } from "effect"
 import { Workflow, type WorkflowEngine } from "effect/workflow"
 import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -16,7 +16,11 @@ import { defineTask } from "../../src/tasks/index.js"
 import { decodeTaskMessage } from "../../src/wire/TaskMessage.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { workflowExecutionKey } from "../../src/wire/workflowKeys.js"
+import type { Broker } from "../../src/broker/Broker.js"
+import * as Server from "../../src/processor/Server.js"
+import type { Task } from "../../src/processor/Task.js"
 import { controlQueueOf, RemoteStep } from "../../src/workflow/index.js"
+import { testBrokerLayer } from "../support/arrange.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
 import { waitFor } from "../support/waitFor.js"
 import { engineLayer, normalize, runProgram } from "./support.js"
@@ -78,6 +82,15 @@ const stepOn = (queue: string) =>
     poll: queue === "remote-notified" ? { initialMs: 3_600_000, maxMs: 3_600_000 } : { initialMs: 100, maxMs: 400 },
     retentionMs: queue === "remote-notified" ? 3 * 3_600_000 : undefined
   })
+
+/** The options of the slow-polling step, to make it anew on another queue. */
+const stepOptionsOf = (step: ReturnType<typeof stepOn>) => ({
+  name: step.name,
+  task: step.task,
+  success: step.successSchema,
+  poll: { initialMs: 3_600_000, maxMs: 3_600_000 },
+  retentionMs: 3 * 3_600_000
+})
 
 const CalcLive = Calc.toLayer(({ n, queue }) =>
   Effect.gen(function* () {
@@ -145,6 +158,48 @@ describe("a remote step served by a process that speaks only asynq's data model"
       await server.stop()
     }
     expect(server.output().match(/^done /gm)?.length).toBe(1)
+  })
+
+  it("an effect-asynq handler serving the step with RemoteStep.complete: the result is written and the step completes without waiting for a check", async () => {
+    const queue = "remote-notified-effect"
+    const step = stepOn("remote-notified")
+    const Serve = Layer.effectDiscard(
+      Server.start(
+        {
+          [Double.type]: (task: Task) =>
+            Effect.gen(function* () {
+              const { n } = task.json<{ n: number }>()
+              yield* RemoteStep.complete(step, task, { doubled: 2 * n })
+            })
+        },
+        { queues: { [queue]: 1 }, shutdownTimeoutMs: 500 }
+      )
+    ).pipe(Layer.provide(testBrokerLayer() as Layer.Layer<Broker>), Layer.orDie) as Layer.Layer<
+      never,
+      never,
+      WorkflowEngine.WorkflowEngine
+    >
+    const Notified = Calc.toLayer(({ n }) =>
+      Effect.map(
+        RemoteStep.make({ ...stepOptionsOf(step), queue }).run({ n }),
+        ({ doubled }) => `doubled: ${doubled}`
+      ).pipe(Effect.orDie)
+    )
+    const exit = await runProgram(
+      engineLayer("redis", "remote-effect"),
+      Layer.merge(Notified, Serve),
+      Calc.execute({ n: 4, queue })
+    )
+    expect(normalize(exit)).toEqual({ success: "doubled: 8" })
+    const executionId = await Effect.runPromise(Calc.executionId({ n: 4, queue }))
+    const taskKey = queueKeys(queue).task(RemoteStep.remoteTaskId(executionId, "double", 1))
+    // The worker completes the task with the retention the step gave it, its result kept.
+    await waitFor(
+      "the task completed",
+      () => c.hget(taskKey, "state"),
+      (s) => s === "completed"
+    )
+    expect(await c.hget(taskKey, "result")).toBe('{"doubled":8}')
   })
 
   it("archived (retries exhausted): the step fails with RemoteStepFailed carrying the task's last error", async () => {
