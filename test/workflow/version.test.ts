@@ -10,7 +10,8 @@ import type { Broker } from "../../src/broker/Broker.js"
 import { getWorkflowExecution } from "../../src/inspector/index.js"
 import { layer, Version, workflowVersion } from "../../src/workflow/index.js"
 import { testBrokerLayer } from "../support/arrange.js"
-import { flushTestDb } from "../support/redis.js"
+import { flushTestDb, testRedisUrl } from "../support/redis.js"
+import { runCli } from "../cli/runCli.js"
 import { engineLayer, normalize, runProgram } from "./support.js"
 
 const Ship = Workflow.make("Wf.Versioned", {
@@ -59,6 +60,11 @@ describe("versions", () => {
     expect(Exit.isSuccess(first)).toBe(true)
     const id = Exit.isSuccess(first) ? first.value : ""
     expect((await inspect(prefix, id)).version).toBe("1")
+    const shown = await runCli(["workflow", "inspect", "Wf.Versioned", id, "--prefix", prefix], {
+      REDIS_URL: testRedisUrl()
+    })
+    expect(shown.code).toBe(0)
+    expect(shown.stdout).toMatch(/^version: +1$/m)
     // A v2 worker (deployed meanwhile) completes it, and starts a new one.
     const second = await runProgram(
       engineLayer("redis", prefix, { version: "2" }),

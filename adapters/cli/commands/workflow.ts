@@ -140,7 +140,9 @@ const inspect = Command.make("inspect", { workflow: workflowArg, id: idArg, ...w
             ["outcome", x.outcome ?? "-"],
             ["error", x.error ?? "-"],
             ["result", json(x.result, 200)],
-            ["parent", x.parent === undefined ? "-" : `${x.parent.workflow} ${x.parent.executionId}`]
+            ["parent", x.parent === undefined ? "-" : `${x.parent.workflow} ${x.parent.executionId}`],
+            // The version recorded at start, when one was.
+            ...(x.version === undefined ? [] : [["version", x.version] as const])
           ])
           const acts =
             x.activities.length === 0
