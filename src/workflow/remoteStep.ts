@@ -151,18 +151,22 @@ export const make = <A, S extends Schema.Constraint = typeof Schema.Void>(
         workflow: instance.workflow,
         executionId: instance.executionId
       })
-      yield* extras.dispatchRemote({
-        instance,
-        name,
-        attempt,
-        deferredName: deferred.name,
-        token,
-        task,
-        payload,
-        options: { ...task.options, ...options.enqueue, queue, retention: retentionMs },
-        pollInitialMs,
-        pollMaxMs
-      })
+      // Uninterruptible: a sibling branch suspending the run must not cut a dispatch between its
+      // enqueue and its first check (the check is what wakes the execution).
+      yield* Effect.uninterruptible(
+        extras.dispatchRemote({
+          instance,
+          name,
+          attempt,
+          deferredName: deferred.name,
+          token,
+          task,
+          payload,
+          options: { ...task.options, ...options.enqueue, queue, retention: retentionMs },
+          pollInitialMs,
+          pollMaxMs
+        })
+      )
       return (yield* DurableDeferred.await(deferred)) as S["Type"]
     }) as Effect.Effect<
       S["Type"],

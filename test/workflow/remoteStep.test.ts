@@ -148,6 +148,39 @@ describe("a remote step served by a process that speaks only asynq's data model"
     expect(JSON.parse(outcome!)).toEqual({ _tag: "Success", value: { doubled: 42 } })
   })
 
+  it("five remote steps at once (fan-out) and their fan-in: each enqueued once, each result in its place", async () => {
+    const queue = "remote-fan"
+    const server = await standIn(queue, "succeed")
+    const Fan = Workflow.make("Wf.RemoteFan", {
+      payload: { id: Schema.String },
+      success: Schema.Array(Schema.Number),
+      idempotencyKey: ({ id }) => id
+    })
+    const FanLive = Fan.toLayer(() =>
+      Effect.all(
+        [1, 2, 3, 4, 5].map((n) =>
+          RemoteStep.make({
+            name: `double/${n}`,
+            task: Double,
+            queue,
+            success: DoubledResult,
+            poll: { initialMs: 100, maxMs: 400 }
+          })
+            .run({ n })
+            .pipe(Effect.map(({ doubled }) => doubled))
+        ),
+        { concurrency: "unbounded" }
+      ).pipe(Effect.orDie)
+    )
+    try {
+      const exit = await runProgram(engineLayer("redis", "remote"), FanLive, Fan.execute({ id: "fan" }))
+      expect(normalize(exit)).toEqual({ success: [2, 4, 6, 8, 10] })
+    } finally {
+      await server.stop()
+    }
+    expect(server.output().match(/^done /gm)?.length).toBe(5)
+  })
+
   it("a server that reports at once (the control task effect-asynq:wf:deferred with the token from the task's headers) completes the step without waiting for a check", async () => {
     const queue = "remote-notified"
     const server = await standIn(queue, "succeed-notify")
