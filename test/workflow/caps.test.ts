@@ -67,6 +67,9 @@ describe("caps", () => {
         .sort()
     ).toEqual(["a:step/0/1", "a:step/1/1", "a:step/2/1"])
     expect(h.state).toBe("complete")
+    // The stored result names the error and the cap.
+    expect(h.result).toContain("WorkflowCapExceeded")
+    expect(h.result).toContain("maxSteps")
   })
 
   it("within the caps nothing changes", async () => {
