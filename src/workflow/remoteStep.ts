@@ -134,6 +134,16 @@ export const make = <A, S extends Schema.Constraint = typeof Schema.Void>(
     )
   const success = (options.success ?? Schema.Void) as S
   const queue = options.queue ?? task.options?.queue ?? "default"
+  // The definition's defaults, less what a remote step sets itself or cannot have (its task id is
+  // derived; a delay, a uniqueness lock or a group would hold the step up or refuse it).
+  const {
+    taskId: _taskId,
+    processAt: _processAt,
+    processIn: _processIn,
+    unique: _unique,
+    group: _group,
+    ...definitionOptions
+  } = task.options ?? {}
   const run = (payload: A) =>
     Effect.gen(function* () {
       const engine = yield* WorkflowEngine.WorkflowEngine
@@ -162,7 +172,7 @@ export const make = <A, S extends Schema.Constraint = typeof Schema.Void>(
           token,
           task,
           payload,
-          options: { ...task.options, ...options.enqueue, queue, retention: retentionMs },
+          options: { ...definitionOptions, ...options.enqueue, queue, retention: retentionMs },
           pollInitialMs,
           pollMaxMs
         })
