@@ -181,6 +181,42 @@ describe("a remote step served by a process that speaks only asynq's data model"
     expect(server.output().match(/^done /gm)?.length).toBe(5)
   })
 
+  it("every workflow process down while the remote task runs: the check is a task, and a worker started later completes the step", async () => {
+    const queue = "remote-down"
+    const prefix = "remote-down"
+    // A worker dispatches the step, the execution suspends, and the worker goes away.
+    const first = await runProgram(
+      engineLayer("redis", prefix),
+      CalcLive,
+      Effect.gen(function* () {
+        const id = yield* Calc.execute({ n: 50, queue }, { discard: true })
+        const x = workflowExecutionKey(controlQueueOf({ queue: prefix, shards: 1 }, "Wf.RemoteCalc", id), id)
+        yield* Effect.promise(() =>
+          waitFor(
+            "the step dispatched and the execution suspended",
+            () => c.hmget(x, "r:double/1", "state"),
+            ([m, s]) => m !== null && s === "suspended"
+          )
+        )
+        return id
+      })
+    )
+    expect(Exit.isSuccess(first)).toBe(true)
+    // Only now does the remote server run, with no workflow process up.
+    const server = await standIn(queue, "succeed")
+    try {
+      await waitFor(
+        "the remote task done",
+        () => server.output(),
+        (o) => o.includes("done ")
+      )
+    } finally {
+      await server.stop()
+    }
+    const exit = await runProgram(engineLayer("redis", prefix), CalcLive, Calc.execute({ n: 50, queue }))
+    expect(normalize(exit)).toEqual({ success: "doubled: 100" })
+  })
+
   it("a server that reports at once (the control task effect-asynq:wf:deferred with the token from the task's headers) completes the step without waiting for a check", async () => {
     const queue = "remote-notified"
     const server = await standIn(queue, "succeed-notify")
