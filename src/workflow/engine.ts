@@ -632,6 +632,12 @@ export const make = (options?: WorkflowLayerOptions) =>
     const remoteCheckTask = (task: Task) =>
       Effect.gen(function* () {
         const check = task.json<RemoteCheck>()
+        // Nothing to do once the outcome is in (reported by the server) or the execution is over
+        // (complete, or its state expired: a wake would leave a stray hash behind).
+        const [state, recorded] = yield* call(
+          readExecutionFields(task.queue, check.executionId, ["state", check.deferredField])
+        )
+        if (state === undefined || state === "complete" || recorded !== undefined) return
         const remote = yield* call(readRemoteTask(check.queue, check.taskId))
         const failed = (reason: RemoteStepFailed["reason"], message: string) =>
           Exit.fail({
