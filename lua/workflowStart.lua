@@ -12,6 +12,7 @@
 -- ARGV[5]  first run TaskMessage (protobuf bytes)
 -- ARGV[6]  pending_since: unix time in nanoseconds
 -- ARGV[7]  control queue name
+-- ARGV[8]  the execution's version (recorded at start, read by its runs), or "" for none
 -- Returns  {1}                       started (first run enqueued)
 --          {2, state, result, failed} already started: its state (pending, running, suspended,
 --                                    complete), last result (JSON, "" when none), "1" when
@@ -19,7 +20,7 @@
 --         {-1, name}                the execution id belongs to another workflow (nothing written)
 --- @include "includes/enqueueRun.lua"
 local execKey, taskKeyPrefix, pendingKey = unpack(KEYS)
-local workflowName, payload, parent, runId, msg, pendingSince, queueName = unpack(ARGV)
+local workflowName, payload, parent, runId, msg, pendingSince, queueName, version = unpack(ARGV)
 local existing = redis.call("HGET", execKey, "wf")
 if existing then
   if existing ~= workflowName then
@@ -31,6 +32,9 @@ end
 redis.call("HSET", execKey, "wf", workflowName, "payload", payload, "runs", 0)
 if parent ~= "" then
   redis.call("HSET", execKey, "parent", parent)
+end
+if version and version ~= "" then
+  redis.call("HSET", execKey, "version", version)
 end
 enqueueRun(execKey, taskKeyPrefix, pendingKey, runId, msg, pendingSince, queueName)
 return {1}

@@ -16,6 +16,8 @@ export interface WorkflowStartInput extends NextRun {
   readonly payload: string
   /** JSON `{"workflow","executionId"}` of the parent execution, or "" for none. */
   readonly parent: string
+  /** The version recorded with the execution (read by its runs), or "" for none. */
+  readonly version?: string | undefined
 }
 
 /** What a start found: a new execution, or the state of the existing one. */
@@ -32,7 +34,7 @@ export const workflowStartScript = defineScript<WorkflowStartInput, WorkflowStar
     const k = queueKeys(i.queue)
     return [workflowExecutionKey(i.queue, i.executionId), k.taskPrefix, k.pending]
   },
-  args: (i) => [i.workflow, i.payload, i.parent, i.runId, i.runMessage, i.pendingSince, i.queue],
+  args: (i) => [i.workflow, i.payload, i.parent, i.runId, i.runMessage, i.pendingSince, i.queue, i.version ?? ""],
   decode: (reply, i) =>
     Result.flatMap(
       arrayReply("workflowStart", reply),

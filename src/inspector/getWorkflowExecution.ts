@@ -122,6 +122,7 @@ export const getWorkflowExecution = Effect.fn("Inspector.getWorkflowExecution")(
     runTaskId: h.get("task"),
     activities,
     deferreds,
-    clocks
+    clocks,
+    version: h.get("version")
   } satisfies WorkflowExecutionInfo as WorkflowExecutionInfo
 })

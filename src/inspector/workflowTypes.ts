@@ -93,6 +93,8 @@ export interface WorkflowExecutionInfo extends WorkflowExecutionSummary {
   /** Deferreds completed so far, and those the last suspended run waits on ("waiting"). */
   readonly deferreds: ReadonlyArray<DeferredInfo>
   readonly clocks: ReadonlyArray<ClockInfo>
+  /** The version recorded when the execution started (a `Version` annotation or the engine's `version`), if any. */
+  readonly version?: string | undefined
 }
 
 const isState = (s: string | undefined): s is ExecutionState =>

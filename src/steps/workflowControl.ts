@@ -16,6 +16,14 @@ import { newTaskId } from "./taskId.js"
 /** The task type of a workflow run (a replay of one execution), on the workflow's control queue. */
 export const workflowRunTaskType = "effect-asynq:wf:run"
 
+/**
+ * The task type that completes a DurableDeferred from any asynq client (a Go `asynq.Client`
+ * included): enqueue it on the execution's control queue with the JSON payload
+ * `{"token": "<deferred token>", "value": <encoded value>}` (success) or
+ * `{"token": "<deferred token>", "error": <encoded error>}` (failure). The first completion wins.
+ */
+export const workflowDeferredTaskType = "effect-asynq:wf:deferred"
+
 /** Where a workflow's executions live: the control queues' prefix and how many shards. */
 export interface ControlQueueSettings {
   readonly queue: string

@@ -55,25 +55,25 @@ import {
   controlQueues,
   nextRunOf,
   wakeExecution,
+  workflowDeferredTaskType,
   workflowRunTaskType
 } from "../steps/workflowControl.js"
 import { workflowDoneChannel, workflowInterruptChannel } from "../wire/workflowKeys.js"
 import type { RedisConnectionError, RedisError } from "../redis/errors.js"
 import { publishWorkflowInterrupt } from "../broker/workflowNotices.js"
 import { codecsOf, decodeExit, encodeExit } from "./codec.js"
+import { type WorkflowCap, WorkflowCapExceeded, type RemoteStepFailed } from "./errors.js"
+import { engineExtras, type RemoteDispatch } from "./internal.js"
+import { remoteCheckTaskType, remoteControlQueueHeader, remoteTaskId, remoteTokenHeader } from "./remoteStep.js"
+import { Version } from "./version.js"
+import { readRemoteTask, workflowRemoteScheduleScript } from "../broker/workflowRemote.js"
+import { enqueue } from "../steps/enqueue.js"
+import { decodeTaskMessage } from "../wire/TaskMessage.js"
 
-export { controlQueueOf, controlQueues, wakeExecution, workflowRunTaskType }
+export { controlQueueOf, controlQueues, wakeExecution, workflowDeferredTaskType, workflowRunTaskType }
 
 /** The task type of a durable clock (DurableClock.sleep): a scheduled task that completes the clock's deferred when due. */
 export const workflowClockTaskType = "effect-asynq:wf:clock"
-
-/**
- * The task type that completes a DurableDeferred from any asynq client (a Go `asynq.Client`
- * included): enqueue it on the execution's control queue with the JSON payload
- * `{"token": "<deferred token>", "value": <encoded value>}` (success) or
- * `{"token": "<deferred token>", "error": <encoded error>}` (failure). The first completion wins.
- */
-export const workflowDeferredTaskType = "effect-asynq:wf:deferred"
 
 /** Options of the workflow engine layer. */
 export interface WorkflowLayerOptions {
@@ -98,6 +98,29 @@ export interface WorkflowLayerOptions {
    * by the layer; `retryDelay` defaults to 1 s doubling up to a minute, for runs whose worker died).
    */
   readonly server?: Omit<ServerOptions, "queues" | "concurrency"> | undefined
+  /**
+   * The version recorded by executions this process starts, for workflows without a `Version`
+   * annotation (default: none). A run reads its execution's recorded version with `workflowVersion`.
+   */
+  readonly version?: string | undefined
+  /**
+   * Steps recorded per execution at most (default 10,000): stored activity results, completed
+   * deferreds (fired durable clocks included) and dispatched remote steps. A step past it is not
+   * run and the execution fails with WorkflowCapExceeded (`cap: "maxSteps"`).
+   */
+  readonly maxSteps?: number | undefined
+  /**
+   * Bytes of an execution's stored state at most (the fields and values of its hash, UTF-8;
+   * default 64 MiB). A result that would take it past is not stored and the execution fails with
+   * WorkflowCapExceeded (`cap: "maxStateBytes"`).
+   */
+  readonly maxStateBytes?: number | undefined
+  /**
+   * Bytes of one stored result at most (an activity's exit, a deferred's, the execution's own
+   * result, as JSON; default 16 MiB). A larger one is not stored and the execution fails with
+   * WorkflowCapExceeded (`cap: "maxResultBytes"`).
+   */
+  readonly maxResultBytes?: number | undefined
 }
 
 /** The resolved options. */
@@ -109,7 +132,18 @@ export interface Resolved {
   readonly runTimeoutSec: number
   readonly completedRetentionMs: number
   readonly server: Omit<ServerOptions, "queues" | "concurrency">
+  readonly version: string | undefined
+  readonly maxSteps: number
+  readonly maxStateBytes: number
+  readonly maxResultBytes: number
 }
+
+/** Steps recorded per execution at most, by default. */
+export const defaultMaxSteps = 10_000
+/** Bytes of an execution's stored state at most, by default (64 MiB). */
+export const defaultMaxStateBytes = 64 * 1024 * 1024
+/** Bytes of one stored result at most, by default (16 MiB). */
+export const defaultMaxResultBytes = 16 * 1024 * 1024
 
 /** Options with their defaults, or an InvalidArgument naming the bad one (nothing started). */
 export const resolve = (o: WorkflowLayerOptions = {}): Effect.Effect<Resolved, InvalidArgument> => {
@@ -136,6 +170,19 @@ export const resolve = (o: WorkflowLayerOptions = {}): Effect.Effect<Resolved, I
       "completedRetentionMs",
       `completedRetentionMs must be a finite number of ms >= 0, got ${completedRetentionMs}`
     )
+  const version = o.version
+  if (version !== undefined && (typeof version !== "string" || version === "" || version.length > 200))
+    return bad(
+      "version",
+      `version must be a non-empty string of at most 200 characters, got ${JSON.stringify(version)}`
+    )
+  const caps = {
+    maxSteps: o.maxSteps ?? defaultMaxSteps,
+    maxStateBytes: o.maxStateBytes ?? defaultMaxStateBytes,
+    maxResultBytes: o.maxResultBytes ?? defaultMaxResultBytes
+  }
+  for (const [field, v] of Object.entries(caps))
+    if (!Number.isInteger(v) || v < 1) return bad(field, `${field} must be a positive integer, got ${v}`)
   return Effect.succeed({
     queue,
     shards,
@@ -143,7 +190,9 @@ export const resolve = (o: WorkflowLayerOptions = {}): Effect.Effect<Resolved, I
     runMaxRetry,
     runTimeoutSec,
     completedRetentionMs,
-    server: o.server ?? {}
+    server: o.server ?? {},
+    version,
+    ...caps
   })
 }
 
@@ -158,6 +207,9 @@ const runRetryDelay = (retried: number): number => Math.min(1000 * 2 ** retried,
 interface RunState {
   readonly queue: string
   readonly fields: Map<string, string>
+  /** Steps recorded (see `isStep`) and bytes of the hash, as far as this run knows. */
+  steps: number
+  bytes: number
   readonly instance: WorkflowEngine.WorkflowInstance["Service"]
   fiber: Fiber.Fiber<Workflow.Result<unknown, unknown>, unknown> | undefined
 }
@@ -169,6 +221,25 @@ interface Registered {
     executionId: string
   ) => Effect.Effect<unknown, unknown, WorkflowEngine.WorkflowInstance | WorkflowEngine.WorkflowEngine>
 }
+
+/** The payload of a remote step's check task. */
+interface RemoteCheck {
+  readonly workflow: string
+  readonly executionId: string
+  readonly step: string
+  /** Where the outcome is recorded (`d:RemoteStep/<name>/<attempt>`) and the dispatch marker (`r:<name>/<attempt>`). */
+  readonly deferredField: string
+  readonly markerField: string
+  /** The remote task. */
+  readonly queue: string
+  readonly taskId: string
+  /** Which check this is (0 first); the next is due after min(initialMs × 2^n, maxMs). */
+  readonly n: number
+  readonly initialMs: number
+  readonly maxMs: number
+}
+
+const textDecoder = new TextDecoder()
 
 interface Parent {
   readonly workflow: string
@@ -184,6 +255,46 @@ const awaitedNow = (instance: WorkflowEngine.WorkflowInstance["Service"], fields
   Array.from(instance.awaitedDeferreds.keys()).filter((name) => !fields.has(`d:${name}`))
 
 const InterruptField = "interrupt"
+
+/** UTF-8 length of a string (what Redis stores). */
+const utf8Length = (s: string): number => {
+  let n = 0
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    // A surrogate pair is 4 bytes: 2 for each half.
+    n += c < 0x80 ? 1 : c < 0x800 || (c >= 0xd800 && c <= 0xdfff) ? 2 : 3
+  }
+  return n
+}
+
+/** Whether a field of the execution hash is a recorded step: an activity exit, a deferred (a remote step's counts as its dispatch), a remote dispatch. */
+const isStep = (field: string): boolean =>
+  field.startsWith("a:") || field.startsWith("r:") || (field.startsWith("d:") && !field.startsWith("d:RemoteStep/"))
+
+/** A run's view of its execution, counting steps and bytes. */
+const runStateOf = (
+  queue: string,
+  fields: Map<string, string>,
+  instance: WorkflowEngine.WorkflowInstance["Service"]
+): RunState => {
+  let steps = 0
+  let bytes = 0
+  for (const [f, v] of fields) {
+    if (isStep(f)) steps++
+    bytes += utf8Length(f) + utf8Length(v)
+  }
+  return { queue, fields, instance, fiber: undefined, steps, bytes }
+}
+
+/** Records a field this run wrote (or read) in its view. */
+const setField = (run: RunState, field: string, value: string) => {
+  const old = run.fields.get(field)
+  if (old === undefined) {
+    if (isStep(field)) run.steps++
+    run.bytes += utf8Length(field) + utf8Length(value)
+  } else run.bytes += utf8Length(value) - utf8Length(old)
+  run.fields.set(field, value)
+}
 const InterruptUnsafeField = "interruptUnsafe"
 
 /** Builds the engine (needs the Broker; registrations start a worker in their scope). */
@@ -292,6 +403,53 @@ export const make = (options?: WorkflowLayerOptions) =>
       return Effect.asVoid(wake(p.workflow, p.executionId, "", "", "a"))
     }
 
+    /** The cap a new value of `actual` goes past, as the error to fail with; undefined within the caps. */
+    const capOf = (
+      workflow: string,
+      executionId: string,
+      cap: WorkflowCap,
+      actual: number
+    ): WorkflowCapExceeded | undefined => {
+      const limit = opts[cap]
+      if (actual <= limit) return undefined
+      const what =
+        cap === "maxSteps"
+          ? `${actual} steps (activities, deferreds, clocks and remote steps recorded)`
+          : cap === "maxStateBytes"
+            ? `${actual} bytes of stored state`
+            : `a result of ${actual} bytes`
+      return new WorkflowCapExceeded({
+        cap,
+        limit,
+        actual,
+        workflow,
+        executionId,
+        message: `workflow "${workflow}" execution "${executionId}" would record ${what}, past the engine's cap ${cap} = ${limit}`
+      })
+    }
+
+    /** The cap a new step recorded by this run would go past (its count, or with `value` under `field` its sizes). */
+    const stepCap = (
+      run: RunState | undefined,
+      workflow: string,
+      executionId: string,
+      field?: string,
+      value?: string
+    ) => {
+      if (run === undefined) return undefined
+      const isNew = field === undefined || !run.fields.has(field)
+      if (isNew && (field === undefined || isStep(field))) {
+        const c = capOf(workflow, executionId, "maxSteps", run.steps + 1)
+        if (c) return c
+      }
+      if (field === undefined || value === undefined) return undefined
+      const size = utf8Length(value)
+      return (
+        capOf(workflow, executionId, "maxResultBytes", size) ??
+        capOf(workflow, executionId, "maxStateBytes", run.bytes + utf8Length(field) + size)
+      )
+    }
+
     /** One run of an execution: the handler of its run task. */
     const runTask = (task: Task) =>
       Effect.gen(function* () {
@@ -311,7 +469,7 @@ export const make = (options?: WorkflowLayerOptions) =>
         /** The replay of the workflow, with the fields known so far. */
         const replay = Effect.gen(function* () {
           const instance = WorkflowEngine.WorkflowInstance.initial(workflow, executionId)
-          const run: RunState = { queue, fields, instance, fiber: undefined }
+          const run = runStateOf(queue, fields, instance)
           runs.set(executionId, run)
           const fiber = yield* entry.execute(payload, executionId).pipe(
             Effect.onExit((exit) => {
@@ -354,7 +512,7 @@ export const make = (options?: WorkflowLayerOptions) =>
           result = new Workflow.Complete({ exit: Exit.failCause(exit.cause) })
         else return yield* Effect.failCause(exit.cause) // stopped from outside (shutdown, lost lease): asynq retries the run
         // A result its schemas reject is recorded as a defect (retrying the run would not help).
-        const encoded = yield* codecs.encodeResult(result).pipe(
+        let encoded = yield* codecs.encodeResult(result).pipe(
           Effect.catchCause((cause) =>
             codecs.encodeResult(
               new Workflow.Complete({
@@ -363,6 +521,11 @@ export const make = (options?: WorkflowLayerOptions) =>
             )
           )
         )
+        const tooBig = capOf(name, executionId, "maxResultBytes", utf8Length(encoded))
+        if (tooBig !== undefined) {
+          result = new Workflow.Complete({ exit: Exit.die(tooBig) })
+          encoded = yield* codecs.encodeResult(result)
+        }
         const next = yield* nextRun(queue, name, executionId)
         const outcome = result._tag === "Complete" ? "complete" : "suspended"
         const ended = yield* call(
@@ -406,6 +569,122 @@ export const make = (options?: WorkflowLayerOptions) =>
         yield* wake(token.workflowName, token.executionId, `d:${token.deferredName}`, yield* encodeExit(exit), "a")
       })
 
+    /** Enqueues a remote step's task (once per execution, step and attempt) and schedules its first check. */
+    const dispatchRemote = (d: RemoteDispatch): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        const executionId = d.instance.executionId
+        const workflowName = d.instance.workflow._tag
+        const run = runs.get(executionId)
+        const queue = run?.queue ?? queueOf(workflowName, executionId)
+        const deferredField = `d:${d.deferredName}`
+        const markerField = `r:${d.name}/${d.attempt}`
+        if (run && (run.fields.has(deferredField) || run.fields.has(markerField))) return
+        // A pending interrupt replays only to rebuild compensations: nothing new is dispatched.
+        if (run && (run.fields.has(InterruptField) || run.fields.has(InterruptUnsafeField)) && !d.instance.interrupted)
+          return
+        const over = stepCap(run, workflowName, executionId, markerField)
+        if (over) return yield* Effect.die(over)
+        const taskId = remoteTaskId(executionId, d.name, d.attempt)
+        const remoteQueue = d.options.queue ?? "default"
+        // The task id makes the enqueue idempotent: a replay (or a retried run) finds it taken.
+        yield* call(
+          enqueue(d.task, d.payload, {
+            ...d.options,
+            taskId,
+            headers: { ...d.options.headers, [remoteTokenHeader]: d.token, [remoteControlQueueHeader]: queue }
+          }).pipe(Effect.catchTag("TaskIdConflict", () => Effect.void))
+        )
+        const check: RemoteCheck = {
+          workflow: workflowName,
+          executionId,
+          step: d.name,
+          deferredField,
+          markerField,
+          queue: remoteQueue,
+          taskId,
+          n: 0,
+          initialMs: d.pollInitialMs,
+          maxMs: d.pollMaxMs
+        }
+        const marker = JSON.stringify({ queue: remoteQueue, taskId })
+        yield* registerQueue(queue)
+        yield* scheduleRemoteCheck(queue, check, "first", marker)
+        if (run) setField(run, markerField, marker)
+      })
+
+    /** Schedules check number `check.n` of a remote step, due after its interval. */
+    const scheduleRemoteCheck = (queue: string, check: RemoteCheck, mode: "first" | "next", marker: string) =>
+      Effect.gen(function* () {
+        const nowMs = yield* Clock.currentTimeMillis
+        const taskId = `rcheck:${check.executionId}:${check.markerField.slice(2)}#${check.n}`
+        const delayMs = Math.min(check.initialMs * 2 ** check.n, check.maxMs)
+        yield* call(
+          runScript(workflowRemoteScheduleScript, {
+            queue,
+            executionId: check.executionId,
+            deferredField: check.deferredField,
+            markerField: check.markerField,
+            markerValue: marker,
+            mode,
+            taskId,
+            taskMessage: controlMessage(remoteCheckTaskType, taskId, queue, check),
+            dueMs: nowMs + delayMs
+          })
+        )
+      })
+
+    /**
+     * A remote step's check is due: the remote task's outcome is recorded as the step's deferred
+     * (completed: its result; archived, gone, or a result that is not JSON: RemoteStepFailed),
+     * which wakes the execution; a task not done yet gets another check, later.
+     */
+    const remoteCheckTask = (task: Task) =>
+      Effect.gen(function* () {
+        const check = task.json<RemoteCheck>()
+        // Nothing to do once the outcome is in (reported by the server) or the execution is over
+        // (complete, or its state expired: a wake would leave a stray hash behind).
+        const [state, recorded] = yield* call(
+          readExecutionFields(task.queue, check.executionId, ["state", check.deferredField])
+        )
+        if (state === undefined || state === "complete" || recorded !== undefined) return
+        const remote = yield* call(readRemoteTask(check.queue, check.taskId))
+        const failed = (reason: RemoteStepFailed["reason"], message: string) =>
+          Exit.fail({
+            _tag: "RemoteStepFailed",
+            step: check.step,
+            queue: check.queue,
+            taskId: check.taskId,
+            reason,
+            message: `remote step "${check.step}" (task "${check.taskId}" on queue "${check.queue}"): ${message}`
+          })
+        let exit: Exit.Exit<unknown, unknown>
+        if (remote.state === "completed") {
+          const text = remote.result === undefined ? "" : textDecoder.decode(remote.result)
+          const tooBig = capOf(check.workflow, check.executionId, "maxResultBytes", remote.result?.length ?? 0)
+          if (tooBig) exit = Exit.die(tooBig)
+          else if (text === "") exit = Exit.void
+          else {
+            try {
+              exit = Exit.succeed(JSON.parse(text))
+            } catch {
+              exit = failed(
+                "result-not-json",
+                `its result is not JSON: ${JSON.stringify(text.slice(0, 100))}${text.length > 100 ? "…" : ""}`
+              )
+            }
+          }
+        } else if (remote.state === "archived") {
+          const msg = remote.msg === undefined ? undefined : decodeTaskMessage(remote.msg)
+          exit = failed("archived", `the task was archived: ${msg?.errorMsg || "(no error message)"}`)
+        } else if (remote.state === undefined) {
+          exit = failed("task-gone", "the task is gone (deleted, or its retention ran out before its outcome was read)")
+        } else {
+          const queue = task.queue
+          return yield* scheduleRemoteCheck(queue, { ...check, n: check.n + 1 }, "next", "")
+        }
+        yield* wake(check.workflow, check.executionId, check.deferredField, yield* encodeExit(exit), "a")
+      })
+
     const encoded: WorkflowEngine.Encoded = {
       register: (workflow, execute) =>
         Effect.gen(function* () {
@@ -423,7 +702,8 @@ export const make = (options?: WorkflowLayerOptions) =>
             {
               [workflowRunTaskType]: runTask,
               [workflowClockTaskType]: clockTask,
-              [workflowDeferredTaskType]: deferredTask
+              [workflowDeferredTaskType]: deferredTask,
+              [remoteCheckTaskType]: remoteCheckTask
             },
             {
               retryDelay: runRetryDelay,
@@ -458,8 +738,9 @@ export const make = (options?: WorkflowLayerOptions) =>
               : ""
           yield* registerQueue(queue)
           const run = yield* nextRun(queue, workflow._tag, executionId)
+          const version = Context.get(workflow.annotations, Version) ?? opts.version ?? ""
           const started = yield* call(
-            runScript(workflowStartScript, { ...run, executionId, workflow: workflow._tag, payload, parent })
+            runScript(workflowStartScript, { ...run, executionId, workflow: workflow._tag, payload, parent, version })
           )
           if (options.discard) return undefined
           if (started._tag === "Started") return new Workflow.Suspended({})
@@ -514,6 +795,9 @@ export const make = (options?: WorkflowLayerOptions) =>
           // A pending interrupt replays only to rebuild compensations: no new activity runs.
           if (run && (run.fields.has(InterruptField) || run.fields.has(InterruptUnsafeField)) && !instance.interrupted)
             return new Workflow.Suspended({})
+          // Past the step cap, the activity does not run: the execution fails with the cap.
+          const overSteps = stepCap(run, instance.workflow._tag, executionId)
+          if (overSteps) return new Workflow.Complete({ exit: Exit.die(overSteps) })
           const activityInstance = WorkflowEngine.WorkflowInstance.initial(instance.workflow, executionId)
           activityInstance.interrupted = instance.interrupted
           const result = yield* activity.executeEncoded.pipe(
@@ -522,10 +806,13 @@ export const make = (options?: WorkflowLayerOptions) =>
           )
           if (result._tag === "Suspended") return result
           const exit = yield* encodeExit(result.exit)
+          // A result past a size cap is not stored: the execution fails with the cap.
+          const overSize = stepCap(run, instance.workflow._tag, executionId, field, exit)
+          if (overSize) return new Workflow.Complete({ exit: Exit.die(overSize) })
           // Stored before it is returned; the first write wins and every writer returns it.
           const winner =
             (yield* call(runScript(workflowActivityDoneScript, { queue, executionId, field, exit }))) ?? exit
-          run?.fields.set(field, winner)
+          if (run) setField(run, field, winner)
           return winner === exit ? result : new Workflow.Complete({ exit: yield* decodeExit(winner) })
         }),
 
@@ -541,7 +828,7 @@ export const make = (options?: WorkflowLayerOptions) =>
               readExecutionFields(run?.queue ?? queueOf(instance.workflow._tag, executionId), executionId, [field])
             )
             value = read
-            if (value !== undefined) run?.fields.set(field, value)
+            if (value !== undefined && run) setField(run, field, value)
           }
           return value === undefined ? Option.none() : Option.some(yield* decodeExit(value))
         }),
@@ -549,6 +836,8 @@ export const make = (options?: WorkflowLayerOptions) =>
       deferredDone: (o) =>
         Effect.gen(function* () {
           const exit = yield* encodeExit(o.exit)
+          const tooBig = capOf(o.workflowName, o.executionId, "maxResultBytes", utf8Length(exit))
+          if (tooBig) return yield* Effect.die(tooBig)
           const outcome = yield* wake(o.workflowName, o.executionId, `d:${o.deferredName}`, exit, "a")
           // A run of this process parked on the deferred is cut short (it replays at once, the wake
           // flag saw to that); forked, so a workflow completing its own deferred never waits on itself.
@@ -559,6 +848,11 @@ export const make = (options?: WorkflowLayerOptions) =>
       scheduleClock: (workflow, o) =>
         Effect.gen(function* () {
           const queue = queueOf(workflow._tag, o.executionId)
+          const run = runs.get(o.executionId)
+          if (run && !run.fields.has(`d:${o.clock.deferred.name}`)) {
+            const over = stepCap(run, workflow._tag, o.executionId)
+            if (over) return yield* Effect.die(over)
+          }
           const nowMs = yield* Clock.currentTimeMillis
           const taskId = `clock:${o.executionId}:${o.clock.name}`
           const taskMessage = controlMessage(workflowClockTaskType, taskId, queue, {
@@ -580,5 +874,9 @@ export const make = (options?: WorkflowLayerOptions) =>
         })
     }
     const engine = WorkflowEngine.makeUnsafe(encoded)
+    engineExtras.set(engine, {
+      dispatchRemote,
+      versionOf: (executionId) => runs.get(executionId)?.fields.get("version")
+    })
     return engine
   })

@@ -19,6 +19,14 @@ import type { Broker } from "../broker/Broker.js"
 import type { InvalidArgument } from "../broker/errors.js"
 import { make, type WorkflowLayerOptions } from "./engine.js"
 
+/**
+ * Remote steps: a workflow step that is an ordinary asynq task, run by any asynq server (a Go one
+ * included). `RemoteStep.make({ name, task, success })`, then `yield* step.run(payload)` inside a
+ * workflow.
+ */
+export * as RemoteStep from "./remoteStep.js"
+export { RemoteStepFailed, type WorkflowCap, WorkflowCapExceeded } from "./errors.js"
+export { Version, workflowVersion } from "./version.js"
 export { completeDeferred, type ControlQueueOptions, createDeferredClient, type DeferredClient } from "./deferred.js"
 export {
   type AwaitFlowOptions,
@@ -65,6 +73,9 @@ export {
 export {
   controlQueueOf,
   controlQueues,
+  defaultMaxResultBytes,
+  defaultMaxStateBytes,
+  defaultMaxSteps,
   workflowClockTaskType,
   workflowDeferredTaskType,
   type WorkflowLayerOptions,

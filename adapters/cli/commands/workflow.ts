@@ -131,7 +131,9 @@ const inspect = Command.make("inspect", { workflow: workflowArg, id: idArg, ...w
             ["outcome", x.outcome ?? "-"],
             ["error", x.error ?? "-"],
             ["result", json(x.result, 200)],
-            ["parent", x.parent === undefined ? "-" : `${x.parent.workflow} ${x.parent.executionId}`]
+            ["parent", x.parent === undefined ? "-" : `${x.parent.workflow} ${x.parent.executionId}`],
+            // The version recorded at start, when one was.
+            ...(x.version === undefined ? [] : [["version", x.version] as const])
           ])
           const running =
             x.state === "running" ? "\n(a run is active: activities not listed yet may be running in it)" : ""
