@@ -72,7 +72,9 @@ describe("effect-asynq workflow", { timeout: 120_000 }, () => {
           badSize,
           badState
         }
-      })
+      }),
+      // a dozen CLI processes, each a Node start: bounded, with room for a loaded machine
+      "90 seconds"
     )
     if (Exit.isFailure(exit)) throw new Error(Cause.pretty(exit.cause))
     const v = exit.value

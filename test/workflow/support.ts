@@ -1,5 +1,5 @@
 /** Running workflow programs against effect's in-memory engine and effect-asynq's durable one, on this file's database. */
-import { Cause, Effect, Exit, Layer, ManagedRuntime, References } from "effect"
+import { type Cause, type Duration, Effect, Exit, Layer, ManagedRuntime, References } from "effect"
 import { WorkflowEngine } from "effect/workflow"
 import type { Broker } from "../../src/broker/Broker.js"
 import { layer, type WorkflowLayerOptions } from "../../src/workflow/index.js"
@@ -32,11 +32,12 @@ export const makeRuntime = (
 export const runProgram = async <A, E>(
   engine: Layer.Layer<WorkflowEngine.WorkflowEngine>,
   registrations: Layer.Layer<never, never, WorkflowEngine.WorkflowEngine>,
-  program: Effect.Effect<A, E, WorkflowEngine.WorkflowEngine>
+  program: Effect.Effect<A, E, WorkflowEngine.WorkflowEngine>,
+  bound: Duration.Input = "20 seconds"
 ): Promise<Exit.Exit<A, E | Cause.TimeoutError>> => {
   const rt = makeRuntime(engine, registrations)
   try {
-    return await rt.runPromise(Effect.exit(Effect.timeout(program, "20 seconds")))
+    return await rt.runPromise(Effect.exit(Effect.timeout(program, bound)))
   } finally {
     await rt.dispose()
   }
