@@ -1,5 +1,5 @@
 /** Running workflow programs against effect's in-memory engine and effect-asynq's durable one, on this file's database. */
-import { type Cause, type Duration, Effect, Exit, Layer, ManagedRuntime, References } from "effect"
+import { Cause, type Duration, Effect, Exit, Layer, ManagedRuntime, References } from "effect"
 import { WorkflowEngine } from "effect/workflow"
 import type { Broker } from "../../src/broker/Broker.js"
 import { layer, type WorkflowLayerOptions } from "../../src/workflow/index.js"
