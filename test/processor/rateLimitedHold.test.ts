@@ -11,6 +11,7 @@ import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { drain, type DrainSummary } from "../../src/processor/drain.js"
 import { RateLimited } from "../../src/processor/errors.js"
+import type { Task } from "../../src/processor/Task.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { baseNowMs, readTask } from "../support/arrange.js"
 import { flushTestDb, rawClient } from "../support/redis.js"
@@ -42,7 +43,7 @@ describe("RateLimited with holdQueue (real Redis, two in-process workers, TestCl
         }
         ran.push("api")
       },
-      "hold:other": async (t: { payload: Uint8Array }) => void ran.push(`other:${new TextDecoder().decode(t.payload)}`)
+      "hold:other": async (t: Task) => void ran.push(`other:${new TextDecoder().decode(t.payload)}`)
     }
     const opts = {
       concurrency: 2,
