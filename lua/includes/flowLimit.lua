@@ -28,7 +28,8 @@
 -- until the next task is allowed: ms (>= 0) until the rate lets one through, or -1 when the
 -- concurrency cap cut it (a task of the queue has to end first).
 local function flowAllowance(flowKey, activeKey, nowMs, want)
-  local hold = tonumber(redis.call("HGET", flowKey, "hold_until"))
+  local f = redis.call("HMGET", flowKey, "interval_ms", "burst", "concurrency", "tat", "hold_until")
+  local hold = tonumber(f[5])
   if hold then
     if hold > nowMs then
       -- Nothing now; the next task is allowed at the hold's end (charged as a rate wait: tat = hold).
@@ -36,7 +37,6 @@ local function flowAllowance(flowKey, activeKey, nowMs, want)
     end
     redis.call("HDEL", flowKey, "hold_until")
   end
-  local f = redis.call("HMGET", flowKey, "interval_ms", "burst", "concurrency", "tat")
   local limit = { allowed = want, nowMs = nowMs }
   local interval = tonumber(f[1])
   if interval and interval > 0 then
