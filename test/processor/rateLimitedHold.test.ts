@@ -5,7 +5,7 @@
  * none (no flow hash) after it. Without holdQueue nothing is held. A drain counts RateLimited
  * outcomes in `rateLimited`, not in `retried`. TestClock rules every time here.
  */
-import { Effect, Fiber, Layer } from "effect"
+import { Clock, Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -160,5 +160,45 @@ describe("a drain's summary counts RateLimited apart", () => {
     )
     expect(summary).toMatchObject({ succeeded: 0, rateLimited: 2, retried: 1, archived: 0 })
     expect(Number(await c.get(queueKeys("drain-rl").failedTotal))).toBe(1)
+  })
+})
+
+describe("a drain and a hold", () => {
+  it("waits for the hold to end (its deadline allows), then takes the rest; the held task counted in rateLimited", async () => {
+    await fillQueue("drain-hold", 5)
+    const starts: Array<number> = []
+    const summary = await Effect.runPromise(
+      Effect.gen(function* () {
+        yield* TestClock.setTime(0)
+        const fiber = yield* Effect.forkChild(
+          drain(
+            {
+              queues: ["drain-hold"],
+              concurrency: 1,
+              safetyMarginMs: 1000,
+              handler: () =>
+                Effect.flatMap(Clock.currentTimeMillis, (now) => {
+                  starts.push(now)
+                  return starts.length === 1
+                    ? Effect.fail(new RateLimited({ retryAfter: 800, holdQueue: true }))
+                    : Effect.void
+                })
+            },
+            3000
+          ),
+          { startImmediately: true }
+        )
+        while (fiber.pollUnsafe() === undefined) {
+          yield* Effect.promise(() => new Promise((r) => setTimeout(r, 2)))
+          yield* TestClock.adjust(20)
+        }
+        return yield* Fiber.join(fiber)
+      }).pipe(Effect.provide(Layer.merge(brokerTestLayer(), TestClock.layer()))) as Effect.Effect<DrainSummary>
+    )
+    expect(summary).toMatchObject({ succeeded: 4, rateLimited: 1, retried: 0, stoppedBecause: "empty" })
+    // The first attempt at 0 held the queue until 800: nothing else started before.
+    expect(starts[0]).toBe(0)
+    expect(starts.slice(1).every((t) => t >= 800)).toBe(true)
+    expect(await c.zcard(queueKeys("drain-hold").retry)).toBe(1)
   })
 })
