@@ -152,6 +152,12 @@ export interface Client {
   close(): Promise<void>
 }
 
+/** Options with OpenTelemetry's current context as trace headers (as `enqueue` stores them); a header the caller set wins. */
+const withOtelContext = (options: EnqueueOptions | undefined): EnqueueOptions | undefined => {
+  const trace = otelTraceHeaders()
+  return trace === undefined ? options : { ...options, headers: { ...trace, ...options?.headers } }
+}
+
 /**
  * A client. Options are the Redis connection options; without `url`, `cluster` and `sentinel`,
  * `process.env.REDIS_URL` is used, then redis://127.0.0.1:6379. A single node at a redis:// or
@@ -197,19 +203,19 @@ export const createClient = (options: ClientOptions = {}): Client => {
       payload: unknown,
       mode: EnqueueModeOptions,
       opts?: EnqueueOptions
-    ) => runtime.run(enqueueThrottled(type as string, payload, mode, opts)),
+    ) => runtime.run(enqueueThrottled(type as string, payload, mode, withOtelContext(opts))),
     enqueueDebounced: (
       type: string | TaskDefinition<any>,
       payload: unknown,
       mode: EnqueueModeOptions,
       opts?: EnqueueOptions
-    ) => runtime.run(enqueueDebounced(type as string, payload, mode, opts)),
+    ) => runtime.run(enqueueDebounced(type as string, payload, mode, withOtelContext(opts))),
     enqueueKeepLast: (
       type: string | TaskDefinition<any>,
       payload: unknown,
       mode: EnqueueKeepLastOptions,
       opts?: EnqueueOptions
-    ) => runtime.run(enqueueKeepLast(type as string, payload, mode, opts)),
+    ) => runtime.run(enqueueKeepLast(type as string, payload, mode, withOtelContext(opts))),
     connect: () => runtime.open().then(() => undefined),
     close: runtime.close
   }

@@ -17,6 +17,7 @@ import { prepareEnqueue } from "./enqueue.js"
 import { type EnqueueModeError, ensureQueueRegistered } from "./enqueueThrottled.js"
 import type { EnqueueOptions } from "./options.js"
 import type { TaskInfo } from "./taskInfo.js"
+import { currentTraceHeaders } from "./traceContext.js"
 import { durationAtLeast } from "./validate.js"
 
 /** A keep-last enqueue: the key tasks are grouped by, and how long a waiting task waits at most. */
@@ -100,7 +101,7 @@ const enqueueKeepLastImpl = Effect.fn("Steps.enqueueKeepLast")(function* (
     ...options,
     headers: { ...options?.headers, [keepLastHeader]: keepLast.key }
   }
-  const prepared = prepareEnqueue(task, payload, withHeader, nowMs)
+  const prepared = prepareEnqueue(task, payload, withHeader, nowMs, yield* currentTraceHeaders)
   if (Result.isFailure(prepared)) return yield* prepared.failure
   const p = prepared.success
   const msg = p.write.msg
