@@ -5,3 +5,10 @@ export declare const expandLuaScript: (
   luaDir: string,
   file: string
 ) => { readonly source: string; readonly includes: ReadonlyArray<string> }
+export declare const expandLuaScriptLines: (
+  luaDir: string,
+  file: string
+) => {
+  readonly lines: ReadonlyArray<{ readonly text: string; readonly origin: string }>
+  readonly includes: ReadonlyArray<string>
+}

@@ -33,9 +33,19 @@ export class LuaIncludeError extends Error {
  * replaced by its fragment, recursively, and the fragments it pasted, in order of first use.
  */
 export const expandLuaScript = (luaDir, file) => {
+  const { lines, includes } = expandLuaScriptLines(luaDir, file)
+  return { source: lines.map((l) => l.text).join("\n"), includes }
+}
+
+/**
+ * `expandLuaScript` line by line: each line with where it comes from (`origin`: the file and which
+ * stretch of it between include lines, e.g. "includes/newTask.lua#1"), so lua/embed.mjs can store a
+ * stretch several scripts share once.
+ */
+export const expandLuaScriptLines = (luaDir, file) => {
   const pasted = []
-  const source = expand(luaDir, file, [file], pasted)
-  return { source, includes: pasted }
+  const lines = expand(luaDir, file, [file], pasted)
+  return { lines, includes: pasted }
 }
 
 const expand = (luaDir, file, chain, pasted) => {
@@ -43,11 +53,13 @@ const expand = (luaDir, file, chain, pasted) => {
   // A fragment's final newline would leave a blank line where the include line was.
   const lines = (chain.length > 1 ? text.replace(/\n$/, "") : text).split("\n")
   const out = []
+  let stretch = 0
   lines.forEach((line, index) => {
     if (!includeMarker.test(line)) {
-      out.push(line)
+      out.push({ text: line, origin: `${file}#${stretch}` })
       return
     }
+    stretch++
     const where = `${file}:${index + 1}`
     const match = includeLine.exec(line)
     if (!match) {
@@ -64,7 +76,7 @@ const expand = (luaDir, file, chain, pasted) => {
     }
     if (pasted.includes(path)) return
     pasted.push(path)
-    out.push(expand(luaDir, path, [...chain, path], pasted))
+    out.push(...expand(luaDir, path, [...chain, path], pasted))
   })
-  return out.join("\n")
+  return out
 }

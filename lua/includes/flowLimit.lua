@@ -9,6 +9,9 @@
 --   concurrency  a cap: at most this many tasks of the queue active at once (LLEN active, which
 --                counts every worker's tasks, Go asynq servers' included)
 --   limit, per_ms  the rate as it was given (for display only)
+--   hold_until   a hold (lua/holdQueue.lua: a handler's RateLimited with holdQueue): no task is
+--                leased before this time, unix ms; the lease that finds it past removes it (the
+--                hash goes with it when the hold was all it held)
 -- Time is the caller's (its Clock, in ARGV), so the rules are testable with TestClock.
 -- Defines flowAllowance(flowKey, activeKey, nowMs, want)
 --   flowKey    asynq:{q}:flow (exists)
@@ -25,7 +28,15 @@
 -- until the next task is allowed: ms (>= 0) until the rate lets one through, or -1 when the
 -- concurrency cap cut it (a task of the queue has to end first).
 local function flowAllowance(flowKey, activeKey, nowMs, want)
-  local f = redis.call("HMGET", flowKey, "interval_ms", "burst", "concurrency", "tat")
+  local f = redis.call("HMGET", flowKey, "interval_ms", "burst", "concurrency", "tat", "hold_until")
+  local hold = tonumber(f[5])
+  if hold then
+    if hold > nowMs then
+      -- Nothing now; the next task is allowed at the hold's end (charged as a rate wait: tat = hold).
+      return { allowed = 0, nowMs = nowMs, by = "rate", tat = hold, burst = 1, interval = 0 }
+    end
+    redis.call("HDEL", flowKey, "hold_until")
+  end
   local limit = { allowed = want, nowMs = nowMs }
   local interval = tonumber(f[1])
   if interval and interval > 0 then

@@ -54,6 +54,8 @@ export const replyCodes = {
   // Enqueue modes: {1, …} written, {2, id} throttled (enqueueThrottled).
   enqueueThrottled: { 0: taskIdConflict },
   enqueueDebounced: { 0: taskIdConflict },
+  // {1, replaced} pending, {2, replaced} waiting (enqueueKeepLast).
+  enqueueKeepLast: { 0: taskIdConflict },
   // Periodic occurrence: 1 written, 2 generated id taken (draw another), -2 already done by another instance.
   scheduler_claim: { 0: taskIdConflict, [-1]: duplicateTask },
   // Lease transitions: 1 moved, 2 already moved by this same call (a resend after a lost reply).

@@ -10,7 +10,7 @@ import * as Metric from "effect/Metric"
 /** `asynq_worker_attempts_total`: finished attempts by queue, type and outcome. */
 export const attemptsTotal = Metric.counter("asynq_worker_attempts_total", {
   description:
-    "Task attempts finished, by queue, task type and outcome (completed, retried, archived, revoked, requeued, skipped, lease-lost, gave-up, interrupted)",
+    "Task attempts finished, by queue, task type and outcome (completed, retried, archived, revoked, requeued, skipped, rate-limited, lease-lost, gave-up, interrupted)",
   incremental: true
 })
 

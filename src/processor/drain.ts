@@ -109,6 +109,11 @@ export interface DrainSummary {
    * given back to the retry set (due at this drain's deadline), not counted as failures.
    */
   readonly skipped: number
+  /**
+   * Tasks whose handler returned `RateLimited`: given back to the retry set, due after their
+   * `retryAfter`, not counted as failed attempts (they are not in `retried`).
+   */
+  readonly rateLimited: number
   /** The rule applied to tasks whose timeout/deadline ends after the hard stop (`DrainConfig.longTasks`). */
   readonly longTasks: "run" | "skip"
   /** Tasks whose lease was lost while running (recovered elsewhere): nothing was written for them. */
@@ -137,7 +142,7 @@ export interface DrainSummary {
 
 const counter: Record<
   Settled,
-  "succeeded" | "retried" | "archived" | "revoked" | "requeued" | "skipped" | "leaseLost" | "gaveUp"
+  "succeeded" | "retried" | "archived" | "revoked" | "requeued" | "skipped" | "rateLimited" | "leaseLost" | "gaveUp"
 > = {
   completed: "succeeded",
   retried: "retried",
@@ -145,6 +150,7 @@ const counter: Record<
   revoked: "revoked",
   requeued: "requeued",
   skipped: "skipped",
+  "rate-limited": "rateLimited",
   "lease-lost": "leaseLost",
   "gave-up": "gaveUp"
 }
@@ -179,6 +185,7 @@ const newProgress = (): Progress => ({
     revoked: 0,
     requeued: 0,
     skipped: 0,
+    rateLimited: 0,
     leaseLost: 0,
     gaveUp: 0,
     corrupt: 0

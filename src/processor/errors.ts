@@ -27,6 +27,10 @@ export class RevokeTask extends Data.TaggedError("RevokeTask")<{ readonly messag
  * failure (the retried count, the failed counters and the error handler are left alone), and it is
  * never archived for it. Wrapping it (as `cause`) works too.
  *
+ * With `holdQueue: true` the whole queue slows down too: no effect-asynq worker leases a task of
+ * the task's queue for `retryAfter` (a hold stored with the queue in Redis, seen by every worker
+ * at its next lease; the workers sleep until it ends, as for a queue's rate limit).
+ *
  * ```ts
  * import { RateLimited } from "effect-asynq/worker"
  *
@@ -38,15 +42,34 @@ export class RevokeTask extends Data.TaggedError("RevokeTask")<{ readonly messag
  */
 export class RateLimited extends Data.TaggedError("RateLimited")<{
   readonly retryAfterMs: number
+  /** Whether the whole queue is held for `retryAfterMs` too (not only this task). */
+  readonly holdQueue: boolean
   readonly message: string
 }> {
-  constructor(options: { readonly retryAfter: Duration.Input; readonly message?: string }) {
+  constructor(options: RateLimitedOptions) {
     const ms = Option.match(Duration.fromInput(options.retryAfter), {
       onNone: () => NaN,
       onSome: (d) => Duration.toMillis(d)
     })
-    super({ retryAfterMs: ms, message: options.message ?? `rate limited: retry after ${ms} ms` })
+    super({
+      retryAfterMs: ms,
+      holdQueue: options.holdQueue === true,
+      message: options.message ?? `rate limited: retry after ${ms} ms`
+    })
   }
+}
+
+/** What `new RateLimited(...)` takes. */
+export interface RateLimitedOptions {
+  /** How long until the task may run again: milliseconds, a text such as `"30 seconds"`, or a Duration. */
+  readonly retryAfter: Duration.Input
+  /**
+   * Also hold the whole queue for `retryAfter`: no effect-asynq worker leases any task of the
+   * task's queue until then (default false: only this task goes back).
+   */
+  readonly holdQueue?: boolean
+  /** The task's recorded error (default: "rate limited: retry after <ms> ms"). */
+  readonly message?: string
 }
 
 /** No handler pattern matches the task's type (the mux's not-found handler). */

@@ -23,6 +23,7 @@ export {
   isRevokeTask,
   isSkipRetry,
   RateLimited,
+  type RateLimitedOptions,
   RevokeTask,
   SkipRetry,
   TaskCanceled,

@@ -16,6 +16,8 @@ import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import type { Broker } from "../broker/Broker.js"
 import type { LeaseLost } from "../broker/errors.js"
+import { holdQueueScript } from "../broker/holdQueue.js"
+import { runScript } from "../broker/script.js"
 import { RedisError } from "../redis/errors.js"
 import { archive } from "../steps/archive.js"
 import { complete } from "../steps/complete.js"
@@ -33,7 +35,8 @@ import type { Task } from "./Task.js"
 
 /**
  * What happened to the task in Redis. "skipped": a drain did not run it (it could not finish before
- * the drain's end) and gave it back to the retry set, not counted as a failure.
+ * the drain's end) and gave it back to the retry set, not counted as a failure. "rate-limited": its
+ * handler returned `RateLimited`; it went back to the retry set, not counted as a failure.
  */
 export type Settled =
   | "completed"
@@ -42,6 +45,7 @@ export type Settled =
   | "revoked"
   | "requeued"
   | "skipped"
+  | "rate-limited"
   | "lease-lost"
   | "gave-up"
 
@@ -172,7 +176,9 @@ const retryDelayMs = (options: ResolvedOptions, msg: TaskMessage, error: unknown
  * A handler's `RateLimited`: the task goes to the retry set, due after its `retryAfter`, not counted
  * (asynq's retry with isFailure false: `retried` and the failed counters unchanged, `error_msg` says
  * why; no error handler, never archived for it). A `retryAfter` that is not a duration >= 0 uses the
- * default retry delay of the task's attempt (logged).
+ * default retry delay of the task's attempt (logged). With `holdQueue`, the queue is held until the
+ * same time first (lua/holdQueue.lua: no worker leases its tasks before then); a hold that cannot
+ * be written is logged and the task still goes back.
  */
 const settleRateLimited = (entry: ActiveTask, limited: RateLimited, errorMsg: string) =>
   Effect.gen(function* () {
@@ -186,13 +192,24 @@ const settleRateLimited = (entry: ActiveTask, limited: RateLimited, errorMsg: st
             `task ${msg.id}: RateLimited with retryAfter ${asked} ms; using the default delay`
           ).pipe(Effect.andThen(defaultRetryDelayMs(msg.retried)))
     yield* Effect.logDebug(
-      `task ${msg.id} (${msg.type}) rate limited, back in ${delay} ms (no retry used): ${errorMsg}`
+      `task ${msg.id} (${msg.type}) rate limited, back in ${delay} ms (no retry used)${limited.holdQueue ? `, queue ${msg.queue} held as long` : ""}: ${errorMsg}`
     )
+    if (limited.holdQueue && delay > 0) {
+      yield* runScript(holdQueueScript, { queue: msg.queue, untilMs: atMs + delay }).pipe(
+        Effect.retry({ schedule: backoff, times: 3 }),
+        boundedBy(entry),
+        Effect.catch((e) =>
+          Effect.logWarning(
+            `task ${msg.id}: could not hold queue ${msg.queue} (the task still goes back): ${e.message}`
+          )
+        )
+      )
+    }
     return yield* write(
       entry,
       "rate-limited give back",
       retry(msg, { retryAtMs: atMs + delay, errorMsg, isFailure: false, atMs }),
-      "retried"
+      "rate-limited"
     )
   })
 

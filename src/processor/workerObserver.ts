@@ -41,6 +41,7 @@ const stateAfter: Record<Settled, string | undefined> = {
   revoked: "deleted",
   requeued: "pending",
   skipped: "retry",
+  "rate-limited": "retry",
   "lease-lost": undefined,
   "gave-up": undefined
 }

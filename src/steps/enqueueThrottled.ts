@@ -16,6 +16,7 @@ import type { TaskDefinition } from "./TaskDefinition.js"
 import { type PreparedEnqueue, prepareEnqueue } from "./enqueue.js"
 import type { EnqueueOptions } from "./options.js"
 import type { TaskInfo } from "./taskInfo.js"
+import { currentTraceHeaders } from "./traceContext.js"
 import { durationAtLeast } from "./validate.js"
 
 /** A throttle or debounce: the key tasks are grouped by (any text, e.g. `"report:" + userId`) and the window, ms. */
@@ -70,7 +71,8 @@ export const prepareModeEnqueue = (
         })
     }
     const withTiming = mode === "debounce" ? { ...options, processIn: windowMs } : options
-    const prepared = prepareEnqueue(task, payload, withTiming, nowMs)
+    // With a span active (and a tracer installed) the task carries its W3C traceparent, as with enqueue.
+    const prepared = prepareEnqueue(task, payload, withTiming, nowMs, yield* currentTraceHeaders)
     if (Result.isFailure(prepared)) return yield* prepared.failure
     return { ...prepared.success, windowMs }
   })

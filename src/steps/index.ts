@@ -57,6 +57,7 @@ export {
   type EnqueueThrottledResult
 } from "./enqueueThrottled.js"
 export { enqueueDebounced, type EnqueueDebouncedResult } from "./enqueueDebounced.js"
+export { enqueueKeepLast, type EnqueueKeepLastOptions, type EnqueueKeepLastResult } from "./enqueueKeepLast.js"
 export {
   clearQueueLimit,
   getQueueLimit,

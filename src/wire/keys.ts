@@ -121,6 +121,12 @@ export interface QueueKeys {
    */
   readonly debounce: (key: string) => string
   /**
+   * Not asynq's: a keep-last key (a hash: `current`, the id of the key's task released to run;
+   * `waiting`, the id of its one waiting scheduled task). Written by lua/enqueueKeepLast.lua and
+   * lua/keepLastRelease.lua.
+   */
+  readonly keepLast: (key: string) => string
+  /**
    * Not asynq's: the hand-overs not yet confirmed by their worker (a zset: member
    * `<token>\n<byte length of server id>\n<server id><task id>`, score: when it goes back to
    * pending unless confirmed, unix ms). See lua/confirmHandovers.lua and lua/reclaimHandovers.lua.
@@ -176,6 +182,7 @@ export const queueKeys = (queue: string): QueueKeys => {
     flow: `${prefix}flow`,
     throttle: (key) => `${prefix}throttle:${key}`,
     debounce: (key) => `${prefix}debounce:${key}`,
+    keepLast: (key) => `${prefix}keeplast:${key}`,
     handover: `${prefix}handover`,
     alive: (serverId) => `${prefix}alive:${serverId}`,
     processedTotal: `${prefix}processed`,

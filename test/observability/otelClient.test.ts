@@ -1,7 +1,8 @@
 /**
  * The Promise client under the OpenTelemetry JS SDK (the real @opentelemetry/api, SDK tracer,
  * AsyncLocalStorage context manager and W3C propagator): an enqueue made inside an active span
- * stores that span's traceparent (and the trace's tracestate) in the task's headers.
+ * stores that span's traceparent (and the trace's tracestate) in the task's headers; so do the
+ * enqueue modes (throttle, debounce, keep-last).
  */
 import { context, propagation, trace, TraceFlags } from "@opentelemetry/api"
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks"
@@ -50,6 +51,22 @@ describe("Promise client with the OpenTelemetry SDK", () => {
     })
     const headers = await headersOf("oq", info.id)
     expect(headers).toEqual({ tenant: "acme", traceparent: `00-${ctx.traceId}-${ctx.spanId}-01` })
+  })
+
+  it("the enqueue modes inside an active span store its traceparent too, next to the caller's headers", async () => {
+    const tracer = provider.getTracer("obs-test")
+    const { ids, ctx } = await tracer.startActiveSpan("PUT /docs/7", async (span) => {
+      const t = await client.enqueueThrottled("otel:t", 1, { key: "t", window: 60_000 }, { queue: "oq" })
+      const d = await client.enqueueDebounced("otel:d", 1, { key: "d", window: 60_000 }, { queue: "oq" })
+      const k = await client.enqueueKeepLast("otel:k", 1, { key: "k" }, { queue: "oq", headers: { tenant: "acme" } })
+      span.end()
+      if (t.throttled) throw new Error("throttled")
+      return { ids: [t.info.id, d.info.id, k.info.id], ctx: span.spanContext() }
+    })
+    const traceparent = `00-${ctx.traceId}-${ctx.spanId}-01`
+    expect(await headersOf("oq", ids[0]!)).toEqual({ traceparent })
+    expect(await headersOf("oq", ids[1]!)).toEqual({ traceparent })
+    expect(await headersOf("oq", ids[2]!)).toEqual({ tenant: "acme", traceparent, "effect-asynq-keep-last": "k" })
   })
 
   it("a trace carrying a tracestate: enqueueMany stores traceparent and tracestate on every task", async () => {

@@ -8,6 +8,9 @@ import { Effect, Layer, References, type Scope } from "effect"
 import type { Redis as IORedis } from "ioredis"
 import * as Server from "../../src/processor/Server.js"
 import { enqueue, enqueueMany } from "../../src/steps/enqueue.js"
+import { enqueueDebounced } from "../../src/steps/enqueueDebounced.js"
+import { enqueueKeepLast } from "../../src/steps/enqueueKeepLast.js"
+import { enqueueThrottled } from "../../src/steps/enqueueThrottled.js"
 import { getTaskInfo } from "../../src/inspector/getTaskInfo.js"
 import { SkipRetry } from "../../src/processor/errors.js"
 import { otlpLayer } from "../../src/observability/otlp.js"
@@ -198,6 +201,21 @@ describe("trace propagation through task headers", () => {
     // A traceparent the caller set itself is kept as it is.
     const second = await headersOf("tq3", infos[1]!.id)
     expect(second.traceparent).toBe("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+  })
+
+  it("the enqueue modes inside a span store its trace too", async () => {
+    const { traceId, ids } = await run(
+      Effect.gen(function* () {
+        const span = yield* Effect.currentSpan
+        const t = yield* enqueueThrottled("m:t", 1, { key: "t", window: 60_000 }, { queue: "tq-modes" })
+        const d = yield* enqueueDebounced("m:d", 1, { key: "d", window: 60_000 }, { queue: "tq-modes" })
+        const k = yield* enqueueKeepLast("m:k", 1, { key: "k" }, { queue: "tq-modes" })
+        if (t.throttled) throw new Error("throttled")
+        return { traceId: span.traceId, ids: [t.info.id, d.info.id, k.info.id] }
+      }).pipe(Effect.withSpan("modes")),
+      true
+    )
+    for (const id of ids) expect(parseTraceparent((await headersOf("tq-modes", id)).traceparent)?.traceId).toBe(traceId)
   })
 
   it("with no tracer installed, an enqueue inside Effect.withSpan stores no trace header (no cost, no made-up trace)", async () => {
