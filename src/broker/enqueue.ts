@@ -29,13 +29,22 @@ import { isLostReply } from "./lostReply.js"
 import type { DuplicateTask, TaskIdConflict } from "./errors.js"
 import { type BoundScript, bindScript, defineScript, runScripts } from "./script.js"
 import { unixMsString, unixNanosString, unixSeconds } from "./time.js"
-import { addToGroupLua, enqueueBatchLua, enqueueLua, registerQueueLua, scheduleLua } from "../redis/lua.generated.js"
+import {
+  addToGroupLua,
+  enqueueBatchLua,
+  enqueueKeyedLua,
+  enqueueLua,
+  registerQueueLua,
+  scheduleLua
+} from "../redis/lua.generated.js"
 
 /** Where a new task goes. */
 export type WriteTarget =
   | { readonly state: "pending" }
   | { readonly state: "scheduled"; readonly processAtMs: number }
   | { readonly state: "aggregating"; readonly group: string }
+  /** Waiting for its limit key (state "scheduled" under a sentinel score: lua/enqueueKeyed.lua). */
+  | { readonly state: "keyed"; readonly limitKey: string }
 
 /** One new task to write. `msg.uniqueKey` must be the lock key when `uniqueLockTtlMs` is set. */
 export interface TaskWrite {
@@ -84,7 +93,9 @@ const writeKeys = (w: TaskWrite): ReadonlyArray<string> => {
       ? [k.taskPrefix, k.pending]
       : t.state === "scheduled"
         ? [k.taskPrefix, k.scheduled]
-        : [k.taskPrefix, k.group(t.group), k.allGroups]
+        : t.state === "keyed"
+          ? [k.taskPrefix, k.scheduled, k.limitKeyList(t.limitKey), k.limitKeys]
+          : [k.taskPrefix, k.group(t.group), k.allGroups]
   if (w.uniqueLockTtlMs !== undefined) keys.push(w.msg.uniqueKey)
   return keys
 }
@@ -98,7 +109,9 @@ const writeArgs = (w: TaskWrite): ReadonlyArray<ScriptArg> => {
       ? [w.msg.id, bytes, pendingSince(w.nowMs), w.msg.queue]
       : t.state === "scheduled"
         ? [w.msg.id, bytes, unixMsString(t.processAtMs), w.msg.queue]
-        : [w.msg.id, bytes, unixSeconds(w.nowMs), t.group]
+        : t.state === "keyed"
+          ? [w.msg.id, bytes, Math.floor(w.nowMs), w.msg.queue, t.limitKey]
+          : [w.msg.id, bytes, unixSeconds(w.nowMs), t.group]
   if (w.uniqueLockTtlMs !== undefined) args.push(Math.max(1, Math.ceil(w.uniqueLockTtlMs)))
   return args
 }
@@ -107,7 +120,7 @@ const writeArgs = (w: TaskWrite): ReadonlyArray<ScriptArg> => {
 const writeDecode =
   (script: "enqueue" | "schedule" | "addToGroup") =>
   (reply: unknown, w: TaskWrite): Result.Result<TaskState, WriteError> =>
-    doneOr(script, reply, w, w.target.state)
+    doneOr(script, reply, w, w.target.state as TaskState)
 
 /** Script `enqueue`: a new task -> pending (with its uniqueness lock, if any). */
 export const enqueueScript = defineScript<TaskWrite, TaskState, DuplicateTask | TaskIdConflict>({
@@ -137,7 +150,22 @@ export const addToGroupScript = defineScript<TaskWrite, TaskState, DuplicateTask
   decode: writeDecode("addToGroup")
 })
 
-const writeScripts = { pending: enqueueScript, scheduled: scheduleScript, aggregating: addToGroupScript } as const
+/** Script `enqueueKeyed`: a new task with a limit key -> waiting for its key (state "scheduled"; with its uniqueness lock, if any). */
+export const enqueueKeyedScript = defineScript<TaskWrite, TaskState, DuplicateTask | TaskIdConflict>({
+  name: "enqueueKeyed",
+  source: enqueueKeyedLua,
+  buffers: false,
+  keys: writeKeys,
+  args: writeArgs,
+  decode: (reply, w) => doneOr("enqueueKeyed", reply, w, "scheduled" as TaskState)
+})
+
+const writeScripts = {
+  pending: enqueueScript,
+  scheduled: scheduleScript,
+  aggregating: addToGroupScript,
+  keyed: enqueueKeyedScript
+} as const
 
 /** The bound write script of one task (by its target state). */
 export const bindTaskWrite = (w: TaskWrite): BoundScript<TaskState, DuplicateTask | TaskIdConflict> =>

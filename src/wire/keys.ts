@@ -111,6 +111,15 @@ export interface QueueKeys {
    */
   readonly flow: string
   /**
+   * Not asynq's: the ring of limit keys with waiting tasks (a zset: key -> unix ms when it is next
+   * worth a look). Read by the lease scripts (lua/includes/keyLimits.lua).
+   */
+  readonly limitKeys: string
+  /** Not asynq's: a limit key's waiting task ids (a list; lua/enqueueKeyed.lua, lua/includes/keyLimits.lua). */
+  readonly limitKeyList: (key: string) => string
+  /** Not asynq's: a limit key's leased task ids (a set; lua/includes/keyLimits.lua, lua/releaseLimitKey.lua). */
+  readonly limitKeyActive: (key: string) => string
+  /**
    * Not asynq's: a throttle key (a string: the id of the task it let through in its window; it
    * expires with the window). Written by lua/enqueueThrottled.lua.
    */
@@ -174,6 +183,9 @@ export const queueKeys = (queue: string): QueueKeys => {
     pushList: (serverId) => `${prefix}push:${serverId}`,
     dueMs: `${prefix}due_ms`,
     flow: `${prefix}flow`,
+    limitKeys: `${prefix}lkeys`,
+    limitKeyList: (key) => `${prefix}lk:${key}`,
+    limitKeyActive: (key) => `${prefix}lka:${key}`,
     throttle: (key) => `${prefix}throttle:${key}`,
     debounce: (key) => `${prefix}debounce:${key}`,
     handover: `${prefix}handover`,
