@@ -18,9 +18,9 @@
 -- ARGV[10] (optional) the per-key concurrency (>= 1), or "" for none
 -- Returns: 1 the limit was written; 0 the limit was cleared (the queue is unlimited).
 local flowKey = KEYS[1]
-local interval, burst, limit, perMs, concurrency = unpack(ARGV)
-local keyInterval = ARGV[6] or ""
-local keyConcurrency = ARGV[10] or ""
+local interval, burst, limit, perMs, concurrency, keyInterval, keyBurst, keyLimit, keyPerMs, keyConcurrency = unpack(ARGV)
+keyInterval = keyInterval or ""
+keyConcurrency = keyConcurrency or ""
 if interval == "" and concurrency == "" and keyInterval == "" and keyConcurrency == "" then
   redis.call("DEL", flowKey)
   return 0
@@ -36,7 +36,7 @@ if concurrency ~= "" then
   redis.call("HSET", flowKey, "concurrency", concurrency)
 end
 if keyInterval ~= "" then
-  redis.call("HSET", flowKey, "key_interval_ms", keyInterval, "key_burst", ARGV[7], "key_limit", ARGV[8], "key_per_ms", ARGV[9])
+  redis.call("HSET", flowKey, "key_interval_ms", keyInterval, "key_burst", keyBurst, "key_limit", keyLimit, "key_per_ms", keyPerMs)
 end
 if keyConcurrency ~= "" then
   redis.call("HSET", flowKey, "key_concurrency", keyConcurrency)

@@ -25,7 +25,7 @@
 --   pendingKey   asynq:{q}:pending (its tasks take one turn per round)
 --   want         most tasks to take (>= 1)
 --   nowMs        now, unix ms (a number)
--- Takes the ids out of their waiting places (RPOP of the key's list and ZREM of the scheduled
+-- Returns ids, wait. Takes the ids out of their waiting places (RPOP of the key's list and ZREM of the scheduled
 -- zset; RPOP of pending), charges the keys' limits, puts the keys back in the ring, and returns
 -- ids (the ids, in the order taken) and wait (nil, or when fewer than `want` were taken and some
 -- key still has waiting tasks: ms >= 0 until the earliest key is worth a look).
