@@ -138,19 +138,20 @@ const storedRate = (
 
 const storedPerKey = (perKey: PerKeyLimit): Effect.Effect<PerKeyLimitInfo, InvalidArgument> =>
   Effect.gen(function* () {
-    if (
-      typeof perKey !== "object" ||
-      perKey === null ||
-      (perKey.rate === undefined && perKey.concurrency === undefined)
-    )
+    if (typeof perKey !== "object" || perKey === null)
       return yield* new InvalidArgument({
         field: "perKey",
-        message: "a per-key limit needs a rate or a concurrency (leave perKey out for none)"
+        message: `perKey must be { rate?, burst?, concurrency? }, got ${JSON.stringify(perKey)}`
       })
     if (perKey.rate === undefined && perKey.burst !== undefined)
       return yield* new InvalidArgument({
         field: "perKey.burst",
         message: "perKey.burst applies to a per-key rate: give perKey.rate with it"
+      })
+    if (perKey.rate === undefined && perKey.concurrency === undefined)
+      return yield* new InvalidArgument({
+        field: "perKey",
+        message: "a per-key limit needs a rate or a concurrency (leave perKey out for none)"
       })
     const concurrency =
       perKey.concurrency === undefined ? undefined : yield* wholeAtLeast("perKey.concurrency", perKey.concurrency, 1)
