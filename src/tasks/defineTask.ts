@@ -31,6 +31,7 @@ const jsonSchemaDialect = "https://json-schema.org/draft/2020-12/schema"
  * gives no `limitKey` of its own.
  */
 export type TaskOptions<A> = Omit<EnqueueOptions, "limitKey"> & {
+  /** Limit key of every task of the type, or a function of the payload giving it (see `EnqueueOptions.limitKey`). */
   readonly limitKey?: string | ((payload: A) => string) | undefined
 }
 
