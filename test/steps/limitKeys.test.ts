@@ -16,6 +16,7 @@ import { deleteTask, runTask } from "../../src/inspector/taskActions.js"
 import { completeMany } from "../../src/steps/complete.js"
 import { dequeueLease } from "../../src/steps/dequeueLease.js"
 import { enqueue, enqueueMany } from "../../src/steps/enqueue.js"
+import { enqueueThrottled } from "../../src/steps/enqueueThrottled.js"
 import { forward } from "../../src/steps/forward.js"
 import { limitKeyHeader } from "../../src/steps/options.js"
 import { getQueueLimit, setQueueLimit } from "../../src/steps/queueLimit.js"
@@ -200,6 +201,10 @@ layer(testBrokerLayer())("per-key limits (real Redis)", (it) => {
       expect(yield* refused({ limitKey: "" })).toMatch(/limitKey must be a non-empty string/)
       expect(yield* refused({ limitKey: "k", processIn: 1000 })).toMatch(/processIn cannot be combined with limitKey/)
       expect(yield* refused({ limitKey: "k", group: "g" })).toMatch(/group cannot be combined with limitKey/)
+      const throttled = yield* Effect.flip(
+        enqueueThrottled("t", {}, { key: "x", window: 1000 }, { queue: "lk-def", limitKey: "k" })
+      )
+      expect((throttled as { message: string }).message).toMatch(/limitKey cannot be combined with throttle/)
       const bad = yield* Effect.flip(setQueueLimit("lk-def", { perKey: {} }))
       expect((bad as { message: string }).message).toMatch(/per-key limit needs a rate or a concurrency/)
     })
