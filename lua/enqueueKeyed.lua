@@ -1,6 +1,7 @@
 -- enqueueKeyed: a new task with a limit key -> waiting for its key (not asynq's; per-key limits and
 -- fair tenants, includes/keyLimits.lua). The task is written as an asynq scheduled task (hash
--- state "scheduled", no pending_since; its id in the scheduled zset under the sentinel score
+-- state "scheduled", no pending_since, and limit_key, which lua/forward.lua reads to bring a retry
+-- of the task back to its key; its id in the scheduled zset under the sentinel score
 -- 253402300799, 9999-12-31T23:59:59Z, which no forwarder reaches, so asynq's tools show it as
 -- scheduled and Go servers never take it), its id is LPUSHed on the key's list, and the key joins
 -- the queue's ring of keys with waiting tasks (ZADD NX: a key already there keeps its place). When
@@ -31,9 +32,9 @@ local taskId, msg, nowMs, queueName, limitKey, lockTtlMs = unpack(ARGV)
 local taskKey = taskKeyPrefix .. taskId
 return addNewTask(taskKey, taskId, msg, lockKey, lockTtlMs, function()
   if lockKey then
-    redis.call("HSET", taskKey, "msg", msg, "state", "scheduled", "unique_key", lockKey)
+    redis.call("HSET", taskKey, "msg", msg, "state", "scheduled", "limit_key", limitKey, "unique_key", lockKey)
   else
-    redis.call("HSET", taskKey, "msg", msg, "state", "scheduled")
+    redis.call("HSET", taskKey, "msg", msg, "state", "scheduled", "limit_key", limitKey)
   end
   redis.call("ZADD", scheduledKey, 253402300799, taskId)
   redis.call("LPUSH", listKey, taskId)

@@ -18,6 +18,7 @@ import { dequeueLease } from "../../src/steps/dequeueLease.js"
 import { enqueue, enqueueMany } from "../../src/steps/enqueue.js"
 import { enqueueThrottled } from "../../src/steps/enqueueThrottled.js"
 import { forward } from "../../src/steps/forward.js"
+import { retry } from "../../src/steps/retry.js"
 import { limitKeyHeader } from "../../src/steps/options.js"
 import { getQueueLimit, setQueueLimit } from "../../src/steps/queueLimit.js"
 import { defineTask } from "../../src/tasks/defineTask.js"
@@ -111,6 +112,34 @@ layer(testBrokerLayer())("per-key limits (real Redis)", (it) => {
         expect(healed.tasks.map((t) => t.msg.id)).toEqual(["a-1"])
         expect(yield* io(() => c.smembers(queueKeys("lk-heal").limitKeyActive("a")))).toEqual(["a-1"])
       })
+  )
+
+  it.effect("a retry of a keyed task comes back to its key when due (held to the key's limit, first in line)", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(baseNowMs)
+      yield* keyed("lk-retry", "a", 3)
+      yield* setQueueLimit("lk-retry", { perKey: { concurrency: 1 } })
+      const first = yield* dequeueLease({ queues: ["lk-retry"], count: 5 })
+      expect(first.tasks.map((t) => t.msg.id)).toEqual(["a-0"])
+      yield* retry(first.tasks[0]!.msg, { retryAtMs: baseNowMs + 1000, errorMsg: "boom", isFailure: true })
+      const k = queueKeys("lk-retry")
+      expect(yield* io(() => c.hget(k.task("a-0"), "state"))).toBe("retry")
+      // The key's place is free again (the retried task is not active): a-1 runs.
+      yield* TestClock.adjust(2000)
+      const second = yield* dequeueLease({ queues: ["lk-retry"], count: 5 })
+      expect(second.tasks.map((t) => t.msg.id)).toEqual(["a-1"])
+      // Due: forward brings a-0 back to its key, at the head of the line, waiting as scheduled.
+      expect((yield* forward({ queues: ["lk-retry"] })).moved).toBe(1)
+      expect(yield* io(() => c.hget(k.task("a-0"), "state"))).toBe("scheduled")
+      expect(Number(yield* io(() => c.zscore(k.scheduled, "a-0")))).toBe(sentinel)
+      expect(yield* io(() => c.llen(k.pending))).toBe(0)
+      // Held to the key's concurrency: a-1 still runs.
+      expect((yield* dequeueLease({ queues: ["lk-retry"], count: 5 })).tasks).toHaveLength(0)
+      yield* completeMany([second.tasks[0]!.msg])
+      yield* release(second.tasks[0]!.msg, baseNowMs + 2000)
+      const third = yield* dequeueLease({ queues: ["lk-retry"], count: 5 })
+      expect(third.tasks.map((t) => [t.msg.id, t.msg.retried])).toEqual([["a-0", 1]])
+    })
   )
 
   it.effect("a per-key rate (GCRA with a burst) holds each key and says when the next task is allowed", () =>
