@@ -165,8 +165,7 @@ export const storedLimit = (limit: QueueLimit): Effect.Effect<QueueLimitInfo, In
     if (limit.rate === undefined && limit.concurrency === undefined && limit.perKey === undefined) {
       return yield* new InvalidArgument({
         field: "limit",
-        message:
-          "a queue limit needs a rate or a concurrency cap, for the queue or per key (clearQueueLimit removes a limit)"
+        message: "a queue limit needs a rate or a concurrency cap (clearQueueLimit removes a limit)"
       })
     }
     if (limit.rate === undefined && limit.burst !== undefined) {

@@ -8,6 +8,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { TestClock } from "effect/testing"
+import { limitJson } from "../../adapters/dashboard/asynqmonJson.js"
 import { releaseLimitKeyScript } from "../../src/broker/limitKeys.js"
 import { runScript } from "../../src/broker/script.js"
 import { getTaskInfo } from "../../src/inspector/getTaskInfo.js"
@@ -234,6 +235,12 @@ layer(testBrokerLayer())("per-key limits (real Redis)", (it) => {
         enqueueThrottled("t", {}, { key: "x", window: 1000 }, { queue: "lk-def", limitKey: "k" })
       )
       expect((throttled as { message: string }).message).toMatch(/limitKey cannot be combined with throttle/)
+      // The dashboard's API shows the per-key parts (snake_case, as the rest of its JSON).
+      const stored = yield* setQueueLimit("lk-def", { concurrency: 9, perKey: { rate: { limit: 5, per: "1s" } } })
+      expect(limitJson(stored)).toEqual({
+        concurrency: 9,
+        per_key: { rate: { limit: 5, per_ms: 1000, interval_ms: 200, burst: 1 } }
+      })
       const bad = yield* Effect.flip(setQueueLimit("lk-def", { perKey: {} }))
       expect((bad as { message: string }).message).toMatch(/per-key limit needs a rate or a concurrency/)
     })
