@@ -118,6 +118,35 @@ describe("per-key limits across worker processes", () => {
     await expectDrained(queue)
   })
 
+  it("an idle worker (parked on the empty queue) runs keyed tasks enqueued later", { timeout: 120_000 }, async () => {
+    await c.del("key:runs", "key:now", "key:max", "key:over", "key:tokens")
+    const queue = "keys-idle"
+    await client.enqueue("key:warm", {}, { queue })
+    await inspector.setQueueLimit(queue, { perKey: { concurrency: 1 } })
+    const w = start(queue, 4, { KEY_CAP: "1" })
+    await registered([w])
+    await waitFor(
+      "the first task ran",
+      () => c.hlen("key:runs"),
+      (r) => r === 1,
+      { timeoutMs: 60_000 }
+    )
+    const n = 1 + (await fill(queue, ["late:1", "late:2"], 5))
+    await waitFor(
+      "the keyed tasks ran",
+      () => c.hlen("key:runs"),
+      (r) => r === n,
+      { timeoutMs: 30_000 }
+    )
+    expect(Number((await c.get("key:over")) ?? "0")).toBe(0)
+    await waitFor(
+      "none active",
+      () => c.llen(queueKeys(queue).active),
+      (a) => a === 0
+    )
+    await expectDrained(queue)
+  })
+
   it("a worker SIGKILLed while keyed tasks run: after recovery nothing is lost and no key's place leaks", {
     timeout: 180_000
   }, async () => {
