@@ -455,6 +455,15 @@ function limitForm(q: string, limit: LimitJson | undefined): HTMLFormElement {
       if (c !== undefined) body.concurrency = c
       if (Object.keys(body).length === 0)
         throw new Error("give a rate or a concurrency cap (Clear limit removes the limit)")
+      // The form sets the queue's own parts; the per-key parts (set from code or the CLI) are kept.
+      const perKey = limit?.per_key
+      if (perKey)
+        body.per_key = {
+          ...(perKey.rate
+            ? { rate: { limit: perKey.rate.limit, per: periodInput(perKey.rate.per_ms) }, burst: perKey.rate.burst }
+            : {}),
+          ...(perKey.concurrency !== undefined ? { concurrency: perKey.concurrency } : {})
+        }
       return api<{ limit: LimitJson }>("POST", `/api/queues/${enc(q)}/limit`, body).then(
         (res) => `limit of ${q} set: ${limitText(res.limit)}`
       )
