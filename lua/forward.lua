@@ -10,7 +10,7 @@
 --   2. then, as asynq's forward: scheduled first, then retry, score (whole unix seconds) <= now
 --      (its due_ms entry, if any, is removed).
 -- A due id with no task hash is only removed from its zset.
--- A due retry of a task with a limit key (hash field "limit_key", lua/enqueueKeyed.lua) goes back
+-- A due retry of a task with a limit key (hash field "limit_key", lua/includes/writeKeyedTask.lua) goes back
 -- to waiting for its key instead of pending (not asynq's; includes/keyLimits.lua): state
 -- "scheduled" under the sentinel score, its id at the head of the key's list
 -- asynq:{q}:lk:<limit key> (it runs next for its key), the key in the ring asynq:{q}:lkeys (keys

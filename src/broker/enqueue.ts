@@ -29,21 +29,14 @@ import { isLostReply } from "./lostReply.js"
 import type { DuplicateTask, TaskIdConflict } from "./errors.js"
 import { type BoundScript, bindScript, defineScript, runScripts } from "./script.js"
 import { unixMsString, unixNanosString, unixSeconds } from "./time.js"
-import {
-  addToGroupLua,
-  enqueueBatchLua,
-  enqueueKeyedLua,
-  enqueueLua,
-  registerQueueLua,
-  scheduleLua
-} from "../redis/lua.generated.js"
+import { addToGroupLua, enqueueBatchLua, enqueueLua, registerQueueLua, scheduleLua } from "../redis/lua.generated.js"
 
 /** Where a new task goes. */
 export type WriteTarget =
   | { readonly state: "pending" }
   | { readonly state: "scheduled"; readonly processAtMs: number }
   | { readonly state: "aggregating"; readonly group: string }
-  /** Waiting for its limit key (state "scheduled" under a sentinel score: lua/enqueueKeyed.lua). */
+  /** Waiting for its limit key (state "scheduled" under a sentinel score: lua/includes/writeKeyedTask.lua). */
   | { readonly state: "keyed"; readonly limitKey: string }
 
 /** One new task to write. `msg.uniqueKey` must be the lock key when `uniqueLockTtlMs` is set. */
@@ -94,7 +87,7 @@ const writeKeys = (w: TaskWrite): ReadonlyArray<string> => {
       : t.state === "scheduled"
         ? [k.taskPrefix, k.scheduled]
         : t.state === "keyed"
-          ? [k.taskPrefix, k.scheduled, k.limitKeyList(t.limitKey), k.limitKeys]
+          ? [k.taskPrefix, k.pending]
           : [k.taskPrefix, k.group(t.group), k.allGroups]
   if (w.uniqueLockTtlMs !== undefined) keys.push(w.msg.uniqueKey)
   return keys
@@ -104,14 +97,21 @@ const writeArgs = (w: TaskWrite): ReadonlyArray<ScriptArg> => {
   const encoded = encodeTaskMessage(w.msg)
   const bytes = bytesArg(encoded)
   const t = w.target
+  if (t.state === "keyed")
+    return [
+      w.msg.id,
+      bytes,
+      pendingSince(w.nowMs),
+      w.msg.queue,
+      w.uniqueLockTtlMs === undefined ? "" : Math.max(1, Math.ceil(w.uniqueLockTtlMs)),
+      t.limitKey
+    ]
   const args: Array<ScriptArg> =
     t.state === "pending"
       ? [w.msg.id, bytes, pendingSince(w.nowMs), w.msg.queue]
       : t.state === "scheduled"
         ? [w.msg.id, bytes, unixMsString(t.processAtMs), w.msg.queue]
-        : t.state === "keyed"
-          ? [w.msg.id, bytes, Math.floor(w.nowMs), w.msg.queue, t.limitKey]
-          : [w.msg.id, bytes, unixSeconds(w.nowMs), t.group]
+        : [w.msg.id, bytes, unixSeconds(w.nowMs), t.group]
   if (w.uniqueLockTtlMs !== undefined) args.push(Math.max(1, Math.ceil(w.uniqueLockTtlMs)))
   return args
 }
@@ -150,14 +150,17 @@ export const addToGroupScript = defineScript<TaskWrite, TaskState, DuplicateTask
   decode: writeDecode("addToGroup")
 })
 
-/** Script `enqueueKeyed`: a new task with a limit key -> waiting for its key (state "scheduled"; with its uniqueness lock, if any). */
+/**
+ * Script `enqueue` for a new task with a limit key: written as waiting for its key (state
+ * "scheduled", lua/includes/writeKeyedTask.lua; with its uniqueness lock, if any).
+ */
 export const enqueueKeyedScript = defineScript<TaskWrite, TaskState, DuplicateTask | TaskIdConflict>({
-  name: "enqueueKeyed",
-  source: enqueueKeyedLua,
+  name: "enqueue",
+  source: enqueueLua,
   buffers: false,
   keys: writeKeys,
   args: writeArgs,
-  decode: (reply, w) => doneOr("enqueueKeyed", reply, w, "scheduled" as TaskState)
+  decode: (reply, w) => doneOr("enqueue", reply, w, "scheduled" as TaskState)
 })
 
 const writeScripts = {

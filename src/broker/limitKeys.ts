@@ -1,7 +1,7 @@
 /**
  * Per-key limits (not asynq's): giving a limit key its place back when one of its tasks leaves
  * active (lua/releaseLimitKey.lua). The waiting and the lease themselves are in the enqueue and
- * lease scripts (lua/enqueueKeyed.lua, lua/includes/keyLimits.lua).
+ * lease scripts (lua/includes/writeKeyedTask.lua, lua/includes/keyLimits.lua).
  */
 import * as Result from "effect/Result"
 import { queueKeys } from "../wire/keys.js"

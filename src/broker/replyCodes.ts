@@ -49,7 +49,6 @@ const notFound = ({ queue, id }: TaskRef) =>
 export const replyCodes = {
   // Task writes: 1 written.
   enqueue: { 0: taskIdConflict, [-1]: duplicateTask },
-  enqueueKeyed: { 0: taskIdConflict, [-1]: duplicateTask },
   schedule: { 0: taskIdConflict, [-1]: duplicateTask },
   addToGroup: { 0: taskIdConflict, [-1]: duplicateTask },
   // Enqueue modes: {1, …} written, {2, id} throttled (enqueueThrottled).

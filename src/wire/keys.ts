@@ -115,7 +115,7 @@ export interface QueueKeys {
    * worth a look). Read by the lease scripts (lua/includes/keyLimits.lua).
    */
   readonly limitKeys: string
-  /** Not asynq's: a limit key's waiting task ids (a list; lua/enqueueKeyed.lua, lua/includes/keyLimits.lua). */
+  /** Not asynq's: a limit key's waiting task ids (a list; lua/includes/writeKeyedTask.lua, lua/includes/keyLimits.lua). */
   readonly limitKeyList: (key: string) => string
   /** Not asynq's: a limit key's leased task ids (a set; lua/includes/keyLimits.lua, lua/releaseLimitKey.lua). */
   readonly limitKeyActive: (key: string) => string

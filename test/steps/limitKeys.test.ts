@@ -1,5 +1,5 @@
 /**
- * Per-key limits and fair tenants in the lease scripts (lua/enqueueKeyed.lua,
+ * Per-key limits and fair tenants in the lease scripts (lua/includes/writeKeyedTask.lua,
  * lua/includes/keyLimits.lua, lua/releaseLimitKey.lua): a task with a limit key waits as an asynq
  * scheduled task under a sentinel score until its key has room; a per-key concurrency and a
  * per-key rate (GCRA) hold each key; keys are served round robin; stale ids are skipped; a key's
