@@ -4,6 +4,7 @@
  */
 import * as Result from "effect/Result"
 import { InvalidArgument } from "../broker/errors.js"
+import { limitKeyHeader } from "../wire/keys.js"
 
 /** Options of an enqueue (durations in milliseconds; times as a Date or unix milliseconds). The enqueueing guide lists defaults and limits. */
 export interface EnqueueOptions {
@@ -56,11 +57,8 @@ export interface ResolvedEnqueueOptions {
   readonly limitKey: string | undefined
 }
 
-/**
- * The header a task's limit key travels in (the worker that runs the task reads it to give the
- * key's place back at once when the task ends: lua/releaseLimitKey.lua).
- */
-export const limitKeyHeader = "effect-asynq-limit-key"
+/** The header a task's limit key travels in (defined in wire/keys.ts). */
+export { limitKeyHeader }
 /** The longest limit key, in characters. */
 export const maxLimitKeyLength = 1024
 

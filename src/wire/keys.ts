@@ -218,3 +218,10 @@ export const taskStates: ReadonlyArray<TaskState> = [
   "archived",
   "completed"
 ]
+
+/**
+ * Not asynq's: the header a task's limit key travels in (the worker that runs the task reads it to
+ * give the key its place back when the task ends, lua/releaseLimitKey.lua, and to give a task it
+ * hands back to its key, lua/requeue.lua).
+ */
+export const limitKeyHeader = "effect-asynq-limit-key"

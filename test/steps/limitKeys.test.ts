@@ -19,6 +19,7 @@ import { dequeueLease } from "../../src/steps/dequeueLease.js"
 import { enqueue, enqueueMany } from "../../src/steps/enqueue.js"
 import { enqueueThrottled } from "../../src/steps/enqueueThrottled.js"
 import { forward } from "../../src/steps/forward.js"
+import { requeue } from "../../src/steps/requeue.js"
 import { retry } from "../../src/steps/retry.js"
 import { limitKeyHeader } from "../../src/steps/options.js"
 import { getQueueLimit, setQueueLimit } from "../../src/steps/queueLimit.js"
@@ -140,6 +141,25 @@ layer(testBrokerLayer())("per-key limits (real Redis)", (it) => {
       yield* release(second.tasks[0]!.msg, baseNowMs + 2000)
       const third = yield* dequeueLease({ queues: ["lk-retry"], count: 5 })
       expect(third.tasks.map((t) => [t.msg.id, t.msg.retried])).toEqual([["a-0", 1]])
+    })
+  )
+
+  it.effect("a keyed task given back unrun (a worker's shutdown) goes back to the head of its key's line", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(baseNowMs)
+      yield* keyed("lk-requeue", "a", 3)
+      const first = yield* dequeueLease({ queues: ["lk-requeue"], count: 1 })
+      const msg = first.tasks[0]!.msg
+      expect(msg.id).toBe("a-0")
+      yield* requeue(msg, baseNowMs)
+      // The same call sent again (its reply lost) finds its own move: already done.
+      yield* requeue(msg, baseNowMs)
+      const k = queueKeys("lk-requeue")
+      expect(yield* io(() => c.hget(k.task("a-0"), "state"))).toBe("scheduled")
+      expect(Number(yield* io(() => c.zscore(k.scheduled, "a-0")))).toBe(sentinel)
+      expect(yield* io(() => c.llen(k.pending))).toBe(0)
+      const again = yield* dequeueLease({ queues: ["lk-requeue"], count: 1 })
+      expect(again.tasks.map((t) => t.msg.id)).toEqual(["a-0"])
     })
   )
 
