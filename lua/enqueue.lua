@@ -18,9 +18,12 @@
 -- ARGV[4]  queue name, published on the channel "effect-asynq:wake" when this push makes the
 --          pending list non-empty, so idle workers wake at once (edge-triggered: a busy queue
 --          costs no messages; PUBLISH touches no key, so it is cluster-safe)
--- ARGV[5]  (with KEYS[3]) lock TTL in milliseconds (>= 1)
+-- ARGV[5]  (with KEYS[3]) lock TTL in milliseconds (>= 1); "" without a lock when ARGV[6] is given
+-- ARGV[6]  (optional) the task's limit key (not asynq's): the task is written as waiting for its
+--          key instead (includes/writeKeyedTask.lua: state "scheduled"; keys derived from KEYS[2]:
+--          asynq:{q}:scheduled, :lk:<limit key>, :lkeys), never handed to a parked worker
 --
--- Returns  1  enqueued (pending, or handed to a parked worker); also when the task hash already holds this same message (same id; same
+-- Returns  1  enqueued (pending, handed to a parked worker, or waiting for its limit key); also when the task hash already holds this same message (same id; same
 --             bytes, or the same fields and headers in other bytes, includes/sameTaskMessage.lua): the
 --             same write sent again after its reply was lost, or the same task again; nothing written twice
 --          0  a different task with this id already exists in the queue (nothing written)
@@ -28,10 +31,16 @@
 --- @include "includes/newTask.lua"
 --- @include "includes/writePendingTask.lua"
 --- @include "includes/pushToParked.lua"
+--- @include "includes/writeKeyedTask.lua"
 local taskKeyPrefix, pendingKey, lockKey = unpack(KEYS)
-local taskId, msg, pendingSince, queueName, lockTtlMs = unpack(ARGV)
+local taskId, msg, pendingSince, queueName, lockTtlMs, limitKey = unpack(ARGV)
 local taskKey = taskKeyPrefix .. taskId
 return addNewTask(taskKey, taskId, msg, lockKey, lockTtlMs, function()
+  if limitKey then
+    local nowMs = math.floor(tonumber(pendingSince) / 1000000)
+    writeKeyedTask(string.sub(pendingKey, 1, -8), taskKey, taskId, msg, lockKey, limitKey, nowMs, queueName)
+    return
+  end
   if redis.call("LPUSH", pendingKey, taskId) == 1 then
     if pushToParked(pendingKey, taskKey, taskId, msg, lockKey, queueName, math.floor(tonumber(pendingSince) / 1000000)) then
       return

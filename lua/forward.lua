@@ -10,6 +10,12 @@
 --   2. then, as asynq's forward: scheduled first, then retry, score (whole unix seconds) <= now
 --      (its due_ms entry, if any, is removed).
 -- A due id with no task hash is only removed from its zset.
+-- A due retry of a task with a limit key (hash field "limit_key", lua/includes/writeKeyedTask.lua) goes back
+-- to waiting for its key instead of pending (not asynq's; includes/keyLimits.lua): state
+-- "scheduled" under the sentinel score, its id at the head of the key's list
+-- asynq:{q}:lk:<limit key> (it runs next for its key), the key in the ring asynq:{q}:lkeys (keys
+-- derived from KEYS[1]: same slot), and the queue's name published on "effect-asynq:wake" when
+-- the key joins the ring. The field is read in the one HMGET that reads "group": no command more.
 -- KEYS[1] asynq:{q}:scheduled
 -- KEYS[2] asynq:{q}:retry
 -- KEYS[3] asynq:{q}:pending
@@ -48,8 +54,17 @@ local function moveToPending(src, sourceKey, id)
     counts[dropped] = counts[dropped] + 1
     return
   end
-  local group = redis.call("HGET", taskKey, "group")
-  if group and group ~= "" then
+  local fields = redis.call("HMGET", taskKey, "group", "limit_key")
+  local group, limitKey = fields[1], fields[2]
+  if limitKey and limitKey ~= "" and sourceKey == retryKey then
+    local queuePrefix = string.sub(scheduledKey, 1, -10)
+    redis.call("HSET", taskKey, "state", "scheduled")
+    redis.call("ZADD", scheduledKey, 253402300799, id)
+    redis.call("RPUSH", queuePrefix .. "lk:" .. limitKey, id)
+    if redis.call("ZADD", queuePrefix .. "lkeys", "NX", nowMs, limitKey) == 1 then
+      redis.call("PUBLISH", "effect-asynq:wake", string.match(scheduledKey, "{(.*)}:scheduled$"))
+    end
+  elseif group and group ~= "" then
     redis.call("ZADD", groupKeyPrefix .. group, nowSeconds, id)
     redis.call("SADD", groupsKey, group)
     redis.call("HSET", taskKey, "state", "aggregating")

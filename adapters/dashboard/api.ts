@@ -125,7 +125,7 @@ const limitBodyHint =
   '{ "rate": { "limit": 100, "per": "1s" }, "burst": 10, "concurrency": 5 } (each part optional, a rate or a concurrency at least)'
 
 /**
- * A set-limit request's body: `{ rate?, burst?, concurrency? }`, the rate as `{ limit, per }` or a
+ * A set-limit request's body: `{ rate?, burst?, concurrency?, per_key? }` (per_key: `{ rate?, burst?, concurrency? }`), a rate as `{ limit, per }` or a
  * text such as "100/s"; null is the same as leaving a part out. Only the JSON types are checked
  * here (the values are checked by setQueueLimit); an unknown field is refused, since a limit
  * replaces the one before and a misspelt part would silently be removed.
@@ -140,12 +140,30 @@ const limitBody = (request: Request) =>
       return yield* new InvalidArgument({ field: "body", message: `the body must be a JSON object: ${limitBodyHint}` })
     const fields = body as Record<string, unknown>
     for (const key of Object.keys(fields)) {
-      if (key !== "rate" && key !== "burst" && key !== "concurrency")
+      if (key !== "rate" && key !== "burst" && key !== "concurrency" && key !== "per_key")
         return yield* new InvalidArgument({
           field: key,
-          message: `unknown field ${JSON.stringify(key)} in the limit: the fields are rate, burst and concurrency`
+          message: `unknown field ${JSON.stringify(key)} in the limit: the fields are rate, burst, concurrency and per_key`
         })
     }
+    const parts = yield* limitParts(fields, "")
+    if (fields.per_key === undefined || fields.per_key === null) return parts satisfies QueueLimit
+    const pk = fields.per_key
+    if (
+      typeof pk !== "object" ||
+      Array.isArray(pk) ||
+      Object.keys(pk as object).some((k) => k !== "rate" && k !== "burst" && k !== "concurrency")
+    )
+      return yield* new InvalidArgument({
+        field: "per_key",
+        message: `per_key must be { "rate"?, "burst"?, "concurrency"? }, got ${JSON.stringify(pk)}`
+      })
+    return { ...parts, perKey: yield* limitParts(pk as Record<string, unknown>, "per_key.") } satisfies QueueLimit
+  })
+
+/** The rate, burst and concurrency of a set-limit body (the queue's, or its per_key object's: `prefix` names them). */
+const limitParts = (fields: Record<string, unknown>, prefix: string) =>
+  Effect.gen(function* () {
     const count = (field: string, value: unknown) =>
       typeof value === "number"
         ? Effect.succeed(value)
@@ -169,21 +187,21 @@ const limitBody = (request: Request) =>
         !("per" in r)
       )
         return yield* new InvalidArgument({
-          field: "rate",
-          message: `rate must be { "limit": <tasks>, "per": <period> } or a text such as "100/s", got ${JSON.stringify(fields.rate)}`
+          field: `${prefix}rate`,
+          message: `${prefix}rate must be { "limit": <tasks>, "per": <period> } or a text such as "100/s", got ${JSON.stringify(fields.rate)}`
         })
       if (typeof r.per !== "string" && typeof r.per !== "number")
         return yield* new InvalidArgument({
-          field: "rate.per",
-          message: `rate.per must be a period such as "1s", "500ms", "1m" or a number of milliseconds > 0, got ${JSON.stringify(r.per)}`
+          field: `${prefix}rate.per`,
+          message: `${prefix}rate.per must be a period such as "1s", "500ms", "1m" or a number of milliseconds > 0, got ${JSON.stringify(r.per)}`
         })
-      rate = { limit: yield* count("rate.limit", r.limit), per: r.per as RatePeriod }
+      rate = { limit: yield* count(`${prefix}rate.limit`, r.limit), per: r.per as RatePeriod }
     }
     return {
       ...(rate !== undefined ? { rate } : {}),
-      ...(given(fields.burst) ? { burst: yield* count("burst", fields.burst) } : {}),
-      ...(given(fields.concurrency) ? { concurrency: yield* count("concurrency", fields.concurrency) } : {})
-    } satisfies QueueLimit
+      ...(given(fields.burst) ? { burst: yield* count(`${prefix}burst`, fields.burst) } : {}),
+      ...(given(fields.concurrency) ? { concurrency: yield* count(`${prefix}concurrency`, fields.concurrency) } : {})
+    }
   })
 
 /** Runs `op` on each id; the ids it succeeded on and the ones it failed on (asynqmon's batch answer). */

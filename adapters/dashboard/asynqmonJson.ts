@@ -7,7 +7,7 @@
  * without limits answers exactly asynqmon's shape.
  */
 import type { DailyStats, GroupInfo, QueueInfo } from "../../src/inspector/types.js"
-import type { QueueLimitInfo } from "../../src/steps/queueLimit.js"
+import type { QueueLimitInfo, StoredRate } from "../../src/steps/queueLimit.js"
 import type {
   EnqueueEventDetails,
   SchedulerEntryDetails,
@@ -51,22 +51,28 @@ export const goDuration = (ms: number): string => {
   return sText
 }
 
+const rateJson = (rate: StoredRate) => ({
+  limit: rate.limit,
+  per_ms: rate.perMs,
+  interval_ms: rate.intervalMs,
+  burst: rate.burst
+})
+
 /**
  * A queue's flow-control limit as the dashboard's API shows it (snake_case, as the rest):
- * `{ rate?: { limit, per_ms, interval_ms, burst }, concurrency? }`.
+ * `{ rate?: { limit, per_ms, interval_ms, burst }, concurrency?, per_key?: { rate?, concurrency? } }`.
  */
 export const limitJson = (limit: QueueLimitInfo) => ({
-  ...(limit.rate
+  ...(limit.rate ? { rate: rateJson(limit.rate) } : {}),
+  ...(limit.concurrency !== undefined ? { concurrency: limit.concurrency } : {}),
+  ...(limit.perKey
     ? {
-        rate: {
-          limit: limit.rate.limit,
-          per_ms: limit.rate.perMs,
-          interval_ms: limit.rate.intervalMs,
-          burst: limit.rate.burst
+        per_key: {
+          ...(limit.perKey.rate ? { rate: rateJson(limit.perKey.rate) } : {}),
+          ...(limit.perKey.concurrency !== undefined ? { concurrency: limit.perKey.concurrency } : {})
         }
       }
-    : {}),
-  ...(limit.concurrency !== undefined ? { concurrency: limit.concurrency } : {})
+    : {})
 })
 
 export const queueSnapshot = (q: QueueInfo) => ({

@@ -25,22 +25,47 @@
 --   idsOnly        true for ids mode (above)
 -- Returns nil, or when a flow limit cut the lease short, the wait until the next task is allowed
 -- (flowCharge in includes/flowLimit.lua: ms >= 0 for the rate, -1 for the concurrency cap).
+-- A queue with keyed tasks waiting (asynq:{q}:lkeys, derived from the paused key too, and looked
+-- for in the same EXISTS) takes its tasks from the keys' ring and pending, round robin
+-- (includes/keyLimits.lua); the wait it returns when keys hold tasks back is given when no flow
+-- limit cut the lease. Neither costs an unlimited queue anything (the one EXISTS names three keys
+-- instead of two), nor a limited one without keyed tasks (its second EXISTS, of the paused key,
+-- also names the ring).
 --- @include "includes/flowLimit.lua"
+--- @include "includes/keyLimits.lua"
 local function leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix, leaseExpiry, maxTasks, out, nowMs, idsOnly)
-  local flowKey = string.sub(pausedKey, 1, -7) .. "flow"
-  local limit
-  if redis.call("EXISTS", pausedKey, flowKey) > 0 then
-    if redis.call("EXISTS", pausedKey) == 1 then
+  local queuePrefix = string.sub(pausedKey, 1, -7)
+  local flowKey = queuePrefix .. "flow"
+  local limit, keyWait
+  local ids
+  local ringKey = queuePrefix .. "lkeys"
+  local found = redis.call("EXISTS", pausedKey, flowKey, ringKey)
+  if found > 0 then
+    -- One EXISTS tells both apart (EXISTS counts a key named twice twice): 2 * paused + ring.
+    local pausedAndRing = redis.call("EXISTS", pausedKey, pausedKey, ringKey)
+    if pausedAndRing >= 2 then
       return
     end
-    limit = flowAllowance(flowKey, activeKey, tonumber(nowMs), maxTasks)
-    maxTasks = limit.allowed
-    if maxTasks == 0 then
-      return flowCharge(flowKey, limit, 0)
+    if found > pausedAndRing then
+      limit = flowAllowance(flowKey, activeKey, tonumber(nowMs), maxTasks)
+      maxTasks = limit.allowed
+      if maxTasks == 0 then
+        return flowCharge(flowKey, limit, 0)
+      end
+    end
+    if pausedAndRing == 1 then
+      ids, keyWait = leaseFromKeys(queuePrefix, flowKey, pendingKey, maxTasks, tonumber(nowMs))
+      if #ids == 0 then
+        return (limit and flowCharge(flowKey, limit, 0)) or keyWait
+      end
+      for i = 1, #ids, 1000 do
+        redis.call("LPUSH", activeKey, unpack(ids, i, math.min(i + 999, #ids)))
+      end
     end
   end
-  local ids
-  if maxTasks == 1 then
+  if ids then
+    -- taken from the keys' ring and pending (above)
+  elseif maxTasks == 1 then
     local id = redis.call("RPOPLPUSH", pendingKey, activeKey)
     if not id then
       return
@@ -87,6 +112,7 @@ local function leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPre
     redis.call("ZADD", leaseKey, unpack(leased, i, math.min(i + 1999, #leased)))
   end
   if limit then
-    return flowCharge(flowKey, limit, #leased / 2)
+    return flowCharge(flowKey, limit, #leased / 2) or keyWait
   end
+  return keyWait
 end

@@ -36,6 +36,8 @@ export type WriteTarget =
   | { readonly state: "pending" }
   | { readonly state: "scheduled"; readonly processAtMs: number }
   | { readonly state: "aggregating"; readonly group: string }
+  /** Waiting for its limit key (state "scheduled" under a sentinel score: lua/includes/writeKeyedTask.lua). */
+  | { readonly state: "keyed"; readonly limitKey: string }
 
 /** One new task to write. `msg.uniqueKey` must be the lock key when `uniqueLockTtlMs` is set. */
 export interface TaskWrite {
@@ -84,7 +86,9 @@ const writeKeys = (w: TaskWrite): ReadonlyArray<string> => {
       ? [k.taskPrefix, k.pending]
       : t.state === "scheduled"
         ? [k.taskPrefix, k.scheduled]
-        : [k.taskPrefix, k.group(t.group), k.allGroups]
+        : t.state === "keyed"
+          ? [k.taskPrefix, k.pending]
+          : [k.taskPrefix, k.group(t.group), k.allGroups]
   if (w.uniqueLockTtlMs !== undefined) keys.push(w.msg.uniqueKey)
   return keys
 }
@@ -93,6 +97,15 @@ const writeArgs = (w: TaskWrite): ReadonlyArray<ScriptArg> => {
   const encoded = encodeTaskMessage(w.msg)
   const bytes = bytesArg(encoded)
   const t = w.target
+  if (t.state === "keyed")
+    return [
+      w.msg.id,
+      bytes,
+      pendingSince(w.nowMs),
+      w.msg.queue,
+      w.uniqueLockTtlMs === undefined ? "" : Math.max(1, Math.ceil(w.uniqueLockTtlMs)),
+      t.limitKey
+    ]
   const args: Array<ScriptArg> =
     t.state === "pending"
       ? [w.msg.id, bytes, pendingSince(w.nowMs), w.msg.queue]
@@ -107,7 +120,7 @@ const writeArgs = (w: TaskWrite): ReadonlyArray<ScriptArg> => {
 const writeDecode =
   (script: "enqueue" | "schedule" | "addToGroup") =>
   (reply: unknown, w: TaskWrite): Result.Result<TaskState, WriteError> =>
-    doneOr(script, reply, w, w.target.state)
+    doneOr(script, reply, w, w.target.state as TaskState)
 
 /** Script `enqueue`: a new task -> pending (with its uniqueness lock, if any). */
 export const enqueueScript = defineScript<TaskWrite, TaskState, DuplicateTask | TaskIdConflict>({
@@ -137,7 +150,25 @@ export const addToGroupScript = defineScript<TaskWrite, TaskState, DuplicateTask
   decode: writeDecode("addToGroup")
 })
 
-const writeScripts = { pending: enqueueScript, scheduled: scheduleScript, aggregating: addToGroupScript } as const
+/**
+ * Script `enqueue` for a new task with a limit key: written as waiting for its key (state
+ * "scheduled", lua/includes/writeKeyedTask.lua; with its uniqueness lock, if any).
+ */
+export const enqueueKeyedScript = defineScript<TaskWrite, TaskState, DuplicateTask | TaskIdConflict>({
+  name: "enqueue",
+  source: enqueueLua,
+  buffers: false,
+  keys: writeKeys,
+  args: writeArgs,
+  decode: (reply, w) => doneOr("enqueue", reply, w, "scheduled" as TaskState)
+})
+
+const writeScripts = {
+  pending: enqueueScript,
+  scheduled: scheduleScript,
+  aggregating: addToGroupScript,
+  keyed: enqueueKeyedScript
+} as const
 
 /** The bound write script of one task (by its target state). */
 export const bindTaskWrite = (w: TaskWrite): BoundScript<TaskState, DuplicateTask | TaskIdConflict> =>

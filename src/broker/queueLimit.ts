@@ -9,20 +9,33 @@ import { utf8Text } from "./fields.js"
 import { defineScript } from "./script.js"
 import { getQueueLimitLua, setQueueLimitLua } from "../redis/lua.generated.js"
 
-/** A queue's flow-control limit as stored and shown (queue info, the CLI, /metrics): a rate (interval between tasks, burst, and the rate as given) and/or a concurrency cap. */
+/** A rate as stored: the rate as given, the interval between two tasks and the burst. */
+export interface StoredRate {
+  /** Tasks per period, as given. */
+  readonly limit: number
+  /** The period, ms, as given. */
+  readonly perMs: number
+  /** Time between two tasks, ms (`perMs / limit`). */
+  readonly intervalMs: number
+  /** Tasks the rate lets start at once after a quiet spell. */
+  readonly burst: number
+}
+
+/** The per-key parts of a queue's limit as stored: the same rate and/or concurrency for every limit key of the queue. */
+export interface PerKeyLimitInfo {
+  /** Each key's own rate (lua/includes/keyLimits.lua). */
+  readonly rate?: StoredRate
+  /** At most this many tasks of one key active at once, across every worker. */
+  readonly concurrency?: number
+}
+
+/** A queue's flow-control limit as stored and shown (queue info, the CLI, /metrics): a rate (interval between tasks, burst, and the rate as given) and/or a concurrency cap, and per-key parts. */
 export interface QueueLimitInfo {
-  readonly rate?: {
-    /** Tasks per period, as given. */
-    readonly limit: number
-    /** The period, ms, as given. */
-    readonly perMs: number
-    /** Time between two tasks, ms (`perMs / limit`). */
-    readonly intervalMs: number
-    /** Tasks the rate lets start at once after a quiet spell. */
-    readonly burst: number
-  }
+  readonly rate?: StoredRate
   /** At most this many tasks of the queue active at once, across every worker. */
   readonly concurrency?: number
+  /** Limits each limit key of the queue has (tasks enqueued with `limitKey`). */
+  readonly perKey?: PerKeyLimitInfo
 }
 
 /** Script `setQueueLimit`: replaces the queue's limit (`undefined`: clears it, the queue is unlimited). */
@@ -36,13 +49,25 @@ export const setQueueLimitScript = defineScript<
   keys: ({ queue }) => [queueKeys(queue).flow],
   args: ({ limit }) => {
     const rate = limit?.rate
-    return [
+    const args: Array<string | number> = [
       rate ? rate.intervalMs : "",
       rate ? rate.burst : "",
       rate ? rate.limit : "",
       rate ? rate.perMs : "",
       limit?.concurrency ?? ""
     ]
+    const perKey = limit?.perKey
+    if (perKey !== undefined) {
+      const kr = perKey.rate
+      args.push(
+        kr ? kr.intervalMs : "",
+        kr ? kr.burst : "",
+        kr ? kr.limit : "",
+        kr ? kr.perMs : "",
+        perKey.concurrency ?? ""
+      )
+    }
+    return args
   },
   decode: (reply) => Result.map(integerReply("setQueueLimit", reply), () => undefined)
 })
@@ -53,6 +78,16 @@ const num = (v: unknown): number | undefined => {
   return Number.isFinite(n) ? n : undefined
 }
 
+const storedRate = (
+  limit: number | undefined,
+  perMs: number | undefined,
+  burst: number | undefined,
+  intervalMs: number | undefined
+): StoredRate | undefined =>
+  limit !== undefined && perMs !== undefined && burst !== undefined && intervalMs !== undefined
+    ? { limit, perMs, intervalMs, burst }
+    : undefined
+
 /** Script `getQueueLimit`: the queue's limit, or undefined for an unlimited queue (fields that do not read as numbers are left out). */
 export const getQueueLimitScript = defineScript<{ readonly queue: string }, QueueLimitInfo | undefined>({
   name: "getQueueLimit",
@@ -61,14 +96,35 @@ export const getQueueLimitScript = defineScript<{ readonly queue: string }, Queu
   keys: ({ queue }) => [queueKeys(queue).flow],
   args: () => [],
   decode: (reply) => {
-    if (!Array.isArray(reply) || reply.length !== 6)
-      return Result.fail(unexpectedReply("getQueueLimit", reply, "an array of six fields"))
-    const [limit, perMs, burst, intervalMs, concurrency] = reply.map(num)
-    const rate =
-      limit !== undefined && perMs !== undefined && burst !== undefined && intervalMs !== undefined
-        ? { limit, perMs, intervalMs, burst }
-        : undefined
-    if (rate === undefined && concurrency === undefined) return Result.succeed(undefined)
-    return Result.succeed({ ...(rate ? { rate } : {}), ...(concurrency !== undefined ? { concurrency } : {}) })
+    if (!Array.isArray(reply) || reply.length !== 11)
+      return Result.fail(unexpectedReply("getQueueLimit", reply, "an array of eleven fields"))
+    const [
+      limit,
+      perMs,
+      burst,
+      intervalMs,
+      concurrency,
+      ,
+      keyLimit,
+      keyPerMs,
+      keyBurst,
+      keyIntervalMs,
+      keyConcurrency
+    ] = reply.map(num)
+    const rate = storedRate(limit, perMs, burst, intervalMs)
+    const keyRate = storedRate(keyLimit, keyPerMs, keyBurst, keyIntervalMs)
+    const perKey =
+      keyRate === undefined && keyConcurrency === undefined
+        ? undefined
+        : {
+            ...(keyRate ? { rate: keyRate } : {}),
+            ...(keyConcurrency !== undefined ? { concurrency: keyConcurrency } : {})
+          }
+    if (rate === undefined && concurrency === undefined && perKey === undefined) return Result.succeed(undefined)
+    return Result.succeed({
+      ...(rate ? { rate } : {}),
+      ...(concurrency !== undefined ? { concurrency } : {}),
+      ...(perKey ? { perKey } : {})
+    })
   }
 })

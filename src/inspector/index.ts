@@ -15,7 +15,15 @@ export { archiveTask, deleteTask, runTask, type TaskActionResult } from "./taskA
 export { archiveAll, defaultBatchSize, deleteAll, runAll } from "./bulkActions.js"
 export { deleteQueue, type DeleteQueueOptions } from "./deleteQueue.js"
 export { cancelProcessing, clearQueueLimit, getQueueLimit, pauseQueue, setQueueLimit, unpauseQueue } from "./control.js"
-export { parseRate, type QueueLimit, type QueueLimitInfo, type RatePeriod } from "../steps/queueLimit.js"
+export {
+  parseRate,
+  type PerKeyLimit,
+  type PerKeyLimitInfo,
+  type QueueLimit,
+  type QueueLimitInfo,
+  type RatePeriod,
+  type StoredRate
+} from "../steps/queueLimit.js"
 export { servers } from "./servers.js"
 export { schedulerEntries, schedulerHistory } from "./scheduler.js"
 export { clusterKeySlot, clusterNodes } from "./cluster.js"

@@ -19,7 +19,10 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as References from "effect/References"
 import { Broker, type BrokerShape } from "../broker/Broker.js"
+import { releaseLimitKeyScript } from "../broker/limitKeys.js"
+import { runScript } from "../broker/script.js"
 import { writeResult } from "../broker/writeResult.js"
+import { limitKeyHeader } from "../steps/options.js"
 import { encodePayload, type PayloadEncodeError } from "../wire/payload.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import type { Acker } from "./acker.js"
@@ -243,8 +246,31 @@ const runHandler = <R>(
   return Effect.succeed(finishedAtOnce)
 }
 
+/**
+ * After the outcome of a task with a limit key was written: its key gets its place back at once
+ * (lua/releaseLimitKey.lua), so a key held back by its per-key concurrency is served again without
+ * waiting for its recheck. A failure only delays that key until its recheck (logged).
+ */
+const releaseLimitKey = (msg: TaskMessage, limitKey: string) =>
+  Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
+    runScript(releaseLimitKeyScript, { queue: msg.queue, id: msg.id, limitKey, nowMs })
+  ).pipe(
+    Effect.catch((e) =>
+      Effect.logWarning(
+        `task ${msg.id}: giving limit key ${JSON.stringify(limitKey)} its place back failed: ${e.message}`
+      )
+    )
+  )
+
 /** Runs one attempt of a registered task and writes its outcome; the task leaves the registry after that write. */
-export const runAttempt = <R>(deps: RunDeps<R>, entry: ActiveTask): Effect.Effect<Settled, never, R | Broker> =>
+export const runAttempt = <R>(deps: RunDeps<R>, entry: ActiveTask): Effect.Effect<Settled, never, R | Broker> => {
+  const limitKey = entry.msg.headers[limitKeyHeader]
+  const attempt = runAttemptOnce(deps, entry)
+  if (limitKey === undefined) return attempt
+  return Effect.tap(attempt, () => Effect.provideService(releaseLimitKey(entry.msg, limitKey), Broker, deps.broker))
+}
+
+const runAttemptOnce = <R>(deps: RunDeps<R>, entry: ActiveTask): Effect.Effect<Settled, never, R | Broker> =>
   Effect.ensuring(
     Effect.suspend((): Effect.Effect<Settled, never, R | Broker> => {
       const msg = entry.msg

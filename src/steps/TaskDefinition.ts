@@ -14,6 +14,8 @@ export interface TaskDefinition<A> {
   readonly type: string
   /** Default enqueue options; options given at enqueue time override them one by one. */
   readonly options: EnqueueOptions | undefined
+  /** The limit key of a payload, when the definition's `limitKey` is a function (an enqueue's own `limitKey` wins). */
+  readonly limitKeyOf?: (payload: A) => string
   /**
    * The payload's bytes: the value in the schema's JSON form, as JSON text (UTF-8). An invalid
    * value is an InvalidArgument (`field: "payload"`) with the schema's message; nothing throws.

@@ -116,6 +116,12 @@ const prepare = (
       nextProcessAt: new Date(o.processAtMs)
     })
   }
+  if (o.limitKey !== undefined) {
+    return Result.succeed({
+      write: { msg, nowMs, target: { state: "keyed", limitKey: o.limitKey }, uniqueLockTtlMs: o.uniqueMs },
+      nextProcessAt: undefined
+    })
+  }
   if (o.group !== undefined) {
     return Result.succeed({
       write: { msg, nowMs, target: { state: "aggregating", group: o.group }, uniqueLockTtlMs: o.uniqueMs },
@@ -183,8 +189,45 @@ const prepareCall = (
   nowMs: number,
   newId: () => string,
   trace: Readonly<Record<string, string>> | undefined
-): Result.Result<Prepared, InvalidArgument> =>
-  prepare(typeName(task), payload, withTrace(optionsFor(task, callOptions), trace), nowMs, newId, encoderFor(task))
+): Result.Result<Prepared, InvalidArgument> => {
+  const options = effectiveOptions(task, payload, callOptions)
+  if (Result.isFailure(options)) return Result.fail(options.failure)
+  return prepare(typeName(task), payload, withTrace(options.success, trace), nowMs, newId, encoderFor(task))
+}
+
+/** The options of one enqueue: the definition's defaults and the call's, with a definition's limitKey function applied to the payload. */
+const effectiveOptions = (
+  task: string | TaskDefinition<any>,
+  payload: unknown,
+  callOptions: EnqueueOptions | undefined
+): Result.Result<EnqueueOptions | undefined, InvalidArgument> => {
+  const options = optionsFor(task, callOptions)
+  if (typeof task === "string" || task.limitKeyOf === undefined || callOptions?.limitKey !== undefined)
+    return Result.succeed(options)
+  return Result.map(limitKeyOfPayload(task, payload), (limitKey) => ({ ...options, limitKey }))
+}
+
+/** A definition's limit key for a payload (its `limitKey` function); a throw or a non-string is an InvalidArgument. */
+const limitKeyOfPayload = (task: TaskDefinition<any>, payload: unknown): Result.Result<string, InvalidArgument> => {
+  try {
+    const key: unknown = task.limitKeyOf!(payload)
+    return typeof key === "string"
+      ? Result.succeed(key)
+      : Result.fail(
+          new InvalidArgument({
+            field: "limitKey",
+            message: `the limitKey function of task "${task.type}" returned ${typeof key}, not a string`
+          })
+        )
+  } catch (e) {
+    return Result.fail(
+      new InvalidArgument({
+        field: "limitKey",
+        message: `the limitKey function of task "${task.type}" threw: ${e instanceof Error ? e.message : String(e)}`
+      })
+    )
+  }
+}
 
 /** A validated enqueue: the write to send and the TaskInfo of the task once written in `state`. */
 export interface PreparedEnqueue {
@@ -305,15 +348,18 @@ export const enqueueManyUntraced = Effect.fnUntraced(function* (
   const memo: OptionsMemo | undefined = trace === undefined ? new Map() : undefined
   for (let i = 0; i < items.length; i++) {
     const it = items[i]!
-    const r = prepare(
-      typeName(it.type),
-      it.payload,
-      withTrace(optionsFor(it.type, it.options), trace),
-      nowMs,
-      newId,
-      encoderFor(it.type),
-      memo
-    )
+    const options = effectiveOptions(it.type, it.payload, it.options)
+    const r = Result.isFailure(options)
+      ? Result.fail(options.failure)
+      : prepare(
+          typeName(it.type),
+          it.payload,
+          withTrace(options.success, trace),
+          nowMs,
+          newId,
+          encoderFor(it.type),
+          memo
+        )
     if (Result.isFailure(r)) results[i] = Result.fail(r.failure)
     else {
       index.push(i)

@@ -6,6 +6,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { Broker } from "../broker/Broker.js"
+import { InvalidArgument } from "../broker/errors.js"
 import { type SignedOutcome, writeSignedTask } from "../broker/claimSignature.js"
 import { currentTraceHeaders } from "./traceContext.js"
 import type { TaskInfo } from "./taskInfo.js"
@@ -37,7 +38,13 @@ export const enqueueSigned = Effect.fn("Steps.enqueueSigned")(function* (
 ): Effect.fn.Return<SignedEnqueue, EnqueueError, Broker> {
   const nowMs = yield* Clock.currentTimeMillis
   const prepared = yield* Effect.fromResult(prepareEnqueue(type, payload, options, nowMs, yield* currentTraceHeaders))
-  const info = prepared.info(prepared.write.target.state)
+  const target = prepared.write.target
+  if (target.state === "keyed")
+    return yield* new InvalidArgument({
+      field: "limitKey",
+      message: "limitKey is not available on the signed HTTP enqueue; enqueue with a client instead"
+    })
+  const info = prepared.info(target.state)
   const outcome = yield* writeSignedTask({
     signatureHex: signature.signatureHex,
     recordTtlMs: signature.validForMs,

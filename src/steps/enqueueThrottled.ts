@@ -61,8 +61,8 @@ export const prepareModeEnqueue = (
     const windowMs = yield* durationAtLeast(`${mode}.window`, modeOptions.window, 1)
     const owned =
       mode === "debounce"
-        ? (["processAt", "processIn", "group", "unique", "taskId"] as const)
-        : (["processAt", "processIn", "group", "unique"] as const)
+        ? (["processAt", "processIn", "group", "unique", "taskId", "limitKey"] as const)
+        : (["processAt", "processIn", "group", "unique", "limitKey"] as const)
     for (const field of owned) {
       if (options?.[field] !== undefined)
         return yield* new InvalidArgument({

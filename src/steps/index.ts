@@ -62,9 +62,12 @@ export {
   clearQueueLimit,
   getQueueLimit,
   parseRate,
+  type PerKeyLimit,
+  type PerKeyLimitInfo,
   type QueueLimit,
   type QueueLimitInfo,
   type RatePeriod,
-  setQueueLimit
+  setQueueLimit,
+  type StoredRate
 } from "./queueLimit.js"
 export { publishCancel } from "../broker/publishCancel.js"

@@ -4,6 +4,7 @@
  */
 import * as Result from "effect/Result"
 import { InvalidArgument } from "../broker/errors.js"
+import { limitKeyHeader } from "../wire/keys.js"
 
 /** Options of an enqueue (durations in milliseconds; times as a Date or unix milliseconds). The enqueueing guide lists defaults and limits. */
 export interface EnqueueOptions {
@@ -29,6 +30,13 @@ export interface EnqueueOptions {
   readonly group?: string | undefined
   /** String headers carried with the task. */
   readonly headers?: Readonly<Record<string, string>> | undefined
+  /**
+   * Limit key (e.g. `"customer:42"`, at most `maxLimitKeyLength` characters): the task is held to its
+   * queue's per-key limits (`setQueueLimit(queue, { perKey })`) and keys with waiting tasks are served
+   * round robin. Until its key has room the task waits in the scheduled state. Not with
+   * `processAt`, `processIn` or `group`.
+   */
+  readonly limitKey?: string | undefined
 }
 
 /** Options after validation, in asynq's units. */
@@ -45,7 +53,14 @@ export interface ResolvedEnqueueOptions {
   readonly retentionSec: number
   readonly group: string | undefined
   readonly headers: Readonly<Record<string, string>>
+  /** The limit key (also in `headers` under `limitKeyHeader`). */
+  readonly limitKey: string | undefined
 }
+
+/** The header a task's limit key travels in (defined in wire/keys.ts). */
+export { limitKeyHeader }
+/** The longest limit key, in characters. */
+export const maxLimitKeyLength = 1024
 
 /** The queue a task goes to when no `queue` is given. */
 export const defaultQueue = "default"
@@ -86,7 +101,8 @@ const knownOptions: ReadonlySet<string> = new Set([
   "taskId",
   "retention",
   "group",
-  "headers"
+  "headers",
+  "limitKey"
 ])
 
 class Invalid {
@@ -238,7 +254,17 @@ const resolve = (type: unknown, o: EnqueueOptions, nowMs: number): ResolvedEnque
   const retentionSec = o.retention === undefined ? 0 : Math.ceil(duration("retention", o.retention) / 1000)
   const group =
     o.group === undefined ? undefined : wellFormed("group", nonBlank("group", o.group, "group name"), "group name")
-  const headers = o.headers === undefined ? {} : headersOf(o.headers)
+  let headers = o.headers === undefined ? {} : headersOf(o.headers)
+  let limitKey: string | undefined
+  if (o.limitKey !== undefined) {
+    limitKey = wellFormed("limitKey", nonBlank("limitKey", o.limitKey, "limitKey"), "limitKey")
+    if (limitKey.length > maxLimitKeyLength)
+      invalid("limitKey", `limitKey is ${limitKey.length} characters long; at most ${maxLimitKeyLength} are allowed`)
+    for (const field of ["processAt", "processIn", "group"] as const)
+      if (o[field] !== undefined)
+        invalid(field, `${field} cannot be combined with limitKey: a task with a limit key runs when its key has room`)
+    headers = { ...headers, [limitKeyHeader]: limitKey }
+  }
   return {
     queue,
     maxRetry,
@@ -249,7 +275,8 @@ const resolve = (type: unknown, o: EnqueueOptions, nowMs: number): ResolvedEnque
     taskId,
     retentionSec,
     group,
-    headers
+    headers,
+    limitKey
   }
 }
 

@@ -7,9 +7,15 @@
  */
 import * as Effect from "effect/Effect"
 import { InvalidArgument } from "../broker/errors.js"
-import { getQueueLimitScript, setQueueLimitScript, type QueueLimitInfo } from "../broker/queueLimit.js"
+import {
+  getQueueLimitScript,
+  type PerKeyLimitInfo,
+  setQueueLimitScript,
+  type QueueLimitInfo,
+  type StoredRate
+} from "../broker/queueLimit.js"
 
-export type { QueueLimitInfo } from "../broker/queueLimit.js"
+export type { PerKeyLimitInfo, QueueLimitInfo, StoredRate } from "../broker/queueLimit.js"
 import { requireQueue } from "../broker/queues.js"
 import { runScript } from "../broker/script.js"
 import { wholeAtLeast } from "./validate.js"
@@ -20,7 +26,20 @@ import { wholeAtLeast } from "./validate.js"
  */
 export type RatePeriod = number | string
 
-/** A queue's limit as it is given (see `setQueueLimit`). At least a rate or a concurrency cap. */
+/**
+ * The per-key parts of a queue's limit, the same for every limit key of the queue (tasks enqueued
+ * with `limitKey`): each key's own rate and/or concurrency. At least one of `rate` and `concurrency`.
+ */
+export interface PerKeyLimit {
+  /** At most `limit` tasks of one key start per `per`. */
+  readonly rate?: { readonly limit: number; readonly per: RatePeriod }
+  /** With a rate: how many tasks of one key may start at once after a quiet spell. Default as for the queue's rate. */
+  readonly burst?: number
+  /** At most this many tasks of one key active at once, across every worker. */
+  readonly concurrency?: number
+}
+
+/** A queue's limit as it is given (see `setQueueLimit`). At least a rate, a concurrency cap or a per-key part. */
 export interface QueueLimit {
   /** At most `limit` tasks start per `per`, spread evenly (one every `per / limit`). */
   readonly rate?: { readonly limit: number; readonly per: RatePeriod }
@@ -32,6 +51,8 @@ export interface QueueLimit {
   readonly burst?: number
   /** At most this many tasks of the queue active at once, across every worker. */
   readonly concurrency?: number
+  /** Limits of each limit key (tasks enqueued with `limitKey`); keys are served round robin. */
+  readonly perKey?: PerKeyLimit
 }
 
 const unitMs: Record<string, number> = {
@@ -98,10 +119,50 @@ export const parseRate = (
  */
 export const defaultBurst = (limit: number, perMs: number): number => Math.max(1, Math.ceil((limit * 50) / perMs))
 
+const storedRate = (
+  rate: { readonly limit: number; readonly per: RatePeriod },
+  burst: number | undefined,
+  prefix: string
+): Effect.Effect<StoredRate, InvalidArgument> =>
+  Effect.gen(function* () {
+    if (typeof rate !== "object" || rate === null)
+      return yield* new InvalidArgument({
+        field: `${prefix}rate`,
+        message: `${prefix}rate must be { limit, per }, got ${JSON.stringify(rate)}`
+      })
+    const count = yield* wholeAtLeast(`${prefix}rate.limit`, rate.limit, 1)
+    const perMs = yield* ratePeriodMs(rate.per, `${prefix}rate.per`)
+    const b = yield* wholeAtLeast(`${prefix}burst`, burst ?? defaultBurst(count, perMs), 1)
+    return { limit: count, perMs, intervalMs: perMs / count, burst: b }
+  })
+
+const storedPerKey = (perKey: PerKeyLimit): Effect.Effect<PerKeyLimitInfo, InvalidArgument> =>
+  Effect.gen(function* () {
+    if (typeof perKey !== "object" || perKey === null)
+      return yield* new InvalidArgument({
+        field: "perKey",
+        message: `perKey must be { rate?, burst?, concurrency? }, got ${JSON.stringify(perKey)}`
+      })
+    if (perKey.rate === undefined && perKey.burst !== undefined)
+      return yield* new InvalidArgument({
+        field: "perKey.burst",
+        message: "perKey.burst applies to a per-key rate: give perKey.rate with it"
+      })
+    if (perKey.rate === undefined && perKey.concurrency === undefined)
+      return yield* new InvalidArgument({
+        field: "perKey",
+        message: "a per-key limit needs a rate or a concurrency (leave perKey out for none)"
+      })
+    const concurrency =
+      perKey.concurrency === undefined ? undefined : yield* wholeAtLeast("perKey.concurrency", perKey.concurrency, 1)
+    const rate = perKey.rate === undefined ? undefined : yield* storedRate(perKey.rate, perKey.burst, "perKey.")
+    return { ...(rate ? { rate } : {}), ...(concurrency !== undefined ? { concurrency } : {}) }
+  })
+
 /** Checks a limit and works out its stored form. */
 export const storedLimit = (limit: QueueLimit): Effect.Effect<QueueLimitInfo, InvalidArgument> =>
   Effect.gen(function* () {
-    if (limit.rate === undefined && limit.concurrency === undefined) {
+    if (limit.rate === undefined && limit.concurrency === undefined && limit.perKey === undefined) {
       return yield* new InvalidArgument({
         field: "limit",
         message: "a queue limit needs a rate or a concurrency cap (clearQueueLimit removes a limit)"
@@ -112,14 +173,13 @@ export const storedLimit = (limit: QueueLimit): Effect.Effect<QueueLimitInfo, In
     }
     const concurrency =
       limit.concurrency === undefined ? undefined : yield* wholeAtLeast("concurrency", limit.concurrency, 1)
-    let rate: QueueLimitInfo["rate"]
-    if (limit.rate !== undefined) {
-      const count = yield* wholeAtLeast("rate.limit", limit.rate.limit, 1)
-      const perMs = yield* ratePeriodMs(limit.rate.per)
-      const burst = yield* wholeAtLeast("burst", limit.burst ?? defaultBurst(count, perMs), 1)
-      rate = { limit: count, perMs, intervalMs: perMs / count, burst }
+    const rate = limit.rate === undefined ? undefined : yield* storedRate(limit.rate, limit.burst, "")
+    const perKey = limit.perKey === undefined ? undefined : yield* storedPerKey(limit.perKey)
+    return {
+      ...(rate ? { rate } : {}),
+      ...(concurrency !== undefined ? { concurrency } : {}),
+      ...(perKey ? { perKey } : {})
     }
-    return { ...(rate ? { rate } : {}), ...(concurrency !== undefined ? { concurrency } : {}) }
   })
 
 /**

@@ -26,13 +26,23 @@ const utf8 = new TextEncoder()
 const jsonSchemaDialect = "https://json-schema.org/draft/2020-12/schema"
 
 /**
+ * A definition's default enqueue options: `EnqueueOptions`, whose `limitKey` may also be a
+ * function of the payload (`(p) => \`customer:${p.customerId}\``), called at each enqueue that
+ * gives no `limitKey` of its own.
+ */
+export type TaskOptions<A> = Omit<EnqueueOptions, "limitKey"> & {
+  /** Limit key of every task of the type, or a function of the payload giving it (see `EnqueueOptions.limitKey`). */
+  readonly limitKey?: string | ((payload: A) => string) | undefined
+}
+
+/**
  * Defines a task type with a typed payload. Throws InvalidArgument (`field: "type"`) when `type`
  * is empty or only whitespace.
  */
 export const defineTask = <S extends Schema.Codec<any, any>>(
   type: string,
   payloadSchema: S,
-  options?: EnqueueOptions
+  taskOptions?: TaskOptions<S["Type"]>
 ): SchemaTaskDefinition<S> => {
   if (typeof type !== "string" || type.trim() === "")
     throw new InvalidArgument({
@@ -43,10 +53,17 @@ export const defineTask = <S extends Schema.Codec<any, any>>(
   const encode = Schema.encodeUnknownResult(json)
   const decode = Schema.decodeUnknownResult(json)
   const invalid = (message: string) => Result.fail(new InvalidArgument({ field: "payload", message }))
+  const keyOf = taskOptions?.limitKey
+  let options: EnqueueOptions | undefined = taskOptions as EnqueueOptions | undefined
+  if (typeof keyOf === "function") {
+    const { limitKey: _, ...rest } = taskOptions!
+    options = rest
+  }
   return {
     _tag: "TaskDefinition",
     type,
     options,
+    ...(typeof keyOf === "function" ? { limitKeyOf: keyOf } : {}),
     schema: payloadSchema,
     encodePayload: (payload) => {
       const encoded = encode(payload, { errors: "all" })

@@ -7,5 +7,5 @@
  *
  * @module
  */
-export { defineTask, type SchemaTaskDefinition } from "./defineTask.js"
+export { defineTask, type SchemaTaskDefinition, type TaskOptions } from "./defineTask.js"
 export type { TaskDefinition } from "../steps/TaskDefinition.js"

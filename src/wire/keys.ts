@@ -111,6 +111,15 @@ export interface QueueKeys {
    */
   readonly flow: string
   /**
+   * Not asynq's: the ring of limit keys with waiting tasks (a zset: key -> unix ms when it is next
+   * worth a look). Read by the lease scripts (lua/includes/keyLimits.lua).
+   */
+  readonly limitKeys: string
+  /** Not asynq's: a limit key's waiting task ids (a list; lua/includes/writeKeyedTask.lua, lua/includes/keyLimits.lua). */
+  readonly limitKeyList: (key: string) => string
+  /** Not asynq's: a limit key's leased task ids (a set; lua/includes/keyLimits.lua, lua/releaseLimitKey.lua). */
+  readonly limitKeyActive: (key: string) => string
+  /**
    * Not asynq's: a throttle key (a string: the id of the task it let through in its window; it
    * expires with the window). Written by lua/enqueueThrottled.lua.
    */
@@ -180,6 +189,9 @@ export const queueKeys = (queue: string): QueueKeys => {
     pushList: (serverId) => `${prefix}push:${serverId}`,
     dueMs: `${prefix}due_ms`,
     flow: `${prefix}flow`,
+    limitKeys: `${prefix}lkeys`,
+    limitKeyList: (key) => `${prefix}lk:${key}`,
+    limitKeyActive: (key) => `${prefix}lka:${key}`,
     throttle: (key) => `${prefix}throttle:${key}`,
     debounce: (key) => `${prefix}debounce:${key}`,
     keepLast: (key) => `${prefix}keeplast:${key}`,
@@ -213,3 +225,10 @@ export const taskStates: ReadonlyArray<TaskState> = [
   "archived",
   "completed"
 ]
+
+/**
+ * Not asynq's: the header a task's limit key travels in (the worker that runs the task reads it to
+ * give the key its place back when the task ends, lua/releaseLimitKey.lua, and to give a task it
+ * hands back to its key, lua/requeue.lua).
+ */
+export const limitKeyHeader = "effect-asynq-limit-key"

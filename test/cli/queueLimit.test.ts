@@ -61,4 +61,41 @@ describe("CLI queue limit (real Redis)", { timeout: 240_000 }, () => {
     expect(await c.exists("asynq:{mail}:flow")).toBe(0)
     expect((await cli("queue", "inspect", "mail")).stdout).toMatch(/^limit:\s+none$/m)
   })
+
+  it("sets and shows per-key limits (--key-rate, --key-burst, --key-concurrency), in queue inspect too", async () => {
+    await putPending(c, asynqMsg("tenants", "t1"), Date.now())
+    const set = await cli(
+      "queue",
+      "limit",
+      "tenants",
+      "--key-rate",
+      "10/s",
+      "--key-burst",
+      "2",
+      "--key-concurrency",
+      "2"
+    )
+    expect(set.code).toBe(0)
+    expect(set.stdout).toBe('Queue "tenants": limit per key: 10/s (burst 2), concurrency 2.\n')
+    expect(await c.hgetall("asynq:{tenants}:flow")).toEqual({
+      key_interval_ms: "100",
+      key_burst: "2",
+      key_limit: "10",
+      key_per_ms: "1000",
+      key_concurrency: "2"
+    })
+    expect((await cli("queue", "inspect", "tenants")).stdout).toMatch(
+      /^limit:\s+per key: 10\/s \(burst 2\), concurrency 2$/m
+    )
+    const both = await cli("queue", "limit", "tenants", "--concurrency", "5", "--key-concurrency", "1")
+    expect(both.stdout).toBe('Queue "tenants": limit concurrency 5, per key: concurrency 1.\n')
+    const json = JSON.parse((await cli("queue", "limit", "tenants", "--json")).stdout)
+    expect(json).toEqual({ queue: "tenants", limit: { concurrency: 5, perKey: { concurrency: 1 } } })
+    const bad = await cli("queue", "limit", "tenants", "--key-rate", "often")
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toMatch(/key-rate must be <tasks>\/<period>/)
+    const burstAlone = await cli("queue", "limit", "tenants", "--key-burst", "3")
+    expect(burstAlone.code).toBe(2)
+    expect(burstAlone.stderr).toMatch(/perKey.burst applies to a per-key rate/)
+  })
 })

@@ -605,6 +605,24 @@ describe("dashboard API: a queue's flow-control limit", () => {
     expect(await inspect(getQueueLimit("low"))).toEqual({
       rate: { limit: 6000, perMs: 60_000, intervalMs: 10, burst: 3 }
     })
+    // Per-key parts: per_key in the body and in what is shown.
+    const keyed = await send(h, "POST", "/api/queues/low/limit", {
+      concurrency: 8,
+      per_key: { rate: "10/s", burst: 2, concurrency: 2 }
+    })
+    expect(keyed.body).toEqual({
+      queue: "low",
+      limit: {
+        concurrency: 8,
+        per_key: { rate: { limit: 10, per_ms: 1000, interval_ms: 100, burst: 2 }, concurrency: 2 }
+      }
+    })
+    expect(await inspect(getQueueLimit("low"))).toEqual({
+      concurrency: 8,
+      perKey: { rate: { limit: 10, perMs: 1000, intervalMs: 100, burst: 2 }, concurrency: 2 }
+    })
+    const badKey = await send(h, "POST", "/api/queues/low/limit", { concurrency: 8, per_key: { cap: 2 } })
+    expect(badKey.status).toBe(400)
   })
 
   it("DELETE /api/queues/{q}/limit clears it (204): the queue is unlimited and its snapshot is asynqmon's shape again", async () => {
@@ -638,7 +656,10 @@ describe("dashboard API: a queue's flow-control limit", () => {
         'the body must be a JSON object: { "rate": { "limit": 100, "per": "1s" }, "burst": 10, "concurrency": 5 } (each part optional, a rate or a concurrency at least)'
       ],
       [{}, "a queue limit needs a rate or a concurrency cap (clearQueueLimit removes a limit)"],
-      [{ concurency: 5 }, 'unknown field "concurency" in the limit: the fields are rate, burst and concurrency'],
+      [
+        { concurency: 5 },
+        'unknown field "concurency" in the limit: the fields are rate, burst, concurrency and per_key'
+      ],
       [{ concurrency: 0 }, "concurrency must be a whole number >= 1, got 0"],
       [{ concurrency: "5" }, 'concurrency must be a whole number >= 1, got "5"'],
       [{ concurrency: 2.5 }, "concurrency must be a whole number >= 1, got 2.5"],

@@ -170,7 +170,7 @@ const invalidCases: ReadonlyArray<readonly [string, unknown, string, string]> = 
     "unknown option",
     { retries: 3 },
     "retries",
-    `unknown enqueue option "retries"; known options: queue, maxRetry, timeout, deadline, unique, processAt, processIn, taskId, retention, group, headers`
+    `unknown enqueue option "retries"; known options: queue, maxRetry, timeout, deadline, unique, processAt, processIn, taskId, retention, group, headers, limitKey`
   ],
   ["options not an object", "critical", "options", `enqueue options must be an object, got "critical"`],
   // Bounds (issue 13, point 7): what asynq can store (int64 seconds) and run, and dates within years 1970..9999.

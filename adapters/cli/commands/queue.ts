@@ -143,12 +143,22 @@ const rm = Command.make(
 
 const periodText = (ms: number) => (ms === 1000 ? "s" : ms === 60_000 ? "m" : ms === 3_600_000 ? "h" : `${ms}ms`)
 
-/** A queue's flow-control limit in one line: `100/s (burst 1), concurrency 5`, or `none`. */
+/**
+ * A queue's flow-control limit in one line: `100/s (burst 1), concurrency 5`, with its per-key
+ * parts (`per key: 10/s (burst 1), concurrency 2`), or `none`.
+ */
 export const limitText = (limit: QueueLimitInfo | undefined): string => {
   if (!limit) return "none"
   const parts: Array<string> = []
   if (limit.rate) parts.push(`${limit.rate.limit}/${periodText(limit.rate.perMs)} (burst ${limit.rate.burst})`)
   if (limit.concurrency !== undefined) parts.push(`concurrency ${limit.concurrency}`)
+  const perKey = limit.perKey
+  if (perKey) {
+    const keyParts: Array<string> = []
+    if (perKey.rate) keyParts.push(`${perKey.rate.limit}/${periodText(perKey.rate.perMs)} (burst ${perKey.rate.burst})`)
+    if (perKey.concurrency !== undefined) keyParts.push(`concurrency ${perKey.concurrency}`)
+    parts.push(`per key: ${keyParts.join(", ")}`)
+  }
   return parts.join(", ")
 }
 
@@ -168,17 +178,30 @@ const limitCmd = Command.make(
       Flag.withDescription("At most this many tasks of the queue active at once, across all workers"),
       Flag.optional
     ),
+    keyRate: Flag.String("key-rate").pipe(
+      Flag.withDescription("At most this many tasks of one limit key per period, across all workers: 10/s, 60/1m"),
+      Flag.optional
+    ),
+    keyBurst: Flag.Int("key-burst").pipe(
+      Flag.withDescription("With --key-rate: tasks of one key that may start at once after a quiet spell"),
+      Flag.optional
+    ),
+    keyConcurrency: Flag.Int("key-concurrency").pipe(
+      Flag.withDescription("At most this many tasks of one limit key active at once, across all workers"),
+      Flag.optional
+    ),
     clear: Flag.Boolean("clear").pipe(Flag.withDescription("Remove the queue's limit"), Flag.withDefault(false))
   },
-  ({ queue, rate, burst, concurrency, clear }) =>
+  ({ queue, rate, burst, concurrency, keyRate, keyBurst, keyConcurrency, clear }) =>
     withBroker(
       Effect.gen(function* () {
-        const given = Option.isSome(rate) || Option.isSome(burst) || Option.isSome(concurrency)
+        const keyGiven = Option.isSome(keyRate) || Option.isSome(keyBurst) || Option.isSome(keyConcurrency)
+        const given = Option.isSome(rate) || Option.isSome(burst) || Option.isSome(concurrency) || keyGiven
         if (clear) {
           if (given)
             return yield* new InvalidArgument({
               field: "clear",
-              message: "--clear takes no --rate, --burst or --concurrency"
+              message: "--clear takes no --rate, --burst, --concurrency, --key-rate, --key-burst or --key-concurrency"
             })
           yield* clearQueueLimit(queue)
           return yield* emit(
@@ -195,10 +218,26 @@ const limitCmd = Command.make(
           )
         }
         const parsed = Option.isSome(rate) ? yield* parseRate(rate.value) : undefined
+        const keyParsed = Option.isSome(keyRate)
+          ? yield* parseRate(keyRate.value).pipe(
+              Effect.mapError(
+                (e) => new InvalidArgument({ field: "key-rate", message: e.message.replace(/^rate/, "key-rate") })
+              )
+            )
+          : undefined
         const stored = yield* setQueueLimit(queue, {
           ...(parsed ? { rate: parsed } : {}),
           ...(Option.isSome(burst) ? { burst: burst.value } : {}),
-          ...(Option.isSome(concurrency) ? { concurrency: concurrency.value } : {})
+          ...(Option.isSome(concurrency) ? { concurrency: concurrency.value } : {}),
+          ...(keyGiven
+            ? {
+                perKey: {
+                  ...(keyParsed ? { rate: keyParsed } : {}),
+                  ...(Option.isSome(keyBurst) ? { burst: keyBurst.value } : {}),
+                  ...(Option.isSome(keyConcurrency) ? { concurrency: keyConcurrency.value } : {})
+                }
+              }
+            : {})
         })
         yield* emit(
           () => ({ queue, limit: stored }),
@@ -208,7 +247,7 @@ const limitCmd = Command.make(
     )
 ).pipe(
   Command.withDescription(
-    "Show or set a queue's flow-control limit (--rate, --burst, --concurrency; replaces the limit it had), or remove it (--clear). Applied by effect-asynq workers only: Go asynq servers do not see it"
+    "Show or set a queue's flow-control limit (--rate, --burst, --concurrency, and per limit key --key-rate, --key-burst, --key-concurrency; replaces the limit it had), or remove it (--clear). Applied by effect-asynq workers only: Go asynq servers do not see it"
   )
 )
 

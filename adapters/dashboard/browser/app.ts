@@ -12,14 +12,17 @@ interface DashConfig {
   readonly basePath: string
 }
 /** A queue's flow-control limit (ours, not asynqmon's): present on a queue's row only when it has one. */
+interface RateJson {
+  readonly limit: number
+  readonly per_ms: number
+  readonly interval_ms: number
+  readonly burst: number
+}
 interface LimitJson {
-  readonly rate?: {
-    readonly limit: number
-    readonly per_ms: number
-    readonly interval_ms: number
-    readonly burst: number
-  }
+  readonly rate?: RateJson
   readonly concurrency?: number
+  /** The per-key parts (each limit key of the queue). */
+  readonly per_key?: { readonly rate?: RateJson; readonly concurrency?: number }
 }
 interface QueueRow {
   readonly queue: string
@@ -229,6 +232,14 @@ const limitText = (limit: LimitJson | undefined): string => {
   const parts: Array<string> = []
   if (limit?.rate) parts.push(`${limit.rate.limit}/${periodText(limit.rate.per_ms)} (burst ${limit.rate.burst})`)
   if (limit?.concurrency !== undefined) parts.push(`concurrency ${limit.concurrency}`)
+  const perKey = limit?.per_key
+  if (perKey) {
+    const keyParts: Array<string> = []
+    if (perKey.rate)
+      keyParts.push(`${perKey.rate.limit}/${periodText(perKey.rate.per_ms)} (burst ${perKey.rate.burst})`)
+    if (perKey.concurrency !== undefined) keyParts.push(`concurrency ${perKey.concurrency}`)
+    parts.push(`per key: ${keyParts.join(", ")}`)
+  }
   return parts.length > 0 ? parts.join(", ") : "none"
 }
 const card = (label: string, value: string, testid?: string): HTMLDivElement =>
@@ -445,6 +456,15 @@ function limitForm(q: string, limit: LimitJson | undefined): HTMLFormElement {
       if (c !== undefined) body.concurrency = c
       if (Object.keys(body).length === 0)
         throw new Error("give a rate or a concurrency cap (Clear limit removes the limit)")
+      // The form sets the queue's own parts; the per-key parts (set from code or the CLI) are kept.
+      const perKey = limit?.per_key
+      if (perKey)
+        body.per_key = {
+          ...(perKey.rate
+            ? { rate: { limit: perKey.rate.limit, per: periodInput(perKey.rate.per_ms) }, burst: perKey.rate.burst }
+            : {}),
+          ...(perKey.concurrency !== undefined ? { concurrency: perKey.concurrency } : {})
+        }
       return api<{ limit: LimitJson }>("POST", `/api/queues/${enc(q)}/limit`, body).then(
         (res) => `limit of ${q} set: ${limitText(res.limit)}`
       )
