@@ -107,6 +107,26 @@ export const queueLimitFamilies: ReadonlyArray<QueueMetricFamily> = [
     help: "Most tasks of the queue active at once, across all effect-asynq workers.",
     type: "gauge",
     samples: perLimitedQueue((i) => i.limit?.concurrency)
+  },
+  {
+    name: "effect_asynq_queue_key_rate_limit_per_second",
+    help: "Tasks per second the queue's per-key rate lets start for each limit key, across all effect-asynq workers.",
+    type: "gauge",
+    samples: perLimitedQueue((i) =>
+      i.limit?.perKey?.rate ? (i.limit.perKey.rate.limit * 1000) / i.limit.perKey.rate.perMs : undefined
+    )
+  },
+  {
+    name: "effect_asynq_queue_key_rate_limit_burst",
+    help: "Tasks of one limit key the queue's per-key rate lets start at once after a quiet spell.",
+    type: "gauge",
+    samples: perLimitedQueue((i) => i.limit?.perKey?.rate?.burst)
+  },
+  {
+    name: "effect_asynq_queue_key_concurrency_limit",
+    help: "Most tasks of one limit key active at once, across all effect-asynq workers.",
+    type: "gauge",
+    samples: perLimitedQueue((i) => i.limit?.perKey?.concurrency)
   }
 ]
 
