@@ -3,7 +3,7 @@
  * cap served by three `effect-asynq worker` processes, some of its tasks returning RateLimited on
  * their first attempt. (1) One worker is SIGKILLed mid-run and a new one started; (2) the Redis
  * server itself is SIGKILLed and started again on its port with its data (append-only file,
- * fsync always). Every task runs; none runs twice, except in (1) the tasks the killed worker held
+ * fsync always), half the tasks carrying a limit key with a per-key cap of 1. Every task runs; none runs twice, except in (1) the tasks the killed worker held
  * (at-least-once: those in the active list at the kill), which are the only ones counted as failed;
  * no RateLimited attempt is counted as a failure or a retry; the cap is never exceeded (a shared
  * set of running attempts in Redis, test/worker/fixtures/chaosHandlers.ts).
@@ -34,23 +34,37 @@ afterEach(stopAll)
 const cap = 4
 const n = 400
 
-/** Fills `queue` (every 10th task returns RateLimited once), sets its limit, starts three workers; resolves once they are registered. */
-const arrange = async (url: string, c: IORedis, queue: string, env: Record<string, string>) => {
+/** The limit keys of the keyed run: every other task carries one of them (each has 40 tasks). */
+const limitKeys = ["k0", "k2", "k4", "k6", "k8"]
+
+/**
+ * Fills `queue` (every 10th task returns RateLimited once; with `keyed`, every other task carries a
+ * limit key, with a per-key concurrency of 1), sets its limit, starts three workers; resolves once
+ * they are registered.
+ */
+const arrange = async (url: string, c: IORedis, queue: string, env: Record<string, string>, keyed = false) => {
   const client: Client = createClient({ url })
   const inspector = createInspector({ url })
   try {
     for (let i = 0; i < n; i += 200) {
       const out = await client.enqueueMany(
-        Array.from({ length: Math.min(200, n - i) }, (_, j) => ({
-          type: "chaos:job",
-          payload: { n: i + j, limited: (i + j) % 10 === 0 },
-          options: { queue, retention: 600_000 }
-        }))
+        Array.from({ length: Math.min(200, n - i) }, (_, j) => {
+          const key = keyed && (i + j) % 2 === 0 ? `k${(i + j) % 10}` : undefined
+          return {
+            type: "chaos:job",
+            payload: { n: i + j, limited: (i + j) % 10 === 0, ...(key ? { key } : {}) },
+            options: { queue, retention: 600_000, ...(key ? { limitKey: key } : {}) }
+          }
+        })
       )
       expect(out.every((o) => o.ok)).toBe(true)
     }
     await inspector.pauseQueue(queue)
-    await inspector.setQueueLimit(queue, { rate: { limit: 150, per: "1s" }, concurrency: cap })
+    await inspector.setQueueLimit(queue, {
+      rate: { limit: 150, per: "1s" },
+      concurrency: cap,
+      ...(keyed ? { perKey: { concurrency: 1 } } : {})
+    })
     for (let i = 0; i < 3; i++) children.push(start(url, queue, env))
     await waitFor(
       "three workers registered",
@@ -184,7 +198,7 @@ describe("flow control across worker processes, under failures", () => {
       if (dir) rmSync(dir, { recursive: true, force: true })
     })
 
-    it("SIGKILLed and started again on its port with its data: every task runs once, none counted as failed, the cap holds", {
+    it("SIGKILLed and started again on its port with its data: every task runs once, none counted as failed, the cap and the per-key cap hold", {
       timeout: 240_000
     }, async () => {
       dir = mkdtempSync(join(tmpdir(), "effect-asynq-flow-restart-"))
@@ -194,7 +208,7 @@ describe("flow control across worker processes, under failures", () => {
       c.on("error", () => {})
       try {
         const queue = "chaos-restart"
-        await arrange(url(), c, queue, { WORK_MS: "15" })
+        await arrange(url(), c, queue, { WORK_MS: "15" }, true)
         await waitFor(
           "a third ran",
           () => c.hlen("flow:runs"),
@@ -207,6 +221,8 @@ describe("flow control across worker processes, under failures", () => {
         // The limit came back with the data.
         expect(await c.hget(queueKeys(queue).flow, "concurrency")).toBe(String(cap))
         const { runs, retried, failed } = await finish(c, queue)
+        // Each key's cap of 1 held across the workers and the restart (and each key ran).
+        for (const key of limitKeys) expect([key, await c.get(`flow:kmax:${key}`)]).toEqual([key, "1"])
         expect([...runs.values()].every((x) => x === 1)).toBe(true)
         expect(retried.size).toBe(0)
         expect(failed).toBe(0)
