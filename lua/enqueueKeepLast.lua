@@ -28,6 +28,7 @@
 -- again, writing nothing. {0, 0}: a different task with this id already exists (nothing written).
 --- @include "includes/writePendingTask.lua"
 --- @include "includes/writeScheduledTask.lua"
+--- @include "includes/keepLastState.lua"
 local taskKeyPrefix, pendingKey, scheduledKey, keepKey = unpack(KEYS)
 local taskId, msg, pendingSince, queueName, latestStartMs, keyTtlMs = unpack(ARGV)
 local held = redis.call("HMGET", keepKey, "current", "waiting")
@@ -38,19 +39,13 @@ end
 if waiting and waiting == taskId then
   return { 2, 0 }
 end
-local function stateOf(id)
-  return id and redis.call("HGET", taskKeyPrefix .. id, "state")
-end
-local function unfinished(state)
-  return state and state ~= "completed" and state ~= "archived"
-end
-if not unfinished(stateOf(current)) then
+if not keepLastUnfinished(keepLastStateOf(taskKeyPrefix, current)) then
   current = nil
 end
 if waiting then
-  local state = stateOf(waiting)
+  local state = keepLastStateOf(taskKeyPrefix, waiting)
   if state ~= "scheduled" then
-    if unfinished(state) and not current then
+    if keepLastUnfinished(state) and not current then
       current = waiting
     end
     waiting = nil

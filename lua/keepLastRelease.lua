@@ -16,22 +16,17 @@
 -- ARGV[3] queue name (the wake-up message)
 -- Returns 2 the waiting task was released (pending now, the key's current task); 1 the key is
 -- free or moved to a waiting task already released; 0 nothing to do.
+--- @include "includes/keepLastState.lua"
 local taskKeyPrefix, pendingKey, scheduledKey, keepKey = unpack(KEYS)
 local finishedId, pendingSince, queueName = unpack(ARGV)
 local held = redis.call("HMGET", keepKey, "current", "waiting")
 local current, waiting = held[1], held[2]
-local function stateOf(id)
-  return id and redis.call("HGET", taskKeyPrefix .. id, "state")
-end
-local function unfinished(state)
-  return state and state ~= "completed" and state ~= "archived"
-end
-if unfinished(stateOf(finishedId)) then
+if keepLastUnfinished(keepLastStateOf(taskKeyPrefix, finishedId)) then
   return 0
 end
 if waiting and waiting == finishedId then
   redis.call("HDEL", keepKey, "waiting")
-  if not unfinished(stateOf(current)) then
+  if not keepLastUnfinished(keepLastStateOf(taskKeyPrefix, current)) then
     redis.call("DEL", keepKey)
   end
   return 1
@@ -40,7 +35,7 @@ if not current or current ~= finishedId then
   return 0
 end
 if waiting then
-  local state = stateOf(waiting)
+  local state = keepLastStateOf(taskKeyPrefix, waiting)
   if state == "scheduled" then
     local waitingKey = taskKeyPrefix .. waiting
     redis.call("ZREM", scheduledKey, waiting)
@@ -53,7 +48,7 @@ if waiting then
     redis.call("HDEL", keepKey, "waiting")
     return 2
   end
-  if unfinished(state) then
+  if keepLastUnfinished(state) then
     redis.call("HSET", keepKey, "current", waiting)
     redis.call("HDEL", keepKey, "waiting")
     return 1

@@ -149,17 +149,17 @@ const periodText = (ms: number) => (ms === 1000 ? "s" : ms === 60_000 ? "m" : ms
  */
 export const limitText = (limit: QueueLimitInfo | undefined): string => {
   if (!limit) return "none"
+  const parts = rateAndCap(limit)
+  if (limit.perKey) parts.push(`per key: ${rateAndCap(limit.perKey).join(", ")}`)
+  return parts.join(", ")
+}
+
+/** A rate and a concurrency cap (the queue's, or each key's) as `100/s (burst 1)`, `concurrency 5`. */
+const rateAndCap = (limit: Pick<QueueLimitInfo, "rate" | "concurrency">): Array<string> => {
   const parts: Array<string> = []
   if (limit.rate) parts.push(`${limit.rate.limit}/${periodText(limit.rate.perMs)} (burst ${limit.rate.burst})`)
   if (limit.concurrency !== undefined) parts.push(`concurrency ${limit.concurrency}`)
-  const perKey = limit.perKey
-  if (perKey) {
-    const keyParts: Array<string> = []
-    if (perKey.rate) keyParts.push(`${perKey.rate.limit}/${periodText(perKey.rate.perMs)} (burst ${perKey.rate.burst})`)
-    if (perKey.concurrency !== undefined) keyParts.push(`concurrency ${perKey.concurrency}`)
-    parts.push(`per key: ${keyParts.join(", ")}`)
-  }
-  return parts.join(", ")
+  return parts
 }
 
 const limitCmd = Command.make(

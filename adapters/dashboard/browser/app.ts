@@ -257,6 +257,26 @@ const headRow = (heads: ReadonlyArray<string>): HTMLTableRowElement =>
     {},
     heads.map((h) => el("th", { text: h }))
   )
+/** A table with a test id, a header row of `heads` and the rows given (null rows left out). */
+const dataTable = (
+  testId: string,
+  heads: ReadonlyArray<string>,
+  rows: ReadonlyArray<HTMLTableRowElement | null>
+): HTMLTableElement => el("table", { "data-testid": testId }, el("thead", {}, headRow(heads)), el("tbody", {}, rows))
+/** A titled part of a page: its table, or a muted line saying there is nothing when it has no rows. */
+const titledTable = (
+  frag: Node,
+  title: string,
+  empty: string,
+  testId: string,
+  heads: ReadonlyArray<string>,
+  rows: ReadonlyArray<HTMLTableRowElement | null>
+) => {
+  frag.appendChild(el("h2", { text: title }))
+  frag.appendChild(
+    rows.some((r) => r !== null) ? dataTable(testId, heads, rows) : el("p", { className: "muted", text: empty })
+  )
+}
 
 function api<A = unknown>(method: Method, path: string, body?: unknown): Promise<A> {
   const headers: Record<string, string> = { accept: "application/json" }
@@ -1273,24 +1293,19 @@ function viewWorkflows(params: URLSearchParams): Promise<Node> {
       return frag
     }
     frag.appendChild(
-      el(
-        "table",
-        { "data-testid": "workflows-table" },
-        el("thead", {}, headRow(["Workflow", "Control queues"])),
-        el(
-          "tbody",
-          {},
-          r.workflows.map((w) =>
+      dataTable(
+        "workflows-table",
+        ["Workflow", "Control queues"],
+        r.workflows.map((w) =>
+          el(
+            "tr",
+            { "data-workflow": w.workflow },
             el(
-              "tr",
-              { "data-workflow": w.workflow },
-              el(
-                "td",
-                {},
-                link(withQuery(`#/workflows/${enc(w.workflow)}`, query), w.workflow, { "data-testid": "workflow-link" })
-              ),
-              el("td", { className: "mono", text: w.queues.join(", ") })
-            )
+              "td",
+              {},
+              link(withQuery(`#/workflows/${enc(w.workflow)}`, query), w.workflow, { "data-testid": "workflow-link" })
+            ),
+            el("td", { className: "mono", text: w.queues.join(", ") })
           )
         )
       )
@@ -1338,30 +1353,25 @@ function viewExecutions(workflow: string, params: URLSearchParams): Promise<Node
       frag.appendChild(notice(`No ${state ? `${state} ` : ""}executions${page > 1 ? ` on page ${page}` : ""}.`))
     else
       frag.appendChild(
-        el(
-          "table",
-          { "data-testid": "executions-table" },
-          el("thead", {}, headRow(["Execution", "State", "Runs", "Outcome", "Error"])),
-          el(
-            "tbody",
-            {},
-            r.executions.map((e) =>
+        dataTable(
+          "executions-table",
+          ["Execution", "State", "Runs", "Outcome", "Error"],
+          r.executions.map((e) =>
+            el(
+              "tr",
+              { "data-execution-id": e.executionId },
               el(
-                "tr",
-                { "data-execution-id": e.executionId },
-                el(
-                  "td",
-                  {},
-                  link(withQuery(`#/workflows/${enc(workflow)}/${enc(e.executionId)}`, query), e.executionId, {
-                    className: "mono",
-                    "data-testid": "execution-link"
-                  })
-                ),
-                el("td", {}, stateBadge(executionStateText(e), "execution-state")),
-                el("td", { className: "num", text: e.runs }),
-                el("td", { text: e.outcome ?? "—" }),
-                el("td", { className: "error", text: e.error ?? "" })
-              )
+                "td",
+                {},
+                link(withQuery(`#/workflows/${enc(workflow)}/${enc(e.executionId)}`, query), e.executionId, {
+                  className: "mono",
+                  "data-testid": "execution-link"
+                })
+              ),
+              el("td", {}, stateBadge(executionStateText(e), "execution-state")),
+              el("td", { className: "num", text: e.runs }),
+              el("td", { text: e.outcome ?? "—" }),
+              el("td", { className: "error", text: e.error ?? "" })
             )
           )
         )
@@ -1472,7 +1482,6 @@ function viewExecution(workflow: string, id: string, params: URLSearchParams): P
       )
     )
 
-    frag.appendChild(el("h2", { text: "Activities" }))
     const running =
       x.state === "running"
         ? el("tr", { "data-step": "(running)" }, [
@@ -1482,86 +1491,64 @@ function viewExecution(workflow: string, id: string, params: URLSearchParams): P
             el("td", { className: "muted", text: "activities not recorded yet are running in it" })
           ])
         : null
-    if (x.activities.length === 0 && running === null)
-      frag.appendChild(el("p", { className: "muted", text: "No activity recorded." }))
-    else
-      frag.appendChild(
-        el(
-          "table",
-          { "data-testid": "activities-table" },
-          el("thead", {}, headRow(["Activity", "Attempt", "Status", "Result / error"])),
+    titledTable(
+      frag,
+      "Activities",
+      "No activity recorded.",
+      "activities-table",
+      ["Activity", "Attempt", "Status", "Result / error"],
+      [
+        ...x.activities.map((a) =>
           el(
-            "tbody",
-            {},
-            x.activities.map((a) =>
-              el(
-                "tr",
-                { "data-step": a.name },
-                el("td", { text: a.name }),
-                el("td", { className: "num", text: a.attempt }),
-                el("td", {}, stateBadge(a.status, "activity-status")),
-                a.status === "done"
-                  ? el("td", {}, el("code", { className: "preview", text: jsonText(a.result) }))
-                  : el("td", { className: "error", "data-testid": "activity-error", text: a.error ?? "" })
-              )
-            ),
-            running
+            "tr",
+            { "data-step": a.name },
+            el("td", { text: a.name }),
+            el("td", { className: "num", text: a.attempt }),
+            el("td", {}, stateBadge(a.status, "activity-status")),
+            a.status === "done"
+              ? el("td", {}, el("code", { className: "preview", text: jsonText(a.result) }))
+              : el("td", { className: "error", "data-testid": "activity-error", text: a.error ?? "" })
           )
+        ),
+        running
+      ]
+    )
+    titledTable(
+      frag,
+      "Deferreds",
+      "No deferred completed or waited on.",
+      "deferreds-table",
+      ["Deferred", "Status", "Value / error"],
+      x.deferreds.map((d) =>
+        el(
+          "tr",
+          { "data-deferred": d.name },
+          el("td", { text: d.name }),
+          el("td", {}, stateBadge(d.status, "deferred-status")),
+          d.status === "done"
+            ? el("td", {}, el("code", { className: "preview", text: jsonText(d.value) }))
+            : d.status === "failed"
+              ? el("td", { className: "error", text: d.error ?? "" })
+              : el("td", { className: "muted", text: "awaited by the execution" })
         )
       )
-
-    frag.appendChild(el("h2", { text: "Deferreds" }))
-    if (x.deferreds.length === 0)
-      frag.appendChild(el("p", { className: "muted", text: "No deferred completed or waited on." }))
-    else
-      frag.appendChild(
+    )
+    titledTable(
+      frag,
+      "Clocks",
+      "No durable clock.",
+      "clocks-table",
+      ["Clock", "Status", "Due at"],
+      x.clocks.map((c) =>
         el(
-          "table",
-          { "data-testid": "deferreds-table" },
-          el("thead", {}, headRow(["Deferred", "Status", "Value / error"])),
-          el(
-            "tbody",
-            {},
-            x.deferreds.map((d) =>
-              el(
-                "tr",
-                { "data-deferred": d.name },
-                el("td", { text: d.name }),
-                el("td", {}, stateBadge(d.status, "deferred-status")),
-                d.status === "done"
-                  ? el("td", {}, el("code", { className: "preview", text: jsonText(d.value) }))
-                  : d.status === "failed"
-                    ? el("td", { className: "error", text: d.error ?? "" })
-                    : el("td", { className: "muted", text: "awaited by the execution" })
-              )
-            )
-          )
+          "tr",
+          { "data-clock": c.name },
+          el("td", { text: c.name }),
+          el("td", {}, stateBadge(c.status, "clock-status")),
+          el("td", { text: c.dueAtMs === undefined ? "—" : fmtTime(new Date(c.dueAtMs).toISOString()) })
         )
       )
-
-    frag.appendChild(el("h2", { text: "Clocks" }))
-    if (x.clocks.length === 0) frag.appendChild(el("p", { className: "muted", text: "No durable clock." }))
-    else
-      frag.appendChild(
-        el(
-          "table",
-          { "data-testid": "clocks-table" },
-          el("thead", {}, headRow(["Clock", "Status", "Due at"])),
-          el(
-            "tbody",
-            {},
-            x.clocks.map((c) =>
-              el(
-                "tr",
-                { "data-clock": c.name },
-                el("td", { text: c.name }),
-                el("td", {}, stateBadge(c.status, "clock-status")),
-                el("td", { text: c.dueAtMs === undefined ? "—" : fmtTime(new Date(c.dueAtMs).toISOString()) })
-              )
-            )
-          )
-        )
-      )
+    )
 
     frag.appendChild(el("h2", { text: "Payload" }))
     frag.appendChild(el("pre", { "data-testid": "exec-payload", text: JSON.stringify(x.payload, null, 2) ?? "(none)" }))
