@@ -19,6 +19,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as References from "effect/References"
 import { Broker, type BrokerShape } from "../broker/Broker.js"
+import { keepLastHeader } from "../broker/enqueueKeepLast.js"
 import { releaseLimitKeyScript } from "../broker/limitKeys.js"
 import { runScript } from "../broker/script.js"
 import { writeResult } from "../broker/writeResult.js"
@@ -26,6 +27,7 @@ import { limitKeyHeader } from "../steps/options.js"
 import { encodePayload, type PayloadEncodeError } from "../wire/payload.js"
 import type { TaskMessage } from "../wire/TaskMessage.js"
 import type { Acker } from "./acker.js"
+import { releaseKeepLast } from "./keepLast.js"
 import type { Deadlines } from "./deadlines.js"
 import { functionDeadlineMessage, TaskCanceled, TaskDeadlineExceeded, TaskStopped } from "./errors.js"
 import { type Handler, type HandlerResult, isThenable } from "./Handler.js"
@@ -262,12 +264,28 @@ const releaseLimitKey = (msg: TaskMessage, limitKey: string) =>
     )
   )
 
-/** Runs one attempt of a registered task and writes its outcome; the task leaves the registry after that write. */
+/**
+ * Runs one attempt of a registered task and writes its outcome; the task leaves the registry after
+ * that write. Then, for a task that holds a place (headers written at enqueue), the place is given
+ * back: its limit key's (releaseLimitKey) and its keep-last key's (processor/keepLast.ts). A task
+ * with neither costs two property lookups.
+ */
 export const runAttempt = <R>(deps: RunDeps<R>, entry: ActiveTask): Effect.Effect<Settled, never, R | Broker> => {
-  const limitKey = entry.msg.headers[limitKeyHeader]
+  const msg = entry.msg
+  const limitKey = msg.headers[limitKeyHeader]
+  const keepLast = msg.headers[keepLastHeader] !== undefined
   const attempt = runAttemptOnce(deps, entry)
-  if (limitKey === undefined) return attempt
-  return Effect.tap(attempt, () => Effect.provideService(releaseLimitKey(entry.msg, limitKey), Broker, deps.broker))
+  if (limitKey === undefined && !keepLast) return attempt
+  return Effect.tap(attempt, (outcome) =>
+    Effect.provideService(
+      Effect.andThen(
+        limitKey === undefined ? Effect.void : releaseLimitKey(msg, limitKey),
+        keepLast ? releaseKeepLast(msg, outcome) : Effect.void
+      ),
+      Broker,
+      deps.broker
+    )
+  )
 }
 
 const runAttemptOnce = <R>(deps: RunDeps<R>, entry: ActiveTask): Effect.Effect<Settled, never, R | Broker> =>

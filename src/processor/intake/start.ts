@@ -10,8 +10,6 @@ import type * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import type { Broker } from "../../broker/Broker.js"
 import type { DequeueLeaseResult, LeasedTask } from "../../steps/dequeueLease.js"
-import { keepLastHeader } from "../../broker/enqueueKeepLast.js"
-import { releaseKeepLast } from "../keepLast.js"
 import { logQueueFailures } from "../periodic.js"
 import type { ActiveTask } from "../registry.js"
 import { makeActiveTask, runAttempt, type RunDeps } from "../runAttempt.js"
@@ -44,12 +42,7 @@ export const registerAttempt = <R>(
   deps.prepare?.(task)
   deps.registry.add(task)
   const observer = deps.options.observer
-  const observed = observer ? observer.attempt(task, runAttempt(deps, task)) : runAttempt(deps, task)
-  // A keep-last task releases its key's waiting task once it has finished (processor/keepLast.ts).
-  const run =
-    leased.msg.headers[keepLastHeader] === undefined
-      ? observed
-      : Effect.tap(observed, (outcome) => releaseKeepLast(task.msg, outcome))
+  const run = observer ? observer.attempt(task, runAttempt(deps, task)) : runAttempt(deps, task)
   const onSettled = deps.options.onSettled
   const attempt = onSettled
     ? run.pipe(
