@@ -1,7 +1,7 @@
 -- includes/keepLastFree.lua: a keep-last key's current task finished (lua/keepLastRelease.lua, sent
 -- by the worker that settled it; and the scripts that archive or delete a task carrying the hash
 -- field "keep_last": lua/archive.lua, lua/inspector_archiveTask.lua, lua/inspector_deleteTask.lua,
--- lua/inspector_archiveAll.lua, lua/inspector_deleteAll.lua). Its waiting task, if any, moves
+-- not the bulk actions, which leave a waiting task to its latest start). Its waiting task, if any, moves
 -- from scheduled to pending (hash state "pending" with pending_since, id LPUSHed on the pending
 -- list, a wake-up when the list was empty) and becomes the key's current task; with none waiting
 -- the key is deleted (the key is free) and leaves the queue's index of per-key keys
