@@ -20,6 +20,8 @@ import { clearQueueLimit, getQueueLimit, setQueueLimit } from "../../src/inspect
 import { getTaskInfo } from "../../src/inspector/getTaskInfo.js"
 import { getQueueInfo } from "../../src/inspector/queueInfo.js"
 import { brokerLayer } from "../../src/runtime/promiseRuntime.js"
+import { holdQueueScript } from "../../src/broker/holdQueue.js"
+import { runScript } from "../../src/broker/script.js"
 import { startRedisServer } from "../support/redis-server.js"
 import { flushTestDb, testRedisUrl } from "../support/redis.js"
 import { arrangeDashboardData, type DashboardData, traceId } from "./fixture.js"
@@ -282,11 +284,17 @@ describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_00
     await page.close()
   })
 
-  it("read-only: a queue's limit is shown (queue and list) and its form is disabled, saying why", async () => {
-    await inspect(setQueueLimit("low", { rate: { limit: 6000, per: "1m" }, burst: 4 }))
+  it("read-only: a queue's limit and hold are shown (queue and list) and its form is disabled, saying why", async () => {
+    await inspect(setQueueLimit("low", { rate: { limit: 6000, per: "1m" }, burst: 4, perKey: { concurrency: 2 } }))
     try {
+      const notHeld = await open(readOnly, "#/queues/low/pending")
+      expect(await notHeld.innerText("[data-testid=stat-held]")).toBe("no")
+      await notHeld.close()
+      // A hold (a handler's RateLimited with holdQueue) is shown beside the limit.
+      await inspect(runScript(holdQueueScript, { queue: "low", untilMs: Date.UTC(2099, 0, 1) }))
       const page = await open(readOnly, "#/queues/low/pending")
-      expect(await page.innerText("[data-testid=stat-limit]")).toBe("6000/m (burst 4)")
+      expect(await page.innerText("[data-testid=stat-limit]")).toBe("6000/m (burst 4), per key: concurrency 2")
+      expect(await page.innerText("[data-testid=stat-held]")).toBe("until 2099-01-01 00:00:00.000 UTC")
       // the inputs are in a disabled fieldset
       for (const input of ["rate", "per", "burst", "concurrency"])
         expect(await page.locator(`[data-testid=limit-${input}]`).isDisabled()).toBe(true)
@@ -297,7 +305,9 @@ describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_00
       expect(await page.locator("button[data-action=clear-limit]").isDisabled()).toBe(true)
       await page.click("[data-testid=nav-queues]")
       await page.waitForSelector('tr[data-queue="low"] [data-testid=queue-limit]')
-      expect(await page.innerText('tr[data-queue="low"] [data-testid=queue-limit]')).toBe("6000/m (burst 4)")
+      expect(await page.innerText('tr[data-queue="low"] [data-testid=queue-limit]')).toBe(
+        "6000/m (burst 4), per key: concurrency 2; held until 2099-01-01 00:00:00.000 UTC"
+      )
       noErrors(page)
       await page.close()
     } finally {

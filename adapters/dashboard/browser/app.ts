@@ -42,6 +42,8 @@ interface QueueRow {
   readonly display_latency: string
   readonly memory_usage_bytes: number
   readonly limit?: LimitJson
+  /** Ours: when the queue's hold (RateLimited with holdQueue) ends, ISO; present only while it is held. */
+  readonly held_until?: string
 }
 interface DayStats {
   readonly date: string
@@ -599,7 +601,11 @@ function viewQueues(): Promise<Node> {
         ].map(num),
         el("td", { text: q.display_latency }),
         el("td", { text: fmtBytes(q.memory_usage_bytes) }),
-        el("td", { className: q.limit ? "" : "muted", text: limitText(q.limit), "data-testid": "queue-limit" }),
+        el("td", {
+          className: q.limit || q.held_until ? "" : "muted",
+          text: q.held_until ? `${limitText(q.limit)}; held until ${fmtTime(q.held_until)}` : limitText(q.limit),
+          "data-testid": "queue-limit"
+        }),
         el(
           "td",
           {},
@@ -754,7 +760,8 @@ function viewQueue(q: string, state: TaskState, params: URLSearchParams): Promis
         card("Failed today", String(s.failed), "stat-failed"),
         card("Processed total", String(s.processed_total)),
         card("Failed total", String(s.failed_total)),
-        card("Limit", limitText(s.limit), "stat-limit")
+        card("Limit", limitText(s.limit), "stat-limit"),
+        card("Held", s.held_until ? `until ${fmtTime(s.held_until)}` : "no", "stat-held")
       )
     )
     frag.appendChild(
