@@ -269,6 +269,56 @@ describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_00
       rate: { limit: 50, perMs: 1000, intervalMs: 20, burst: 3 },
       concurrency: 3
     })
+    // The per-key parts: set with the queue's, checked by the server as the CLI's flags are.
+    await page.fill("[data-testid=limit-concurrency]", "3")
+    await page.fill("[data-testid=limit-key-rate]", "10")
+    await page.fill("[data-testid=limit-key-per]", "1s")
+    await page.fill("[data-testid=limit-key-concurrency]", "2")
+    await page.click("button[data-action=set-limit]")
+    await page.waitForFunction(() =>
+      document.querySelector("[data-testid=stat-limit]")?.textContent?.includes("per key")
+    )
+    expect(await page.innerText("[data-testid=stat-limit]")).toBe(
+      "50/s (burst 3), concurrency 3, per key: 10/s (burst 1), concurrency 2"
+    )
+    expect(await inspect(getQueueLimit("low"))).toEqual({
+      rate: { limit: 50, perMs: 1000, intervalMs: 20, burst: 3 },
+      concurrency: 3,
+      perKey: { rate: { limit: 10, perMs: 1000, intervalMs: 100, burst: 1 }, concurrency: 2 }
+    })
+    expect(await page.inputValue("[data-testid=limit-key-burst]")).toBe("1")
+    const refused = async (fill: Record<string, string>, message: string) => {
+      for (const [name, value] of Object.entries(fill)) await page.fill(`[data-testid=limit-${name}]`, value)
+      await page.click("button[data-action=set-limit]")
+      await page.waitForFunction(
+        (m) => document.querySelector("main [role=alert]")?.textContent === m,
+        `Set limit failed: ${message}`
+      )
+    }
+    await refused({ "key-concurrency": "0" }, "perKey.concurrency must be a whole number >= 1, got 0")
+    await refused(
+      { "key-concurrency": "2", "key-rate": "", "key-burst": "4" },
+      "perKey.burst applies to a per-key rate: give perKey.rate with it"
+    )
+    await refused(
+      { "key-rate": "10", "key-per": "often" },
+      'perKey.rate.per must be a period such as "1s", "500ms", "1m" or a number of milliseconds > 0, got "often"'
+    )
+    expect((await inspect(getQueueLimit("low")))?.perKey).toEqual({
+      rate: { limit: 10, perMs: 1000, intervalMs: 100, burst: 1 },
+      concurrency: 2
+    })
+    // Emptied, the per-key parts are removed (the queue's stay).
+    for (const name of ["key-rate", "key-burst", "key-concurrency"]) await page.fill(`[data-testid=limit-${name}]`, "")
+    await page.fill("[data-testid=limit-key-per]", "1s")
+    await page.click("button[data-action=set-limit]")
+    await page.waitForFunction(
+      () => document.querySelector("[data-testid=stat-limit]")?.textContent === "50/s (burst 3), concurrency 3"
+    )
+    expect(await inspect(getQueueLimit("low"))).toEqual({
+      rate: { limit: 50, perMs: 1000, intervalMs: 20, burst: 3 },
+      concurrency: 3
+    })
     await page.click("[data-testid=nav-queues]")
     await page.waitForSelector('tr[data-queue="low"] [data-testid=queue-limit]')
     expect(await page.innerText('tr[data-queue="low"] [data-testid=queue-limit]')).toBe("50/s (burst 3), concurrency 3")
@@ -278,9 +328,12 @@ describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_00
     await page.click("button[data-action=clear-limit]")
     await page.waitForFunction(() => document.querySelector("[data-testid=stat-limit]")?.textContent === "none")
     expect(await inspect(getQueueLimit("low"))).toBeUndefined()
-    expect((page as Page & { failures: Array<string> }).failures).toEqual([
-      "Failed to load resource: the server responded with a status of 400 (Bad Request)"
-    ])
+    expect((page as Page & { failures: Array<string> }).failures).toEqual(
+      Array.from(
+        { length: 4 },
+        () => "Failed to load resource: the server responded with a status of 400 (Bad Request)"
+      )
+    )
     await page.close()
   })
 
@@ -296,9 +349,19 @@ describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_00
       expect(await page.innerText("[data-testid=stat-limit]")).toBe("6000/m (burst 4), per key: concurrency 2")
       expect(await page.innerText("[data-testid=stat-held]")).toBe("until 2099-01-01 00:00:00.000 UTC")
       // the inputs are in a disabled fieldset
-      for (const input of ["rate", "per", "burst", "concurrency"])
+      for (const input of [
+        "rate",
+        "per",
+        "burst",
+        "concurrency",
+        "key-rate",
+        "key-per",
+        "key-burst",
+        "key-concurrency"
+      ])
         expect(await page.locator(`[data-testid=limit-${input}]`).isDisabled()).toBe(true)
       expect(await page.inputValue("[data-testid=limit-per]")).toBe("1m")
+      expect(await page.inputValue("[data-testid=limit-key-concurrency]")).toBe("2")
       const set = page.locator("button[data-action=set-limit]")
       expect(await set.isDisabled()).toBe(true)
       expect(await set.getAttribute("title")).toContain("--allow-actions")
