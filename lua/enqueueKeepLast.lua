@@ -11,7 +11,11 @@
 --   A current task: this task is written as scheduled, due at ARGV[5] (its latest start, should
 --   nothing release it sooner: lua/keepLastRelease.lua does when the current one finishes), and
 --   replaces the key's waiting task (deleted: hash, scheduled zset, due_ms).
--- Both are ordinary asynq tasks (pending, or scheduled), so every asynq server runs them.
+-- Both are ordinary asynq tasks (pending, or scheduled), so every asynq server runs them; their
+-- hash also has the field "keep_last" (the key: scripts that archive or delete a task read it to
+-- release the key's waiting task, lua/includes/keepLastState.lua). A keep-last key that is new is
+-- added ("k:<key>") to the queue's index of per-key keys asynq:{q}:keyindex (derived from KEYS[3]:
+-- same slot), which the queue's deletion walks (lua/inspector_deleteQueue.lua).
 -- KEYS[1] task key prefix   asynq:{<q>}:t:   (task key = KEYS[1] .. ARGV[1])
 -- KEYS[2] pending list      asynq:{<q>}:pending
 -- KEYS[3] scheduled zset    asynq:{<q>}:scheduled
@@ -31,8 +35,10 @@
 --- @include "includes/keepLastState.lua"
 local taskKeyPrefix, pendingKey, scheduledKey, keepKey = unpack(KEYS)
 local taskId, msg, pendingSince, queueName, latestStartMs, keyTtlMs = unpack(ARGV)
+local queuePrefix = string.sub(scheduledKey, 1, -10)
 local held = redis.call("HMGET", keepKey, "current", "waiting")
 local current, waiting = held[1], held[2]
+local newKey = not current and not waiting
 if current and current == taskId then
   return { 1, 0 }
 end
@@ -58,20 +64,25 @@ end
 local replaced = 0
 if waiting then
   redis.call("ZREM", scheduledKey, waiting)
-  redis.call("ZREM", string.sub(scheduledKey, 1, -10) .. "due_ms", waiting)
+  redis.call("ZREM", queuePrefix .. "due_ms", waiting)
   redis.call("DEL", taskKeyPrefix .. waiting)
   replaced = 1
 end
 local code
 if current then
   writeScheduledTask(taskKey, taskId, msg, latestStartMs, nil, scheduledKey, queueName)
+  redis.call("HSET", taskKey, "keep_last", string.sub(keepKey, #queuePrefix + 10))
   redis.call("HSET", keepKey, "current", current, "waiting", taskId)
   code = 2
 else
   writePendingTask(taskKey, taskId, msg, pendingSince, nil, pendingKey, queueName)
+  redis.call("HSET", taskKey, "keep_last", string.sub(keepKey, #queuePrefix + 10))
   redis.call("HSET", keepKey, "current", taskId)
   redis.call("HDEL", keepKey, "waiting")
   code = 1
 end
 redis.call("PEXPIRE", keepKey, keyTtlMs)
+if newKey then
+  redis.call("SADD", queuePrefix .. "keyindex", "k:" .. string.sub(keepKey, #queuePrefix + 10))
+end
 return { code, replaced }

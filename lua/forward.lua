@@ -14,8 +14,8 @@
 -- to waiting for its key instead of pending (not asynq's; includes/keyLimits.lua): state
 -- "scheduled" under the sentinel score, its id at the head of the key's list
 -- asynq:{q}:lk:<limit key> (it runs next for its key), the key in the ring asynq:{q}:lkeys (keys
--- derived from KEYS[1]: same slot), and the queue's name published on "effect-asynq:wake" when
--- the key joins the ring. The field is read in the one HMGET that reads "group": no command more.
+-- derived from KEYS[1]: same slot), and the queue's name published on "effect-asynq:wake" and
+-- "l:<limit key>" added to asynq:{q}:keyindex when the key joins the ring. The field is read in the one HMGET that reads "group": no command more.
 -- KEYS[1] asynq:{q}:scheduled
 -- KEYS[2] asynq:{q}:retry
 -- KEYS[3] asynq:{q}:pending
@@ -62,6 +62,7 @@ local function moveToPending(src, sourceKey, id)
     redis.call("ZADD", scheduledKey, 253402300799, id)
     redis.call("RPUSH", queuePrefix .. "lk:" .. limitKey, id)
     if redis.call("ZADD", queuePrefix .. "lkeys", "NX", nowMs, limitKey) == 1 then
+      redis.call("SADD", queuePrefix .. "keyindex", "l:" .. limitKey)
       redis.call("PUBLISH", "effect-asynq:wake", string.match(scheduledKey, "{(.*)}:scheduled$"))
     end
   elseif group and group ~= "" then

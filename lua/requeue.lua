@@ -8,7 +8,8 @@
 -- ARGV[2] now, unix nanoseconds (string)
 -- ARGV[3] (optional) the task's limit key (not asynq's): the task goes back to waiting for its key
 --         instead, at the head of its line (state "scheduled" under the sentinel score, its id
---         RPUSHed on asynq:{q}:lk:<limit key>, the key in asynq:{q}:lkeys, woken workers: keys
+--         RPUSHed on asynq:{q}:lk:<limit key>, the key in asynq:{q}:lkeys, and when it joins
+--         it, "l:<limit key>" in asynq:{q}:keyindex and woken workers: keys
 --         derived from KEYS[3], same slot; includes/keyLimits.lua); "already done" is then the
 --         task found waiting so.
 -- Returns: 1 done; 2 already done by this very call (the task is pending with pending_since =
@@ -34,6 +35,7 @@ if limitKey then
   redis.call("ZADD", queuePrefix .. "scheduled", 253402300799, taskId)
   redis.call("RPUSH", queuePrefix .. "lk:" .. limitKey, taskId)
   if redis.call("ZADD", queuePrefix .. "lkeys", "NX", math.floor(tonumber(now) / 1000000), limitKey) == 1 then
+    redis.call("SADD", queuePrefix .. "keyindex", "l:" .. limitKey)
     redis.call("PUBLISH", "effect-asynq:wake", string.match(pendingKey, "{(.*)}:pending$"))
   end
   return 1

@@ -3,8 +3,8 @@
  * payloads as text or "non-printable bytes"), built from the inspector's values. Fields asynqmon
  * does not have are added at the end of a shape (`headers`, `trace_id`, `payload_encoding`), never
  * renamed, so asynqmon's own UI and scripts written against it read ours. A queue's flow-control
- * limit (ours, not asynq's) is added to its snapshot only when the queue has one, so a deployment
- * without limits answers exactly asynqmon's shape.
+ * limit (ours, not asynq's) is added to its snapshot only when the queue has one, and its hold
+ * (`held_until`) only while it is held, so a deployment without limits answers exactly asynqmon's shape.
  */
 import type { DailyStats, GroupInfo, QueueInfo } from "../../src/inspector/types.js"
 import type { QueueLimitInfo, StoredRate } from "../../src/steps/queueLimit.js"
@@ -96,7 +96,8 @@ export const queueSnapshot = (q: QueueInfo) => ({
   failed_total: q.failedTotal,
   paused: q.paused,
   timestamp: q.timestamp.toISOString(),
-  ...(q.limit ? { limit: limitJson(q.limit) } : {})
+  ...(q.limit ? { limit: limitJson(q.limit) } : {}),
+  ...(q.heldUntil ? { held_until: q.heldUntil.toISOString() } : {})
 })
 
 export const dailyStats = (d: DailyStats) => ({

@@ -9,6 +9,7 @@
  * things served without the token), the token (auth.ts), the cross-site check for state-changing
  * requests, then the page, an asset or the API (api.ts; actions refused unless allowed).
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { Broker } from "../../src/broker/Broker.js"
 import type * as Layer from "effect/Layer"
@@ -260,8 +261,14 @@ export interface DashboardCore {
 /**
  * The dashboard behind createDashboardHandler and the Lambda handler (which passes the function
  * URL's domain as trusted). Options are checked here: a bad one throws (TypeError, InvalidArgument).
+ * `clock` is the Effect Clock the wrong-token counts read their time from (Effect's default Clock
+ * unless given: tests pass a TestClock).
  */
-export const createDashboardCore = (options: DashboardOptions, where: string): DashboardCore => {
+export const createDashboardCore = (
+  options: DashboardOptions,
+  where: string,
+  clock: Clock.Clock = Clock.Clock.defaultValue()
+): DashboardCore => {
   const basePath = normaliseBasePath(options.basePath)
   const config: DashboardConfig = {
     allowActions: options.allowActions === true,
@@ -291,7 +298,7 @@ export const createDashboardCore = (options: DashboardOptions, where: string): D
     if (path === "/assets/style.css" && (request.method === "GET" || request.method === "HEAD"))
       return assetResponse("style.css")
     const isLogin = path === "/login"
-    const nowMs = Date.now()
+    const nowMs = clock.currentTimeMillisUnsafe()
     // A client that sent too many wrong tokens has each request that carries one refused for a while.
     if (tokens.required && (isLogin ? request.method === "POST" : carriesToken(request, url))) {
       const wait = failures.retryAfterSec(clientAddress, nowMs)

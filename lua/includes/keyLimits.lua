@@ -11,6 +11,10 @@
 --                          whose task hash is no longer "active" is dropped when counted (a crash,
 --                          a retry, a Go server or an operator ended it: no slot leaks)
 --   asynq:{q}:lkt:<key>    string: the key's GCRA TAT (with a per-key rate), expiring once spent
+--   asynq:{q}:keyindex     set: "l:<key>" for each key that may have any of the three above
+--                          (added when the key joins the ring, removed when it leaves the ring or
+--                          ends a task with none of them left), so that deleting the queue finds
+--                          them (lua/inspector_deleteQueue.lua); keep-last keys are in it too
 -- The per-key parts of the limit are fields of asynq:{q}:flow (the same for every key):
 --   key_interval_ms, key_burst  a per-key rate (GCRA, as includes/flowLimit.lua's)
 --   key_concurrency             at most this many tasks of one key active at once
@@ -148,6 +152,9 @@ local function leaseFromKeys(queuePrefix, flowKey, pendingKey, want, nowMs)
     end
     if k.empty or (n > 0 and redis.call("EXISTS", queuePrefix .. "lk:" .. k.name) == 0) then
       redis.call("ZREM", ringKey, k.name)
+      if redis.call("EXISTS", queuePrefix .. "lka:" .. k.name, queuePrefix .. "lkt:" .. k.name) == 0 then
+        redis.call("SREM", queuePrefix .. "keyindex", "l:" .. k.name)
+      end
     elseif k.room ~= nil or k.stale then
       redis.call("ZADD", ringKey, string.format("%.3f", next), k.name)
     end

@@ -6,7 +6,9 @@
 -- reaches (ours and Go's forward score <= now), so asynq's tools show it as scheduled and Go
 -- servers never take it; its id LPUSHed on the key's list asynq:{q}:lk:<limit key>, and the key
 -- added to the ring asynq:{q}:lkeys (ZADD NX: a key already there keeps its place). When the key
--- joins the ring the queue name is published on "effect-asynq:wake", so idle workers look.
+-- joins the ring the queue name is published on "effect-asynq:wake", so idle workers look, and
+-- "l:<limit key>" is added to the queue's index of per-key keys asynq:{q}:keyindex (a set the
+-- queue's deletion walks: lua/inspector_deleteQueue.lua).
 -- Defines writeKeyedTask(queuePrefix, taskKey, taskId, msg, lockKey, limitKey, nowMs, queueName)
 --   queuePrefix  asynq:{q}:
 --   taskKey      asynq:{q}:t:<id>
@@ -26,6 +28,7 @@ local function writeKeyedTask(queuePrefix, taskKey, taskId, msg, lockKey, limitK
   redis.call("ZADD", queuePrefix .. "scheduled", 253402300799, taskId)
   redis.call("LPUSH", queuePrefix .. "lk:" .. limitKey, taskId)
   if redis.call("ZADD", queuePrefix .. "lkeys", "NX", nowMs, limitKey) == 1 then
+    redis.call("SADD", queuePrefix .. "keyindex", "l:" .. limitKey)
     redis.call("PUBLISH", "effect-asynq:wake", queueName)
   end
 end

@@ -5,7 +5,7 @@ import { bytesArg } from "./args.js"
 import { coded, doneOrAlreadyDone, integersReply } from "./decode.js"
 import type { LeaseLost } from "./errors.js"
 import { defineScript } from "./script.js"
-import { statsExpireAt, unixSeconds } from "./time.js"
+import { statsExpireAt, unixNanosString, unixSeconds } from "./time.js"
 import { archiveLua } from "../redis/lua.generated.js"
 
 /** asynq's archive limits: tasks archived more than 90 days ago, and beyond 10,000 entries, are deleted. */
@@ -53,7 +53,8 @@ export const archiveScript = defineScript<ArchiveInput, { readonly trimmed: numb
     unixSeconds(a.nowMs - (a.maxAgeMs ?? archiveMaxAgeMs)),
     Math.max(1, Math.floor(a.maxSize ?? archiveMaxSize)),
     statsExpireAt(a.nowMs),
-    a.leaseCutoffSec ?? ""
+    a.leaseCutoffSec ?? "",
+    unixNanosString(a.nowMs)
   ],
   decode: (reply, { updated }) =>
     Result.flatMap(integersReply("archive", reply, 2), ([moved, trimmed]) =>

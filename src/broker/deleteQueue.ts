@@ -18,11 +18,13 @@ export interface RemoveQueueInput {
 /**
  * Script `inspector_deleteQueue`: removes a queue's keys, deleting at most `batch` tasks per call
  * when forced. `{ removed: true, deleted }` when done; `{ removed: false, left }` when a batch
- * was deleted and more remain (call again). QueueNotEmpty (not forced) or InvalidState (active tasks).
+ * was deleted and more remain (call again); `{ removed: false, left: 0, namesLeft }` when every task
+ * is deleted and a batch of the queue's per-key names (limit keys, keep-last keys) was, more
+ * remaining (call again). QueueNotEmpty (not forced) or InvalidState (active tasks).
  */
 export type RemoveQueueStep =
   | { readonly removed: true; readonly deleted: number }
-  | { readonly removed: false; readonly left: number }
+  | { readonly removed: false; readonly left: number; readonly namesLeft?: number }
 
 export const deleteQueueScript = defineScript<RemoveQueueInput, RemoveQueueStep, QueueNotEmpty | InvalidState>({
   name: "inspector_deleteQueue",
@@ -48,7 +50,9 @@ export const deleteQueueScript = defineScript<RemoveQueueInput, RemoveQueueStep,
       k.parkRoom,
       k.dueMs,
       k.handover,
-      k.flow
+      k.flow,
+      k.limitKeys,
+      k.keyIndex
     ]
   },
   args: ({ force, batch }) => [force ? "1" : "0", batch],
@@ -58,9 +62,10 @@ export const deleteQueueScript = defineScript<RemoveQueueInput, RemoveQueueStep,
       ([code, n]): Result.Result<RemoveQueueStep, QueueNotEmpty | InvalidState | RedisError> => {
         if (code === 1) return Result.succeed({ removed: true as const, deleted: n! })
         if (code === 0) return Result.succeed({ removed: false as const, left: n! })
+        if (code === 2) return Result.succeed({ removed: false as const, left: 0, namesLeft: n! })
         const error = codeError("inspector_deleteQueue", code!, { queue, count: n!, done })
         return Result.fail(
-          error ?? unexpectedReply("inspector_deleteQueue", reply, "{code, count} with code 1, 0, -1 or -2")
+          error ?? unexpectedReply("inspector_deleteQueue", reply, "{code, count} with code 1, 0, 2, -1 or -2")
         )
       }
     )

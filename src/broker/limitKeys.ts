@@ -27,7 +27,7 @@ export const releaseLimitKeyScript = defineScript<LimitKeyRelease, boolean>({
   buffers: false,
   keys: ({ queue, limitKey }) => {
     const k = queueKeys(queue)
-    return [k.limitKeyActive(limitKey), k.limitKeyList(limitKey), k.limitKeys]
+    return [k.limitKeyActive(limitKey), k.limitKeyList(limitKey), k.limitKeys, k.limitKeyRate(limitKey), k.keyIndex]
   },
   args: ({ id, limitKey, nowMs, queue }) => [id, limitKey, Math.floor(nowMs), queue],
   decode: (reply) => Result.map(integerReply("releaseLimitKey", reply), (n) => n === 1)

@@ -88,18 +88,26 @@ const storedRate = (
     ? { limit, perMs, intervalMs, burst }
     : undefined
 
-/** Script `getQueueLimit`: the queue's limit, or undefined for an unlimited queue (fields that do not read as numbers are left out). */
-export const getQueueLimitScript = defineScript<{ readonly queue: string }, QueueLimitInfo | undefined>({
+/** A queue's flow control as read: its limit (undefined: none) and its hold (`RateLimited` with `holdQueue`), unix ms (undefined: never held or the hold was cleared). */
+export interface QueueFlowState {
+  readonly limit: QueueLimitInfo | undefined
+  /** When the queue's hold ends (unix ms, the worker's clock that wrote it); it may be past. */
+  readonly holdUntilMs: number | undefined
+}
+
+/** Script `getQueueLimit` read whole: the queue's limit and its hold (fields that do not read as numbers are left out). */
+export const queueFlowScript = defineScript<{ readonly queue: string }, QueueFlowState>({
   name: "getQueueLimit",
   source: getQueueLimitLua,
   buffers: false,
   keys: ({ queue }) => [queueKeys(queue).flow],
   args: () => [],
   decode: (reply) => {
-    if (!Array.isArray(reply) || reply.length !== 11)
-      return Result.fail(unexpectedReply("getQueueLimit", reply, "an array of eleven fields"))
+    if (!Array.isArray(reply) || reply.length !== 12)
+      return Result.fail(unexpectedReply("getQueueLimit", reply, "an array of twelve fields"))
+    const holdUntilMs = num(reply[11])
     const [
-      limit,
+      rateLimit,
       perMs,
       burst,
       intervalMs,
@@ -111,7 +119,7 @@ export const getQueueLimitScript = defineScript<{ readonly queue: string }, Queu
       keyIntervalMs,
       keyConcurrency
     ] = reply.map(num)
-    const rate = storedRate(limit, perMs, burst, intervalMs)
+    const rate = storedRate(rateLimit, perMs, burst, intervalMs)
     const keyRate = storedRate(keyLimit, keyPerMs, keyBurst, keyIntervalMs)
     const perKey =
       keyRate === undefined && keyConcurrency === undefined
@@ -120,11 +128,20 @@ export const getQueueLimitScript = defineScript<{ readonly queue: string }, Queu
             ...(keyRate ? { rate: keyRate } : {}),
             ...(keyConcurrency !== undefined ? { concurrency: keyConcurrency } : {})
           }
-    if (rate === undefined && concurrency === undefined && perKey === undefined) return Result.succeed(undefined)
-    return Result.succeed({
-      ...(rate ? { rate } : {}),
-      ...(concurrency !== undefined ? { concurrency } : {}),
-      ...(perKey ? { perKey } : {})
-    })
+    const limit: QueueLimitInfo | undefined =
+      rate === undefined && concurrency === undefined && perKey === undefined
+        ? undefined
+        : {
+            ...(rate ? { rate } : {}),
+            ...(concurrency !== undefined ? { concurrency } : {}),
+            ...(perKey ? { perKey } : {})
+          }
+    return Result.succeed({ limit, holdUntilMs })
   }
+})
+
+/** Script `getQueueLimit`: the queue's limit, or undefined for an unlimited queue (its hold left out: `queueFlowScript` reads it too). */
+export const getQueueLimitScript = defineScript<{ readonly queue: string }, QueueLimitInfo | undefined>({
+  ...queueFlowScript,
+  decode: (reply, input) => Result.map(queueFlowScript.decode(reply, input), (flow) => flow.limit)
 })

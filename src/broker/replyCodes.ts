@@ -121,7 +121,7 @@ export const replyCodes = {
   },
   // inspector_getTaskInfo: {msg, state, score, result}; nil (read as code 0) when the task does not exist.
   inspector_getTaskInfo: { 0: notFound },
-  // inspector_deleteQueue: {1, deleted} removed, {0, left} a batch was deleted (call again).
+  // inspector_deleteQueue: {1, deleted} removed, {0, left} a batch was deleted, {2, names left} a batch of per-key names was (call again).
   inspector_deleteQueue: {
     [-1]: ({ queue, count }: { readonly queue: string; readonly count: number; readonly done: number }) =>
       new QueueNotEmpty({

@@ -62,7 +62,13 @@ export const archiveTaskScript = defineScript<TaskActionInput, TaskActionResult,
     const k = queueKeys(queue)
     return [k.task(id), k.prefix, k.archived, k.allGroups, k.taskPrefix]
   },
-  args: ({ id, nowMs }) => [id, unixSeconds(nowMs), archiveCutoffSeconds(nowMs), archiveMaxSize],
+  args: ({ id, nowMs }) => [
+    id,
+    unixSeconds(nowMs),
+    archiveCutoffSeconds(nowMs),
+    archiveMaxSize,
+    unixNanosString(nowMs)
+  ],
   decode: actionDecode("inspector_archiveTask")
 })
 
@@ -75,6 +81,6 @@ export const deleteTaskScript = defineScript<TaskActionInput, TaskActionResult, 
     const k = queueKeys(queue)
     return [k.task(id), k.prefix, k.allGroups, k.uniquePrefix]
   },
-  args: ({ id }) => [id],
+  args: ({ id, nowMs }) => [id, unixNanosString(nowMs)],
   decode: actionDecode("inspector_deleteTask")
 })

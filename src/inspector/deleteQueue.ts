@@ -28,6 +28,7 @@ export const deleteQueue = Effect.fn("Inspector.deleteQueue")(function* (
   let done = 0
   for (;;) {
     const r = yield* runScript(deleteQueueScript, { queue, force: options.force === true, batch, done })
+    if (!r.removed && r.namesLeft !== undefined) continue
     if (!r.removed) {
       done += batch
       options.onProgress?.({ done, total: done + r.left })

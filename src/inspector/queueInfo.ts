@@ -1,7 +1,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { memoryUsageScript, queueStatsScript } from "../broker/queueInfo.js"
-import { getQueueLimitScript } from "../broker/queueLimit.js"
+import { queueFlowScript } from "../broker/queueLimit.js"
 import { bindScript, runScripts } from "../broker/script.js"
 import { requireQueue } from "../broker/queues.js"
 import type { QueueInfo } from "./types.js"
@@ -17,7 +17,7 @@ export const getQueueInfo = Effect.fn("Inspector.getQueueInfo")(function* (queue
   const [stats, memory, flow] = yield* runScripts([
     bindScript(queueStatsScript, { queue, nowMs: now }),
     bindScript(memoryUsageScript, { queue, taskSample: taskSampleSize, groupSample: groupSampleSize }),
-    bindScript(getQueueLimitScript, { queue })
+    bindScript(queueFlowScript, { queue })
   ])
   const {
     pending,
@@ -36,7 +36,7 @@ export const getQueueInfo = Effect.fn("Inspector.getQueueInfo")(function* (queue
     oldestPendingSince: oldest
   } = yield* Effect.fromResult(stats)
   const memoryUsage = yield* Effect.fromResult(memory)
-  const limit = yield* Effect.fromResult(flow)
+  const { limit, holdUntilMs } = yield* Effect.fromResult(flow)
   let latencyMs = 0
   if (/^\d+$/.test(oldest) && oldest !== "0") latencyMs = Math.max(0, now - Number(BigInt(oldest) / 1_000_000n))
   const info: QueueInfo = {
@@ -58,7 +58,8 @@ export const getQueueInfo = Effect.fn("Inspector.getQueueInfo")(function* (queue
     failedTotal: failedTotal,
     paused,
     timestamp: new Date(now),
-    ...(limit ? { limit } : {})
+    ...(limit ? { limit } : {}),
+    ...(holdUntilMs !== undefined && holdUntilMs > now ? { heldUntil: new Date(holdUntilMs) } : {})
   }
   return info
 })

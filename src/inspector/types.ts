@@ -16,6 +16,11 @@ export interface QueueInfo extends Omit<QueueCounters, "oldestPendingSince"> {
   readonly timestamp: Date
   /** The queue's flow-control limit (not asynq's: effect-asynq workers apply it); absent when it has none. */
   readonly limit?: QueueLimitInfo
+  /**
+   * Not asynq's: when the queue is held (a handler returned `RateLimited` with `holdQueue`: no
+   * effect-asynq worker leases its tasks before then), the end of the hold; absent when it is not held.
+   */
+  readonly heldUntil?: Date
 }
 
 /** Counters of one day (asynq's DailyStats). */

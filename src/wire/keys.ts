@@ -119,6 +119,14 @@ export interface QueueKeys {
   readonly limitKeyList: (key: string) => string
   /** Not asynq's: a limit key's leased task ids (a set; lua/includes/keyLimits.lua, lua/releaseLimitKey.lua). */
   readonly limitKeyActive: (key: string) => string
+  /** Not asynq's: a limit key's rate state (a string, GCRA's TAT, expiring once spent; lua/includes/keyLimits.lua). */
+  readonly limitKeyRate: (key: string) => string
+  /**
+   * Not asynq's: the index of the queue's per-key keys (a set: `l:<limit key>` for a key that may
+   * have a list, a leased set or a rate state; `k:<keep-last key>` for a keep-last key), so that
+   * deleting the queue finds them without a scan (lua/inspector_deleteQueue.lua).
+   */
+  readonly keyIndex: string
   /**
    * Not asynq's: a throttle key (a string: the id of the task it let through in its window; it
    * expires with the window). Written by lua/enqueueThrottled.lua.
@@ -192,6 +200,8 @@ export const queueKeys = (queue: string): QueueKeys => {
     limitKeys: `${prefix}lkeys`,
     limitKeyList: (key) => `${prefix}lk:${key}`,
     limitKeyActive: (key) => `${prefix}lka:${key}`,
+    limitKeyRate: (key) => `${prefix}lkt:${key}`,
+    keyIndex: `${prefix}keyindex`,
     throttle: (key) => `${prefix}throttle:${key}`,
     debounce: (key) => `${prefix}debounce:${key}`,
     keepLast: (key) => `${prefix}keeplast:${key}`,

@@ -84,9 +84,22 @@ describe("CLI queue limit (real Redis)", { timeout: 240_000 }, () => {
       key_per_ms: "1000",
       key_concurrency: "2"
     })
-    expect((await cli("queue", "inspect", "tenants")).stdout).toMatch(
-      /^limit:\s+per key: 10\/s \(burst 2\), concurrency 2$/m
-    )
+    const inspected = (await cli("queue", "inspect", "tenants")).stdout
+    expect(inspected).toMatch(/^limit:\s+per key: 10\/s \(burst 2\), concurrency 2$/m)
+    expect(inspected).toMatch(/^held:\s+no$/m)
+    // A hold (a handler's RateLimited with holdQueue writes hold_until, unix ms) is shown beside the limit.
+    await c.hset("asynq:{tenants}:flow", "hold_until", String(Date.UTC(2099, 0, 1)))
+    const held = await cli("queue", "inspect", "tenants")
+    expect(held.stdout).toMatch(/^limit:\s+per key: 10\/s \(burst 2\), concurrency 2$/m)
+    expect(held.stdout).toMatch(/^held:\s+until 2099-01-01T00:00:00\.000Z \(in \d+d\d+h\)$/m)
+    expect(JSON.parse((await cli("queue", "inspect", "tenants", "--json")).stdout)).toMatchObject({
+      heldUntil: "2099-01-01T00:00:00.000Z",
+      limit: { perKey: { concurrency: 2 } }
+    })
+    // A hold that has ended is not shown.
+    await c.hset("asynq:{tenants}:flow", "hold_until", String(Date.UTC(2020, 0, 1)))
+    expect((await cli("queue", "inspect", "tenants")).stdout).toMatch(/^held:\s+no$/m)
+    await c.hdel("asynq:{tenants}:flow", "hold_until")
     const both = await cli("queue", "limit", "tenants", "--concurrency", "5", "--key-concurrency", "1")
     expect(both.stdout).toBe('Queue "tenants": limit concurrency 5, per key: concurrency 1.\n')
     const json = JSON.parse((await cli("queue", "limit", "tenants", "--json")).stdout)

@@ -4,7 +4,9 @@
  * headers and trace id, servers, scheduler, groups, Redis info; read-only refusals, actions when
  * allowed, the token and the cross-site check.
  */
-import { type Effect, ManagedRuntime } from "effect"
+import { Effect, ManagedRuntime } from "effect"
+import { TestClock } from "effect/testing"
+import { createDashboardCore } from "../../adapters/dashboard/handler.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createDashboardHandler, type DashboardHandler } from "../../adapters/dashboard/index.js"
 import type { Broker } from "../../src/broker/Broker.js"
@@ -379,6 +381,27 @@ describe("dashboard API with a token and a base path", () => {
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("TooManyWrongTokens")
     expect((await api(token, { clientAddress: "198.51.100.2" })).status).toBe(200)
     await limited.close()
+  })
+
+  it("the wrong-token count reads Effect's Clock: the window ends when the (test) clock says a minute has passed", async () => {
+    const clock = await Effect.runPromise(Effect.scoped(TestClock.make()))
+    await Effect.runPromise(clock.setTime(Date.UTC(2026, 10, 28, 12, 0, 0)))
+    const core = createDashboardCore({ redis: testRedisUrl(), token }, "test", clock)
+    const api = (auth: string) =>
+      core.handle(
+        new Request(`${origin}/api/queues`, { headers: { authorization: `Bearer ${auth}` } }),
+        undefined,
+        "203.0.113.9"
+      )
+    for (let i = 0; i < 10; i++) expect((await api(`guess-${i}`)).status).toBe(401)
+    const refused = await api(token)
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get("retry-after")).toBe("60")
+    await Effect.runPromise(clock.adjust("59 seconds"))
+    expect((await api(token)).headers.get("retry-after")).toBe("1")
+    await Effect.runPromise(clock.adjust("1 second"))
+    expect((await api(token)).status).toBe(200)
+    await core.close()
   })
 
   it("two dashboards with different tokens on one host keep separate cookies (cookies are not kept apart by port)", async () => {

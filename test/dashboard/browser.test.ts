@@ -20,6 +20,8 @@ import { clearQueueLimit, getQueueLimit, setQueueLimit } from "../../src/inspect
 import { getTaskInfo } from "../../src/inspector/getTaskInfo.js"
 import { getQueueInfo } from "../../src/inspector/queueInfo.js"
 import { brokerLayer } from "../../src/runtime/promiseRuntime.js"
+import { holdQueueScript } from "../../src/broker/holdQueue.js"
+import { runScript } from "../../src/broker/script.js"
 import { startRedisServer } from "../support/redis-server.js"
 import { flushTestDb, testRedisUrl } from "../support/redis.js"
 import { arrangeDashboardData, type DashboardData, traceId } from "./fixture.js"
@@ -267,6 +269,56 @@ describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_00
       rate: { limit: 50, perMs: 1000, intervalMs: 20, burst: 3 },
       concurrency: 3
     })
+    // The per-key parts: set with the queue's, checked by the server as the CLI's flags are.
+    await page.fill("[data-testid=limit-concurrency]", "3")
+    await page.fill("[data-testid=limit-key-rate]", "10")
+    await page.fill("[data-testid=limit-key-per]", "1s")
+    await page.fill("[data-testid=limit-key-concurrency]", "2")
+    await page.click("button[data-action=set-limit]")
+    await page.waitForFunction(() =>
+      document.querySelector("[data-testid=stat-limit]")?.textContent?.includes("per key")
+    )
+    expect(await page.innerText("[data-testid=stat-limit]")).toBe(
+      "50/s (burst 3), concurrency 3, per key: 10/s (burst 1), concurrency 2"
+    )
+    expect(await inspect(getQueueLimit("low"))).toEqual({
+      rate: { limit: 50, perMs: 1000, intervalMs: 20, burst: 3 },
+      concurrency: 3,
+      perKey: { rate: { limit: 10, perMs: 1000, intervalMs: 100, burst: 1 }, concurrency: 2 }
+    })
+    expect(await page.inputValue("[data-testid=limit-key-burst]")).toBe("1")
+    const refused = async (fill: Record<string, string>, message: string) => {
+      for (const [name, value] of Object.entries(fill)) await page.fill(`[data-testid=limit-${name}]`, value)
+      await page.click("button[data-action=set-limit]")
+      await page.waitForFunction(
+        (m) => document.querySelector("main [role=alert]")?.textContent === m,
+        `Set limit failed: ${message}`
+      )
+    }
+    await refused({ "key-concurrency": "0" }, "perKey.concurrency must be a whole number >= 1, got 0")
+    await refused(
+      { "key-concurrency": "2", "key-rate": "", "key-burst": "4" },
+      "perKey.burst applies to a per-key rate: give perKey.rate with it"
+    )
+    await refused(
+      { "key-rate": "10", "key-per": "often" },
+      'perKey.rate.per must be a period such as "1s", "500ms", "1m" or a number of milliseconds > 0, got "often"'
+    )
+    expect((await inspect(getQueueLimit("low")))?.perKey).toEqual({
+      rate: { limit: 10, perMs: 1000, intervalMs: 100, burst: 1 },
+      concurrency: 2
+    })
+    // Emptied, the per-key parts are removed (the queue's stay).
+    for (const name of ["key-rate", "key-burst", "key-concurrency"]) await page.fill(`[data-testid=limit-${name}]`, "")
+    await page.fill("[data-testid=limit-key-per]", "1s")
+    await page.click("button[data-action=set-limit]")
+    await page.waitForFunction(
+      () => document.querySelector("[data-testid=stat-limit]")?.textContent === "50/s (burst 3), concurrency 3"
+    )
+    expect(await inspect(getQueueLimit("low"))).toEqual({
+      rate: { limit: 50, perMs: 1000, intervalMs: 20, burst: 3 },
+      concurrency: 3
+    })
     await page.click("[data-testid=nav-queues]")
     await page.waitForSelector('tr[data-queue="low"] [data-testid=queue-limit]')
     expect(await page.innerText('tr[data-queue="low"] [data-testid=queue-limit]')).toBe("50/s (burst 3), concurrency 3")
@@ -276,28 +328,49 @@ describe.skipIf(!hasChromium)("dashboard in headless Chromium", { timeout: 60_00
     await page.click("button[data-action=clear-limit]")
     await page.waitForFunction(() => document.querySelector("[data-testid=stat-limit]")?.textContent === "none")
     expect(await inspect(getQueueLimit("low"))).toBeUndefined()
-    expect((page as Page & { failures: Array<string> }).failures).toEqual([
-      "Failed to load resource: the server responded with a status of 400 (Bad Request)"
-    ])
+    expect((page as Page & { failures: Array<string> }).failures).toEqual(
+      Array.from(
+        { length: 4 },
+        () => "Failed to load resource: the server responded with a status of 400 (Bad Request)"
+      )
+    )
     await page.close()
   })
 
-  it("read-only: a queue's limit is shown (queue and list) and its form is disabled, saying why", async () => {
-    await inspect(setQueueLimit("low", { rate: { limit: 6000, per: "1m" }, burst: 4 }))
+  it("read-only: a queue's limit and hold are shown (queue and list) and its form is disabled, saying why", async () => {
+    await inspect(setQueueLimit("low", { rate: { limit: 6000, per: "1m" }, burst: 4, perKey: { concurrency: 2 } }))
     try {
+      const notHeld = await open(readOnly, "#/queues/low/pending")
+      expect(await notHeld.innerText("[data-testid=stat-held]")).toBe("no")
+      await notHeld.close()
+      // A hold (a handler's RateLimited with holdQueue) is shown beside the limit.
+      await inspect(runScript(holdQueueScript, { queue: "low", untilMs: Date.UTC(2099, 0, 1) }))
       const page = await open(readOnly, "#/queues/low/pending")
-      expect(await page.innerText("[data-testid=stat-limit]")).toBe("6000/m (burst 4)")
+      expect(await page.innerText("[data-testid=stat-limit]")).toBe("6000/m (burst 4), per key: concurrency 2")
+      expect(await page.innerText("[data-testid=stat-held]")).toBe("until 2099-01-01 00:00:00.000 UTC")
       // the inputs are in a disabled fieldset
-      for (const input of ["rate", "per", "burst", "concurrency"])
+      for (const input of [
+        "rate",
+        "per",
+        "burst",
+        "concurrency",
+        "key-rate",
+        "key-per",
+        "key-burst",
+        "key-concurrency"
+      ])
         expect(await page.locator(`[data-testid=limit-${input}]`).isDisabled()).toBe(true)
       expect(await page.inputValue("[data-testid=limit-per]")).toBe("1m")
+      expect(await page.inputValue("[data-testid=limit-key-concurrency]")).toBe("2")
       const set = page.locator("button[data-action=set-limit]")
       expect(await set.isDisabled()).toBe(true)
       expect(await set.getAttribute("title")).toContain("--allow-actions")
       expect(await page.locator("button[data-action=clear-limit]").isDisabled()).toBe(true)
       await page.click("[data-testid=nav-queues]")
       await page.waitForSelector('tr[data-queue="low"] [data-testid=queue-limit]')
-      expect(await page.innerText('tr[data-queue="low"] [data-testid=queue-limit]')).toBe("6000/m (burst 4)")
+      expect(await page.innerText('tr[data-queue="low"] [data-testid=queue-limit]')).toBe(
+        "6000/m (burst 4), per key: concurrency 2; held until 2099-01-01 00:00:00.000 UTC"
+      )
       noErrors(page)
       await page.close()
     } finally {

@@ -10,6 +10,13 @@ import { startRedisServer } from "../support/redis-server.js"
 import { Effect } from "effect"
 import type { Broker } from "../../src/broker/Broker.js"
 import { brokerLayerAt } from "../support/arrange.js"
+import { holdQueueScript } from "../../src/broker/holdQueue.js"
+import { runScript } from "../../src/broker/script.js"
+import { deleteTask } from "../../src/inspector/taskActions.js"
+import { dequeueLease } from "../../src/steps/dequeueLease.js"
+import { enqueueKeepLast } from "../../src/steps/enqueueKeepLast.js"
+import { setQueueLimit } from "../../src/steps/queueLimit.js"
+import { requeue } from "../../src/steps/requeue.js"
 
 const { h, c } = inspectorTestDb()
 
@@ -52,6 +59,49 @@ describe("deleteQueue", () => {
     expect(await c.sismember("asynq:queues", "work")).toBe(0)
     // The unique task can be enqueued again at once.
     expect((await h.run(enqueue("report", { day: 1 }, { queue: "work", unique: 3_600_000 }))).id).not.toBe(unique.id)
+  })
+
+  it("leaves no key of the queue's flow control: per-key lists, ring, running sets, rates, keep-last, limit and hold", async () => {
+    const q = "flowq"
+    const keyed = (key: string, n: number) =>
+      Effect.forEach(Array.from({ length: n }), (_, i) =>
+        enqueue("t", { i }, { queue: q, limitKey: key, taskId: `${key}-${i}` })
+      )
+    await h.run(keyed("a", 3), now)
+    await h.run(keyed("b", 1), now)
+    await h.run(keyed("c", 1), now)
+    await h.run(
+      setQueueLimit(q, { rate: { limit: 100, per: "1s" }, perKey: { rate: { limit: 1, per: "1m" }, concurrency: 2 } })
+    )
+    // One task of each key leased (the keys' running sets and rate states), then given back: the
+    // running sets keep their stale ids.
+    const leased = await h.run(dequeueLease({ queues: [q], count: 3 }), now)
+    expect(leased.tasks).toHaveLength(3)
+    await h.run(
+      Effect.forEach(leased.tasks, (t) => requeue(t.msg)),
+      now
+    )
+    // Key "c": its only task deleted by an operator; the next lease drops the key from the ring,
+    // but its rate state lives on (a key no ring names).
+    await h.run(deleteTask(q, "c-0"), now)
+    const again = await h.run(dequeueLease({ queues: [q], count: 10 }), now + 61_000)
+    await h.run(
+      Effect.forEach(again.tasks, (t) => requeue(t.msg)),
+      now + 61_000
+    )
+    expect(await c.zscore(`asynq:{${q}}:lkeys`, "c")).toBeNull()
+    expect(await c.exists(`asynq:{${q}}:lkt:c`)).toBe(1)
+    // Keep-last: a current task and a waiting one.
+    await h.run(enqueueKeepLast("kl", { v: 1 }, { key: "push:1" }, { queue: q }), now)
+    await h.run(enqueueKeepLast("kl", { v: 2 }, { key: "push:1" }, { queue: q }), now)
+    // A hold (RateLimited with holdQueue).
+    await h.run(runScript(holdQueueScript, { queue: q, untilMs: now + 120_000 }))
+    for (const suffix of ["lkeys", "lk:a", "lka:a", "lkt:a", "lkt:c", "keeplast:push:1", "flow"])
+      expect(await c.exists(`asynq:{${q}}:${suffix}`), suffix).toBe(1)
+
+    await h.run(deleteQueue(q, { force: true, batchSize: 2 }), now + 61_000)
+    expect(await c.keys(`*{${q}}*`)).toEqual([])
+    expect(await c.sismember("asynq:queues", q)).toBe(0)
   })
 
   it("never deletes a queue with active tasks, even forced (Go asynq's h-server-running)", async () => {

@@ -6,6 +6,10 @@ import { groups } from "../../src/inspector/groups.js"
 import { asynqMsg, putActive, putAggregating, putInZset, putPending, restoreSnapshot } from "../support/asynqLayout.js"
 import { flushTestDb } from "../support/redis.js"
 import { inspectorTestDb, now, nowSec } from "./harness.js"
+import { holdQueueScript } from "../../src/broker/holdQueue.js"
+import { runScript } from "../../src/broker/script.js"
+import { setQueueLimit } from "../../src/inspector/control.js"
+import { limitJson, queueSnapshot } from "../../adapters/dashboard/asynqmonJson.js"
 
 const { h, c } = inspectorTestDb()
 
@@ -66,6 +70,34 @@ describe("getQueueInfo", () => {
     await c.set("asynq:{idle}:paused", String(nowSec))
     const info = await h.run(getQueueInfo("idle"), now)
     expect(info).toMatchObject({ paused: true, size: 0, latencyMs: 0, pending: 0, processed: 0, processedTotal: 0 })
+  })
+
+  it("shows a hold (RateLimited with holdQueue) until it ends, beside the limit with its per-key parts", async () => {
+    await c.sadd("asynq:queues", "crm")
+    expect((await h.run(getQueueInfo("crm"), now)).heldUntil).toBeUndefined()
+    // A hold on a queue without a limit: held, no limit.
+    await h.run(runScript(holdQueueScript, { queue: "crm", untilMs: now + 30_000 }))
+    const held = await h.run(getQueueInfo("crm"), now)
+    expect(held.heldUntil).toEqual(new Date(now + 30_000))
+    expect(held.limit).toBeUndefined()
+    expect(queueSnapshot(held)).toMatchObject({ held_until: new Date(now + 30_000).toISOString() })
+    // Beside a limit: both.
+    await h.run(setQueueLimit("crm", { concurrency: 4, perKey: { rate: { limit: 2, per: "1s" } } }))
+    await h.run(runScript(holdQueueScript, { queue: "crm", untilMs: now + 60_000 }))
+    const both = await h.run(getQueueInfo("crm"), now)
+    expect(both.heldUntil).toEqual(new Date(now + 60_000))
+    expect(both.limit).toEqual({
+      concurrency: 4,
+      perKey: { rate: { limit: 2, perMs: 1000, intervalMs: 500, burst: 1 } }
+    })
+    expect(queueSnapshot(both)).toMatchObject({
+      held_until: new Date(now + 60_000).toISOString(),
+      limit: limitJson(both.limit!)
+    })
+    // Once the hold has ended it is not shown.
+    const later = await h.run(getQueueInfo("crm"), now + 60_000)
+    expect(later.heldUntil).toBeUndefined()
+    expect(queueSnapshot(later)).not.toHaveProperty("held_until")
   })
 
   it("fails with QueueNotFound for a queue that is not in asynq:queues", async () => {

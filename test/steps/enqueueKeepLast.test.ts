@@ -13,6 +13,8 @@ import { complete } from "../../src/steps/complete.js"
 import { dequeueLease } from "../../src/steps/dequeueLease.js"
 import { enqueueKeepLast } from "../../src/steps/enqueueKeepLast.js"
 import { forward } from "../../src/steps/forward.js"
+import { recover } from "../../src/steps/recover.js"
+import { archiveTask, deleteTask } from "../../src/inspector/taskActions.js"
 import { decodeTaskMessage } from "../../src/wire/TaskMessage.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { baseNowMs, io, stepsTestDb, testBrokerLayer, zsetOf } from "../support/arrange.js"
@@ -155,5 +157,50 @@ layer(testBrokerLayer())("keep-last-while-active (real Redis)", (it) => {
       )
       expect(yield* io(() => c.keys("asynq:{kl-bad}:*"))).toEqual([])
     })
+  )
+  it.effect(
+    "a current task archived or deleted by something else than its worker (the recoverer, the inspector) releases the waiting task in the same script",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(baseNowMs)
+        const q = "kl-out"
+        const k = queueKeys(q)
+        const pair = (key: string, retry?: number) =>
+          Effect.gen(function* () {
+            const options = retry === undefined ? { queue: q } : { queue: q, maxRetry: retry }
+            const current = yield* enqueueKeepLast("kl:push", { n: 1 }, { key, maxWait: 3_600_000 }, options)
+            const waiting = yield* enqueueKeepLast("kl:push", { n: 2 }, { key, maxWait: 3_600_000 }, options)
+            expect(waiting.waiting).toBe(true)
+            return { current: current.info.id, waiting: waiting.info.id }
+          })
+        const released = (key: string, waitingId: string) =>
+          Effect.gen(function* () {
+            expect(yield* io(() => c.hget(k.task(waitingId), "state"))).toBe("pending")
+            expect(yield* io(() => c.lrange(k.pending, 0, -1))).toContain(waitingId)
+            expect(yield* io(() => c.zscore(k.scheduled, waitingId))).toBeNull()
+            expect(yield* io(() => c.hgetall(k.keepLast(key)))).toEqual({ current: waitingId })
+          })
+
+        // The recoverer archives a current task whose lease ran out with no retries left.
+        const r = yield* pair("recovered", 0)
+        const leased = yield* dequeueLease({ queues: [q], count: 1, leaseMs: 1_000 })
+        expect(leased.tasks.map((t) => t.msg.id)).toEqual([r.current])
+        yield* TestClock.adjust(60_000)
+        expect((yield* recover({ queues: [q] })).archived).toBe(1)
+        yield* released("recovered", r.waiting)
+
+        // The inspector archives a current (pending) task; then deletes the new current one.
+        const a = yield* pair("archived")
+        yield* archiveTask(q, a.current)
+        yield* released("archived", a.waiting)
+        yield* deleteTask(q, a.waiting)
+        expect(yield* io(() => c.exists(k.keepLast("archived")))).toBe(0)
+        expect(yield* io(() => c.sismember(k.keyIndex, "k:archived"))).toBe(0)
+
+        // Deleting a waiting task only clears it from its key.
+        const w = yield* pair("waiting-deleted")
+        yield* deleteTask(q, w.waiting)
+        expect(yield* io(() => c.hgetall(k.keepLast("waiting-deleted")))).toEqual({ current: w.current })
+      })
   )
 })

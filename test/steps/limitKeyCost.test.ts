@@ -78,6 +78,7 @@ const lifecycle = async (queue: string, options: EnqueueOptions) => {
   const enqueued = await commandsOf(
     Effect.forEach(items, (it) => enqueue(it.type as string, it.payload, it.options), { discard: true })
   )
+  const indexAfterEnqueue = await c.smembers(`asynq:{${queue}}:keyindex`)
   let leased: ReadonlyArray<{ readonly msg: import("../../src/wire/TaskMessage.js").TaskMessage }> = []
   const lease = await commandsOf(
     Effect.map(dequeueLease({ queues: [queue], count: 10 }), (r) => {
@@ -85,8 +86,9 @@ const lifecycle = async (queue: string, options: EnqueueOptions) => {
     })
   )
   expect(leased).toHaveLength(10)
+  const indexAfterLease = await c.smembers(`asynq:{${queue}}:keyindex`)
   const completed = await commandsOf(completeMany(leased.map((t) => t.msg)))
-  return { enqueued, lease, completed }
+  return { enqueued, lease, completed, indexAfterEnqueue, indexAfterLease }
 }
 
 describe("per-key limits' cost (INFO commandstats)", () => {
@@ -102,16 +104,23 @@ describe("per-key limits' cost (INFO commandstats)", () => {
 
     const keyed = await lifecycle("cost-keyed", { limitKey: "customer:1" })
     // Per task: EXISTS, HSET, ZADD (scheduled, sentinel), LPUSH (the key's list), ZADD NX (the ring);
-    // the key joining the ring wakes the workers once.
+    // the key joining the ring wakes the workers and is added to the queue's index of per-key keys
+    // (SADD, for the queue's deletion) once (SADD is not counted here: the queue's registration
+    // sends one too; the index is read instead).
     expect(keyed.enqueued).toEqual({ exists: 10, hset: 10, zadd: 20, lpush: 10, publish: 1 })
+    expect(keyed.indexAfterEnqueue).toEqual(["l:customer:1"])
+    expect(keyed.indexAfterLease).toEqual([])
+    expect(plain.indexAfterEnqueue).toEqual([])
     expect(keyed.completed).toEqual(plain.completed)
     // The keyed lease. Per call: the EXISTS (paused, flow, ring), a second EXISTS (paused and ring
     // told apart), HMGET (the per-key limit), ZRANGEBYSCORE (the ready keys), RPOP of pending (its
     // turn), per key served an EXISTS of its list and a ZADD or ZREM in the ring, and the usual
-    // LPUSH, ZADD. Per task: RPOP of the key's list, ZSCORE and ZREM in the scheduled set (3 more
-    // than a plain task), and the usual HGET, HSET, HDEL.
+    // LPUSH, ZADD; a key leaving the ring looks for its leased set and rate state (EXISTS) and,
+    // with neither, leaves the index of per-key keys (SREM). Per task: RPOP of the key's list, ZSCORE
+    // and ZREM in the scheduled set (3 more than a plain task), and the usual HGET, HSET, HDEL.
     expect(keyed.lease).toEqual({
-      exists: 3,
+      exists: 4,
+      srem: 1,
       hmget: 1,
       zrangebyscore: 1,
       rpop: 11,

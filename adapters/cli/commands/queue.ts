@@ -44,6 +44,7 @@ const inspect = Command.make("inspect", { queue: queueArg }, ({ queue }) =>
             ["queue", i.queue],
             ["paused", i.paused],
             ["limit", limitText(i.limit)],
+            ["held", heldText(i.heldUntil, i.timestamp)],
             ["size", i.size],
             ["pending", i.pending],
             ["active", i.active],
@@ -155,6 +156,15 @@ export const limitText = (limit: QueueLimitInfo | undefined): string => {
 }
 
 /** A rate and a concurrency cap (the queue's, or each key's) as `100/s (burst 1)`, `concurrency 5`. */
+/**
+ * A queue's hold (`RateLimited` with `holdQueue`) in one line: `until 2026-11-28T12:00:30.000Z (in
+ * 30s)`, or `no` when it is not held.
+ */
+export const heldText = (heldUntil: Date | undefined, now: Date): string =>
+  heldUntil === undefined
+    ? "no"
+    : `until ${heldUntil.toISOString()} (in ${duration(heldUntil.getTime() - now.getTime())})`
+
 const rateAndCap = (limit: Pick<QueueLimitInfo, "rate" | "concurrency">): Array<string> => {
   const parts: Array<string> = []
   if (limit.rate) parts.push(`${limit.rate.limit}/${periodText(limit.rate.perMs)} (burst ${limit.rate.burst})`)

@@ -50,7 +50,8 @@ pre { background:#0f172a; color:#e2e8f0; padding:10px 12px; border-radius:6px; o
 .limit-form fieldset { display:flex; flex-wrap:wrap; gap:8px 14px; align-items:center; margin:0; padding:8px 12px; background:var(--card); border:1px solid var(--line); border-radius:6px; }
 .limit-form legend { padding:0 4px; color:var(--muted); font-size:12px; text-transform:uppercase; letter-spacing:.3px; }
 .limit-form input { font:inherit; width:90px; padding:3px 6px; border:1px solid #c5cad3; border-radius:5px; }
-.limit-form input[name=per] { width:70px; }
+.limit-form input[name=per], .limit-form input[name=key-per] { width:70px; }
+.limit-form .limit-per-key { color:var(--muted); font-size:12px; }
 .limit-form fieldset:disabled { opacity:.6; }
 .limit-form p { margin:4px 0 0; font-size:12px; }
 .login { max-width:420px; margin:80px auto; background:var(--card); border:1px solid var(--line); padding:24px; border-radius:8px; }

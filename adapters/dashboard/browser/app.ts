@@ -42,6 +42,8 @@ interface QueueRow {
   readonly display_latency: string
   readonly memory_usage_bytes: number
   readonly limit?: LimitJson
+  /** Ours: when the queue's hold (RateLimited with holdQueue) ends, ISO; present only while it is held. */
+  readonly held_until?: string
 }
 interface DayStats {
   readonly date: string
@@ -433,12 +435,13 @@ const pauseOrResume = (
     : actionButton(labels[0], () => api("POST", `/api/queues/${enc(q)}:pause`).then(() => done[0]), { name: "pause" })
 
 /**
- * A queue's limit as a form: rate (tasks per period), burst, concurrency cap, pre-filled with the
- * limit it has; Set replaces the limit (an empty part is removed), Clear removes it. The server
- * checks the values and says what is wrong. Disabled, saying why, on a read-only dashboard.
+ * A queue's limit as a form: rate (tasks per period), burst, concurrency cap, and the same three per
+ * limit key, pre-filled with the limit it has; Set replaces the limit (an empty part is removed),
+ * Clear removes it. The server checks the values (setQueueLimit, as for the CLI) and says what is
+ * wrong. Disabled, saying why, on a read-only dashboard.
  */
 function limitForm(q: string, limit: LimitJson | undefined): HTMLFormElement {
-  const numberInput = (name: string, value: number | undefined, placeholder: string, label: string) =>
+  const numberInput = (name: string, value: number | undefined, placeholder: string, label: string): HTMLInputElement =>
     el("input", {
       type: "number",
       min: 1,
@@ -449,17 +452,24 @@ function limitForm(q: string, limit: LimitJson | undefined): HTMLFormElement {
       "aria-label": label,
       "data-testid": `limit-${name}`
     })
+  const perInput = (name: string, rate: RateJson | undefined, label: string): HTMLInputElement =>
+    el("input", {
+      type: "text",
+      name,
+      value: rate ? periodInput(rate.per_ms) : "1s",
+      placeholder: "1s",
+      "aria-label": label,
+      "data-testid": `limit-${name}`
+    })
   const rate = numberInput("rate", limit?.rate?.limit, "none", "tasks per period")
-  const per = el("input", {
-    type: "text",
-    name: "per",
-    value: limit?.rate ? periodInput(limit.rate.per_ms) : "1s",
-    placeholder: "1s",
-    "aria-label": "period (1s, 500ms, 1m, 1h)",
-    "data-testid": "limit-per"
-  })
+  const per = perInput("per", limit?.rate, "period (1s, 500ms, 1m, 1h)")
   const burst = numberInput("burst", limit?.rate?.burst, "default", "burst")
   const concurrency = numberInput("concurrency", limit?.concurrency, "no cap", "concurrency cap")
+  const perKey = limit?.per_key
+  const keyRate = numberInput("key-rate", perKey?.rate?.limit, "none", "tasks of one limit key per period")
+  const keyPer = perInput("key-per", perKey?.rate, "per-key period (1s, 500ms, 1m, 1h)")
+  const keyBurst = numberInput("key-burst", perKey?.rate?.burst, "default", "per-key burst")
+  const keyConcurrency = numberInput("key-concurrency", perKey?.concurrency, "no cap", "per-key concurrency cap")
   const numberIn = (input: HTMLInputElement, label: string): number | undefined => {
     if (input.validity.badInput) throw new Error(`${label} must be a whole number`)
     return input.value.trim() === "" ? undefined : Number(input.value)
@@ -467,24 +477,28 @@ function limitForm(q: string, limit: LimitJson | undefined): HTMLFormElement {
   const set = actionButton(
     "Set limit",
     () => {
-      const body: Record<string, unknown> = {}
-      const n = numberIn(rate, "the rate")
-      if (n !== undefined) body.rate = { limit: n, per: per.value.trim() === "" ? "1s" : per.value.trim() }
-      const b = numberIn(burst, "the burst")
-      if (b !== undefined) body.burst = b
-      const c = numberIn(concurrency, "the concurrency")
-      if (c !== undefined) body.concurrency = c
+      // The parts as the API takes them (the same ones as the CLI's flags); the server checks them.
+      const parts = (
+        rateIn: HTMLInputElement,
+        perIn: HTMLInputElement,
+        burstIn: HTMLInputElement,
+        capIn: HTMLInputElement,
+        what: string
+      ): Record<string, unknown> => {
+        const out: Record<string, unknown> = {}
+        const n = numberIn(rateIn, `the ${what}rate`)
+        if (n !== undefined) out.rate = { limit: n, per: perIn.value.trim() === "" ? "1s" : perIn.value.trim() }
+        const b = numberIn(burstIn, `the ${what}burst`)
+        if (b !== undefined) out.burst = b
+        const c = numberIn(capIn, `the ${what}concurrency`)
+        if (c !== undefined) out.concurrency = c
+        return out
+      }
+      const body = parts(rate, per, burst, concurrency, "")
+      const keyParts = parts(keyRate, keyPer, keyBurst, keyConcurrency, "per-key ")
+      if (Object.keys(keyParts).length > 0) body.per_key = keyParts
       if (Object.keys(body).length === 0)
-        throw new Error("give a rate or a concurrency cap (Clear limit removes the limit)")
-      // The form sets the queue's own parts; the per-key parts (set from code or the CLI) are kept.
-      const perKey = limit?.per_key
-      if (perKey)
-        body.per_key = {
-          ...(perKey.rate
-            ? { rate: { limit: perKey.rate.limit, per: periodInput(perKey.rate.per_ms) }, burst: perKey.rate.burst }
-            : {}),
-          ...(perKey.concurrency !== undefined ? { concurrency: perKey.concurrency } : {})
-        }
+        throw new Error("give a rate, a concurrency cap or a per-key part (Clear limit removes the limit)")
       return api<{ limit: LimitJson }>("POST", `/api/queues/${enc(q)}/limit`, body).then(
         (res) => `limit of ${q} set: ${limitText(res.limit)}`
       )
@@ -508,12 +522,16 @@ function limitForm(q: string, limit: LimitJson | undefined): HTMLFormElement {
       el("label", {}, "Rate ", rate, " per ", per),
       el("label", {}, "Burst ", burst),
       el("label", {}, "Concurrency ", concurrency),
+      el("span", { className: "limit-per-key", text: "Per limit key:" }),
+      el("label", {}, "Rate ", keyRate, " per ", keyPer),
+      el("label", {}, "Burst ", keyBurst),
+      el("label", {}, "Concurrency ", keyConcurrency),
       set,
       clear
     ),
     el("p", {
       className: "muted",
-      text: "Applied by effect-asynq workers where they lease tasks, across all of them (Go asynq servers do not see it). Leave a part empty to have none of it; the burst defaults to 50 ms of the rate."
+      text: "Applied by effect-asynq workers where they lease tasks, across all of them (Go asynq servers do not see it). The per-key parts hold each limit key (tasks enqueued with limitKey) on its own. Leave a part empty to have none of it; a burst defaults to 50 ms of its rate."
     })
   )
   form.addEventListener("submit", (e) => {
@@ -599,7 +617,11 @@ function viewQueues(): Promise<Node> {
         ].map(num),
         el("td", { text: q.display_latency }),
         el("td", { text: fmtBytes(q.memory_usage_bytes) }),
-        el("td", { className: q.limit ? "" : "muted", text: limitText(q.limit), "data-testid": "queue-limit" }),
+        el("td", {
+          className: q.limit || q.held_until ? "" : "muted",
+          text: q.held_until ? `${limitText(q.limit)}; held until ${fmtTime(q.held_until)}` : limitText(q.limit),
+          "data-testid": "queue-limit"
+        }),
         el(
           "td",
           {},
@@ -754,7 +776,8 @@ function viewQueue(q: string, state: TaskState, params: URLSearchParams): Promis
         card("Failed today", String(s.failed), "stat-failed"),
         card("Processed total", String(s.processed_total)),
         card("Failed total", String(s.failed_total)),
-        card("Limit", limitText(s.limit), "stat-limit")
+        card("Limit", limitText(s.limit), "stat-limit"),
+        card("Held", s.held_until ? `until ${fmtTime(s.held_until)}` : "no", "stat-held")
       )
     )
     frag.appendChild(
