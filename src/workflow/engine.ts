@@ -297,6 +297,11 @@ const setField = (run: RunState, field: string, value: string) => {
 }
 const InterruptUnsafeField = "interruptUnsafe"
 
+const isRedisError = (e: unknown): boolean => (e as { _tag?: string })._tag === "RedisError"
+/** A failed broker call is tried again after 50 ms, then after 100, 200 and 400 ms. */
+const firstRetryDelay = Duration.millis(50)
+const retrySchedule = Schedule.exponential("100 millis")
+
 /** Builds the engine (needs the Broker; registrations start a worker in their scope). */
 export const make = (options?: WorkflowLayerOptions) =>
   Effect.gen(function* () {
@@ -307,14 +312,19 @@ export const make = (options?: WorkflowLayerOptions) =>
     const runs = new Map<string, RunState>()
     const deferredState = WorkflowEngine.makeDeferredState()
 
-    /** A broker call: Redis errors retried a few times, then a defect (the Encoded contract has no error channel). */
+    /**
+     * A broker call: Redis errors retried a few times (after 50, 100, 200 and 400 ms), then a
+     * defect (the Encoded contract has no error channel). The retry is only set up once a call
+     * has failed: a call that succeeds (nearly all) costs no schedule.
+     */
     const call = <A, E>(eff: Effect.Effect<A, E, Broker>): Effect.Effect<A> =>
       eff.pipe(
-        Effect.retry({
-          schedule: Schedule.exponential("50 millis"),
-          times: 4,
-          while: (e) => (e as { _tag?: string })._tag === "RedisError"
-        }),
+        Effect.catchIf(isRedisError, () =>
+          Effect.andThen(
+            Effect.sleep(firstRetryDelay),
+            Effect.retry(eff, { schedule: retrySchedule, times: 3, while: isRedisError })
+          )
+        ),
         Effect.orDie,
         Effect.provideService(Broker, broker)
       )
@@ -461,7 +471,8 @@ export const make = (options?: WorkflowLayerOptions) =>
         const start = yield* call(runScript(workflowRunStartScript, { queue, executionId, runId: task.id }))
         if (start._tag === "Stale" || start._tag === "Missing") return
         if (start._tag === "Complete") return yield* wakeParent(start.fields)
-        const fields = new Map(start.fields)
+        // The script's reply is this run's own map (workflowRunStart builds a new one per call).
+        const fields = start.fields as Map<string, string>
         const workflow = entry.workflow
         const codecs = codecsOf(workflow)
         const payload = yield* codecs.decodePayload(fields.get("payload") ?? "{}")
@@ -526,8 +537,12 @@ export const make = (options?: WorkflowLayerOptions) =>
           result = new Workflow.Complete({ exit: Exit.die(tooBig) })
           encoded = yield* codecs.encodeResult(result)
         }
-        const next = yield* nextRun(queue, name, executionId)
         const outcome = result._tag === "Complete" ? "complete" : "suspended"
+        // A complete execution enqueues no next run: the script reads the next run only on a suspension.
+        const next =
+          outcome === "complete"
+            ? { queue, runId: "", runMessage: "", pendingSince: "" }
+            : yield* nextRun(queue, name, executionId)
         const ended = yield* call(
           runScript(workflowRunEndScript, {
             ...next,
