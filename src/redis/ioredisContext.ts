@@ -82,8 +82,31 @@ export const framedEvalsha = (
     }
     command.args = shown
     command.toWritable = () => frame
+    corkForTick(client)
     return client.sendCommand(command as never) as Promise<unknown>
   }
+}
+
+/** The sockets corked until the end of the current tick (`corkForTick`). */
+const corked = new WeakSet<object>()
+
+/**
+ * Corks the client's socket until the end of the current tick (Node's `cork()` then
+ * `process.nextTick(uncork)`), so the commands sent in one tick — the calls of many tasks resumed
+ * by one read of replies — go out in one write instead of one each: a socket write costs far more
+ * CPU than the bytes it carries. Nothing is held past the tick; ioredis still queues each command
+ * for its reply, in order.
+ */
+const corkForTick = (client: RedisClient) => {
+  const socket = (client as { readonly stream?: { cork?: () => void; uncork?: () => void } }).stream
+  if (socket === undefined || typeof socket.cork !== "function" || corked.has(socket)) return
+  corked.add(socket)
+  socket.cork()
+  process.nextTick(uncorkSocket, socket)
+}
+const uncorkSocket = (socket: { uncork?: () => void }) => {
+  corked.delete(socket)
+  socket.uncork?.()
 }
 
 const noArgs: Array<string> = []
