@@ -82,31 +82,40 @@ export const framedEvalsha = (
     }
     command.args = shown
     command.toWritable = () => frame
-    corkForTick(client)
+    corkForTurn(client)
     return client.sendCommand(command as never) as Promise<unknown>
   }
 }
 
-/** The sockets corked until the end of the current tick (`corkForTick`). */
+/** The sockets corked until the event loop's next check phase (`corkForTurn`). */
 const corked = new WeakSet<object>()
 
 /**
- * Corks the client's socket until the end of the current tick (Node's `cork()` then
- * `process.nextTick(uncork)`), so the commands sent in one tick — the calls of many tasks resumed
- * by one read of replies — go out in one write instead of one each: a socket write costs far more
- * CPU than the bytes it carries. Nothing is held past the tick; ioredis still queues each command
- * for its reply, in order.
+ * The host's setImmediate as it was when this module loaded: a test's fake timers installed later
+ * do not hold the writes back.
  */
-const corkForTick = (client: RedisClient) => {
+const flushLater: (flush: (socket: object) => void, socket: object) => void =
+  typeof globalThis.setImmediate === "function"
+    ? globalThis.setImmediate.bind(globalThis)
+    : (flush, socket) => process.nextTick(flush, socket)
+
+/**
+ * Corks the client's socket until the event loop's next check phase (setImmediate), so the
+ * commands sent meanwhile — the calls of many tasks resumed by one read of replies, or started by
+ * the I/O callbacks of one poll — go out in one write instead of one each: a socket write costs
+ * far more CPU than the bytes it carries. Nothing is held past the current turn of the event loop;
+ * ioredis still queues each command for its reply, in order.
+ */
+const corkForTurn = (client: RedisClient) => {
   const socket = (client as { readonly stream?: { cork?: () => void; uncork?: () => void } }).stream
   if (socket === undefined || typeof socket.cork !== "function" || corked.has(socket)) return
   corked.add(socket)
   socket.cork()
-  process.nextTick(uncorkSocket, socket)
+  flushLater(uncorkSocket, socket)
 }
-const uncorkSocket = (socket: { uncork?: () => void }) => {
+const uncorkSocket = (socket: object) => {
   corked.delete(socket)
-  socket.uncork?.()
+  ;(socket as { uncork?: () => void }).uncork?.()
 }
 
 const noArgs: Array<string> = []
