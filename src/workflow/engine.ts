@@ -38,7 +38,7 @@ import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import { Broker } from "../broker/Broker.js"
 import { registerQueueScript } from "../broker/enqueue.js"
 import { InvalidArgument } from "../broker/errors.js"
-import { runScript } from "../broker/script.js"
+import type { ScriptDef } from "../broker/script.js"
 import { subscribeChannels } from "../broker/subscribe.js"
 import { readExecutionFields, workflowActivityDoneScript } from "../broker/workflowActivityDone.js"
 import { workflowRunEndScript } from "../broker/workflowRunEnd.js"
@@ -61,7 +61,7 @@ import {
 import { workflowDoneChannel, workflowInterruptChannel } from "../wire/workflowKeys.js"
 import type { RedisConnectionError, RedisError } from "../redis/errors.js"
 import { publishWorkflowInterrupt } from "../broker/workflowNotices.js"
-import { codecsOf, decodeExit, encodeExit } from "./codec.js"
+import { codecsOf, decodeExit, decodeExitText, encodeExit, encodeExitText } from "./codec.js"
 import { type WorkflowCap, WorkflowCapExceeded, type RemoteStepFailed } from "./errors.js"
 import { engineExtras, type RemoteDispatch } from "./internal.js"
 import { remoteCheckTaskType, remoteControlQueueHeader, remoteTaskId, remoteTokenHeader } from "./remoteStep.js"
@@ -318,16 +318,29 @@ export const make = (options?: WorkflowLayerOptions) =>
      * has failed: a call that succeeds (nearly all) costs no schedule.
      */
     const call = <A, E>(eff: Effect.Effect<A, E, Broker>): Effect.Effect<A> =>
-      eff.pipe(
-        Effect.catchIf(isRedisError, () =>
-          Effect.andThen(
-            Effect.sleep(firstRetryDelay),
-            Effect.retry(eff, { schedule: retrySchedule, times: 3, while: isRedisError })
-          )
-        ),
-        Effect.orDie,
-        Effect.provideService(Broker, broker)
+      Effect.provideService(
+        Effect.catch(eff, (e) => (isRedisError(e) ? retried(eff) : Effect.die(e))),
+        Broker,
+        broker
       )
+    const retried = <A, E, R>(eff: Effect.Effect<A, E, R>): Effect.Effect<A, never, R> =>
+      Effect.orDie(
+        Effect.andThen(
+          Effect.sleep(firstRetryDelay),
+          Effect.retry(eff, { schedule: retrySchedule, times: 3, while: isRedisError })
+        )
+      )
+    const redis = broker.redis
+    /** `call(runScript(def, input))` on the engine's own connection, without looking the Broker up. */
+    const script = <I, A, E>(def: ScriptDef<I, A, E>, input: I): Effect.Effect<A> => {
+      const keys = def.keys(input)
+      const args = def.args(input)
+      const eff = Effect.flatMap(
+        def.buffers ? redis.scriptBuffer(def.name, keys, args) : redis.script(def.name, keys, args),
+        (reply) => Effect.fromResult(def.decode(reply, input))
+      )
+      return Effect.catch(eff, (e) => (isRedisError(e) ? retried(eff) : Effect.die(e)))
+    }
 
     const queueOf = (workflowName: string, executionId: string) => controlQueueOf(opts, workflowName, executionId)
 
@@ -336,7 +349,7 @@ export const make = (options?: WorkflowLayerOptions) =>
     const registerQueue = (queue: string) =>
       registered.has(queue)
         ? Effect.void
-        : Effect.tap(call(runScript(registerQueueScript, queue)), () => Effect.sync(() => registered.add(queue)))
+        : Effect.tap(script(registerQueueScript, queue), () => Effect.sync(() => registered.add(queue)))
 
     const controlMessage = (type: string, id: string, queue: string, payload: unknown) =>
       controlMessageOf(opts, type, id, queue, payload)
@@ -468,7 +481,7 @@ export const make = (options?: WorkflowLayerOptions) =>
         if (entry === undefined)
           return yield* Effect.fail(new Error(`workflow "${name}" is not registered in this worker`))
         const queue = task.queue
-        const start = yield* call(runScript(workflowRunStartScript, { queue, executionId, runId: task.id }))
+        const start = yield* script(workflowRunStartScript, { queue, executionId, runId: task.id })
         if (start._tag === "Stale" || start._tag === "Missing") return
         if (start._tag === "Complete") return yield* wakeParent(start.fields)
         // The script's reply is this run's own map (workflowRunStart builds a new one per call).
@@ -543,18 +556,16 @@ export const make = (options?: WorkflowLayerOptions) =>
           outcome === "complete"
             ? { queue, runId: "", runMessage: "", pendingSince: "" }
             : yield* nextRun(queue, name, executionId)
-        const ended = yield* call(
-          runScript(workflowRunEndScript, {
-            ...next,
-            executionId,
-            endingRunId: task.id,
-            outcome,
-            result: encoded,
-            failed: result._tag === "Suspended" && result.failed === true,
-            retentionMs: opts.completedRetentionMs,
-            waiting: awaitedNow(instance, fields)
-          })
-        )
+        const ended = yield* script(workflowRunEndScript, {
+          ...next,
+          executionId,
+          endingRunId: task.id,
+          outcome,
+          result: encoded,
+          failed: result._tag === "Suspended" && result.failed === true,
+          retentionMs: opts.completedRetentionMs,
+          waiting: awaitedNow(instance, fields)
+        })
         if (ended === "recorded" && outcome === "complete") yield* wakeParent(fields)
       })
 
@@ -633,19 +644,17 @@ export const make = (options?: WorkflowLayerOptions) =>
         const nowMs = yield* Clock.currentTimeMillis
         const taskId = `rcheck:${check.executionId}:${check.markerField.slice(2)}#${check.n}`
         const delayMs = Math.min(check.initialMs * 2 ** check.n, check.maxMs)
-        yield* call(
-          runScript(workflowRemoteScheduleScript, {
-            queue,
-            executionId: check.executionId,
-            deferredField: check.deferredField,
-            markerField: check.markerField,
-            markerValue: marker,
-            mode,
-            taskId,
-            taskMessage: controlMessage(remoteCheckTaskType, taskId, queue, check),
-            dueMs: nowMs + delayMs
-          })
-        )
+        yield* script(workflowRemoteScheduleScript, {
+          queue,
+          executionId: check.executionId,
+          deferredField: check.deferredField,
+          markerField: check.markerField,
+          markerValue: marker,
+          mode,
+          taskId,
+          taskMessage: controlMessage(remoteCheckTaskType, taskId, queue, check),
+          dueMs: nowMs + delayMs
+        })
       })
 
     /**
@@ -754,9 +763,14 @@ export const make = (options?: WorkflowLayerOptions) =>
           yield* registerQueue(queue)
           const run = yield* nextRun(queue, workflow._tag, executionId)
           const version = Context.get(workflow.annotations, Version) ?? opts.version ?? ""
-          const started = yield* call(
-            runScript(workflowStartScript, { ...run, executionId, workflow: workflow._tag, payload, parent, version })
-          )
+          const started = yield* script(workflowStartScript, {
+            ...run,
+            executionId,
+            workflow: workflow._tag,
+            payload,
+            parent,
+            version
+          })
           if (options.discard) return undefined
           if (started._tag === "Started") return new Workflow.Suspended({})
           return yield* resultOf(workflow, started.state, started.result, started.failed)
@@ -799,37 +813,51 @@ export const make = (options?: WorkflowLayerOptions) =>
       resume: (workflow, executionId) => Effect.asVoid(wake(workflow._tag, executionId, "", "", "e")),
 
       activityExecute: (activity: Activity.Any, attempt: number) =>
-        Effect.gen(function* () {
-          const instance = yield* WorkflowEngine.WorkflowInstance
-          const executionId = instance.executionId
-          const run = runs.get(executionId)
-          const queue = run?.queue ?? queueOf(instance.workflow._tag, executionId)
-          const field = `a:${activity.name}/${attempt}`
-          const stored = run?.fields.get(field)
-          if (stored !== undefined) return new Workflow.Complete({ exit: yield* decodeExit(stored) })
-          // A pending interrupt replays only to rebuild compensations: no new activity runs.
-          if (run && (run.fields.has(InterruptField) || run.fields.has(InterruptUnsafeField)) && !instance.interrupted)
-            return new Workflow.Suspended({})
-          // Past the step cap, the activity does not run: the execution fails with the cap.
-          const overSteps = stepCap(run, instance.workflow._tag, executionId)
-          if (overSteps) return new Workflow.Complete({ exit: Exit.die(overSteps) })
-          const activityInstance = WorkflowEngine.WorkflowInstance.initial(instance.workflow, executionId)
-          activityInstance.interrupted = instance.interrupted
-          const result = yield* activity.executeEncoded.pipe(
-            Workflow.intoResult,
-            Effect.provideService(WorkflowEngine.WorkflowInstance, activityInstance)
-          )
-          if (result._tag === "Suspended") return result
-          const exit = yield* encodeExit(result.exit)
-          // A result past a size cap is not stored: the execution fails with the cap.
-          const overSize = stepCap(run, instance.workflow._tag, executionId, field, exit)
-          if (overSize) return new Workflow.Complete({ exit: Exit.die(overSize) })
-          // Stored before it is returned; the first write wins and every writer returns it.
-          const winner =
-            (yield* call(runScript(workflowActivityDoneScript, { queue, executionId, field, exit }))) ?? exit
-          if (run) setField(run, field, winner)
-          return winner === exit ? result : new Workflow.Complete({ exit: yield* decodeExit(winner) })
-        }),
+        Effect.flatMap(
+          WorkflowEngine.WorkflowInstance,
+          (instance): Effect.Effect<Workflow.Result<unknown, unknown>> => {
+            const executionId = instance.executionId
+            const run = runs.get(executionId)
+            const queue = run?.queue ?? queueOf(instance.workflow._tag, executionId)
+            const field = `a:${activity.name}/${attempt}`
+            const stored = run?.fields.get(field)
+            if (stored !== undefined) return Effect.sync(() => new Workflow.Complete({ exit: decodeExitText(stored) }))
+            // A pending interrupt replays only to rebuild compensations: no new activity runs.
+            if (
+              run &&
+              (run.fields.has(InterruptField) || run.fields.has(InterruptUnsafeField)) &&
+              !instance.interrupted
+            )
+              return Effect.succeed(new Workflow.Suspended({}))
+            // Past the step cap, the activity does not run: the execution fails with the cap.
+            const overSteps = stepCap(run, instance.workflow._tag, executionId)
+            if (overSteps) return Effect.succeed(new Workflow.Complete({ exit: Exit.die(overSteps) }))
+            const activityInstance = WorkflowEngine.WorkflowInstance.initial(instance.workflow, executionId)
+            activityInstance.interrupted = instance.interrupted
+            const execute = activity.executeEncoded.pipe(
+              Workflow.intoResult,
+              Effect.provideService(WorkflowEngine.WorkflowInstance, activityInstance)
+            ) as Effect.Effect<Workflow.Result<unknown, unknown>>
+            return Effect.flatMap(execute, (result): Effect.Effect<Workflow.Result<unknown, unknown>> => {
+              if (result._tag === "Suspended") return Effect.succeed(result)
+              const exit = encodeExitText(result.exit)
+              // A result past a size cap is not stored: the execution fails with the cap.
+              const overSize = stepCap(run, instance.workflow._tag, executionId, field, exit)
+              if (overSize) return Effect.succeed(new Workflow.Complete({ exit: Exit.die(overSize) }))
+              // Stored before it is returned; the first write wins and every writer returns it.
+              return Effect.flatMap(
+                script(workflowActivityDoneScript, { queue, executionId, field, exit }),
+                (written): Effect.Effect<Workflow.Result<unknown, unknown>> => {
+                  const winner = written ?? exit
+                  if (run) setField(run, field, winner)
+                  return winner === exit
+                    ? Effect.succeed(result)
+                    : Effect.sync(() => new Workflow.Complete({ exit: decodeExitText(winner) }))
+                }
+              )
+            })
+          }
+        ),
 
       deferredResult: (deferred: DurableDeferred.Any) =>
         Effect.gen(function* () {
@@ -876,16 +904,14 @@ export const make = (options?: WorkflowLayerOptions) =>
             name: o.clock.name
           })
           yield* registerQueue(queue)
-          yield* call(
-            runScript(workflowScheduleClockScript, {
-              queue,
-              executionId: o.executionId,
-              deferredField: `d:${o.clock.deferred.name}`,
-              taskId,
-              taskMessage,
-              wakeUpMs: nowMs + Duration.toMillis(o.clock.duration)
-            })
-          )
+          yield* script(workflowScheduleClockScript, {
+            queue,
+            executionId: o.executionId,
+            deferredField: `d:${o.clock.deferred.name}`,
+            taskId,
+            taskMessage,
+            wakeUpMs: nowMs + Duration.toMillis(o.clock.duration)
+          })
         })
     }
     const engine = WorkflowEngine.makeUnsafe(encoded)
