@@ -490,42 +490,38 @@ export const make = (options?: WorkflowLayerOptions) =>
         const codecs = codecsOf(workflow)
         const payload = yield* codecs.decodePayload(fields.get("payload") ?? "{}")
         const suspendOnFailure = Context.get(workflow.annotations, Workflow.SuspendOnFailure)
-        /** The replay of the workflow, with the fields known so far. */
-        const replay = Effect.gen(function* () {
-          const instance = WorkflowEngine.WorkflowInstance.initial(workflow, executionId)
-          const run = runStateOf(queue, fields, instance)
-          runs.set(executionId, run)
-          const fiber = yield* entry.execute(payload, executionId).pipe(
-            Effect.onExit((exit) => {
-              // As the memory engine: a safe interrupt takes effect when the run would suspend (or
-              // fail under SuspendOnFailure); an unsafe one always. The run then ends interrupted,
-              // so finalizers and compensations run and a final result is recorded.
-              const interrupted = fields.has(InterruptField) || fields.has(InterruptUnsafeField)
-              if (
-                !interrupted ||
-                (!fields.has(InterruptUnsafeField) &&
-                  !instance.suspended &&
-                  !instance.abandoned &&
-                  !(suspendOnFailure && Exit.isFailure(exit)))
-              ) {
-                return Effect.void
-              }
-              instance.interrupted = true
-              instance.suspended = false
-              return Effect.withFiber((f) => Effect.interruptible(Fiber.interrupt(f)))
-            }),
-            Workflow.intoResult,
-            Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
-            (eff) => deferredState.trackRun(instance, eff),
-            Effect.forkChild({ startImmediately: true })
-          )
-          run.fiber = fiber
-          const exit = yield* Fiber.await(fiber).pipe(
-            Effect.ensuring(Effect.sync(() => runs.get(executionId) === run && runs.delete(executionId)))
-          )
-          return { exit, instance }
-        })
-        const { exit, instance } = yield* replay
+        // The replay of the workflow, with the fields known so far.
+        const instance = WorkflowEngine.WorkflowInstance.initial(workflow, executionId)
+        const run = runStateOf(queue, fields, instance)
+        runs.set(executionId, run)
+        const fiber = yield* entry.execute(payload, executionId).pipe(
+          Effect.onExit((exit) => {
+            // As the memory engine: a safe interrupt takes effect when the run would suspend (or
+            // fail under SuspendOnFailure); an unsafe one always. The run then ends interrupted,
+            // so finalizers and compensations run and a final result is recorded.
+            const interrupted = fields.has(InterruptField) || fields.has(InterruptUnsafeField)
+            if (
+              !interrupted ||
+              (!fields.has(InterruptUnsafeField) &&
+                !instance.suspended &&
+                !instance.abandoned &&
+                !(suspendOnFailure && Exit.isFailure(exit)))
+            ) {
+              return Effect.void
+            }
+            instance.interrupted = true
+            instance.suspended = false
+            return Effect.withFiber((f) => Effect.interruptible(Fiber.interrupt(f)))
+          }),
+          Workflow.intoResult,
+          Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
+          (eff) => deferredState.trackRun(instance, eff),
+          Effect.forkChild({ startImmediately: true })
+        )
+        run.fiber = fiber
+        const exit = yield* Fiber.await(fiber).pipe(
+          Effect.ensuring(Effect.sync(() => runs.get(executionId) === run && runs.delete(executionId)))
+        )
         let result: Workflow.Result<unknown, unknown>
         if (Exit.isSuccess(exit)) result = exit.value
         else if (Cause.hasInterruptsOnly(exit.cause) && instance.suspended)
@@ -564,7 +560,7 @@ export const make = (options?: WorkflowLayerOptions) =>
           result: encoded,
           failed: result._tag === "Suspended" && result.failed === true,
           retentionMs: opts.completedRetentionMs,
-          waiting: awaitedNow(instance, fields)
+          waiting: outcome === "complete" ? undefined : awaitedNow(instance, fields)
         })
         if (ended === "recorded" && outcome === "complete") yield* wakeParent(fields)
       })
