@@ -27,6 +27,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import type * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
@@ -331,14 +332,25 @@ export const make = (options?: WorkflowLayerOptions) =>
         )
       )
     const redis = broker.redis
-    /** `call(runScript(def, input))` on the engine's own connection, without looking the Broker up. */
+    /**
+     * `call(runScript(def, input))` on the engine's own connection: one callback on the script's
+     * Promise, its reply decoded there (no Broker lookup, no Effect per step of the call).
+     */
     const script = <I, A, E>(def: ScriptDef<I, A, E>, input: I): Effect.Effect<A> => {
-      const keys = def.keys(input)
-      const args = def.args(input)
-      const eff = Effect.flatMap(
-        def.buffers ? redis.scriptBuffer(def.name, keys, args) : redis.script(def.name, keys, args),
-        (reply) => Effect.fromResult(def.decode(reply, input))
-      )
+      const eff = Effect.callback<A, E | RedisError>((resume) => {
+        redis.scriptPromise(def.name, def.keys(input), def.args(input), def.buffers).then(
+          (reply) => {
+            let decoded: Result.Result<A, E | RedisError>
+            try {
+              decoded = def.decode(reply, input)
+            } catch (e) {
+              return resume(Effect.die(e))
+            }
+            resume(Effect.fromResult(decoded))
+          },
+          (e: unknown) => resume(Effect.fail(e as RedisError))
+        )
+      })
       return Effect.catch(eff, (e) => (isRedisError(e) ? retried(eff) : Effect.die(e)))
     }
 
