@@ -5,6 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
+import * as ExitModule from "effect/Exit"
 import * as Schema from "effect/Schema"
 import * as Workflow from "effect/workflow/Workflow"
 
@@ -13,13 +14,43 @@ const ExitJson = Schema.toCodecJson(Schema.Exit(AnyOrVoid, AnyOrVoid, Schema.Def
 const encodeExitSync = Schema.encodeSync(ExitJson)
 const decodeExitSync = Schema.decodeUnknownSync(ExitJson)
 
-/** An exit whose values are JSON-encoded already (an activity's or a deferred's), as JSON text. */
-export const encodeExit = (exit: Exit.Exit<unknown, unknown>): Effect.Effect<string> =>
-  Effect.sync(() => JSON.stringify(encodeExitSync(exit)))
+/**
+ * An exit whose values are JSON-encoded already (an activity's or a deferred's), as JSON text. A
+ * success is written directly: `{"_tag":"Success","value":…}` with undefined as null, the same
+ * text the schema writes (its value schema passes a JSON value through), without running it.
+ */
+export const encodeExitText = (exit: Exit.Exit<unknown, unknown>): string =>
+  exit._tag === "Success"
+    ? JSON.stringify({ _tag: "Success", value: exit.value === undefined ? null : exit.value })
+    : JSON.stringify(encodeExitSync(exit))
 
-/** The exit stored by `encodeExit`. A stored exit that cannot be read is a defect (the hash was written by something else). */
+/** `encodeExitText` as an Effect. */
+export const encodeExit = (exit: Exit.Exit<unknown, unknown>): Effect.Effect<string> =>
+  Effect.sync(() => encodeExitText(exit))
+
+/**
+ * The exit stored by `encodeExit`. A success is read directly (null as undefined, as the schema
+ * reads it); anything else goes through the schema. A stored exit that cannot be read is a defect
+ * (the hash was written by something else).
+ */
+export const decodeExitText = (json: string): Exit.Exit<unknown, unknown> => {
+  const parsed: unknown = JSON.parse(json)
+  if (
+    typeof parsed === "object" &&
+    parsed !== null &&
+    (parsed as { _tag?: unknown })._tag === "Success" &&
+    "value" in parsed &&
+    Object.keys(parsed).length === 2
+  ) {
+    const value = (parsed as { value: unknown }).value
+    return ExitModule.succeed(value === null ? undefined : value)
+  }
+  return decodeExitSync(parsed) as Exit.Exit<unknown, unknown>
+}
+
+/** `decodeExitText` as an Effect. */
 export const decodeExit = (json: string): Effect.Effect<Exit.Exit<unknown, unknown>> =>
-  Effect.sync(() => decodeExitSync(JSON.parse(json)) as Exit.Exit<unknown, unknown>)
+  Effect.sync(() => decodeExitText(json))
 
 interface Codecs {
   readonly encodePayload: (payload: object) => Effect.Effect<string>

@@ -27,6 +27,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import type * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
@@ -38,7 +39,7 @@ import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import { Broker } from "../broker/Broker.js"
 import { registerQueueScript } from "../broker/enqueue.js"
 import { InvalidArgument } from "../broker/errors.js"
-import { runScript } from "../broker/script.js"
+import type { ScriptDef } from "../broker/script.js"
 import { subscribeChannels } from "../broker/subscribe.js"
 import { readExecutionFields, workflowActivityDoneScript } from "../broker/workflowActivityDone.js"
 import { workflowRunEndScript } from "../broker/workflowRunEnd.js"
@@ -61,7 +62,7 @@ import {
 import { workflowDoneChannel, workflowInterruptChannel } from "../wire/workflowKeys.js"
 import type { RedisConnectionError, RedisError } from "../redis/errors.js"
 import { publishWorkflowInterrupt } from "../broker/workflowNotices.js"
-import { codecsOf, decodeExit, encodeExit } from "./codec.js"
+import { codecsOf, decodeExit, decodeExitText, encodeExit, encodeExitText } from "./codec.js"
 import { type WorkflowCap, WorkflowCapExceeded, type RemoteStepFailed } from "./errors.js"
 import { engineExtras, type RemoteDispatch } from "./internal.js"
 import { remoteCheckTaskType, remoteControlQueueHeader, remoteTaskId, remoteTokenHeader } from "./remoteStep.js"
@@ -297,6 +298,11 @@ const setField = (run: RunState, field: string, value: string) => {
 }
 const InterruptUnsafeField = "interruptUnsafe"
 
+const isRedisError = (e: unknown): boolean => (e as { _tag?: string })._tag === "RedisError"
+/** A failed broker call is tried again after 50 ms, then after 100, 200 and 400 ms. */
+const firstRetryDelay = Duration.millis(50)
+const retrySchedule = Schedule.exponential("100 millis")
+
 /** Builds the engine (needs the Broker; registrations start a worker in their scope). */
 export const make = (options?: WorkflowLayerOptions) =>
   Effect.gen(function* () {
@@ -307,17 +313,46 @@ export const make = (options?: WorkflowLayerOptions) =>
     const runs = new Map<string, RunState>()
     const deferredState = WorkflowEngine.makeDeferredState()
 
-    /** A broker call: Redis errors retried a few times, then a defect (the Encoded contract has no error channel). */
+    /**
+     * A broker call: Redis errors retried a few times (after 50, 100, 200 and 400 ms), then a
+     * defect (the Encoded contract has no error channel). The retry is only set up once a call
+     * has failed: a call that succeeds (nearly all) costs no schedule.
+     */
     const call = <A, E>(eff: Effect.Effect<A, E, Broker>): Effect.Effect<A> =>
-      eff.pipe(
-        Effect.retry({
-          schedule: Schedule.exponential("50 millis"),
-          times: 4,
-          while: (e) => (e as { _tag?: string })._tag === "RedisError"
-        }),
-        Effect.orDie,
-        Effect.provideService(Broker, broker)
+      Effect.provideService(
+        Effect.catch(eff, (e) => (isRedisError(e) ? retried(eff) : Effect.die(e))),
+        Broker,
+        broker
       )
+    const retried = <A, E, R>(eff: Effect.Effect<A, E, R>): Effect.Effect<A, never, R> =>
+      Effect.orDie(
+        Effect.andThen(
+          Effect.sleep(firstRetryDelay),
+          Effect.retry(eff, { schedule: retrySchedule, times: 3, while: isRedisError })
+        )
+      )
+    const redis = broker.redis
+    /**
+     * `call(runScript(def, input))` on the engine's own connection: one callback on the script's
+     * Promise, its reply decoded there (no Broker lookup, no Effect per step of the call).
+     */
+    const script = <I, A, E>(def: ScriptDef<I, A, E>, input: I): Effect.Effect<A> => {
+      const eff = Effect.callback<A, E | RedisError>((resume) => {
+        redis.scriptPromise(def.name, def.keys(input), def.args(input), def.buffers).then(
+          (reply) => {
+            let decoded: Result.Result<A, E | RedisError>
+            try {
+              decoded = def.decode(reply, input)
+            } catch (e) {
+              return resume(Effect.die(e))
+            }
+            resume(Effect.fromResult(decoded))
+          },
+          (e: unknown) => resume(Effect.fail(e as RedisError))
+        )
+      })
+      return Effect.catch(eff, (e) => (isRedisError(e) ? retried(eff) : Effect.die(e)))
+    }
 
     const queueOf = (workflowName: string, executionId: string) => controlQueueOf(opts, workflowName, executionId)
 
@@ -326,7 +361,7 @@ export const make = (options?: WorkflowLayerOptions) =>
     const registerQueue = (queue: string) =>
       registered.has(queue)
         ? Effect.void
-        : Effect.tap(call(runScript(registerQueueScript, queue)), () => Effect.sync(() => registered.add(queue)))
+        : Effect.tap(script(registerQueueScript, queue), () => Effect.sync(() => registered.add(queue)))
 
     const controlMessage = (type: string, id: string, queue: string, payload: unknown) =>
       controlMessageOf(opts, type, id, queue, payload)
@@ -458,50 +493,47 @@ export const make = (options?: WorkflowLayerOptions) =>
         if (entry === undefined)
           return yield* Effect.fail(new Error(`workflow "${name}" is not registered in this worker`))
         const queue = task.queue
-        const start = yield* call(runScript(workflowRunStartScript, { queue, executionId, runId: task.id }))
+        const start = yield* script(workflowRunStartScript, { queue, executionId, runId: task.id })
         if (start._tag === "Stale" || start._tag === "Missing") return
         if (start._tag === "Complete") return yield* wakeParent(start.fields)
-        const fields = new Map(start.fields)
+        // The script's reply is this run's own map (workflowRunStart builds a new one per call).
+        const fields = start.fields as Map<string, string>
         const workflow = entry.workflow
         const codecs = codecsOf(workflow)
         const payload = yield* codecs.decodePayload(fields.get("payload") ?? "{}")
         const suspendOnFailure = Context.get(workflow.annotations, Workflow.SuspendOnFailure)
-        /** The replay of the workflow, with the fields known so far. */
-        const replay = Effect.gen(function* () {
-          const instance = WorkflowEngine.WorkflowInstance.initial(workflow, executionId)
-          const run = runStateOf(queue, fields, instance)
-          runs.set(executionId, run)
-          const fiber = yield* entry.execute(payload, executionId).pipe(
-            Effect.onExit((exit) => {
-              // As the memory engine: a safe interrupt takes effect when the run would suspend (or
-              // fail under SuspendOnFailure); an unsafe one always. The run then ends interrupted,
-              // so finalizers and compensations run and a final result is recorded.
-              const interrupted = fields.has(InterruptField) || fields.has(InterruptUnsafeField)
-              if (
-                !interrupted ||
-                (!fields.has(InterruptUnsafeField) &&
-                  !instance.suspended &&
-                  !instance.abandoned &&
-                  !(suspendOnFailure && Exit.isFailure(exit)))
-              ) {
-                return Effect.void
-              }
-              instance.interrupted = true
-              instance.suspended = false
-              return Effect.withFiber((f) => Effect.interruptible(Fiber.interrupt(f)))
-            }),
-            Workflow.intoResult,
-            Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
-            (eff) => deferredState.trackRun(instance, eff),
-            Effect.forkChild({ startImmediately: true })
-          )
-          run.fiber = fiber
-          const exit = yield* Fiber.await(fiber).pipe(
-            Effect.ensuring(Effect.sync(() => runs.get(executionId) === run && runs.delete(executionId)))
-          )
-          return { exit, instance }
-        })
-        const { exit, instance } = yield* replay
+        // The replay of the workflow, with the fields known so far.
+        const instance = WorkflowEngine.WorkflowInstance.initial(workflow, executionId)
+        const run = runStateOf(queue, fields, instance)
+        runs.set(executionId, run)
+        const fiber = yield* entry.execute(payload, executionId).pipe(
+          Effect.onExit((exit) => {
+            // As the memory engine: a safe interrupt takes effect when the run would suspend (or
+            // fail under SuspendOnFailure); an unsafe one always. The run then ends interrupted,
+            // so finalizers and compensations run and a final result is recorded.
+            const interrupted = fields.has(InterruptField) || fields.has(InterruptUnsafeField)
+            if (
+              !interrupted ||
+              (!fields.has(InterruptUnsafeField) &&
+                !instance.suspended &&
+                !instance.abandoned &&
+                !(suspendOnFailure && Exit.isFailure(exit)))
+            ) {
+              return Effect.void
+            }
+            instance.interrupted = true
+            instance.suspended = false
+            return Effect.withFiber((f) => Effect.interruptible(Fiber.interrupt(f)))
+          }),
+          Workflow.intoResult,
+          Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
+          (eff) => deferredState.trackRun(instance, eff),
+          Effect.forkChild({ startImmediately: true })
+        )
+        run.fiber = fiber
+        const exit = yield* Fiber.await(fiber).pipe(
+          Effect.ensuring(Effect.sync(() => runs.get(executionId) === run && runs.delete(executionId)))
+        )
         let result: Workflow.Result<unknown, unknown>
         if (Exit.isSuccess(exit)) result = exit.value
         else if (Cause.hasInterruptsOnly(exit.cause) && instance.suspended)
@@ -526,20 +558,22 @@ export const make = (options?: WorkflowLayerOptions) =>
           result = new Workflow.Complete({ exit: Exit.die(tooBig) })
           encoded = yield* codecs.encodeResult(result)
         }
-        const next = yield* nextRun(queue, name, executionId)
         const outcome = result._tag === "Complete" ? "complete" : "suspended"
-        const ended = yield* call(
-          runScript(workflowRunEndScript, {
-            ...next,
-            executionId,
-            endingRunId: task.id,
-            outcome,
-            result: encoded,
-            failed: result._tag === "Suspended" && result.failed === true,
-            retentionMs: opts.completedRetentionMs,
-            waiting: awaitedNow(instance, fields)
-          })
-        )
+        // A complete execution enqueues no next run: the script reads the next run only on a suspension.
+        const next =
+          outcome === "complete"
+            ? { queue, runId: "", runMessage: "", pendingSince: "" }
+            : yield* nextRun(queue, name, executionId)
+        const ended = yield* script(workflowRunEndScript, {
+          ...next,
+          executionId,
+          endingRunId: task.id,
+          outcome,
+          result: encoded,
+          failed: result._tag === "Suspended" && result.failed === true,
+          retentionMs: opts.completedRetentionMs,
+          waiting: outcome === "complete" ? undefined : awaitedNow(instance, fields)
+        })
         if (ended === "recorded" && outcome === "complete") yield* wakeParent(fields)
       })
 
@@ -618,19 +652,17 @@ export const make = (options?: WorkflowLayerOptions) =>
         const nowMs = yield* Clock.currentTimeMillis
         const taskId = `rcheck:${check.executionId}:${check.markerField.slice(2)}#${check.n}`
         const delayMs = Math.min(check.initialMs * 2 ** check.n, check.maxMs)
-        yield* call(
-          runScript(workflowRemoteScheduleScript, {
-            queue,
-            executionId: check.executionId,
-            deferredField: check.deferredField,
-            markerField: check.markerField,
-            markerValue: marker,
-            mode,
-            taskId,
-            taskMessage: controlMessage(remoteCheckTaskType, taskId, queue, check),
-            dueMs: nowMs + delayMs
-          })
-        )
+        yield* script(workflowRemoteScheduleScript, {
+          queue,
+          executionId: check.executionId,
+          deferredField: check.deferredField,
+          markerField: check.markerField,
+          markerValue: marker,
+          mode,
+          taskId,
+          taskMessage: controlMessage(remoteCheckTaskType, taskId, queue, check),
+          dueMs: nowMs + delayMs
+        })
       })
 
     /**
@@ -739,9 +771,14 @@ export const make = (options?: WorkflowLayerOptions) =>
           yield* registerQueue(queue)
           const run = yield* nextRun(queue, workflow._tag, executionId)
           const version = Context.get(workflow.annotations, Version) ?? opts.version ?? ""
-          const started = yield* call(
-            runScript(workflowStartScript, { ...run, executionId, workflow: workflow._tag, payload, parent, version })
-          )
+          const started = yield* script(workflowStartScript, {
+            ...run,
+            executionId,
+            workflow: workflow._tag,
+            payload,
+            parent,
+            version
+          })
           if (options.discard) return undefined
           if (started._tag === "Started") return new Workflow.Suspended({})
           return yield* resultOf(workflow, started.state, started.result, started.failed)
@@ -784,37 +821,51 @@ export const make = (options?: WorkflowLayerOptions) =>
       resume: (workflow, executionId) => Effect.asVoid(wake(workflow._tag, executionId, "", "", "e")),
 
       activityExecute: (activity: Activity.Any, attempt: number) =>
-        Effect.gen(function* () {
-          const instance = yield* WorkflowEngine.WorkflowInstance
-          const executionId = instance.executionId
-          const run = runs.get(executionId)
-          const queue = run?.queue ?? queueOf(instance.workflow._tag, executionId)
-          const field = `a:${activity.name}/${attempt}`
-          const stored = run?.fields.get(field)
-          if (stored !== undefined) return new Workflow.Complete({ exit: yield* decodeExit(stored) })
-          // A pending interrupt replays only to rebuild compensations: no new activity runs.
-          if (run && (run.fields.has(InterruptField) || run.fields.has(InterruptUnsafeField)) && !instance.interrupted)
-            return new Workflow.Suspended({})
-          // Past the step cap, the activity does not run: the execution fails with the cap.
-          const overSteps = stepCap(run, instance.workflow._tag, executionId)
-          if (overSteps) return new Workflow.Complete({ exit: Exit.die(overSteps) })
-          const activityInstance = WorkflowEngine.WorkflowInstance.initial(instance.workflow, executionId)
-          activityInstance.interrupted = instance.interrupted
-          const result = yield* activity.executeEncoded.pipe(
-            Workflow.intoResult,
-            Effect.provideService(WorkflowEngine.WorkflowInstance, activityInstance)
-          )
-          if (result._tag === "Suspended") return result
-          const exit = yield* encodeExit(result.exit)
-          // A result past a size cap is not stored: the execution fails with the cap.
-          const overSize = stepCap(run, instance.workflow._tag, executionId, field, exit)
-          if (overSize) return new Workflow.Complete({ exit: Exit.die(overSize) })
-          // Stored before it is returned; the first write wins and every writer returns it.
-          const winner =
-            (yield* call(runScript(workflowActivityDoneScript, { queue, executionId, field, exit }))) ?? exit
-          if (run) setField(run, field, winner)
-          return winner === exit ? result : new Workflow.Complete({ exit: yield* decodeExit(winner) })
-        }),
+        Effect.flatMap(
+          WorkflowEngine.WorkflowInstance,
+          (instance): Effect.Effect<Workflow.Result<unknown, unknown>> => {
+            const executionId = instance.executionId
+            const run = runs.get(executionId)
+            const queue = run?.queue ?? queueOf(instance.workflow._tag, executionId)
+            const field = `a:${activity.name}/${attempt}`
+            const stored = run?.fields.get(field)
+            if (stored !== undefined) return Effect.sync(() => new Workflow.Complete({ exit: decodeExitText(stored) }))
+            // A pending interrupt replays only to rebuild compensations: no new activity runs.
+            if (
+              run &&
+              (run.fields.has(InterruptField) || run.fields.has(InterruptUnsafeField)) &&
+              !instance.interrupted
+            )
+              return Effect.succeed(new Workflow.Suspended({}))
+            // Past the step cap, the activity does not run: the execution fails with the cap.
+            const overSteps = stepCap(run, instance.workflow._tag, executionId)
+            if (overSteps) return Effect.succeed(new Workflow.Complete({ exit: Exit.die(overSteps) }))
+            const activityInstance = WorkflowEngine.WorkflowInstance.initial(instance.workflow, executionId)
+            activityInstance.interrupted = instance.interrupted
+            const execute = activity.executeEncoded.pipe(
+              Workflow.intoResult,
+              Effect.provideService(WorkflowEngine.WorkflowInstance, activityInstance)
+            ) as Effect.Effect<Workflow.Result<unknown, unknown>>
+            return Effect.flatMap(execute, (result): Effect.Effect<Workflow.Result<unknown, unknown>> => {
+              if (result._tag === "Suspended") return Effect.succeed(result)
+              const exit = encodeExitText(result.exit)
+              // A result past a size cap is not stored: the execution fails with the cap.
+              const overSize = stepCap(run, instance.workflow._tag, executionId, field, exit)
+              if (overSize) return Effect.succeed(new Workflow.Complete({ exit: Exit.die(overSize) }))
+              // Stored before it is returned; the first write wins and every writer returns it.
+              return Effect.flatMap(
+                script(workflowActivityDoneScript, { queue, executionId, field, exit }),
+                (written): Effect.Effect<Workflow.Result<unknown, unknown>> => {
+                  const winner = written ?? exit
+                  if (run) setField(run, field, winner)
+                  return winner === exit
+                    ? Effect.succeed(result)
+                    : Effect.sync(() => new Workflow.Complete({ exit: decodeExitText(winner) }))
+                }
+              )
+            })
+          }
+        ),
 
       deferredResult: (deferred: DurableDeferred.Any) =>
         Effect.gen(function* () {
@@ -861,16 +912,14 @@ export const make = (options?: WorkflowLayerOptions) =>
             name: o.clock.name
           })
           yield* registerQueue(queue)
-          yield* call(
-            runScript(workflowScheduleClockScript, {
-              queue,
-              executionId: o.executionId,
-              deferredField: `d:${o.clock.deferred.name}`,
-              taskId,
-              taskMessage,
-              wakeUpMs: nowMs + Duration.toMillis(o.clock.duration)
-            })
-          )
+          yield* script(workflowScheduleClockScript, {
+            queue,
+            executionId: o.executionId,
+            deferredField: `d:${o.clock.deferred.name}`,
+            taskId,
+            taskMessage,
+            wakeUpMs: nowMs + Duration.toMillis(o.clock.duration)
+          })
         })
     }
     const engine = WorkflowEngine.makeUnsafe(encoded)

@@ -1,10 +1,14 @@
 import { Effect } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
+import { registerQueueScript } from "../../src/broker/enqueue.js"
 import { Redis } from "../../src/redis/Redis.js"
 import { flushTestDb, runWithRedis, testRedisUrl } from "../support/redis.js"
 import { freePort } from "../support/redis-server.js"
 
 beforeAll(flushTestDb)
+
+/** A stream's internal write (what reaches the socket). */
+type WriteFn = (this: unknown, ...args: Array<unknown>) => unknown
 
 describe("Redis service", () => {
   it("connects, runs commands and closes when its scope closes", async () => {
@@ -65,5 +69,38 @@ describe("Redis service", () => {
       }).pipe(Effect.provide(Redis.layer({ url: at("/7") })))
     )
     expect(db).toMatch(/ db=7 /)
+  })
+
+  it("sends the script calls made in one turn of the event loop, after the first, in one socket write, each with its own reply in order", async () => {
+    const replies = await Effect.runPromise(
+      Effect.gen(function* () {
+        const r = yield* Redis
+        const name = registerQueueScript.name
+        // The first call sends the script's source (EVAL); the later ones are framed EVALSHAs.
+        yield* r.script(name, ["rt:queues"], ["warm"])
+        const socket = (r.client as unknown as { stream: { _writev?: WriteFn; _write: WriteFn } }).stream
+        let writes = 0
+        const writev = socket._writev
+        const write = socket._write
+        socket._write = function (this: unknown, ...a: Array<unknown>) {
+          writes++
+          return write.apply(this, a)
+        }
+        if (writev)
+          socket._writev = function (this: unknown, ...a: Array<unknown>) {
+            writes++
+            return writev.apply(this, a)
+          }
+        const members = Array.from({ length: 50 }, (_, i) => `q${i % 25}`)
+        const out = yield* Effect.forEach(members, (m) => r.script(name, ["rt:queues"], [m]), {
+          concurrency: "unbounded"
+        })
+        // The first goes out at once (nothing else was waiting for a reply), the others together.
+        expect(writes).toBe(2)
+        return out
+      }).pipe(Effect.provide(Redis.layer({ url: testRedisUrl() })))
+    )
+    // SADD: 1 for a new member, 0 for one added by an earlier call of the same write.
+    expect(replies).toEqual([...Array(25).fill(1), ...Array(25).fill(0)])
   })
 })

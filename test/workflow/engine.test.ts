@@ -24,7 +24,8 @@ import {
 } from "../../src/workflow/index.js"
 import { enqueue } from "../../src/steps/enqueue.js"
 import { testBrokerLayer } from "../support/arrange.js"
-import type { Broker } from "../../src/broker/Broker.js"
+import { Broker } from "../../src/broker/Broker.js"
+import { Redis } from "../../src/redis/Redis.js"
 import { runBroker } from "../processor/support.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
 import { waitFor } from "../support/waitFor.js"
@@ -652,5 +653,67 @@ describe("scripts", () => {
     expect(await c.lrange(queueKeys(q).pending, 0, -1)).toEqual(["next-x5"])
     // A leftover run ends nothing.
     expect(await end("x5")).toBe("stale")
+  })
+})
+
+describe("broker calls", () => {
+  const Retried = Workflow.make("Wf.Retried", {
+    payload: { id: Schema.String },
+    success: Schema.String,
+    idempotencyKey: ({ id }) => id
+  })
+
+  it("a script call refused by Redis is tried again, and the execution goes on once Redis takes it", async () => {
+    // The engine connects as its own ACL user, which loses access to execution hashes (a script
+    // call naming one is refused: NOPERM, a RedisError) until the first refusal is in the ACL
+    // log; access then comes back, within the engine's retries of that call.
+    const user = "wfretry"
+    await c.call("ACL", "SETUSER", user, "reset", "on", ">pw", "~*", "&*", "+@all")
+    const url = new URL(testRedisUrl())
+    url.username = user
+    url.password = "pw"
+    const engine = layer({ queue: "retried", server: { shutdownTimeoutMs: 500 } }).pipe(
+      Layer.provide(Broker.layer),
+      Layer.provide(Redis.layer({ url: url.toString() }))
+    ) as Layer.Layer<WorkflowEngine.WorkflowEngine>
+    let ran = 0
+    const rt = makeRuntime(
+      engine,
+      Retried.toLayer(({ id }) =>
+        Activity.make({ name: "once", success: Schema.String, execute: Effect.sync(() => `${id}:${++ran}`) })
+      )
+    )
+    try {
+      await rt.runPromise(Effect.void)
+      await c.call("ACL", "LOG", "RESET")
+      // Every key but the queue's `wf:…` ones (no other key of a queue starts with "w").
+      await c.call(
+        "ACL",
+        "SETUSER",
+        user,
+        "resetkeys",
+        "~asynq:queues",
+        "~asynq:servers*",
+        "~asynq:workers*",
+        "~asynq:{retried:Wf.Retried}:[^w]*"
+      )
+      let refused = false
+      const allowAgain = (async () => {
+        for (let i = 0; i < 1000 && !refused; i++) {
+          const log = (await c.call("ACL", "LOG")) as Array<Array<unknown>>
+          refused = log.some((entry) => entry.some((v, j) => entry[j - 1] === "object" && String(v).includes(":wf:x:")))
+          if (!refused) await new Promise((r) => setTimeout(r, 5))
+        }
+        await c.call("ACL", "SETUSER", user, "~*")
+      })()
+      const exit = await rt.runPromise(Effect.exit(Effect.timeout(Retried.execute({ id: "r" }), "15 seconds")))
+      await allowAgain
+      expect(refused).toBe(true)
+      expect(normalize(exit)).toEqual({ success: "r:1" })
+      expect(ran).toBe(1)
+    } finally {
+      await rt.dispose()
+      await c.call("ACL", "DELUSER", user)
+    }
   })
 })
