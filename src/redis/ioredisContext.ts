@@ -82,12 +82,12 @@ export const framedEvalsha = (
     }
     command.args = shown
     command.toWritable = () => frame
-    corkForTurn(client)
+    corkForTick(client)
     return client.sendCommand(command as never) as Promise<unknown>
   }
 }
 
-/** The sockets corked until the end of the current tick (`corkForTurn`). */
+/** The sockets corked until the end of the current tick (`corkForTick`). */
 const corked = new WeakSet<object>()
 
 /**
@@ -104,7 +104,7 @@ const corked = new WeakSet<object>()
 /** Commands waiting for replies from which the socket is corked (fewer: each call is written at once). */
 const corkFromInFlight = 4
 
-const corkForTurn = (client: RedisClient) => {
+const corkForTick = (client: RedisClient) => {
   const c = client as {
     readonly stream?: { cork?: () => void; uncork?: () => void }
     readonly commandQueue?: { readonly length: number }

@@ -4,8 +4,7 @@
  * workflow's own schemas, as the cluster engine does).
  */
 import * as Effect from "effect/Effect"
-import type * as Exit from "effect/Exit"
-import * as ExitModule from "effect/Exit"
+import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import * as Workflow from "effect/workflow/Workflow"
 
@@ -43,7 +42,7 @@ export const decodeExitText = (json: string): Exit.Exit<unknown, unknown> => {
     Object.keys(parsed).length === 2
   ) {
     const value = (parsed as { value: unknown }).value
-    return ExitModule.succeed(value === null ? undefined : value)
+    return Exit.succeed(value === null ? undefined : value)
   }
   return decodeExitSync(parsed) as Exit.Exit<unknown, unknown>
 }
