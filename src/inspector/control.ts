@@ -5,7 +5,7 @@ import { publishCancel } from "../broker/publishCancel.js"
 export { pauseQueue, unpauseQueue } from "../steps/pauseQueue.js"
 
 /** Setting and clearing a queue's flow-control limit are the steps themselves. */
-export { clearQueueLimit, getQueueLimit, setQueueLimit } from "../steps/queueLimit.js"
+export { clearQueueLimit, getQueueFlow, getQueueLimit, setQueueLimit } from "../steps/queueLimit.js"
 
 /**
  * Asks the server running a task to cancel it (asynq's CancelProcessing): best effort, it only

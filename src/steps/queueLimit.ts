@@ -5,10 +5,12 @@
  * a task over the limit stays pending and takes no worker slot. Go asynq servers run their own
  * dequeue and do not see it.
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { InvalidArgument } from "../broker/errors.js"
 import {
   getQueueLimitScript,
+  queueFlowScript,
   type PerKeyLimitInfo,
   setQueueLimitScript,
   type QueueLimitInfo,
@@ -203,4 +205,18 @@ export const clearQueueLimit = Effect.fn("Steps.clearQueueLimit")(function* (que
 /** A queue's flow-control limit, or undefined when it has none. */
 export const getQueueLimit = Effect.fn("Steps.getQueueLimit")(function* (queue: string) {
   return yield* runScript(getQueueLimitScript, { queue })
+})
+
+/**
+ * A queue's flow control now: its limit (undefined: none) and, while a handler's `RateLimited` with
+ * `holdQueue` holds the queue, when that hold ends (`heldUntil`; left out when the queue is not held).
+ */
+export const getQueueFlow = Effect.fn("Steps.getQueueFlow")(function* (queue: string) {
+  const { limit, holdUntilMs } = yield* runScript(queueFlowScript, { queue })
+  const now = yield* Clock.currentTimeMillis
+  const held = holdUntilMs !== undefined && holdUntilMs > now
+  return {
+    limit,
+    ...(held ? { heldUntil: new Date(holdUntilMs) } : {})
+  } as { readonly limit: QueueLimitInfo | undefined; readonly heldUntil?: Date }
 })

@@ -96,9 +96,21 @@ describe("CLI queue limit (real Redis)", { timeout: 240_000 }, () => {
       heldUntil: "2099-01-01T00:00:00.000Z",
       limit: { perKey: { concurrency: 2 } }
     })
+    // `queue limit QUEUE` shows the hold too.
+    expect((await cli("queue", "limit", "tenants")).stdout).toMatch(
+      /^Queue "tenants": limit per key: 10\/s \(burst 2\), concurrency 2; held until 2099-01-01T00:00:00\.000Z \(in \d+d\d+h\)\.\n$/
+    )
+    expect(JSON.parse((await cli("queue", "limit", "tenants", "--json")).stdout)).toMatchObject({
+      queue: "tenants",
+      heldUntil: "2099-01-01T00:00:00.000Z"
+    })
     // A hold that has ended is not shown.
     await c.hset("asynq:{tenants}:flow", "hold_until", String(Date.UTC(2020, 0, 1)))
     expect((await cli("queue", "inspect", "tenants")).stdout).toMatch(/^held:\s+no$/m)
+    expect((await cli("queue", "limit", "tenants")).stdout).toBe(
+      'Queue "tenants": limit per key: 10/s (burst 2), concurrency 2.\n'
+    )
+    expect(JSON.parse((await cli("queue", "limit", "tenants", "--json")).stdout)).not.toHaveProperty("heldUntil")
     await c.hdel("asynq:{tenants}:flow", "hold_until")
     const both = await cli("queue", "limit", "tenants", "--concurrency", "5", "--key-concurrency", "1")
     expect(both.stdout).toBe('Queue "tenants": limit concurrency 5, per key: concurrency 1.\n')

@@ -1,3 +1,4 @@
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Option from "effect/Option"
@@ -5,7 +6,7 @@ import { InvalidArgument } from "../../../src/broker/errors.js"
 import { requireQueue } from "../../../src/broker/queues.js"
 import {
   clearQueueLimit,
-  getQueueLimit,
+  getQueueFlow,
   pauseQueue,
   setQueueLimit,
   unpauseQueue
@@ -155,7 +156,6 @@ export const limitText = (limit: QueueLimitInfo | undefined): string => {
   return parts.join(", ")
 }
 
-/** A rate and a concurrency cap (the queue's, or each key's) as `100/s (burst 1)`, `concurrency 5`. */
 /**
  * A queue's hold (`RateLimited` with `holdQueue`) in one line: `until 2026-11-28T12:00:30.000Z (in
  * 30s)`, or `no` when it is not held.
@@ -165,6 +165,7 @@ export const heldText = (heldUntil: Date | undefined, now: Date): string =>
     ? "no"
     : `until ${heldUntil.toISOString()} (in ${duration(heldUntil.getTime() - now.getTime())})`
 
+/** A rate and a concurrency cap (the queue's, or each key's) as `100/s (burst 1)`, `concurrency 5`. */
 const rateAndCap = (limit: Pick<QueueLimitInfo, "rate" | "concurrency">): Array<string> => {
   const parts: Array<string> = []
   if (limit.rate) parts.push(`${limit.rate.limit}/${periodText(limit.rate.perMs)} (burst ${limit.rate.burst})`)
@@ -221,10 +222,12 @@ const limitCmd = Command.make(
         }
         if (!given) {
           yield* requireQueue(queue)
-          const current = yield* getQueueLimit(queue)
+          const { limit: current, heldUntil } = yield* getQueueFlow(queue)
+          const now = new Date(yield* Clock.currentTimeMillis)
           return yield* emit(
-            () => ({ queue, limit: current ?? null }),
-            () => `Queue "${queue}": limit ${limitText(current)}.`
+            () => ({ queue, limit: current ?? null, ...(heldUntil ? { heldUntil: heldUntil.toISOString() } : {}) }),
+            () =>
+              `Queue "${queue}": limit ${limitText(current)}${heldUntil ? `; held ${heldText(heldUntil, now)}` : ""}.`
           )
         }
         const parsed = Option.isSome(rate) ? yield* parseRate(rate.value) : undefined
