@@ -14,7 +14,15 @@ export { getTaskInfo } from "./getTaskInfo.js"
 export { archiveTask, deleteTask, runTask, type TaskActionResult } from "./taskActions.js"
 export { archiveAll, defaultBatchSize, deleteAll, runAll } from "./bulkActions.js"
 export { deleteQueue, type DeleteQueueOptions } from "./deleteQueue.js"
-export { cancelProcessing, clearQueueLimit, getQueueFlow, getQueueLimit, pauseQueue, setQueueLimit, unpauseQueue } from "./control.js"
+export {
+  cancelProcessing,
+  clearQueueLimit,
+  getQueueFlow,
+  getQueueLimit,
+  pauseQueue,
+  setQueueLimit,
+  unpauseQueue
+} from "./control.js"
 export {
   parseRate,
   type PerKeyLimit,
