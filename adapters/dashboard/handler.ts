@@ -21,7 +21,7 @@ import { findRoute, json } from "./api.js"
 import { assetResponse, appPage, loginPage } from "./pages.js"
 import { carriesToken, makeTokenCheck, type TokenCheck } from "./auth.js"
 import { makeFailedLogins } from "./failedLogins.js"
-import { makeHostCheck, parseAllowedHosts } from "./hosts.js"
+import { makeHostCheck, makeOriginCheck, parseAllowedHosts } from "./hosts.js"
 import { isRedisUnavailable, redisAddressOf, redisUnavailableMessage } from "./redisDown.js"
 
 export interface DashboardOptions {
@@ -166,13 +166,19 @@ export const handleApiRequest = (
   )
 }
 
-/** A state-changing request sent from another site's page (its Origin is not this host): refused. */
-const crossSite = (request: Request, url: URL): boolean => {
+/**
+ * A state-changing request sent from another site's page: refused. Its Origin is this dashboard's
+ * when it names the request's own Host, or a name in `allowedHosts` (any port): behind a proxy or
+ * CDN that passes the origin server's name in Host (CloudFront in front of a Lambda URL), the
+ * page's Origin is the public name, which the operator lists there.
+ */
+const crossSite = (request: Request, url: URL, allowedOrigin: (hostname: string) => boolean): boolean => {
   if (request.method === "GET" || request.method === "HEAD") return false
   const origin = request.headers.get("origin")
   if (origin === null) return false
   try {
-    return new URL(origin).host !== (request.headers.get("host") ?? url.host)
+    const from = new URL(origin)
+    return from.host !== (request.headers.get("host") ?? url.host) && !allowedOrigin(from.hostname)
   } catch {
     return true
   }
@@ -277,7 +283,9 @@ export const createDashboardCore = (
   }
   if (options.token !== undefined && options.token.trim() === "")
     throw new TypeError(`${where}: token is empty; pass a non-empty token or leave it out`)
-  const checkHost = makeHostCheck(parseAllowedHosts(options.allowedHosts, where))
+  const allowedHosts = parseAllowedHosts(options.allowedHosts, where)
+  const checkHost = makeHostCheck(allowedHosts)
+  const allowedOrigin = makeOriginCheck(allowedHosts)
   const tokens = makeTokenCheck(options.token, `${basePath}/`)
   const given = brokerLayerOfLayerOrClient(options.redis)
   const runtime = given
@@ -317,7 +325,7 @@ export const createDashboardCore = (
       url.searchParams.delete("token")
       return seeOther(`${url.pathname}${url.search}${url.hash}`, auth.setCookie)
     }
-    if (crossSite(request, url))
+    if (crossSite(request, url, allowedOrigin))
       return refusedResponse(
         403,
         "CrossSiteRequest",

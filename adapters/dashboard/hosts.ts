@@ -91,3 +91,15 @@ export const makeHostCheck = (allowed: ReadonlyArray<string>): HostCheck => {
     return `this dashboard does not answer to the host "${hostname}" (a guard against DNS rebinding); if that name is yours, allow it with --allowed-host ${hostname} (allowedHosts in code)`
   }
 }
+
+/**
+ * Whether a page's Origin hostname (as `URL.hostname` gives it) is one of the configured names
+ * (normalised by parseAllowedHosts): a page the operator's own public name serves. Only the
+ * configured names: `localhost` and IP addresses, which the Host check always answers, are not
+ * accepted as another Origin (a page on another local port or machine is another site).
+ */
+export const makeOriginCheck = (allowed: ReadonlyArray<string>): ((hostname: string) => boolean) => {
+  const names = new Set(allowed)
+  // URL.hostname keeps an IPv6 address in brackets, as parseAllowedHosts stores it.
+  return (hostname) => names.has(canonical(hostname))
+}

@@ -17,6 +17,7 @@ const inspector = createInspector({ url: testRedisUrl() })
 let readOnly: DashboardServer
 let withActions: DashboardServer
 let configured: DashboardServer
+let proxied: DashboardServer
 let taskId: string
 
 beforeAll(async () => {
@@ -27,11 +28,18 @@ beforeAll(async () => {
   readOnly = await serveDashboard({ redis: testRedisUrl(), port: 0 })
   withActions = await serveDashboard({ redis: testRedisUrl(), port: 0, allowActions: true })
   configured = await serveDashboard({ redis: testRedisUrl(), port: 0, allowedHosts: ["dash.example.com", "::1"] })
+  proxied = await serveDashboard({
+    redis: testRedisUrl(),
+    port: 0,
+    allowActions: true,
+    allowedHosts: ["dash.example.com", "origin.internal"]
+  })
 })
 afterAll(async () => {
   await readOnly?.close()
   await withActions?.close()
   await configured?.close()
+  await proxied?.close()
   await inspector.close()
 })
 
@@ -106,6 +114,30 @@ describe("the dashboard's Host check (DNS rebinding)", () => {
       "user@127.0.0.1"
     ])
       expect((await raw(configured.port, host, "/api/queues")).status, host).toBe(421)
+  })
+
+  it("behind a proxy that passes its origin's name in Host, an action from a page on a configured name is taken; from any other Origin it is refused", async () => {
+    const pause = (origin: string) =>
+      raw(proxied.port, "origin.internal", "/api/queues/default:pause", "POST", { origin })
+    for (const origin of [
+      "https://evil.example",
+      "https://dash.example.com.evil.example",
+      "http://localhost:3000",
+      "http://127.0.0.1",
+      "null"
+    ]) {
+      const r = await pause(origin)
+      expect(r.status, origin).toBe(403)
+      expect(JSON.parse(r.body).error.code).toBe("CrossSiteRequest")
+    }
+    expect((await inspector.getQueueInfo("default")).paused).toBe(false)
+    expect((await pause("https://DASH.example.com")).status).toBe(204)
+    expect((await inspector.getQueueInfo("default")).paused).toBe(true)
+    const resume = await raw(proxied.port, "origin.internal", "/api/queues/default:resume", "POST", {
+      origin: "https://dash.example.com:8443"
+    })
+    expect(resume.status).toBe(204)
+    expect((await inspector.getQueueInfo("default")).paused).toBe(false)
   })
 
   it("serveDashboard refuses a malformed allowed host, saying which and why", async () => {
