@@ -62,7 +62,7 @@ import {
 import { workflowDoneChannel, workflowInterruptChannel } from "../wire/workflowKeys.js"
 import type { RedisConnectionError, RedisError } from "../redis/errors.js"
 import { publishWorkflowInterrupt } from "../broker/workflowNotices.js"
-import { codecsOf, decodeExit, decodeExitText, encodeExit, encodeExitText } from "./codec.js"
+import { activityCodecsOf, codecsOf, decodeExit, decodeExitText, encodeExit, encodeExitText } from "./codec.js"
 import { type WorkflowCap, WorkflowCapExceeded, type RemoteStepFailed } from "./errors.js"
 import { engineExtras, type RemoteDispatch } from "./internal.js"
 import { remoteCheckTaskType, remoteControlQueueHeader, remoteTaskId, remoteTokenHeader } from "./remoteStep.js"
@@ -842,7 +842,10 @@ export const make = (options?: WorkflowLayerOptions) =>
             if (overSteps) return Effect.succeed(new Workflow.Complete({ exit: Exit.die(overSteps) }))
             const activityInstance = WorkflowEngine.WorkflowInstance.initial(instance.workflow, executionId)
             activityInstance.interrupted = instance.interrupted
-            const execute = activity.executeEncoded.pipe(
+            const activityCodecs = activityCodecsOf(activity)
+            const executeEncoded =
+              activityCodecs === undefined ? activity.executeEncoded : activityCodecs.executeEncoded(activity as never)
+            const execute = executeEncoded.pipe(
               Workflow.intoResult,
               Effect.provideService(WorkflowEngine.WorkflowInstance, activityInstance)
             ) as Effect.Effect<Workflow.Result<unknown, unknown>>
@@ -922,7 +925,23 @@ export const make = (options?: WorkflowLayerOptions) =>
           })
         })
     }
-    const engine = WorkflowEngine.makeUnsafe(encoded)
+    const typed = WorkflowEngine.makeUnsafe(encoded)
+    // The typed engine's activity step decodes the stored exit with the activity's exitSchemaPartial,
+    // built anew with every Activity.make: the activity's cached codecs do the same decode.
+    const engine: WorkflowEngine.WorkflowEngine["Service"] = WorkflowEngine.WorkflowEngine.of({
+      ...typed,
+      activityExecute: (activity, attempt) => {
+        const activityCodecs = activityCodecsOf(activity)
+        if (activityCodecs === undefined) return typed.activityExecute(activity, attempt)
+        return Effect.flatMap(
+          encoded.activityExecute(activity, attempt),
+          (result): Effect.Effect<Workflow.Result<unknown, unknown>> =>
+            result._tag === "Suspended"
+              ? Effect.succeed(result)
+              : Effect.map(activityCodecs.decodeExit(result.exit), (exit) => new Workflow.Complete({ exit }))
+        )
+      }
+    })
     engineExtras.set(engine, {
       dispatchRemote,
       versionOf: (executionId) => runs.get(executionId)?.fields.get("version")
