@@ -581,8 +581,12 @@ export const make = (options?: WorkflowLayerOptions) =>
           outcome === "complete"
             ? { queue, runId: "", runMessage: "", pendingSince: "" }
             : yield* nextRun(queue, name, executionId)
+        // Written out, not spread: properties added to a spread object are slow stores (V8).
         const ended = yield* script(workflowRunEndScript, {
-          ...next,
+          queue: next.queue,
+          runId: next.runId,
+          runMessage: next.runMessage,
+          pendingSince: next.pendingSince,
           executionId,
           endingRunId: task.id,
           outcome,
@@ -789,7 +793,17 @@ export const make = (options?: WorkflowLayerOptions) =>
           return Effect.flatMap(codecs.encodePayload(options.payload), (payload) =>
             Effect.flatMap(Effect.andThen(registerQueue(queue), nextRun(queue, workflow._tag, executionId)), (run) =>
               Effect.flatMap(
-                script(workflowStartScript, { ...run, executionId, workflow: workflow._tag, payload, parent, version }),
+                script(workflowStartScript, {
+                  queue: run.queue,
+                  runId: run.runId,
+                  runMessage: run.runMessage,
+                  pendingSince: run.pendingSince,
+                  executionId,
+                  workflow: workflow._tag,
+                  payload,
+                  parent,
+                  version
+                }),
                 (started): Effect.Effect<Workflow.Result<unknown, unknown> | undefined> => {
                   if (options.discard) return Effect.undefined
                   if (started._tag === "Started") return Effect.succeed(new Workflow.Suspended({}))
