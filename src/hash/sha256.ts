@@ -16,8 +16,9 @@ const H = primes.slice(0, 8).map((p) => fraction32(Math.sqrt(p)))
 const rotr = (x: number, n: number) => (x >>> n) | (x << (32 - n))
 const encoder = new TextEncoder()
 
-export const sha256Hex = (text: string): string => {
-  const view = paddedBlocks(encoder.encode(text), false)
+/** The eight 32-bit words of the SHA-256 of `data`. */
+const sha256Words = (data: Uint8Array): Array<number> => {
+  const view = paddedBlocks(data, false)
   const h = H.slice()
   const w = new Int32Array(64)
   for (let off = 0; off < view.byteLength; off += 64) {
@@ -50,5 +51,18 @@ export const sha256Hex = (text: string): string => {
     h[6] = (h[6]! + g) | 0
     h[7] = (h[7]! + hh) | 0
   }
-  return h.map((x) => (x >>> 0).toString(16).padStart(8, "0")).join("")
+  return h
+}
+
+export const sha256Hex = (text: string): string =>
+  sha256Words(encoder.encode(text))
+    .map((x) => (x >>> 0).toString(16).padStart(8, "0"))
+    .join("")
+
+/** SHA-256 of bytes, as the 32 bytes of the digest. */
+export const sha256Bytes = (data: Uint8Array): Uint8Array => {
+  const out = new Uint8Array(32)
+  const view = new DataView(out.buffer)
+  sha256Words(data).forEach((x, i) => view.setInt32(4 * i, x))
+  return out
 }

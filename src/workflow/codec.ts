@@ -93,3 +93,58 @@ export const codecsOf = (workflow: Workflow.Any): Codecs => {
   cache.set(workflow, c)
   return c
 }
+
+/** An activity as `Activity.make` builds it: its schemas and its plain execution. */
+interface ActivityWithSchemas {
+  readonly successSchema: Schema.Top
+  readonly errorSchema: Schema.Top
+  readonly execute: Effect.Effect<unknown, unknown, unknown>
+}
+
+/** The JSON codecs of an activity's results, built once per (success, error) schema pair. */
+export interface ActivityCodecs {
+  /** The activity's run with its success or failure encoded (as its `executeEncoded`). */
+  readonly executeEncoded: (activity: ActivityWithSchemas) => Effect.Effect<unknown, unknown, unknown>
+  /** A stored exit (its values JSON) decoded (as the typed engine's decode with `exitSchemaPartial`). */
+  readonly decodeExit: (exit: Exit.Exit<unknown, unknown>) => Effect.Effect<Exit.Exit<unknown, unknown>>
+}
+
+const activityCodecCache = new WeakMap<Schema.Top, WeakMap<Schema.Top, ActivityCodecs>>()
+
+const hasSchemas = (activity: object): activity is ActivityWithSchemas =>
+  "successSchema" in activity &&
+  "errorSchema" in activity &&
+  Effect.isEffect((activity as { execute?: unknown }).execute)
+
+/**
+ * The codecs of an activity's results, or undefined for an activity not built by `Activity.make`.
+ * effect's own path builds the JSON codecs and the exit schema in every `Activity.make` and
+ * compiles them on first use: an activity made inside the workflow (the usual way) pays that on
+ * every run. These are built from the activity's schemas, which are usually made once, and kept
+ * with them: the same encoding and decoding, compiled once.
+ */
+export const activityCodecsOf = (activity: object): ActivityCodecs | undefined => {
+  if (!hasSchemas(activity)) return undefined
+  const { successSchema, errorSchema } = activity
+  let byError = activityCodecCache.get(successSchema)
+  if (byError === undefined) activityCodecCache.set(successSchema, (byError = new WeakMap()))
+  let c = byError.get(errorSchema)
+  if (c !== undefined) return c
+  const successJson = Schema.toCodecJson(successSchema as Schema.Codec<unknown, unknown>)
+  const errorJson = Schema.toCodecJson(errorSchema as Schema.Codec<unknown, unknown>)
+  const encodeSuccess = Schema.encodeEffect(successJson)
+  const encodeError = Schema.encodeEffect(errorJson)
+  const decodeExit = Schema.decodeEffect(Schema.Exit(successJson, errorJson, Schema.Unknown)) as unknown as (
+    exit: Exit.Exit<unknown, unknown>
+  ) => Effect.Effect<Exit.Exit<unknown, unknown>, Schema.SchemaError>
+  const onFailure = (error: unknown) =>
+    Effect.flatMap(Effect.orDie(encodeError(error) as Effect.Effect<unknown, Schema.SchemaError>), Effect.fail)
+  const onSuccess = (value: unknown) => Effect.orDie(encodeSuccess(value) as Effect.Effect<unknown, Schema.SchemaError>)
+  c = {
+    executeEncoded: (a) => Effect.matchEffect(a.execute, { onFailure, onSuccess }),
+    // As the typed engine: undefined values as null before the decode.
+    decodeExit: (exit) => Effect.orDie(decodeExit(Exit.map(exit, (v) => v ?? null)))
+  }
+  byError.set(errorSchema, c)
+  return c
+}

@@ -27,7 +27,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import type * as Result from "effect/Result"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
@@ -62,7 +62,7 @@ import {
 import { workflowDoneChannel, workflowInterruptChannel } from "../wire/workflowKeys.js"
 import type { RedisConnectionError, RedisError } from "../redis/errors.js"
 import { publishWorkflowInterrupt } from "../broker/workflowNotices.js"
-import { codecsOf, decodeExit, decodeExitText, encodeExit, encodeExitText } from "./codec.js"
+import { activityCodecsOf, codecsOf, decodeExit, decodeExitText, encodeExit, encodeExitText } from "./codec.js"
 import { type WorkflowCap, WorkflowCapExceeded, type RemoteStepFailed } from "./errors.js"
 import { engineExtras, type RemoteDispatch } from "./internal.js"
 import { remoteCheckTaskType, remoteControlQueueHeader, remoteTaskId, remoteTokenHeader } from "./remoteStep.js"
@@ -337,7 +337,7 @@ export const make = (options?: WorkflowLayerOptions) =>
      * Promise, its reply decoded there (no Broker lookup, no Effect per step of the call).
      */
     const script = <I, A, E>(def: ScriptDef<I, A, E>, input: I): Effect.Effect<A> => {
-      const eff = Effect.callback<A, E | RedisError>((resume) => {
+      const call = (resume: (effect: Effect.Effect<A, E | RedisError>) => void) => {
         redis.scriptPromise(def.name, def.keys(input), def.args(input), def.buffers).then(
           (reply) => {
             let decoded: Result.Result<A, E | RedisError>
@@ -350,8 +350,25 @@ export const make = (options?: WorkflowLayerOptions) =>
           },
           (e: unknown) => resume(Effect.fail(e as RedisError))
         )
+      }
+      // A failure is settled where it lands, so the usual path has no catch frame: a Redis error
+      // is retried (the retries are the plain call), anything else is a defect.
+      const failed = (e: unknown): Effect.Effect<A> =>
+        isRedisError(e) ? retried(Effect.callback(call)) : Effect.die(e)
+      return Effect.callback<A>((resume) => {
+        redis.scriptPromise(def.name, def.keys(input), def.args(input), def.buffers).then(
+          (reply) => {
+            let decoded: Result.Result<A, E | RedisError>
+            try {
+              decoded = def.decode(reply, input)
+            } catch (e) {
+              return resume(Effect.die(e))
+            }
+            resume(Result.isSuccess(decoded) ? Effect.succeed(decoded.success) : failed(decoded.failure))
+          },
+          (e: unknown) => resume(failed(e))
+        )
       })
-      return Effect.catch(eff, (e) => (isRedisError(e) ? retried(eff) : Effect.die(e)))
     }
 
     const queueOf = (workflowName: string, executionId: string) => controlQueueOf(opts, workflowName, executionId)
@@ -564,8 +581,12 @@ export const make = (options?: WorkflowLayerOptions) =>
           outcome === "complete"
             ? { queue, runId: "", runMessage: "", pendingSince: "" }
             : yield* nextRun(queue, name, executionId)
+        // Written out, not spread: properties added to a spread object are slow stores (V8).
         const ended = yield* script(workflowRunEndScript, {
-          ...next,
+          queue: next.queue,
+          runId: next.runId,
+          runMessage: next.runMessage,
+          pendingSince: next.pendingSince,
           executionId,
           endingRunId: task.id,
           outcome,
@@ -756,11 +777,11 @@ export const make = (options?: WorkflowLayerOptions) =>
           readonly detached?: boolean | undefined
         }
       ) =>
-        Effect.gen(function* () {
+        Effect.suspend(() => {
+          // A chain, not a generator: once per start, every step is one Effect.
           const { executionId } = options
           const queue = queueOf(workflow._tag, executionId)
           const codecs = codecsOf(workflow)
-          const payload = yield* codecs.encodePayload(options.payload)
           const parent =
             options.parent !== undefined && !options.detached
               ? JSON.stringify({
@@ -768,20 +789,29 @@ export const make = (options?: WorkflowLayerOptions) =>
                   executionId: options.parent.executionId
                 } satisfies Parent)
               : ""
-          yield* registerQueue(queue)
-          const run = yield* nextRun(queue, workflow._tag, executionId)
           const version = Context.get(workflow.annotations, Version) ?? opts.version ?? ""
-          const started = yield* script(workflowStartScript, {
-            ...run,
-            executionId,
-            workflow: workflow._tag,
-            payload,
-            parent,
-            version
-          })
-          if (options.discard) return undefined
-          if (started._tag === "Started") return new Workflow.Suspended({})
-          return yield* resultOf(workflow, started.state, started.result, started.failed)
+          return Effect.flatMap(codecs.encodePayload(options.payload), (payload) =>
+            Effect.flatMap(Effect.andThen(registerQueue(queue), nextRun(queue, workflow._tag, executionId)), (run) =>
+              Effect.flatMap(
+                script(workflowStartScript, {
+                  queue: run.queue,
+                  runId: run.runId,
+                  runMessage: run.runMessage,
+                  pendingSince: run.pendingSince,
+                  executionId,
+                  workflow: workflow._tag,
+                  payload,
+                  parent,
+                  version
+                }),
+                (started): Effect.Effect<Workflow.Result<unknown, unknown> | undefined> => {
+                  if (options.discard) return Effect.undefined
+                  if (started._tag === "Started") return Effect.succeed(new Workflow.Suspended({}))
+                  return resultOf(workflow, started.state, started.result, started.failed)
+                }
+              )
+            )
+          )
         }) as Effect.Effect<Discard extends true ? void : Workflow.Result<unknown, unknown>>,
 
       poll: (workflow, executionId) =>
@@ -842,7 +872,10 @@ export const make = (options?: WorkflowLayerOptions) =>
             if (overSteps) return Effect.succeed(new Workflow.Complete({ exit: Exit.die(overSteps) }))
             const activityInstance = WorkflowEngine.WorkflowInstance.initial(instance.workflow, executionId)
             activityInstance.interrupted = instance.interrupted
-            const execute = activity.executeEncoded.pipe(
+            const activityCodecs = activityCodecsOf(activity)
+            const executeEncoded =
+              activityCodecs === undefined ? activity.executeEncoded : activityCodecs.executeEncoded(activity as never)
+            const execute = executeEncoded.pipe(
               Workflow.intoResult,
               Effect.provideService(WorkflowEngine.WorkflowInstance, activityInstance)
             ) as Effect.Effect<Workflow.Result<unknown, unknown>>
@@ -922,7 +955,23 @@ export const make = (options?: WorkflowLayerOptions) =>
           })
         })
     }
-    const engine = WorkflowEngine.makeUnsafe(encoded)
+    const typed = WorkflowEngine.makeUnsafe(encoded)
+    // The typed engine's activity step decodes the stored exit with the activity's exitSchemaPartial,
+    // built anew with every Activity.make: the activity's cached codecs do the same decode.
+    const engine: WorkflowEngine.WorkflowEngine["Service"] = WorkflowEngine.WorkflowEngine.of({
+      ...typed,
+      activityExecute: (activity, attempt) => {
+        const activityCodecs = activityCodecsOf(activity)
+        if (activityCodecs === undefined) return typed.activityExecute(activity, attempt)
+        return Effect.flatMap(
+          encoded.activityExecute(activity, attempt),
+          (result): Effect.Effect<Workflow.Result<unknown, unknown>> =>
+            result._tag === "Suspended"
+              ? Effect.succeed(result)
+              : Effect.map(activityCodecs.decodeExit(result.exit), (exit) => new Workflow.Complete({ exit }))
+        )
+      }
+    })
     engineExtras.set(engine, {
       dispatchRemote,
       versionOf: (executionId) => runs.get(executionId)?.fields.get("version")

@@ -17,6 +17,7 @@ import * as Layer from "effect/Layer"
 import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import type { Broker } from "../broker/Broker.js"
 import type { InvalidArgument } from "../broker/errors.js"
+import { syncSha256Layer } from "./digest.js"
 import { make, type WorkflowLayerOptions } from "./engine.js"
 
 /**
@@ -87,9 +88,11 @@ export {
  * Workflows registered with it (`Workflow.toLayer`) get a worker in this process for their
  * control queues while the registration's layer is alive; a process that registers none only
  * starts, polls, resumes, interrupts and completes deferreds. Options are checked when the layer
- * is built: a bad one fails the build with an InvalidArgument naming it.
+ * is built: a bad one fails the build with an InvalidArgument naming it. It also sets effect's
+ * `WebCrypto` reference to the same Crypto with SHA-256 digests computed synchronously (digest.ts):
+ * execution ids are SHA-256 digests, and Web Crypto's own digest costs a thread-pool round trip.
  */
 export const layer = (
   options?: WorkflowLayerOptions
 ): Layer.Layer<WorkflowEngine.WorkflowEngine, InvalidArgument, Broker> =>
-  Layer.effect(WorkflowEngine.WorkflowEngine, make(options))
+  Layer.merge(Layer.effect(WorkflowEngine.WorkflowEngine, make(options)), syncSha256Layer)
