@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ClientClosed, createClient, DuplicateTask, InvalidArgument, TaskIdConflict } from "../src/client.js"
 import { clientUsesLightTransport } from "../src/runtime/promiseRuntime.js"
 import { queueKeys } from "../src/wire/keys.js"
+import { decodeTaskMessage } from "../src/wire/TaskMessage.js"
 import { freePort, redisServerBinary, waitForPing } from "./support/redis-server.js"
 import { flushTestDb, rawClient, testDb, testRedisUrl } from "./support/redis.js"
 import { waitFor } from "./support/waitFor.js"
@@ -142,6 +143,37 @@ describe("createClient (Promise facade)", () => {
         "aggregating"
       ])
       expect(await c.lrange(queueKeys("cl-many").pending, 0, -1)).toEqual(["m1"])
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("long payload texts (ASCII and not, strings and JSON, one by one and in enqueueMany) are stored as their UTF-8 bytes, as TaskInfo gives them", async () => {
+    const client = createClient({ url: testRedisUrl() })
+    try {
+      const payloads: ReadonlyArray<unknown> = [
+        { s: "a".repeat(10_000) },
+        { s: `${"b".repeat(3000)}żółć` },
+        "c".repeat(700),
+        `${"d".repeat(2000)}🎉`,
+        { s: "e".repeat(600) }
+      ]
+      const utf8 = (p: unknown) => new TextEncoder().encode(typeof p === "string" ? p : JSON.stringify(p))
+      const infos = [
+        ...(await Promise.all(payloads.map((p) => client.enqueue("t", p, { queue: "cl-text" })))),
+        ...(
+          await client.enqueueMany(payloads.map((p) => ({ type: "t", payload: p, options: { queue: "cl-text" } })))
+        ).map((o) => {
+          if (!o.ok) throw new Error(o.error.message)
+          return o.info
+        })
+      ]
+      for (const [i, info] of infos.entries()) {
+        const want = utf8(payloads[i % payloads.length])
+        expect(Buffer.from(info.payload!).equals(Buffer.from(want))).toBe(true)
+        const stored = await c.hgetBuffer(`${queueKeys("cl-text").taskPrefix}${info.id}`, "msg")
+        expect(Buffer.from(decodeTaskMessage(stored!).payload!).equals(Buffer.from(want))).toBe(true)
+      }
     } finally {
       await client.close()
     }
