@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import type { Redis as IORedis } from "ioredis"
+import { Redis as IORedisClient, type Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ClientClosed, createClient, DuplicateTask, InvalidArgument, TaskIdConflict } from "../src/client.js"
 import { clientUsesLightTransport } from "../src/runtime/promiseRuntime.js"
 import { queueKeys } from "../src/wire/keys.js"
+import { decodeTaskMessage } from "../src/wire/TaskMessage.js"
 import { freePort, redisServerBinary, waitForPing } from "./support/redis-server.js"
 import { flushTestDb, rawClient, testDb, testRedisUrl } from "./support/redis.js"
 import { waitFor } from "./support/waitFor.js"
@@ -144,6 +145,75 @@ describe("createClient (Promise facade)", () => {
       expect(await c.lrange(queueKeys("cl-many").pending, 0, -1)).toEqual(["m1"])
     } finally {
       await client.close()
+    }
+  })
+
+  it("long payload texts (ASCII and not, strings and JSON, one by one and in enqueueMany) are stored as their UTF-8 bytes, as TaskInfo gives them", async () => {
+    const client = createClient({ url: testRedisUrl() })
+    try {
+      const payloads: ReadonlyArray<unknown> = [
+        { s: "a".repeat(10_000) },
+        { s: `${"b".repeat(3000)}żółć` },
+        "c".repeat(700),
+        `${"d".repeat(2000)}🎉`,
+        { s: "e".repeat(600) }
+      ]
+      const utf8 = (p: unknown) => new TextEncoder().encode(typeof p === "string" ? p : JSON.stringify(p))
+      const infos = [
+        ...(await Promise.all(payloads.map((p) => client.enqueue("t", p, { queue: "cl-text" })))),
+        ...(
+          await client.enqueueMany(payloads.map((p) => ({ type: "t", payload: p, options: { queue: "cl-text" } })))
+        ).map((o) => {
+          if (!o.ok) throw new Error(o.error.message)
+          return o.info
+        })
+      ]
+      for (const [i, info] of infos.entries()) {
+        const want = utf8(payloads[i % payloads.length])
+        expect(Buffer.from(info.payload!).equals(Buffer.from(want))).toBe(true)
+        const stored = await c.hgetBuffer(`${queueKeys("cl-text").taskPrefix}${info.id}`, "msg")
+        expect(Buffer.from(decodeTaskMessage(stored!).payload!).equals(Buffer.from(want))).toBe(true)
+      }
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("long enqueues the socket cannot take at once (Redis stopped: writes it queues) store every payload intact", async () => {
+    const port = await freePort()
+    const server = spawn(
+      redisServerBinary(),
+      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+      { stdio: "ignore" }
+    )
+    const client = createClient({ url: `redis://127.0.0.1:${port}` })
+    try {
+      await waitForPing(port)
+      // Once the queue is registered and the script loaded, each enqueue is one framed EVALSHA.
+      await client.enqueue("t", "warm", { queue: "cl-burst" })
+      // Redis reads nothing while stopped: the kernel's buffers fill and the socket queues the rest.
+      server.kill("SIGSTOP")
+      // 100 KB frames (written into the connection's reused frame buffer), 200 of them (20 MB).
+      const payloads = Array.from({ length: 200 }, (_, i) =>
+        `${i}:`.padEnd(100_000, String.fromCharCode(97 + (i % 26)))
+      )
+      const written = Promise.all(payloads.map((p) => client.enqueue("t", p, { queue: "cl-burst" })))
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      server.kill("SIGCONT")
+      const infos = await written
+      const raw = new IORedisClient(`redis://127.0.0.1:${port}`)
+      try {
+        for (const [i, info] of infos.entries()) {
+          const stored = await raw.hgetBuffer(`${queueKeys("cl-burst").taskPrefix}${info.id}`, "msg")
+          expect(Buffer.from(decodeTaskMessage(stored!).payload!).toString("latin1") === payloads[i]).toBe(true)
+        }
+      } finally {
+        raw.disconnect()
+      }
+    } finally {
+      server.kill("SIGCONT")
+      await client.close()
+      server.kill("SIGKILL")
     }
   })
 

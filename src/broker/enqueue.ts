@@ -47,6 +47,8 @@ export interface TaskWrite {
   readonly uniqueLockTtlMs?: number | undefined
   /** The write time (ms): pending_since, group score. */
   readonly nowMs: number
+  /** `msg`'s bytes when they were made with it (`encodeTaskMessage(msg)`'s bytes: steps/enqueue.ts); else encoded here. */
+  readonly encoded?: Uint8Array | undefined
 }
 
 export type WriteError = DuplicateTask | TaskIdConflict | RedisError
@@ -94,7 +96,7 @@ const writeKeys = (w: TaskWrite): ReadonlyArray<string> => {
 }
 
 const writeArgs = (w: TaskWrite): ReadonlyArray<ScriptArg> => {
-  const encoded = encodeTaskMessage(w.msg)
+  const encoded = w.encoded ?? encodeTaskMessage(w.msg)
   const bytes = bytesArg(encoded)
   const t = w.target
   if (t.state === "keyed")
@@ -193,7 +195,7 @@ export const enqueueBatchScript = defineScript<
     let locks: Array<number> | undefined
     for (let i = 0; i < ws.length; i++) {
       const w = ws[i]!
-      args.push(w.msg.id, bytesArg(encodeTaskMessage(w.msg)))
+      args.push(w.msg.id, bytesArg(w.encoded ?? encodeTaskMessage(w.msg)))
       if (w.uniqueLockTtlMs !== undefined) (locks ??= []).push(i + 1, Math.max(1, Math.ceil(w.uniqueLockTtlMs)))
     }
     if (locks !== undefined) for (const x of locks) args.push(x)

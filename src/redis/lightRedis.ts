@@ -202,6 +202,12 @@ interface Waiting {
 const noBytes = Buffer.alloc(0)
 
 /**
+ * Frames up to this size are written into the connection's reused frame buffer (Connection
+ * `frameBytes`); a longer one gets bytes of its own.
+ */
+const maxReusedFrame = 256 * 1024
+
+/**
  * One open socket with its queue of commands waiting for replies (in order). Commands sent with a
  * timeout share one timer per connection, set for the oldest one waiting (and not holding the Node
  * event loop open by itself): an awaited command costs no timer of its own.
@@ -212,12 +218,20 @@ class Connection {
   private timer: ReturnType<typeof setTimeout> | undefined
   closed = false
   private closeError: Error | undefined
+  /**
+   * The buffer the next single call's frame is written into (`frameBytes`), reused while each
+   * frame written from it went to the kernel at once; forgotten when the socket kept one (a write
+   * it queued), which then keeps it until written. Not with TLS.
+   */
+  private frames: Buffer | undefined
+  private readonly tls: boolean
 
   constructor(
     readonly socket: net.Socket,
     /** The server, secrets removed (for a timeout's message). */
     private readonly target: string
   ) {
+    this.tls = socket instanceof tls.TLSSocket
     socket.on("data", (chunk: Buffer) => this.read(chunk))
     socket.on("error", (e) => (this.closeError ??= e))
     socket.on("close", () =>
@@ -286,11 +300,30 @@ class Connection {
     })
   }
 
+  /**
+   * `size` bytes for the next frame sent with `sendFrame` (respFrame.ts FrameBytes): a view into
+   * the connection's reused frame buffer (no allocation per call, nothing for the GC), or bytes of
+   * their own for a long frame or a TLS socket.
+   */
+  readonly frameBytes = (size: number): Buffer => {
+    if (size > maxReusedFrame || this.tls) return Buffer.allocUnsafe(size)
+    let b = this.frames
+    if (b === undefined || b.length < size) {
+      b = Buffer.allocUnsafeSlow(Math.min(maxReusedFrame, Math.max(size * 2, 16 * 1024)))
+      this.frames = b
+    }
+    return b.subarray(0, size)
+  }
+
   /** Sends one command's RESP bytes; its raw reply (an error answer as a ReplyError value). */
   sendFrame(frame: Buffer, timeoutMs: number | undefined): Promise<unknown> {
     if (this.closed) return Promise.reject(new Error("Connection is closed."))
     const reply = this.enqueue(timeoutMs)
     this.socket.write(frame)
+    // Not all written to the kernel at once: the socket holds the frame until it is, so the frame
+    // buffer it is a view of (if it is) must not be written into again.
+    if (this.socket.writableLength !== 0 && this.frames !== undefined && frame.buffer === this.frames.buffer)
+      this.frames = undefined
     return reply
   }
 
@@ -486,7 +519,7 @@ const framedScripts = (link: Link, scripts: ReturnType<typeof scriptCalls>) => {
     if (c === undefined || c.closed || !link.loaded.has(name)) return scripts.scriptPromise(name, keys, args, buffers)
     let frame: Buffer
     try {
-      frame = frames(luaScript(name).sha, String(keys.length), keys, args)
+      frame = frames(luaScript(name).sha, String(keys.length), keys, args, c.frameBytes)
     } catch (e) {
       return Promise.reject(scriptError(name, e))
     }

@@ -23,12 +23,23 @@ const bulkOverhead = (len: number): number => 1 + decimalDigits(len) + crlf + cr
 const decimalDigits = (n: number): number =>
   n < 10 ? 1 : n < 100 ? 2 : n < 1000 ? 3 : n < 10_000 ? 4 : n < 100_000 ? 5 : n < 1_000_000 ? 6 : String(n).length
 
+/**
+ * Where a frame's bytes go: `size` bytes to write it into (their content does not matter), e.g. a
+ * view into a buffer a connection reuses (lightRedis.ts). Called again for the same frame when the
+ * ASCII path gives up: the bytes handed out earlier for it are not used any more.
+ */
+export type FrameBytes = (size: number) => Buffer
+
+/** Bytes of their own for each frame. */
+const ownBytes: FrameBytes = (size) => Buffer.allocUnsafe(size)
+
 /** The RESP bytes of `head` (the command name and its leading parts), then `keys`, then `args`. */
 export const respFrame = (
   head: ReadonlyArray<string>,
   keys: ReadonlyArray<string>,
-  args: ReadonlyArray<ScriptArg>
-): Buffer => asciiFrame(undefined, head, keys, args) ?? generalFrame(undefined, head, keys, args)
+  args: ReadonlyArray<ScriptArg>,
+  bytes: FrameBytes = ownBytes
+): Buffer => asciiFrame(undefined, head, keys, args, bytes) ?? generalFrame(undefined, head, keys, args, bytes)
 
 /** The leading parts of a command as RESP bulk strings, built once (`respPrefix`) and copied into each frame (`respFrameAfter`). */
 export interface RespPrefix {
@@ -47,8 +58,11 @@ export const respPrefix = (head: ReadonlyArray<string>, keys: ReadonlyArray<stri
 }
 
 /** The same bytes as `respFrame(head, keys, args)` for the `head` and `keys` that `prefix` was built from. */
-export const respFrameAfter = (prefix: RespPrefix, args: ReadonlyArray<ScriptArg>): Buffer =>
-  asciiFrame(prefix, none, none, args) ?? generalFrame(prefix, none, none, args)
+export const respFrameAfter = (
+  prefix: RespPrefix,
+  args: ReadonlyArray<ScriptArg>,
+  bytes: FrameBytes = ownBytes
+): Buffer => asciiFrame(prefix, none, none, args, bytes) ?? generalFrame(prefix, none, none, args, bytes)
 
 /** Most key lists whose EVALSHA prefix `evalshaFrames` keeps; past it the cache starts over. */
 const maxPrefixes = 1000
@@ -58,23 +72,25 @@ const maxPrefixes = 1000
  * frozen key list is one its caller reuses (the enqueue of one queue: broker/enqueue.ts): the bytes
  * of EVALSHA, the SHA, the key count and the keys are built once for it, per script, and copied
  * into each frame (at most `maxPrefixes` lists are kept); any other list is framed in full.
+ * `bytes`: where each frame is written (by default bytes of its own).
  */
 export const evalshaFrames = (): ((
   sha: string,
   count: string,
   keys: ReadonlyArray<string>,
-  args: ReadonlyArray<ScriptArg>
+  args: ReadonlyArray<ScriptArg>,
+  bytes?: FrameBytes
 ) => Buffer) => {
   const prefixes = new Map<ReadonlyArray<string>, { readonly sha: string; readonly prefix: RespPrefix }>()
-  return (sha, count, keys, args) => {
-    if (!Object.isFrozen(keys)) return respFrame(["EVALSHA", sha, count], keys, args)
+  return (sha, count, keys, args, bytes = ownBytes) => {
+    if (!Object.isFrozen(keys)) return respFrame(["EVALSHA", sha, count], keys, args, bytes)
     let p = prefixes.get(keys)
     if (p === undefined || p.sha !== sha) {
       if (prefixes.size >= maxPrefixes) prefixes.clear()
       p = { sha, prefix: respPrefix(["EVALSHA", sha, count], keys) }
       prefixes.set(keys, p)
     }
-    return respFrameAfter(p.prefix, args)
+    return respFrameAfter(p.prefix, args, bytes)
   }
 }
 
@@ -89,7 +105,8 @@ const asciiFrame = (
   prefix: RespPrefix | undefined,
   head: ReadonlyArray<string>,
   keys: ReadonlyArray<string>,
-  args: ReadonlyArray<ScriptArg>
+  args: ReadonlyArray<ScriptArg>,
+  bytes: FrameBytes
 ): Buffer | undefined => {
   const parts = (prefix === undefined ? 0 : prefix.parts) + head.length + keys.length + args.length
   const header = headerLength(parts, prefix)
@@ -101,7 +118,7 @@ const asciiFrame = (
     const n = typeof a === "string" ? a.length : typeof a === "number" ? numberText(a).length : a.byteLength
     size += bulkOverhead(n) + n
   }
-  const out = startFrame(size, parts, prefix)
+  const out = startFrame(bytes(size), parts, prefix)
   let at = header
   for (let i = 0; i < head.length && at >= 0; i++) at = putAscii(out, at, head[i]!)
   for (let i = 0; i < keys.length && at >= 0; i++) at = putAscii(out, at, keys[i]!)
@@ -151,7 +168,8 @@ const generalFrame = (
   prefix: RespPrefix | undefined,
   head: ReadonlyArray<string>,
   keys: ReadonlyArray<string>,
-  args: ReadonlyArray<ScriptArg>
+  args: ReadonlyArray<ScriptArg>,
+  bytes: FrameBytes
 ): Buffer => {
   const parts = head.length + keys.length + args.length
   const total = parts + (prefix === undefined ? 0 : prefix.parts)
@@ -190,7 +208,7 @@ const generalFrame = (
     size += bulkOverhead(n) + n
   }
   // Pass 2: the bytes.
-  const out = startFrame(size, total, prefix)
+  const out = startFrame(bytes(size), total, prefix)
   let at = header
   for (let j = 0; j < parts; j++) {
     const n = lengths[j]!
@@ -217,9 +235,8 @@ const generalFrame = (
 const headerLength = (parts: number, prefix: RespPrefix | undefined): number =>
   1 + decimalDigits(parts) + crlf + (prefix === undefined ? 0 : prefix.bytes.length)
 
-/** A frame of `size` bytes with its header and prefix written (the rest is written from `headerLength` on). */
-const startFrame = (size: number, parts: number, prefix: RespPrefix | undefined): Buffer => {
-  const out = Buffer.allocUnsafe(size)
+/** The frame's bytes `out` with its header and prefix written (the rest is written from `headerLength` on). */
+const startFrame = (out: Buffer, parts: number, prefix: RespPrefix | undefined): Buffer => {
   out[0] = 42 // *
   const at = writeDecimal(out, 1, parts)
   if (prefix !== undefined) out.set(prefix.bytes, at)

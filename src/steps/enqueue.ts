@@ -19,9 +19,11 @@ import {
 import type { RedisError } from "../redis/errors.js"
 import type { TaskDefinition } from "./TaskDefinition.js"
 import { allQueues, type TaskState } from "../wire/keys.js"
-import { encodePayload } from "../wire/payload.js"
-import type { TaskMessage } from "../wire/TaskMessage.js"
+import { payloadSource, payloadTextBytes } from "../wire/payload.js"
+import { encodeTaskMessageWithText, type TaskMessage } from "../wire/TaskMessage.js"
 import { uniqueKey } from "../wire/uniqueKey.js"
+import { maxSlabBytes } from "../wire/byteSlab.js"
+import type { Mutable } from "../wire/protoFields.js"
 import { currentTraceHeaders } from "./traceContext.js"
 import {
   checkDurationMs,
@@ -45,16 +47,18 @@ export interface EnqueueItem {
   readonly options?: EnqueueOptions | undefined
 }
 
-type PayloadEncoder = (payload: any) => Result.Result<Uint8Array | undefined, InvalidArgument>
+/** A payload's bytes, or (the plain type's encoder, `payloadSourceOf`) the text whose UTF-8 is its bytes. */
+type PayloadEncoder = (payload: any) => Result.Result<Uint8Array | string | undefined, InvalidArgument>
 
 interface Prepared {
   readonly write: TaskWrite
   readonly nextProcessAt: Date | undefined
 }
 
-const payloadBytes = (payload: unknown): Result.Result<Uint8Array | undefined, InvalidArgument> => {
+/** The payload of a plain type (payloadSource: its bytes, or its text: a string, a value's JSON). */
+const payloadSourceOf = (payload: unknown): Result.Result<Uint8Array | string | undefined, InvalidArgument> => {
   try {
-    return Result.succeed(encodePayload(payload))
+    return Result.succeed(payloadSource(payload))
   } catch (e) {
     return Result.fail(new InvalidArgument({ field: "payload", message: e instanceof Error ? e.message : String(e) }))
   }
@@ -70,6 +74,13 @@ type OptionsMemo = Map<
 >
 
 const pendingTarget: WriteTarget = { state: "pending" }
+
+/**
+ * A payload text longer than this (in characters) is encoded straight into the message's bytes
+ * (encodeTaskMessageWithText); a shorter one is encoded on its own, into a shared slab (byteSlab.ts
+ * `slabUtf8`, which takes texts up to a third of `maxSlabBytes`).
+ */
+const directTextChars = Math.floor(maxSlabBytes / 3)
 
 /** Validates one task and builds its message and write (pure: no Redis, `nowMs` given). */
 const prepare = (
@@ -88,9 +99,13 @@ const prepare = (
   const o = resolved.success
   const encoded = encode(payload)
   if (Result.isFailure(encoded)) return Result.fail(encoded.failure)
-  const bytes = encoded.success
+  const source = encoded.success
+  // A long text without a uniqueness lock (whose key needs the payload's bytes first) is encoded
+  // straight into the message's bytes, below; any other text into bytes of its own here.
+  const text = typeof source === "string" && source.length > directTextChars && o.uniqueMs === undefined
+  let bytes = typeof source === "string" ? (text ? undefined : payloadTextBytes(source)) : source
   // Every field spelled out (in field order), not spread from emptyTaskMessage: cheaper per task.
-  const msg: TaskMessage = {
+  const msg: Mutable<TaskMessage> = {
     type,
     payload: bytes,
     id: o.taskId ?? newId(),
@@ -108,28 +123,54 @@ const prepare = (
     // Each task its own headers object, also when its options were resolved for an earlier item.
     headers: hit === undefined ? o.headers : { ...o.headers }
   }
+  let messageBytes: Uint8Array | undefined
+  if (text) {
+    const direct = encodeTaskMessageWithText(msg, source as string)
+    if (direct !== undefined) {
+      msg.payload = direct.payload
+      messageBytes = direct.bytes
+    } else msg.payload = bytes = payloadTextBytes(source as string)
+  }
   if (o.processAtMs !== undefined) {
     // asynq counts a scheduled task's uniqueness from its process-at time.
     const lock = o.uniqueMs === undefined ? undefined : o.processAtMs - nowMs + o.uniqueMs
     return Result.succeed({
-      write: { msg, nowMs, target: { state: "scheduled", processAtMs: o.processAtMs }, uniqueLockTtlMs: lock },
+      write: {
+        msg,
+        nowMs,
+        target: { state: "scheduled", processAtMs: o.processAtMs },
+        uniqueLockTtlMs: lock,
+        encoded: messageBytes
+      },
       nextProcessAt: new Date(o.processAtMs)
     })
   }
   if (o.limitKey !== undefined) {
     return Result.succeed({
-      write: { msg, nowMs, target: { state: "keyed", limitKey: o.limitKey }, uniqueLockTtlMs: o.uniqueMs },
+      write: {
+        msg,
+        nowMs,
+        target: { state: "keyed", limitKey: o.limitKey },
+        uniqueLockTtlMs: o.uniqueMs,
+        encoded: messageBytes
+      },
       nextProcessAt: undefined
     })
   }
   if (o.group !== undefined) {
     return Result.succeed({
-      write: { msg, nowMs, target: { state: "aggregating", group: o.group }, uniqueLockTtlMs: o.uniqueMs },
+      write: {
+        msg,
+        nowMs,
+        target: { state: "aggregating", group: o.group },
+        uniqueLockTtlMs: o.uniqueMs,
+        encoded: messageBytes
+      },
       nextProcessAt: undefined
     })
   }
   return Result.succeed({
-    write: { msg, nowMs, target: pendingTarget, uniqueLockTtlMs: o.uniqueMs },
+    write: { msg, nowMs, target: pendingTarget, uniqueLockTtlMs: o.uniqueMs, encoded: messageBytes },
     nextProcessAt: new Date(nowMs)
   })
 }
@@ -151,7 +192,7 @@ const typeName = (task: string | TaskDefinition<any>): string => (typeof task ==
 const optionsFor = (task: string | TaskDefinition<any>, options: EnqueueOptions | undefined) =>
   typeof task === "string" ? options : withDefaults(task.options, options)
 const encoderFor = (task: string | TaskDefinition<any>): PayloadEncoder =>
-  typeof task === "string" ? payloadBytes : task.encodePayload
+  typeof task === "string" ? payloadSourceOf : task.encodePayload
 
 const info = (p: Prepared, state: TaskState): TaskInfo =>
   taskInfoFromMessage(p.write.msg, state, { nextProcessAt: p.nextProcessAt })

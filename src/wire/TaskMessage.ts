@@ -127,8 +127,37 @@ const putString = (out: Uint8Array, at: number, s: string, n: number): number =>
 /** Size of a length-delimited field with a `len`-byte body (1-byte tag: fields 1 to 15). */
 const delimited = (len: number): number => 1 + varintSize(len) + len
 
-/** The direct encoder (see encodeTaskMessage); undefined for a message it leaves to BinaryWriter. */
-const encodeCommon = (m: TaskMessage): Uint8Array | undefined => {
+/** A message's bytes with its payload in them (`encodeTaskMessageWithText`). */
+export interface EncodedWithText {
+  /** The message's protobuf bytes. */
+  readonly bytes: Uint8Array
+  /** The payload's bytes: a view into `bytes`. */
+  readonly payload: Uint8Array
+}
+
+/**
+ * The bytes of `m` with the UTF-8 of `text` as its payload (`m.payload` is ignored), the text
+ * encoded straight into the message's bytes: no array of its own first, and with TextEncoder's
+ * `encodeInto` (TextEncoder's `encode` measures the text first and writes it more slowly).
+ * For an ASCII text only (one byte per character, the usual JSON): undefined for any other text,
+ * and for a message the direct encoder leaves to BinaryWriter; the caller then encodes the text
+ * and the message as usual. The same bytes as `encodeTaskMessage` with the text's UTF-8 as payload.
+ */
+export const encodeTaskMessageWithText = (m: TaskMessage, text: string): EncodedWithText | undefined => {
+  if (text.length === 0) return undefined
+  const bytes = encodeCommon(m, text)
+  return bytes === undefined ? undefined : { bytes, payload: textPayload }
+}
+
+/** Where `encodeCommon` wrote a text payload (read at once by `encodeTaskMessageWithText`). */
+let textPayload: Uint8Array = new Uint8Array(0)
+
+/**
+ * The direct encoder (see encodeTaskMessage); undefined for a message it leaves to BinaryWriter.
+ * With `text`, the payload is that text's UTF-8 (in place of `m.payload`), when it is ASCII
+ * (undefined otherwise), and `textPayload` is set to its bytes.
+ */
+const encodeCommon = (m: TaskMessage, text?: string): Uint8Array | undefined => {
   if (!plain(m.retry, i32Max) || !plain(m.retried, i32Max)) return undefined
   if (!plain(m.timeout, u32Max) || !plain(m.deadline, u32Max) || !plain(m.lastFailedAt, u32Max)) return undefined
   if (!plain(m.retention, u32Max) || !plain(m.completedAt, u32Max)) return undefined
@@ -141,7 +170,8 @@ const encodeCommon = (m: TaskMessage): Uint8Array | undefined => {
   const errorMsg = utf8Length(m.errorMsg)
   const uniqueKey = utf8Length(m.uniqueKey)
   const groupKey = utf8Length(m.groupKey)
-  const payload = m.payload === undefined ? 0 : m.payload.length
+  // A text payload is taken to be ASCII (as many bytes as characters): checked as it is written.
+  const payload = text !== undefined ? text.length : m.payload === undefined ? 0 : m.payload.length
   let size = 0
   if (type > 0) size += delimited(type)
   if (payload > 0) size += delimited(payload)
@@ -184,7 +214,13 @@ const encodeCommon = (m: TaskMessage): Uint8Array | undefined => {
   if (payload > 0) {
     out[at] = 0x12
     at = putVarint(out, at + 1, payload)
-    out.set(m.payload!, at)
+    if (text !== undefined) {
+      const view = out.subarray(at, at + payload)
+      const r = utf8.encodeInto(text, view)
+      // Not ASCII: some character took more than one byte, so the text did not fit.
+      if (r.read !== text.length || r.written !== payload) return undefined
+      textPayload = view
+    } else out.set(m.payload!, at)
     at += payload
   }
   if (id > 0) at = putString(out, putVarint(out, ((out[at] = 0x1a), at + 1), id), m.id, id)

@@ -20,14 +20,15 @@ const utf8Decoder = new TextDecoder("utf-8", { fatal: true })
 const utf8Bytes = (s: string): Uint8Array => slabUtf8(s) ?? utf8Encoder.encode(s)
 
 /**
- * The payload bytes for a value: Uint8Array as is, other typed arrays / ArrayBuffer by their bytes,
- * string → UTF-8, `undefined` → no payload, anything else → `JSON.stringify`.
- * Throws PayloadEncodeError when the value has no JSON form (rather than silently sending nothing).
+ * The payload of a value before its UTF-8 encoding: bytes as `encodePayload` gives them, or the
+ * text whose UTF-8 bytes are the payload (a string as is, any other value as its JSON). Lets a
+ * caller encode a long text straight into the message's bytes (TaskMessage.ts
+ * `encodeTaskMessageWithText`) instead of into an array of its own first. Throws as `encodePayload`.
  */
-export const encodePayload = (p: unknown): Uint8Array | undefined => {
+export const payloadSource = (p: unknown): Uint8Array | string | undefined => {
   if (p === undefined) return undefined
   if (p instanceof Uint8Array) return p
-  if (typeof p === "string") return utf8Bytes(p)
+  if (typeof p === "string") return p
   if (ArrayBuffer.isView(p)) return new Uint8Array(p.buffer, p.byteOffset, p.byteLength)
   if (p instanceof ArrayBuffer) return new Uint8Array(p)
   let text: string | undefined
@@ -43,8 +44,21 @@ export const encodePayload = (p: unknown): Uint8Array | undefined => {
       message: `payload of type ${typeof p} has no JSON form; pass a string, a Uint8Array or a JSON value`
     })
   }
-  return utf8Bytes(text)
+  return text
 }
+
+/**
+ * The payload bytes for a value: Uint8Array as is, other typed arrays / ArrayBuffer by their bytes,
+ * string → UTF-8, `undefined` → no payload, anything else → `JSON.stringify`.
+ * Throws PayloadEncodeError when the value has no JSON form (rather than silently sending nothing).
+ */
+export const encodePayload = (p: unknown): Uint8Array | undefined => {
+  const source = payloadSource(p)
+  return typeof source === "string" ? utf8Bytes(source) : source
+}
+
+/** The UTF-8 bytes of a payload text (as `encodePayload` encodes a string). */
+export const payloadTextBytes = (text: string): Uint8Array => utf8Bytes(text)
 
 /** The payload as UTF-8 text ("" when there is none). Throws PayloadDecodeError on invalid UTF-8. */
 export const payloadText = (p: Uint8Array | undefined): string => {

@@ -50,6 +50,16 @@ describe("respFrame", () => {
       expect(respFrame(head, keys, args).equals(expected)).toBe(true)
       // The same frame from a prefix of the head and keys built once.
       expect(respFrameAfter(respPrefix(head, keys), args).equals(expected)).toBe(true)
+      // The same bytes written into a reused buffer (a connection's frame buffer), one frame after another.
+      expect(respFrame(head, keys, args, reused).equals(expected)).toBe(true)
+      expect(respFrameAfter(respPrefix(head, keys), args, reused).equals(expected)).toBe(true)
     }
   })
 })
+
+/** Views into one buffer, filled with junk first (the bytes a frame is written into are not zeroed). */
+let shared = Buffer.alloc(0)
+const reused = (size: number): Buffer => {
+  if (shared.length < size) shared = Buffer.allocUnsafeSlow(size * 2)
+  return shared.fill(0xa5).subarray(0, size)
+}

@@ -3,6 +3,7 @@ import {
   decodeTaskMessage,
   decodeTaskMessageWithReader,
   encodeTaskMessage,
+  encodeTaskMessageWithText,
   encodeTaskMessageWithWriter,
   MessageDecodeError,
   type TaskMessage
@@ -183,6 +184,35 @@ describe("TaskMessage direct encoder", () => {
     ]) {
       expect(hex(encodeTaskMessage(m))).toBe(hex(reference(m)))
     }
+  })
+})
+
+describe("TaskMessage with a text payload (encodeTaskMessageWithText)", () => {
+  const utf8 = (s: string) => new TextEncoder().encode(s)
+
+  it("writes the same bytes as encodeTaskMessage with the text's UTF-8 as payload, the payload a view into them (ASCII texts)", () => {
+    const { next } = randomMessages(777, false)
+    const texts = ["a", "x".repeat(127), "y".repeat(128), JSON.stringify({ s: "z".repeat(10_000) }), "q".repeat(70_000)]
+    for (let i = 0; i < 500; i++) {
+      const m = next()
+      const text = texts[i % texts.length]!
+      const r = encodeTaskMessageWithText(m, text)
+      if (r === undefined) {
+        // Only a message the direct encoder leaves to BinaryWriter (none among these).
+        throw new Error(`no direct encoding for message ${i}`)
+      }
+      expect(hex(r.bytes)).toBe(hex(encodeTaskMessage({ ...m, payload: utf8(text) })))
+      expect(r.payload.buffer).toBe(r.bytes.buffer)
+      expect(Array.from(r.payload)).toEqual(Array.from(utf8(text)))
+    }
+  })
+
+  it("gives undefined for a text that is not ASCII, an empty text, and a message the direct encoder does not write", () => {
+    const base = taskMessage(exact[0]!.fields)
+    for (const text of ["é", `${"a".repeat(5000)}é`, "🎉".repeat(300), `${"b".repeat(800)}\uD800`, "\u0080"])
+      expect(encodeTaskMessageWithText(base, text)).toBeUndefined()
+    expect(encodeTaskMessageWithText(base, "")).toBeUndefined()
+    expect(encodeTaskMessageWithText({ ...base, retry: -1 }, "abc")).toBeUndefined()
   })
 })
 
