@@ -337,7 +337,11 @@ export const make = (options?: WorkflowLayerOptions) =>
      * Promise, its reply decoded there (no Broker lookup, no Effect per step of the call).
      */
     const script = <I, A, E>(def: ScriptDef<I, A, E>, input: I): Effect.Effect<A> => {
-      const call = (resume: (effect: Effect.Effect<A, E | RedisError>) => void) => {
+      /** One call: its decoded reply resumed as a success, a failure (or a rejection) as `onFailure` makes it. */
+      const send = <X>(
+        resume: (effect: Effect.Effect<A, X>) => void,
+        onFailure: (e: unknown) => Effect.Effect<A, X>
+      ) => {
         redis.scriptPromise(def.name, def.keys(input), def.args(input), def.buffers).then(
           (reply) => {
             let decoded: Result.Result<A, E | RedisError>
@@ -346,29 +350,18 @@ export const make = (options?: WorkflowLayerOptions) =>
             } catch (e) {
               return resume(Effect.die(e))
             }
-            resume(Effect.fromResult(decoded))
+            resume(Result.isSuccess(decoded) ? Effect.succeed(decoded.success) : onFailure(decoded.failure))
           },
-          (e: unknown) => resume(Effect.fail(e as RedisError))
+          (e: unknown) => resume(onFailure(e))
         )
       }
+      const call = (resume: (effect: Effect.Effect<A, E | RedisError>) => void) =>
+        send(resume, (e) => Effect.fail(e as E | RedisError))
       // A failure is settled where it lands, so the usual path has no catch frame: a Redis error
       // is retried (the retries are the plain call), anything else is a defect.
       const failed = (e: unknown): Effect.Effect<A> =>
         isRedisError(e) ? retried(Effect.callback(call)) : Effect.die(e)
-      return Effect.callback<A>((resume) => {
-        redis.scriptPromise(def.name, def.keys(input), def.args(input), def.buffers).then(
-          (reply) => {
-            let decoded: Result.Result<A, E | RedisError>
-            try {
-              decoded = def.decode(reply, input)
-            } catch (e) {
-              return resume(Effect.die(e))
-            }
-            resume(Result.isSuccess(decoded) ? Effect.succeed(decoded.success) : failed(decoded.failure))
-          },
-          (e: unknown) => resume(failed(e))
-        )
-      })
+      return Effect.callback<A>((resume) => send(resume, failed))
     }
 
     const queueOf = (workflowName: string, executionId: string) => controlQueueOf(opts, workflowName, executionId)
