@@ -64,7 +64,9 @@ describe("activity codecs (built once per schema pair)", () => {
     for (const outcome of outcomes) {
       const activity = make(outcome)
       const codecs = activityCodecsOf(activity)!
-      const ours = Effect.runSync(Effect.exit(codecs.executeEncoded(activity)))
+      const ours = Effect.runSync(
+        Effect.exit(codecs.executeEncoded(activity)) as Effect.Effect<Exit.Exit<unknown, unknown>>
+      )
       const theirs = Effect.runSync(Effect.exit(activity.executeEncoded as Effect.Effect<unknown, unknown>))
       expect(ours).toStrictEqual(theirs)
       expect(Effect.runSync(codecs.decodeExit(ours))).toStrictEqual(
