@@ -157,7 +157,7 @@ export const limitText = (limit: QueueLimitInfo | undefined): string => {
 }
 
 /**
- * A queue's hold (`RateLimited` with `holdQueue`) in one line: `until 2026-11-28T12:00:30.000Z (in
+ * A queue's hold (`RateLimited` with `holdQueue`) in one line: `until <ISO time> (in
  * 30s)`, or `no` when it is not held.
  */
 export const heldText = (heldUntil: Date | undefined, now: Date): string =>
