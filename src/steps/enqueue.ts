@@ -103,7 +103,7 @@ const prepare = (
   // A long text without a uniqueness lock (whose key needs the payload's bytes first) is encoded
   // straight into the message's bytes, below; any other text into bytes of its own here.
   const text = typeof source === "string" && source.length > directTextChars && o.uniqueMs === undefined
-  let bytes = typeof source === "string" ? (text ? undefined : payloadTextBytes(source)) : source
+  const bytes = typeof source === "string" ? (text ? undefined : payloadTextBytes(source)) : source
   // Every field spelled out (in field order), not spread from emptyTaskMessage: cheaper per task.
   const msg: Mutable<TaskMessage> = {
     type,
@@ -129,7 +129,7 @@ const prepare = (
     if (direct !== undefined) {
       msg.payload = direct.payload
       messageBytes = direct.bytes
-    } else msg.payload = bytes = payloadTextBytes(source as string)
+    } else msg.payload = payloadTextBytes(source as string)
   }
   if (o.processAtMs !== undefined) {
     // asynq counts a scheduled task's uniqueness from its process-at time.
