@@ -17,6 +17,9 @@ export const largeMessageBytes = 8 * 1024
 /** Least bytes a lease call must be expected to bring (count × average) to read them with SORT. */
 export const largeLeaseBytes = 64 * 1024
 
+/** Most tasks a fetch asks for while nothing is known of the queue's message sizes (`MessageSizes.fetchCount`). */
+export const coldLeaseCount = 8
+
 /** The recent average message size per queue (an exponential average over lease calls). */
 export class MessageSizes {
   private readonly average = new Map<string, number>()
@@ -33,6 +36,18 @@ export class MessageSizes {
     const mean = bytes / n
     const before = this.average.get(queue)
     this.average.set(queue, before === undefined ? mean : before + (mean - before) / 4)
+  }
+
+  /**
+   * How many tasks a worker's fetch of up to `want` tasks of `queue` asks for: `want`, except while
+   * no lease on this connection has brought a message of the queue yet: then at most
+   * `coldLeaseCount`. A cold worker (a new process; every serverless drain) would otherwise lease
+   * its first and largest batch through the script before it knows the size of the queue's
+   * messages: a batch of 100 KB messages costs Redis several times what SORT costs (each message
+   * copied into Lua and into the reply). The sizes seen in that first call pick the way of the next.
+   */
+  fetchCount(queue: string, want: number): number {
+    return this.average.has(queue) ? want : Math.min(want, coldLeaseCount)
   }
 
   /** Whether a lease of up to `count` tasks of `queue` should read the messages with SORT (the module comment; never once SORT was refused). */

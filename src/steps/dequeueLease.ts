@@ -104,13 +104,16 @@ export interface Parking {
 /**
  * `dequeueLease` with checked arguments (count >= 1, leaseMs >= 1000) and no span of its own: what
  * a worker's fetch runs (its options were checked when it started); with `parking`, the worker
- * parks on the queues that come back short.
+ * parks on the queues that come back short. `workerFetch`: a worker's fetch, which asks a queue for
+ * a few tasks only until it knows the size of the queue's messages (MessageSizes.fetchCount); the
+ * `dequeueLease` step always asks for `count`.
  */
 export const leaseFrom = (
   queues: ReadonlyArray<string>,
   count: number,
   leaseMs: number,
-  parking?: Parking
+  parking?: Parking,
+  workerFetch = false
 ): Effect.Effect<DequeueLeaseResult, RedisError, Broker> =>
   Effect.flatMap(Broker, (broker) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
@@ -123,10 +126,13 @@ export const leaseFrom = (
       const outages = () => broker.redis.connectionState().outages
       /** Visits queues[i] and the ones after it while tasks are wanted. */
       const visit = (i: number): Effect.Effect<void, never, Broker> => {
-        const want = count - tasks.length - corrupt.length
-        if (i >= queues.length || want <= 0) return Effect.void
+        const wanted = count - tasks.length - corrupt.length
+        if (i >= queues.length || wanted <= 0) return Effect.void
         const queue = queues[i]!
-        visited.push(queue)
+        // A worker's fetch asks a queue whose message sizes this connection does not know yet for a
+        // few tasks first (MessageSizes.fetchCount), then, when they all came, for the rest (below).
+        const want = workerFetch ? broker.messageSizes.fetchCount(queue, wanted) : wanted
+        if (visited[visited.length - 1] !== queue) visited.push(queue)
         const score = leaseScore(expiresSec)
         const outagesBefore = outages()
         const park = parking ? { server: parking.server, token: leaseScore(expiresSec) } : undefined
@@ -144,9 +150,11 @@ export const leaseFrom = (
           recordSizes(broker.messageSizes, queue, pairs)
           if (reply.limited) limited = addLimited(limited, reply.limited, now)
           if (park && !reply.limited && pairs.length < want) parking!.room?.(queue, park.token, want - pairs.length)
+          // A first look that brought all it asked for: the same queue again for the rest, its sizes now known.
+          const next = want < wanted && !reply.limited && pairs.length === want ? i : i + 1
           const sorted = Effect.andThen(
             sortLeased(queue, pairs, expiresSec, now, tasks, corrupt, failures),
-            Effect.suspend(() => visit(i + 1))
+            Effect.suspend(() => visit(next))
           )
           return outages() !== outagesBefore
             ? Effect.andThen(

@@ -9,9 +9,9 @@ import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { Broker } from "../../src/broker/Broker.js"
 import { KnownQueues } from "../../src/broker/knownQueues.js"
-import { largeLeaseBytes, largeMessageBytes, MessageSizes } from "../../src/broker/messageSizes.js"
+import { coldLeaseCount, largeLeaseBytes, largeMessageBytes, MessageSizes } from "../../src/broker/messageSizes.js"
 import { RedisService } from "../../src/redis/RedisService.js"
-import { dequeueLease } from "../../src/steps/dequeueLease.js"
+import { dequeueLease, leaseFrom } from "../../src/steps/dequeueLease.js"
 import { baseNowMs, io, makeMsg, putPending, stepsTestDb } from "../support/arrange.js"
 import { testRedisLayer } from "../support/redis.js"
 
@@ -19,6 +19,8 @@ const c = stepsTestDb()
 
 /** Queues whose lease went the MULTI/SORT way, one entry per call. */
 const sortedCalls: Array<string> = []
+/** How many tasks each script-only dequeueLease call asked for (its ARGV[2]). */
+const scriptOnlyCounts: Array<number> = []
 
 const countingBroker = Layer.effect(
   Broker,
@@ -31,6 +33,10 @@ const countingBroker = Layer.effect(
         scriptSorted: (name, keys, args, list, get) => {
           sortedCalls.push(list)
           return sorted!(name, keys, args, list, get)
+        },
+        scriptBuffer: (name, keys, args) => {
+          if (name === "dequeueLease") scriptOnlyCounts.push(Number(args[1]))
+          return redis.scriptBuffer(name, keys, args)
         }
       } satisfies typeof redis,
       knownQueues: new KnownQueues(),
@@ -119,6 +125,36 @@ layer(countingBroker)("the worker's lease picks its way by message size (real Re
           ["t2", "dropped"],
           ["t3", "archived"]
         ])
+      })
+  )
+
+  it.effect(
+    "a worker's fetch on a connection that knows nothing of the queue looks at a few tasks through the script, then leases the rest of what it wants the MULTI way",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(baseNowMs)
+        yield* putTasks("ll-cold", 30, 100 * 1024)
+        sortedCalls.length = 0
+        scriptOnlyCounts.length = 0
+        const got = yield* leaseFrom(["ll-cold"], 20, 30_000, undefined, true)
+        expect(got.tasks.map((t) => t.msg.id)).toEqual(Array.from({ length: 20 }, (_, i) => `t${i}`))
+        expect(got.tasks[19]!.msg.payload?.length).toBe(100 * 1024)
+        // one look at coldLeaseCount tasks (their messages copied through Lua), the other 12 with SORT
+        expect(scriptOnlyCounts).toEqual([coldLeaseCount])
+        expect(sortedCalls).toEqual(["asynq:{ll-cold}:leasing"])
+        expect(yield* io(() => c.llen("asynq:{ll-cold}:active"))).toBe(20)
+        expect(yield* io(() => c.llen("asynq:{ll-cold}:pending"))).toBe(10)
+        // small messages: the look, then the rest through the script too; a short look ends the visit
+        yield* putTasks("ll-cold-small", 12, 100)
+        const small = yield* leaseFrom(["ll-cold-small"], 20, 30_000, undefined, true)
+        expect(small.tasks.length).toBe(12)
+        expect(scriptOnlyCounts).toEqual([coldLeaseCount, coldLeaseCount, 20 - coldLeaseCount])
+        expect(sortedCalls).toEqual(["asynq:{ll-cold}:leasing"])
+        // the dequeueLease step asks for its count at once, known sizes or not
+        yield* putTasks("ll-cold-step", 12, 100 * 1024)
+        const step = yield* dequeueLease({ queues: ["ll-cold-step"], count: 10 })
+        expect(step.tasks.length).toBe(10)
+        expect(scriptOnlyCounts.slice(3)).toEqual([10])
       })
   )
 })

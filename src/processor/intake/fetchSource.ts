@@ -61,7 +61,7 @@ export const fetchPass = <R>(
   request: FetchRequest
 ): Effect.Effect<Fetched, RedisError, R | Broker> =>
   Effect.uninterruptible(
-    Effect.flatMap(leaseFrom(request.queues, request.count, leaseMs, request.parking), (got) =>
+    Effect.flatMap(leaseFrom(request.queues, request.count, leaseMs, request.parking, true), (got) =>
       Effect.map(
         start(got),
         (started): Fetched =>
