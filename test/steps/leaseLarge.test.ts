@@ -68,6 +68,17 @@ describe("MessageSizes", () => {
     expect(s.large("q", 100)).toBe(false) // small again
     expect(largeMessageBytes * 8).toBe(largeLeaseBytes)
   })
+
+  it("a fetch (or a ride) asks a queue nothing is known of for coldLeaseCount tasks at most, then for all it wants", () => {
+    const s = new MessageSizes()
+    expect(s.fetchCount("q", 100)).toBe(coldLeaseCount)
+    expect(s.fetchCount("q", 3)).toBe(3)
+    s.record("q", 0, 0) // an empty lease tells nothing
+    expect(s.fetchCount("q", 100)).toBe(coldLeaseCount)
+    s.record("q", 2, 200)
+    expect(s.fetchCount("q", 100)).toBe(100)
+    expect(s.fetchCount("other", 100)).toBe(coldLeaseCount)
+  })
 })
 
 layer(countingBroker)("the worker's lease picks its way by message size (real Redis)", (it) => {

@@ -48,7 +48,11 @@ export const makeRideSource =
           deps.slots.reserved -= free
           return Effect.undefined
         }
-        return Effect.map(Clock.currentTimeMillis, (now): Ride => ride(deps, order[0]!, free, now))
+        // A queue whose message sizes this connection does not know yet: a few tasks only, as a
+        // fetch's first look (MessageSizes.fetchCount); the fetch loop takes the rest.
+        const n = deps.broker.messageSizes.fetchCount(order[0]!, free)
+        deps.slots.reserved -= free - n
+        return Effect.map(Clock.currentTimeMillis, (now): Ride => ride(deps, order[0]!, n, now))
       })
     })
 
