@@ -17,8 +17,8 @@
 --         just under it (src/broker/releaseLeases.ts leaseScore), as dequeueLease's ARGV[1]
 -- ARGV[3] most tasks to lease (>= 1)
 -- ARGV[4] now, unix ms (the clock of the queue's flow-control limit, if it has one: includes/leaseTasks.lua)
--- ARGV[5] "ids" for ids mode (includes/leaseTasks.lua: the lease part has the ids alone; the caller
---         reads the messages with HGET, by id: src/broker/leaseByIds.ts), else ""
+-- ARGV[5] "ids" for ids mode (includes/leaseTasks.lua: the lease part has the ids alone and they are
+--         appended to asynq:{q}:leasing for a SORT in the same MULTI, src/broker/leaseByIds.ts), else ""
 -- ARGV[6..] five entries per task to complete, as completeBatch's ARGV[2..]
 -- Returns: a two-element array: the completions (one entry per task, in order: 1 done, 2 already done, 0 not active
 -- under a lease) and the leased tasks as dequeueLease returns them (flat id1, msg1, ...; msg false

@@ -22,8 +22,8 @@
 --         (or is handed one task per park), and the dequeue works as without it.
 -- ARGV[5] (with ARGV[4]) the park token: a lease score unique to this park, as ARGV[1]
 -- ARGV[6] (optional) "ids": ids mode (includes/leaseTasks.lua): the reply has the ids alone, not the
---         messages; the caller reads them with HGET, by id (src/broker/leaseByIds.ts). ARGV[4] is
---         "" when not parking.
+--         messages, and the ids are appended to asynq:{q}:leasing for a SORT that reads the
+--         messages in the same MULTI (src/broker/leaseByIds.ts). ARGV[4] is "" when not parking.
 -- Returns: a flat array id1, msg1, id2, msg2, ... (msg false for a dangling id; in ids mode id1, id2, ...); empty when
 -- paused or empty. When the queue's flow limit cut the call short, one more element ends the
 -- array (its length is then odd; in ids mode read it as a number among the string ids): the wait until the next task is allowed, in ms from ARGV[3]

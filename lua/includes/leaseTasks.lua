@@ -9,7 +9,9 @@
 -- it: the paused check is one EXISTS of both keys, as it was one EXISTS of the paused key.
 -- Ids mode (idsOnly true; src/broker/leaseByIds.ts): no msg is read (HEXISTS instead of HGET, so a
 -- large message is not copied into Lua and into the reply); out gets the ids alone (dangling ones
--- too, in the same order). The caller then reads the leased tasks' messages with HGET, by id.
+-- too, in the same order), and every popped id is also appended to the list asynq:{q}:leasing
+-- (derived from taskKeyPrefix: same slot) for a SORT ... BY nosort GET asynq:{q}:t:*->msg that
+-- follows in the same MULTI and reads the messages (nil for a dangling id), then DELs the list.
 -- Defines leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix, leaseExpiry, maxTasks, out, nowMs, idsOnly)
 --   pendingKey     asynq:{q}:pending
 --   pausedKey      asynq:{q}:paused
@@ -98,6 +100,12 @@ local function leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPre
     table.insert(out, id)
     if not idsOnly then
       table.insert(out, msg)
+    end
+  end
+  if idsOnly then
+    local listKey = string.sub(taskKeyPrefix, 1, -3) .. "leasing"
+    for i = 1, #ids, 1000 do
+      redis.call("RPUSH", listKey, unpack(ids, i, math.min(i + 999, #ids)))
     end
   end
   for i = 1, #leased, 2000 do

@@ -16,9 +16,9 @@ export interface CompleteAndLeaseInput {
   /** The leases' score: the lease expiry in unix seconds, or the dequeue call's own score (`leaseScore`, releaseLeases.ts). */
   readonly leaseScore: string | number
   /**
-   * Ids mode for the lease part (lua/includes/leaseTasks.lua): it has the ids alone, for the caller
-   * to read the messages by id (leaseByIds.ts). Not used by rides: a ride leaves a queue of large
-   * messages to the fetch loop (processor/intake/rideSource.ts).
+   * Ids mode for the lease part (lua/includes/leaseTasks.lua): it has the ids alone, also written
+   * into asynq:{q}:leasing for a SORT in the same MULTI (leaseByIds.ts). Not used by rides yet:
+   * they go in a pipelined batch, not a MULTI.
    */
   readonly idsOnly?: boolean
 }

@@ -18,8 +18,8 @@ export interface DequeueLeaseInput {
    */
   readonly park?: { readonly server: string; readonly token: string } | undefined
   /**
-   * Ids mode (lua/includes/leaseTasks.lua): the reply has the ids alone; the caller reads the
-   * messages by id (leaseByIds.ts).
+   * Ids mode (lua/includes/leaseTasks.lua): the reply has the ids alone and the ids go into
+   * asynq:{q}:leasing, for the SORT that reads the messages in the same MULTI (leaseByIds.ts).
    */
   readonly idsOnly?: boolean
 }

@@ -1,13 +1,13 @@
 /**
- * The lease for large messages: dequeueLease in ids mode (the script reads no message; it leases
- * the tasks and returns their ids), then the leased tasks' messages read with `HGET
- * asynq:{q}:t:<id> msg`, pipelined in one more round trip. Redis then copies a message once,
- * straight into HGET's reply, instead of three times (into Lua, out of Lua, into the script's
- * reply). The lease itself stays one atomic script call, resent as any script call when a reply
- * is lost; the reads change nothing. Costs a round trip and a command per task more than the script
- * alone, so the worker takes this way only for a queue whose recent messages are large
- * (MessageSizes). Where the transport reads hash fields (`hashFields`: ioredis, single node,
- * Sentinel and Cluster; the reads share the queue's slot).
+ * The lease for large messages (issue 34): in one MULTI, dequeueLease in ids mode (the script reads
+ * no message: it returns the ids and writes them into asynq:{q}:leasing), then
+ * `SORT asynq:{q}:leasing BY nosort GET asynq:{q}:t:*->msg` (the messages, in the list's order,
+ * nil for an id without a msg) and `DEL asynq:{q}:leasing`. A message is then copied once by Redis
+ * (into SORT's reply) instead of three times (into Lua, into the script's reply); the lease and
+ * the reads stay atomic. Costs more than the script alone for small messages (the MULTI, the list,
+ * SORT): the worker takes this way only for a queue whose recent messages are large (MessageSizes).
+ * Only where the transport sends a MULTI in one round trip (`scriptSorted`: a single node over
+ * ioredis; a Cluster denies SORT's GET option).
  */
 import * as Effect from "effect/Effect"
 import type { RedisError } from "../redis/errors.js"
@@ -22,62 +22,81 @@ import {
 } from "./dequeueLease.js"
 import { runScript } from "./script.js"
 
-/** How many ids an ids-mode reply holds (the flow limit's wait, a number, may end it). */
-const leasedCount = (ids: ReadonlyArray<unknown>): number =>
-  ids.length > 0 && typeof ids[ids.length - 1] === "number" ? ids.length - 1 : ids.length
+/** The list the lease scripts' ids mode writes the ids into (lua/includes/leaseTasks.lua derives the same name). */
+export const leasingListKey = (queue: string): string => `${queueKeys(queue).prefix}leasing`
+
+/** SORT's GET pattern for the leased tasks' messages. */
+export const leasedMessagePattern = (queue: string): string => `${queueKeys(queue).taskPrefix}*->msg`
 
 /**
- * An ids-mode lease reply (ids, then the flow limit's wait when it cut the call short) and the
- * messages read by id put together as the script-only reply (id1, msg1, …, then the wait), so the
- * usual decoder reads it. Undefined when they do not match (then the reply is unexpected).
+ * An ids-mode lease reply (ids, then the flow limit's wait when it cut the call short) and SORT's
+ * messages put together as the script-only reply (id1, msg1, …, then the wait), so the usual
+ * decoder reads it. Undefined when they do not match (then the reply is unexpected).
  */
 export const mergeLeasedMessages = (ids: unknown, messages: unknown): Array<unknown> | undefined => {
   if (!Array.isArray(ids) || !Array.isArray(messages)) return undefined
-  const n = leasedCount(ids)
+  const tail = ids.length > 0 && typeof ids[ids.length - 1] === "number"
+  const n = tail ? ids.length - 1 : ids.length
   if (messages.length !== n) return undefined
-  const out: Array<unknown> = new Array(2 * n + (ids.length - n))
+  const out: Array<unknown> = new Array(2 * n + (tail ? 1 : 0))
   for (let i = 0; i < n; i++) {
     out[2 * i] = ids[i]
     out[2 * i + 1] = messages[i]
   }
-  if (ids.length > n) out[2 * n] = ids[n]
+  if (tail) out[2 * n] = ids[n]
   return out
 }
 
-/** Whether this connection can lease the large-message way (its transport reads hash fields). */
-export const canLeaseByIds = (broker: { readonly redis: { readonly hashFields?: unknown } }): boolean =>
-  broker.redis.hashFields !== undefined
+/** Whether this connection can lease the large-message way (the transport sends a MULTI in one round trip). */
+export const canLeaseByIds = (broker: { readonly redis: { readonly scriptSorted?: unknown } }): boolean =>
+  broker.redis.scriptSorted !== undefined
 
 /**
  * dequeueLease the large-message way (the module comment): the same reply as `dequeueLeaseScript`
- * for the same input and Redis state. Falls back to the script alone where the transport reads no
- * hash fields. A task whose message is gone by the time it is read (nothing in this library
- * deletes an active task's hash) comes back as a dangling id, as the script reports one. When the
- * reads fail, the call fails: its tasks are leased under the call's score, which the caller gives
- * back (steps/dequeueLease.ts, as for a lost reply).
+ * for the same input and Redis state. Falls back to the script alone where the transport has no
+ * `scriptSorted`. When Redis refuses SORT's GET option (an ACL user without read access to every
+ * key, which Redis 7 requires for GET patterns), the messages of the tasks the script leased are
+ * read by id, and this connection leases the script-only way from then on (MessageSizes.refuseSort).
  */
 export const dequeueLeaseByIds = (input: DequeueLeaseInput): Effect.Effect<DequeueLeaseReply, RedisError, Broker> =>
-  Effect.flatMap(Broker, ({ redis }) => {
-    const read = redis.hashFields
-    if (read === undefined) return runScript(dequeueLeaseScript, { ...input, idsOnly: false })
+  Effect.flatMap(Broker, ({ redis, messageSizes }) => {
+    // SORT refused (an ACL user without read access to every key): the script has leased the
+    // tasks; their messages are read by id (they are this call's now), and this connection leases
+    // the script-only way from then on.
+    const refused = (ids: unknown, error: Error) =>
+      Effect.logWarning(
+        `queue "${input.queue}": Redis refused SORT … GET (${error.message}); large messages are leased through the script from now on`
+      ).pipe(
+        Effect.andThen(Effect.sync(() => messageSizes.refuseSort())),
+        Effect.andThen(
+          redis.use("script dequeueLease", async (c) => {
+            const p = c.pipeline()
+            const prefix = queueKeys(input.queue).taskPrefix
+            if (Array.isArray(ids))
+              for (const id of ids) if (typeof id !== "number") p.hgetBuffer(prefix + String(id), "msg")
+            const replies = (await p.exec()) ?? []
+            return replies.map(([e, msg]) => {
+              if (e) throw e
+              return msg
+            })
+          })
+        )
+      )
     const withIds: DequeueLeaseInput = { ...input, idsOnly: true }
-    const leased = redis.scriptBuffer(
+    if (redis.scriptSorted === undefined) return runScript(dequeueLeaseScript, { ...input, idsOnly: false })
+    const sent = redis.scriptSorted(
       dequeueLeaseScript.name,
       dequeueLeaseScript.keys(withIds),
-      dequeueLeaseScript.args(withIds)
+      dequeueLeaseScript.args(withIds),
+      leasingListKey(input.queue),
+      leasedMessagePattern(input.queue)
     )
-    return Effect.flatMap(leased, (ids) => {
-      if (!Array.isArray(ids)) return Effect.fail(unexpectedReply("dequeueLease", ids, "an array of ids (ids mode)"))
-      const n = leasedCount(ids)
-      const prefix = queueKeys(input.queue).taskPrefix
-      const keys: Array<string> = new Array(n)
-      for (let i = 0; i < n; i++) keys[i] = prefix + String(ids[i])
-      const messages = n === 0 ? Effect.succeed([]) : read(keys, "msg")
-      return Effect.flatMap(messages, (msgs) => {
-        const merged = mergeLeasedMessages(ids, msgs)
+    return Effect.flatMap(sent, ([ids, sorted]) =>
+      Effect.flatMap(sorted instanceof Error ? refused(ids, sorted) : Effect.succeed(sorted), (messages) => {
+        const merged = mergeLeasedMessages(ids, messages)
         return merged === undefined
-          ? Effect.fail(unexpectedReply("dequeueLease", [ids, msgs], "the leased ids and as many messages"))
+          ? Effect.fail(unexpectedReply("dequeueLease", [ids, messages], "the leased ids and as many messages"))
           : Effect.fromResult(dequeueLeaseReply(merged))
       })
-    })
+    )
   })

@@ -68,3 +68,43 @@ const runAttempt = (
     return Promise.reject(scriptError(ctx, name, e))
   }
 }
+
+/**
+ * The script, `SORT list BY nosort GET get` and `DEL list` in one MULTI on a single node (the
+ * transport's `scriptSorted`), bulk replies as bytes: EVAL with the source when the script is not
+ * known to be cached on this connection, else EVALSHA; a NOSCRIPT answer inside the MULTI (the
+ * script did not run, SORT found no list) sends the MULTI again with EVAL. A LOADING answer is
+ * waited out. An error answer of SORT's (an ACL user without read access to every key: Redis 7
+ * requires it for GET patterns) comes back as SORT's reply, an Error: the script has run.
+ */
+export const runScriptSortedPromise = (
+  ctx: ServiceContext,
+  name: LuaName,
+  keys: ReadonlyArray<string>,
+  args: ReadonlyArray<ScriptArg>,
+  list: string,
+  get: string
+): Promise<readonly [unknown, unknown]> => {
+  const send = (source: boolean): Promise<readonly [unknown, unknown]> => {
+    const s = luaScript(name)
+    const m = ctx.client.multi()
+    m.callBuffer(source ? "EVAL" : "EVALSHA", ...evalshaArgs(source ? s.source : s.sha, keys, args))
+    m.callBuffer("SORT", list, "BY", "nosort", "GET", get)
+    m.call("DEL", list)
+    return m.exec().then((replies) => {
+      if (replies === null || replies.length !== 3) throw new Error(`MULTI of script ${name} was not executed`)
+      const [scriptError_, scriptReply] = replies[0]!
+      if (scriptError_) {
+        if (!source && isNoScript(scriptError_)) return send(true)
+        throw scriptError_
+      }
+      if (source) ctx.loaded.add(name)
+      // SORT's own error answer (the script has run): given back in its place, for the caller to undo the script.
+      const [sortError, sorted] = replies[1]!
+      return [scriptReply, sortError ?? sorted] as const
+    })
+  }
+  return whileLoading(() => send(!ctx.loaded.has(name)), ctx.loadingWait).catch((e: unknown) =>
+    Promise.reject(e instanceof RedisError ? e : scriptError(ctx, name, e))
+  )
+}

@@ -21,7 +21,7 @@ import {
   type ServiceContext
 } from "./ioredisContext.js"
 import { scriptBatch } from "./ioredisBatch.js"
-import { runScriptPromise } from "./ioredisScript.js"
+import { runScriptPromise, runScriptSortedPromise } from "./ioredisScript.js"
 import type { LuaName } from "./scripts.js"
 import { type OutageEvents, watchOutages } from "./reconnect.js"
 import type { RedisClient, RedisShape } from "./Redis.js"
@@ -88,17 +88,15 @@ export const makeRedisService = (
     connectionState: watcher.state,
     duplicate
   }
-  return {
-    ...service,
-    hashFields: (keys, field) =>
-      use(`HGET ${field} of ${keys.length} hash(es)`, async (c) => {
-        const p = c.pipeline()
-        for (const key of keys) p.hgetBuffer(key, field)
-        const replies = (await p.exec()) ?? []
-        return replies.map(([error, value]) => {
-          if (error) throw error
-          return value as Buffer | null
-        })
-      })
-  }
+  // A Cluster denies SORT's GET option ("GET option of SORT denied in Cluster mode", Redis 7.0): the lease keeps its script-only path there.
+  return ctx.isCluster
+    ? service
+    : {
+        ...service,
+        scriptSorted: (name, keys, args, list, get) =>
+          Effect.tryPromise({
+            try: () => runScriptSortedPromise(ctx, name, keys, args, list, get),
+            catch: (e) => e as RedisError
+          })
+      }
 }

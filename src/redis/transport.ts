@@ -74,15 +74,20 @@ export interface RedisTransport {
     opts?: ScriptBatchOptions
   ) => Effect.Effect<ReadonlyArray<BatchReply>>
   /**
-   * One field of many hashes in one round trip (pipelined HGETs; the keys share one Cluster slot),
-   * as bytes, null where the hash or the field is missing. Where a worker runs (ioredis); absent
-   * over HTTP. The lease scripts' ids mode leaves the messages of large tasks to it
-   * (src/broker/leaseByIds.ts), so Redis copies each message once, straight into the reply.
+   * Where the transport sends a MULTI in one round trip (a single node over ioredis; absent on a
+   * Cluster, which denies SORT's GET option, and over HTTP): in one MULTI, the script (EVALSHA,
+   * EVAL when it is not cached), then `SORT list BY nosort GET get` and `DEL list`. Bulk replies as
+   * bytes. Resolves to the script's reply and SORT's, or the Error SORT answered (the script has
+   * run: an ACL user without read access to every key may not use GET patterns). The lease scripts' ids mode writes the ids
+   * into the list (src/broker/leaseByIds.ts), so large messages are read without Lua copying them.
    */
-  readonly hashFields?: (
+  readonly scriptSorted?: (
+    name: LuaName,
     keys: ReadonlyArray<string>,
-    field: string
-  ) => Effect.Effect<ReadonlyArray<Uint8Array | null>, RedisError>
+    args: ReadonlyArray<ScriptArg>,
+    list: string,
+    get: string
+  ) => Effect.Effect<readonly [script: unknown, sorted: unknown], RedisError>
   /** One plain command (e.g. `["SMEMBERS", key]`), bulk replies as strings; `op` names it in errors. */
   readonly command: (op: string, args: ReadonlyArray<string | number>) => Effect.Effect<unknown, RedisError>
 }

@@ -139,7 +139,7 @@ export const leaseFrom = (
         // Told before the call goes out: a park whose reply is lost is still one the worker knows of.
         if (park) parking!.parked(queue, park.token)
         const input = { queue, count: want, leaseExpiresAtSec: expiresSec, nowMs: now, leaseScore: score, park }
-        // Large messages are read by id after the lease rather than through the script (leaseByIds.ts).
+        // Large messages are read with SORT in the lease's MULTI rather than through the script (leaseByIds.ts).
         const byIds = canLeaseByIds(broker) && broker.messageSizes.large(queue, want)
         const popped = (byIds ? dequeueLeaseByIds(input) : runScript(dequeueLeaseScript, input)).pipe(
           Effect.tapError((e) => (isLostReply(e) ? releaseLeasedToNobody(queue, score, [], now) : Effect.void))

@@ -1,6 +1,6 @@
 /**
- * The lease for large messages (src/broker/leaseByIds.ts): dequeueLease in ids mode, then the
- * messages read by id (pipelined HGETs), against the script alone. Each case arranges
+ * The lease for large messages (src/broker/leaseByIds.ts): dequeueLease in ids mode, SORT … BY
+ * nosort GET asynq:{q}:t:*->msg and DEL in one MULTI, against the script alone. Each case arranges
  * the same tasks in two queues, leases one with each way under the same input, and compares the
  * replies and the whole of each queue's keys afterwards (names normalized).
  */
@@ -15,7 +15,7 @@ import {
   dequeueLeaseReply,
   dequeueLeaseScript
 } from "../../src/broker/dequeueLease.js"
-import { canLeaseByIds, dequeueLeaseByIds, mergeLeasedMessages } from "../../src/broker/leaseByIds.js"
+import { canLeaseByIds, dequeueLeaseByIds, leasingListKey, mergeLeasedMessages } from "../../src/broker/leaseByIds.js"
 import { runScript } from "../../src/broker/script.js"
 import { Redis } from "../../src/redis/Redis.js"
 import { queueKeys } from "../../src/wire/keys.js"
@@ -87,11 +87,11 @@ const both = (old: string, neu: string, over: Partial<DequeueLeaseInput> = {}, n
   })
 
 layer(testBrokerLayer())("dequeueLease, the large-message way (real Redis)", (it) => {
-  it.effect("the ioredis transport reads hash fields (hashFields): the large-message way is open", () =>
+  it.effect("a single node's transport sends the MULTI (the ioredis service has scriptSorted)", () =>
     Effect.map(Broker, (broker) => expect(canLeaseByIds(broker)).toBe(true))
   )
 
-  it.effect("the same tasks, bytes, order, leases and Redis state as the script alone", () =>
+  it.effect("the same tasks, bytes, order, leases and Redis state as the script alone; no leasing list is left", () =>
     Effect.gen(function* () {
       const ids = Array.from({ length: 12 }, (_, i) => `t${i}`)
       yield* io(() => arrange(["lb1-old", "lb1-new"], ids, 100 * 1024))
@@ -100,6 +100,8 @@ layer(testBrokerLayer())("dequeueLease, the large-message way (real Redis)", (it
       expect(r.b.pairs[3]!.bytes).toBe(bytesOf(100 * 1024, 3).toString("hex"))
       expect(r.b).toEqual(r.a)
       expect(r.stateB).toEqual(r.stateA)
+      expect(Object.keys(r.stateB)).not.toContain("list leasing")
+      expect(yield* io(() => c.exists(leasingListKey("lb1-new")))).toBe(0)
       // One task a call (RPOPLPUSH in the script) and the rest.
       const one = yield* both("lb1-old", "lb1-new", { count: 1 })
       expect(one.b.pairs.map((p) => p.id)).toEqual(["t10"])
@@ -183,18 +185,20 @@ layer(testBrokerLayer())("dequeueLease, the large-message way (real Redis)", (it
     })
   )
 
-  it.effect("NOSCRIPT (the script cache was flushed): sent again with EVAL, the lease happens once", () =>
-    Effect.gen(function* () {
-      yield* io(() => arrange(["lb7-old", "lb7-new"], ["a", "b", "c"], 10 * 1024))
-      // Cached on this connection by now; flushed on the server.
-      const first = yield* both("lb7-old", "lb7-new", { count: 1 })
-      expect(first.b).toEqual(first.a)
-      yield* io(() => c.script("FLUSH"))
-      const again = yield* both("lb7-old", "lb7-new", { count: 2 }, true)
-      expect(again.b.pairs.map((p) => p.id)).toEqual(["b", "c"])
-      expect(again.b).toEqual(again.a)
-      expect(again.stateB).toEqual(again.stateA)
-    })
+  it.effect(
+    "NOSCRIPT inside the MULTI (the script cache was flushed): sent again with EVAL, the lease happens once",
+    () =>
+      Effect.gen(function* () {
+        yield* io(() => arrange(["lb7-old", "lb7-new"], ["a", "b", "c"], 10 * 1024))
+        // Cached on this connection by now; flushed on the server.
+        const first = yield* both("lb7-old", "lb7-new", { count: 1 })
+        expect(first.b).toEqual(first.a)
+        yield* io(() => c.script("FLUSH"))
+        const again = yield* both("lb7-old", "lb7-new", { count: 2 }, true)
+        expect(again.b.pairs.map((p) => p.id)).toEqual(["b", "c"])
+        expect(again.b).toEqual(again.a)
+        expect(again.stateB).toEqual(again.stateA)
+      })
   )
 
   it("merges ids and messages into the script-only reply shape; a count mismatch is unexpected", () => {
@@ -208,7 +212,7 @@ layer(testBrokerLayer())("dequeueLease, the large-message way (real Redis)", (it
   })
 
   it.effect(
-    "an ACL user limited to asynq:* keys leases the large-message way: same reply and state as the script alone",
+    "Redis refusing SORT's GET (an ACL user limited to asynq:* keys): the messages of the leased tasks are read by id (same reply and state), and the connection leases through the script from then on",
     () =>
       Effect.gen(function* () {
         yield* io(() => arrange(["lb8-old", "lb8-new"], ["a", "b", "c", "d"], 10 * 1024))
@@ -216,18 +220,23 @@ layer(testBrokerLayer())("dequeueLease, the large-message way (real Redis)", (it
         const limited = Layer.fresh(Broker.layer).pipe(
           Layer.provide(Redis.layer({ url: testRedisUrl(), username: "lease-by-ids-limited", password: "pw" }))
         )
-        const b = yield* Effect.map(dequeueLeaseByIds(input("lb8-new", { count: 2 })), plain).pipe(
-          Effect.provide(limited)
-        )
+        const r = yield* Effect.gen(function* () {
+          const broker = yield* Broker
+          const b = plain(yield* dequeueLeaseByIds(input("lb8-new", { count: 2 })))
+          const largeAfter =
+            (broker.messageSizes.record("lb8-new", 1, 100 * 1024), broker.messageSizes.large("lb8-new", 10))
+          return { b, largeAfter }
+        }).pipe(Effect.provide(limited))
         const a = plain(yield* runScript(dequeueLeaseScript, input("lb8-old", { count: 2 })))
-        expect(b.pairs.map((p) => p.id)).toEqual(["a", "b"])
-        expect(b).toEqual(a)
+        expect(r.b.pairs.map((p) => p.id)).toEqual(["a", "b"])
+        expect(r.b).toEqual(a)
         expect(yield* io(() => dumpQueue("lb8-new"))).toEqual(yield* io(() => dumpQueue("lb8-old")))
+        expect(r.largeAfter).toBe(false)
       })
   )
 
   it.effect(
-    "completeAndLease's ids mode: the same completions, and its lease part with the messages read by id is the script-only lease part; same Redis state",
+    "completeAndLease's ids mode: the same completions, and its lease part with SORT's messages is the script-only lease part; same Redis state",
     () =>
       Effect.gen(function* () {
         const { redis } = yield* Broker
@@ -242,17 +251,17 @@ layer(testBrokerLayer())("dequeueLease, the large-message way (real Redis)", (it
         expect(firsts.map((f) => f.pairs.length)).toEqual([2, 2])
         const a = yield* runScript(completeAndLeaseScript, { msgs: msgs("lb9-old"), ...at })
         const ids = { msgs: msgs("lb9-new"), ...at, idsOnly: true }
-        const reply = (yield* redis.scriptBuffer(
+        const [reply, sorted] = yield* redis.scriptSorted!(
           completeAndLeaseScript.name,
           completeAndLeaseScript.keys(ids),
-          completeAndLeaseScript.args(ids)
-        )) as [unknown, Array<unknown>]
-        const leasedIds = reply[1].filter((x) => typeof x !== "number")
-        const read = yield* redis.hashFields!(
-          leasedIds.map((id) => queueKeys("lb9-new").task(String(id))),
-          "msg"
+          completeAndLeaseScript.args(ids),
+          leasingListKey("lb9-new"),
+          `${queueKeys("lb9-new").taskPrefix}*->msg`
         )
-        const b = completeAndLeaseScript.decode([reply[0], mergeLeasedMessages(reply[1], read)], ids)
+        const b = completeAndLeaseScript.decode(
+          [(reply as Array<unknown>)[0], mergeLeasedMessages((reply as Array<unknown>)[1], sorted)],
+          ids
+        )
         if (!Result.isSuccess(b)) throw new Error("completeAndLease ids reply did not decode")
         expect(b.success.completions).toEqual(a.completions)
         const leaseA = Result.getOrThrow(dequeueLeaseReply(a.leaseReply))

@@ -234,7 +234,7 @@ it("Redis never holds more leases than the concurrency, in the order it runs the
   }
 }, 60_000)
 
-it("a queue of large messages is leased by the fetch loop, its messages read by id, not by rides; every task runs once, concurrency holds", async () => {
+it("a queue of large messages is leased the MULTI/SORT way by the fetch loop, not by rides; every task runs once, concurrency holds", async () => {
   const scope = await Effect.runPromise(Scope.make())
   try {
     const context = await Effect.runPromise(
@@ -242,8 +242,8 @@ it("a queue of large messages is leased by the fetch loop, its messages read by 
     )
     const broker = context.mapUnsafe.get(Broker.key) as Broker["Service"]
     const rideScripts: Array<string> = []
-    let readCalls = 0
-    const read = broker.redis.hashFields!
+    let sortedCalls = 0
+    const sorted = broker.redis.scriptSorted!
     const counting = Broker.of({
       ...broker,
       redis: {
@@ -254,7 +254,8 @@ it("a queue of large messages is leased by the fetch loop, its messages read by 
               if (x.script === "dequeueLease" || x.script === "completeAndLease") rideScripts.push(x.script)
             return broker.redis.scriptBatch(calls, opts)
           }),
-        hashFields: (keys, field) => Effect.suspend(() => (readCalls++, read(keys, field)))
+        scriptSorted: (name, keys, args, list, get) =>
+          Effect.suspend(() => (sortedCalls++, sorted(name, keys, args, list, get)))
       }
     })
     const run = <A, E>(eff: Effect.Effect<A, E, Broker>) =>
@@ -293,9 +294,10 @@ it("a queue of large messages is leased by the fetch loop, its messages read by 
     )
     expect(done.sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i))
     expect(most).toBeLessThanOrEqual(4)
-    // The first lease learns the size (the script alone, fetch or ride); from then on the fetch loop reads by id.
-    expect(readCalls).toBeGreaterThan(0)
+    // The first lease learns the size (the script alone, fetch or ride); from then on the fetch loop's MULTI.
+    expect(sortedCalls).toBeGreaterThan(0)
     expect(rideScripts.length).toBeLessThanOrEqual(1)
+    expect(await c.exists(queueKeys("big").prefix + "leasing")).toBe(0)
   } finally {
     await Effect.runPromise(Scope.close(scope, Exit.void))
   }

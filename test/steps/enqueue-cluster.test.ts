@@ -2,7 +2,7 @@
  * enqueue / enqueueMany on a real 3-master Redis Cluster (started here on loopback ports): every
  * script's keys share the queue's slot, the registration in `asynq:queues` (another slot) goes
  * alongside, and a batch over many queues (many slots) succeeds item by item. Also: the lease of
- * large messages reads them by id there too (src/broker/leaseByIds.ts).
+ * large messages keeps the script-only way there (a Cluster denies SORT GET: src/broker/leaseByIds.ts).
  */
 import { Effect, Layer, Result } from "effect"
 import { Redis as IORedis } from "ioredis"
@@ -103,29 +103,29 @@ describe("enqueue on Redis Cluster", () => {
     }
   })
 
-  it("on a Cluster, the lease of large messages reads them by id too (the reads share the queue's slot): every task, its payload whole", async () => {
-    const got = await Effect.runPromise(
-      Effect.gen(function* () {
-        const broker = yield* Broker
-        expect(canLeaseByIds(broker)).toBe(true)
-        const big = "y".repeat(100 * 1024)
-        for (let i = 0; i < 6; i++) yield* enqueue("big", { i, big }, { queue: "cbig" })
-        // the first lease learns the size (the script alone); the next ones read by id
-        const first = yield* dequeueLease({ queues: ["cbig"], count: 2 })
-        expect(broker.messageSizes.large("cbig", 4)).toBe(true)
-        const second = yield* dequeueLease({ queues: ["cbig"], count: 4 })
-        return [...first.tasks, ...second.tasks].map((t) => JSON.parse(new TextDecoder().decode(t.msg.payload)).i)
-      }).pipe(Effect.provide(brokerLayer()))
-    )
-    expect(got).toEqual([0, 1, 2, 3, 4, 5])
+  it("a Cluster denies SORT's GET option even within the queue's slot, so its lease keeps the script-only way: large messages lease as before", async () => {
     const cluster = new IORedis.Cluster(nodes.map((n) => ({ host: "127.0.0.1", port: n.port })))
     try {
       const k = queueKeys("cbig")
-      expect(await cluster.llen(k.active)).toBe(6)
-      expect(await cluster.zcard(k.lease)).toBe(6)
-      expect(await cluster.llen(k.pending)).toBe(0)
+      await cluster.rpush(k.prefix + "leasing", "a")
+      await expect(cluster.sort(k.prefix + "leasing", "BY", "nosort", "GET", `${k.taskPrefix}*->msg`)).rejects.toThrow(
+        /GET option of SORT denied in Cluster mode/
+      )
+      await cluster.del(k.prefix + "leasing")
     } finally {
       cluster.disconnect()
     }
+    const got = await Effect.runPromise(
+      Effect.gen(function* () {
+        const broker = yield* Broker
+        expect(canLeaseByIds(broker)).toBe(false)
+        const big = "y".repeat(100 * 1024)
+        for (let i = 0; i < 4; i++) yield* enqueue("big", { i, big }, { queue: "cbig" })
+        const first = yield* dequeueLease({ queues: ["cbig"], count: 2 })
+        const second = yield* dequeueLease({ queues: ["cbig"], count: 2 })
+        return [...first.tasks, ...second.tasks].map((t) => (t.msg.payload?.length ?? 0) > big.length)
+      }).pipe(Effect.provide(brokerLayer()))
+    )
+    expect(got).toEqual([true, true, true, true])
   })
 })

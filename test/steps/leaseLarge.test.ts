@@ -1,7 +1,7 @@
 /**
  * Which way the worker's lease takes (src/broker/messageSizes.ts): a queue whose recent messages are
- * large is leased in ids mode and its messages read by id (src/broker/leaseByIds.ts), any other
- * with the script alone. The Broker here is the usual one over a real Redis, its `hashFields` counted.
+ * large is leased with SORT in the lease's MULTI (src/broker/leaseByIds.ts), any other with the
+ * script alone. The Broker here is the usual one over a real Redis, its `scriptSorted` counted.
  */
 import { expect, layer } from "@effect/vitest"
 import { describe, it } from "vitest"
@@ -17,25 +17,25 @@ import { testRedisLayer } from "../support/redis.js"
 
 const c = stepsTestDb()
 
-/** Queues whose lease read its messages by id, one entry per read. */
-const readCalls: Array<string> = []
+/** Queues whose lease went the MULTI/SORT way, one entry per call. */
+const sortedCalls: Array<string> = []
 /** How many tasks each script-only dequeueLease call asked for (its ARGV[2]). */
 const scriptOnlyCounts: Array<number> = []
 
 const countingBroker = Layer.effect(
   Broker,
   Effect.map(RedisService, (redis) => {
-    const read = redis.hashFields
-    expect(read).toBeDefined()
+    const sorted = redis.scriptSorted
+    expect(sorted).toBeDefined()
     return {
       redis: {
         ...redis,
-        hashFields: (keys, field) => {
-          readCalls.push(/\{(.*)\}/.exec(keys[0]!)![1]!)
-          return read!(keys, field)
+        scriptSorted: (name, keys, args, list, get) => {
+          sortedCalls.push(list)
+          return sorted!(name, keys, args, list, get)
         },
         scriptBuffer: (name, keys, args) => {
-          if (name === "dequeueLease" && args[5] !== "ids") scriptOnlyCounts.push(Number(args[1]))
+          if (name === "dequeueLease") scriptOnlyCounts.push(Number(args[1]))
           return redis.scriptBuffer(name, keys, args)
         }
       } satisfies typeof redis,
@@ -59,7 +59,7 @@ describe("MessageSizes", () => {
     expect(s.large("q", 1)).toBe(true)
     s.record("r", 10, 10 * 10 * 1024)
     expect(s.large("r", 10)).toBe(true)
-    expect(s.large("r", 1)).toBe(false) // 10 KB in one task's call: the extra round trip costs more than it saves
+    expect(s.large("r", 1)).toBe(false) // 10 KB in one task's call: the MULTI costs more than it saves
     s.record("s", 100, 100 * 1024)
     expect(s.large("s", 1000)).toBe(false) // 1 KB messages, however many
     s.record("q", 0, 0) // an empty lease tells nothing
@@ -83,7 +83,7 @@ describe("MessageSizes", () => {
 
 layer(countingBroker)("the worker's lease picks its way by message size (real Redis)", (it) => {
   it.effect(
-    "small messages: the script alone, always; large ones: read by id from the second lease on, same tasks in order",
+    "small messages: the script alone, always; large ones: the MULTI from the second lease on, same tasks in order",
     () =>
       Effect.gen(function* () {
         yield* TestClock.setTime(baseNowMs)
@@ -93,18 +93,18 @@ layer(countingBroker)("the worker's lease picks its way by message size (real Re
           const got = yield* dequeueLease({ queues: ["ll-small"], count: 2 })
           expect(got.tasks.map((t) => t.msg.id)).toEqual([`t${2 * i}`, `t${2 * i + 1}`])
         }
-        expect(readCalls).toEqual([])
+        expect(sortedCalls).toEqual([])
         const first = yield* dequeueLease({ queues: ["ll-large"], count: 2 })
         expect(first.tasks.map((t) => t.msg.id)).toEqual(["t0", "t1"])
-        expect(readCalls).toEqual([]) // nothing known of the queue yet
+        expect(sortedCalls).toEqual([]) // nothing known of the queue yet
         const second = yield* dequeueLease({ queues: ["ll-large"], count: 3 })
         expect(second.tasks.map((t) => t.msg.id)).toEqual(["t2", "t3", "t4"])
         expect(second.tasks[0]!.msg.payload?.length).toBe(100 * 1024)
         expect(second.tasks[0]!.leaseExpiresAtMs).toBe(baseNowMs + 30_000)
-        expect(readCalls).toEqual(["ll-large"])
+        expect(sortedCalls).toEqual(["asynq:{ll-large}:leasing"])
         const rest = yield* dequeueLease({ queues: ["ll-small", "ll-large"], count: 5 })
         expect(rest.tasks.map((t) => `${t.msg.queue}/${t.msg.id}`)).toEqual(["ll-large/t5"])
-        expect(readCalls).toEqual(["ll-large", "ll-large"])
+        expect(sortedCalls).toEqual(["asynq:{ll-large}:leasing", "asynq:{ll-large}:leasing"])
         expect(yield* io(() => c.lrange("asynq:{ll-large}:active", 0, -1))).toEqual([
           "t5",
           "t4",
@@ -113,23 +113,24 @@ layer(countingBroker)("the worker's lease picks its way by message size (real Re
           "t1",
           "t0"
         ])
+        expect(yield* io(() => c.exists("asynq:{ll-large}:leasing"))).toBe(0)
       })
   )
 
   it.effect(
-    "a corrupt message and a dangling id found reading by id are reported as the script-only way reports them",
+    "a corrupt message and a dangling id found the MULTI way are reported as the script-only way reports them",
     () =>
       Effect.gen(function* () {
         yield* TestClock.setTime(baseNowMs)
         yield* putTasks("ll-bad", 4, 100 * 1024)
         yield* dequeueLease({ queues: ["ll-bad"], count: 1 }) // learns the size
-        readCalls.length = 0
+        sortedCalls.length = 0
         yield* io(async () => {
           await c.del("asynq:{ll-bad}:t:t2")
           await c.hset("asynq:{ll-bad}:t:t3", "msg", Buffer.from([0xff, 0xff, 0xff]))
         })
         const got = yield* dequeueLease({ queues: ["ll-bad"], count: 3 })
-        expect(readCalls).toEqual(["ll-bad"])
+        expect(sortedCalls).toEqual(["asynq:{ll-bad}:leasing"])
         expect(got.tasks.map((t) => t.msg.id)).toEqual(["t1"])
         expect(got.corrupt.map((x) => [x.id, x.outcome])).toEqual([
           ["t2", "dropped"],
@@ -139,19 +140,19 @@ layer(countingBroker)("the worker's lease picks its way by message size (real Re
   )
 
   it.effect(
-    "a worker's fetch on a connection that knows nothing of the queue looks at a few tasks through the script, then leases the rest of what it wants reading by id",
+    "a worker's fetch on a connection that knows nothing of the queue looks at a few tasks through the script, then leases the rest of what it wants the MULTI way",
     () =>
       Effect.gen(function* () {
         yield* TestClock.setTime(baseNowMs)
         yield* putTasks("ll-cold", 30, 100 * 1024)
-        readCalls.length = 0
+        sortedCalls.length = 0
         scriptOnlyCounts.length = 0
         const got = yield* leaseFrom(["ll-cold"], 20, 30_000, undefined, true)
         expect(got.tasks.map((t) => t.msg.id)).toEqual(Array.from({ length: 20 }, (_, i) => `t${i}`))
         expect(got.tasks[19]!.msg.payload?.length).toBe(100 * 1024)
-        // one look at coldLeaseCount tasks (their messages copied through Lua), the other 12 read by id
+        // one look at coldLeaseCount tasks (their messages copied through Lua), the other 12 with SORT
         expect(scriptOnlyCounts).toEqual([coldLeaseCount])
-        expect(readCalls).toEqual(["ll-cold"])
+        expect(sortedCalls).toEqual(["asynq:{ll-cold}:leasing"])
         expect(yield* io(() => c.llen("asynq:{ll-cold}:active"))).toBe(20)
         expect(yield* io(() => c.llen("asynq:{ll-cold}:pending"))).toBe(10)
         // small messages: the look, then the rest through the script too; a short look ends the visit
@@ -159,7 +160,7 @@ layer(countingBroker)("the worker's lease picks its way by message size (real Re
         const small = yield* leaseFrom(["ll-cold-small"], 20, 30_000, undefined, true)
         expect(small.tasks.length).toBe(12)
         expect(scriptOnlyCounts).toEqual([coldLeaseCount, coldLeaseCount, 20 - coldLeaseCount])
-        expect(readCalls).toEqual(["ll-cold"])
+        expect(sortedCalls).toEqual(["asynq:{ll-cold}:leasing"])
         // the dequeueLease step asks for its count at once, known sizes or not
         yield* putTasks("ll-cold-step", 12, 100 * 1024)
         const step = yield* dequeueLease({ queues: ["ll-cold-step"], count: 10 })

@@ -29,7 +29,7 @@ export interface RideSourceDeps<R> {
   /** The hand-overs, when the worker parks: one waiting for the slots a ride held is decided again when it lands. */
   readonly parking: ParkingState | undefined
   readonly start: StartLeased<R>
-  /** The connection leases large messages by id (broker/leaseByIds.ts canLeaseByIds): rides leave such queues to the fetch loop. */
+  /** The connection leases large messages with SORT (broker/leaseByIds.ts canLeaseByIds): rides leave such queues to the fetch loop. */
   readonly byIds: boolean
 }
 
@@ -42,7 +42,7 @@ export const makeRideSource =
       if (free <= 0) return Effect.undefined
       deps.slots.reserved += free
       return Effect.flatMap(queueOrder(deps.options.queues, deps.options.strictPriority), (order) => {
-        // A queue of large messages is leased by the fetch loop (which reads them by id:
+        // A queue of large messages is leased by the fetch loop (its MULTI reads them with SORT:
         // broker/leaseByIds.ts), not in the batch's script call, which would copy them through Lua.
         if (deps.byIds && deps.broker.messageSizes.large(order[0]!, free)) {
           deps.slots.reserved -= free
