@@ -1,0 +1,164 @@
+/**
+ * `tsx bench/redisCostPerTask.ts [--lib=effect-asynq ...] [--src=DIR ...] [--bytes=102400] [--tasks=2000]
+ * [--concurrency=100] [--turns=3]` — where a worker's Redis CPU goes, per processed task: each
+ * library (`--lib`, default effect-asynq and bee-queue; effect-asynq from each `--src` checkout,
+ * default this one) processes `--tasks` pre-filled tasks whose payload carries a string of
+ * `--bytes` (as the payload-size scenarios: `payloadBody`), with a fresh worker at `--concurrency`,
+ * in turns on one private redis-server. Prints the worker's Node CPU and Redis CPU per task (user
+ * and sys, from INFO cpu) and the commands that took the most of Redis's (INFO commandstats: calls
+ * and µs per task; EXEC's time includes the commands inside its MULTI). Each turn runs a short warm-up round first (its own
+ * worker), as the benchmark's warm-up does, so the measured worker is a fresh one in a warm process.
+ */
+import { spawn } from "node:child_process"
+import { resolve } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { Redis } from "ioredis"
+import { startBenchRedis } from "./redisServer.js"
+import { payloadBody } from "./scenarios.js"
+import type { LibAdapter, LibName } from "./libs/types.js"
+
+const args = process.argv.slice(2)
+const arg = (name: string, fallback: string): string => {
+  const hit = args.find((a) => a.startsWith(`--${name}=`))
+  return hit === undefined ? fallback : hit.slice(name.length + 3)
+}
+const all = (name: string): Array<string> =>
+  args.filter((a) => a.startsWith(`--${name}=`)).map((a) => a.slice(name.length + 3))
+const here = fileURLToPath(new URL("..", import.meta.url))
+const adapterFile: Record<string, string> = {
+  "effect-asynq": "effectAsynq",
+  "bee-queue": "beeQueue",
+  bullmq: "bullmq"
+}
+
+interface Measured {
+  /** The worker process's own CPU (all its threads) per task. */
+  readonly nodeUs: number
+  readonly userUs: number
+  readonly sysUs: number
+  readonly commands: ReadonlyArray<{ readonly name: string; readonly calls: number; readonly us: number }>
+}
+
+const stat = (info: string, key: string): number => Number(new RegExp(`${key}:([\\d.]+)`).exec(info)?.[1] ?? 0)
+
+/** The child's part: one library's worker over `n` tasks, measured; prints one JSON line. */
+const child = async (src: string, lib: LibName, url: string, n: number, bytes: number, concurrency: number) => {
+  const { make } = (await import(pathToFileURL(`${src}/bench/libs/${adapterFile[lib]}.ts`).href)) as {
+    make: (o: { redisUrl: string; queue: string }) => Promise<LibAdapter>
+  }
+  const admin = new Redis(url)
+  await admin.flushall()
+  const adapter = await make({ redisUrl: url, queue: "cost" })
+  const round = async (count: number): Promise<Measured> => {
+    for (let i = 0; i < count; i += 200)
+      await adapter.enqueueBulk(
+        Array.from({ length: Math.min(200, count - i) }, (_, k) => ({ n: i + k, t: 0, s: payloadBody(bytes, i + k) }))
+      )
+    await admin.config("RESETSTAT")
+    const before = await admin.info("cpu")
+    const cpu0 = process.cpuUsage()
+    let seen = 0
+    let done!: () => void
+    const finished = new Promise<void>((ok) => (done = ok))
+    const worker = await adapter.startWorker(concurrency, () => {
+      if (++seen === count) done()
+    })
+    await finished
+    const cpu = process.cpuUsage(cpu0)
+    const after = await admin.info("cpu")
+    const stats = await admin.info("commandstats")
+    await worker.stop()
+    const commands = stats
+      .split("\n")
+      .map((line) => /^cmdstat_([\w|-]+):calls=(\d+),usec=(\d+)/.exec(line))
+      .filter((m): m is RegExpExecArray => m !== null && !/^(info|config)/.test(m[1]!))
+      .map((m) => ({ name: m[1]!, calls: Number(m[2]) / count, us: Number(m[3]) / count }))
+      .sort((a, b) => b.us - a.us)
+    return {
+      nodeUs: (cpu.user + cpu.system) / count,
+      userUs: ((stat(after, "used_cpu_user") - stat(before, "used_cpu_user")) * 1e6) / count,
+      sysUs: ((stat(after, "used_cpu_sys") - stat(before, "used_cpu_sys")) * 1e6) / count,
+      commands
+    }
+  }
+  await round(Math.min(n, 500))
+  const r = await round(n)
+  await adapter.close?.()
+  admin.disconnect()
+  process.stdout.write(`${JSON.stringify(r)}\n`)
+  process.exit(0)
+}
+
+const main = async () => {
+  const libs = (all("lib").length > 0 ? all("lib") : ["effect-asynq", "bee-queue"]) as Array<LibName>
+  const srcs = all("src").map((s) => resolve(s))
+  if (srcs.length === 0) srcs.push(here)
+  const n = Number(arg("tasks", "2000"))
+  const bytes = Number(arg("bytes", "102400"))
+  const concurrency = Number(arg("concurrency", "100"))
+  const turns = Number(arg("turns", "3"))
+  const runs = libs.flatMap(
+    (lib): Array<{ lib: LibName; src: string }> =>
+      lib === "effect-asynq" ? srcs.map((src) => ({ lib, src })) : [{ lib, src: here }]
+  )
+  const redis = await startBenchRedis()
+  const totals = new Map<string, Array<number>>()
+  const nodeTotals = new Map<string, Array<number>>()
+  try {
+    for (let t = 0; t < turns; t++)
+      for (const { lib, src } of runs) {
+        const out = await new Promise<string>((ok, fail) => {
+          const p = spawn(
+            process.execPath,
+            [
+              "--import",
+              "tsx",
+              fileURLToPath(import.meta.url),
+              "--child",
+              src,
+              lib,
+              redis.url,
+              String(n),
+              String(bytes),
+              String(concurrency)
+            ],
+            { cwd: src, stdio: ["ignore", "pipe", "inherit"] }
+          )
+          let text = ""
+          p.stdout.on("data", (d: Buffer) => (text += d.toString()))
+          p.on("exit", (code) => (code === 0 ? ok(text) : fail(new Error(`${lib} ${src}: exit ${code}`))))
+        })
+        const m = JSON.parse(out.trim().split("\n").at(-1)!) as Measured
+        const name = lib === "effect-asynq" && srcs.length > 1 ? `${lib} (${src})` : lib
+        totals.set(name, [...(totals.get(name) ?? []), m.userUs + m.sysUs])
+        nodeTotals.set(name, [...(nodeTotals.get(name) ?? []), m.nodeUs])
+        const top = m.commands
+          .slice(0, 6)
+          .map((c) => `${c.name} ${c.calls.toFixed(2)}× ${c.us.toFixed(1)} µs`)
+          .join(", ")
+        console.log(
+          `turn ${t + 1} ${name}: Node CPU ${m.nodeUs.toFixed(1)} µs/task; Redis CPU ${(m.userUs + m.sysUs).toFixed(1)} µs/task (user ${m.userUs.toFixed(1)}, sys ${m.sysUs.toFixed(1)}); ${top}`
+        )
+      }
+    const mean = (xs: ReadonlyArray<number>) => xs.reduce((x, y) => x + y, 0) / xs.length
+    for (const [name, xs] of totals)
+      console.log(
+        `mean ${name}: Redis CPU ${mean(xs).toFixed(1)} µs/task, Node CPU ${mean(nodeTotals.get(name)!).toFixed(1)} µs/task over ${xs.length} turns`
+      )
+  } finally {
+    await redis.stop()
+  }
+}
+
+if (args[0] === "--child")
+  void child(args[1]!, args[2] as LibName, args[3]!, Number(args[4]), Number(args[5]), Number(args[6])).catch(
+    (e: unknown) => {
+      console.error(e)
+      process.exit(1)
+    }
+  )
+else
+  void main().catch((e: unknown) => {
+    console.error(e)
+    process.exit(1)
+  })
