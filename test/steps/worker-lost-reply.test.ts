@@ -190,6 +190,39 @@ describe("dequeue across a lost reply", () => {
     for (const id of pending) expect(await c.hget(k.task(id), "state")).toBe("pending")
   })
 
+  it("large messages (the lease and SORT in one MULTI): a lost EXEC reply leaves every task either received or pending", async () => {
+    const queue = "wlr-dequeue-large"
+    const k = queueKeys(queue)
+    const big = new Uint8Array(100 * 1024).fill(120)
+    for (let i = 0; i < 10; i++) await putPending(c, makeMsg(queue, `l${i}`, { payload: big }), Date.now())
+    const before = proxy.dropped()
+    const got = await Effect.runPromise(
+      Effect.gen(function* () {
+        // The first lease learns the queue's message size (the script alone); the second is the MULTI.
+        const first = yield* dequeueLease({ queues: [queue], count: 1 })
+        const dropped = proxy.dropReplyOf((argv) => argv[0]?.toUpperCase() === "EXEC")
+        // A MULTI is not sent again after a reconnect: the call fails (a worker's fetch tries again).
+        const second = yield* dequeueLease({ queues: [queue], count: 4 }).pipe(
+          Effect.map((r) => r.tasks.map((t) => t.msg.id)),
+          Effect.catch(() => Effect.succeed([] as Array<string>))
+        )
+        yield* Effect.promise(() => dropped)
+        return [...first.tasks.map((t) => t.msg.id), ...second]
+      }).pipe(Effect.provide(brokerLayerAt({ url: `redis://127.0.0.1:${proxy.port}/${testDb()}` }))) as Effect.Effect<
+        Array<string>
+      >
+    )
+    expect(proxy.dropped() - before).toBe(1)
+    expect(got).toEqual(["l0"])
+    // Leased: exactly what the worker received; everything else back in pending, none leased to nobody.
+    expect(await c.lrange(k.active, 0, -1)).toEqual(["l0"])
+    expect(await c.zrange(k.lease, "0", "-1")).toEqual(["l0"])
+    const pending = await c.lrange(k.pending, 0, -1)
+    expect(pending.length).toBe(9)
+    for (const id of pending) expect(await c.hget(k.task(id), "state")).toBe("pending")
+    expect(await c.exists(k.prefix + "leasing")).toBe(0)
+  })
+
   it("without a lost reply nothing is given back (the leases stay with the worker)", async () => {
     const queue = "wlr-dequeue-plain"
     const k = queueKeys(queue)
