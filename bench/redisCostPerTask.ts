@@ -6,7 +6,9 @@
  * `--bytes` (as the payload-size scenarios: `payloadBody`), with a fresh worker at `--concurrency`,
  * in turns on one private redis-server. Prints the worker's Node CPU and Redis CPU per task (user
  * and sys, from INFO cpu) and the commands that took the most of Redis's (INFO commandstats: calls
- * and µs per task; EXEC's time includes the commands inside its MULTI). Each turn runs a short warm-up round first (its own
+ * and µs per task; EXEC's time includes the commands inside its MULTI), with the reads and writes
+ * of Redis's event loop per task (INFO stats: how many separate writes of the worker's arrived, and
+ * how many socket writes Redis made). Each turn runs a short warm-up round first (its own
  * worker), as the benchmark's warm-up does, so the measured worker is a fresh one in a warm process.
  */
 import { spawn } from "node:child_process"
@@ -34,6 +36,9 @@ const adapterFile: Record<string, string> = {
 interface Measured {
   /** The worker process's own CPU (all its threads) per task. */
   readonly nodeUs: number
+  /** Reads and writes Redis's event loop made per task (INFO stats: the client's separate writes, Redis's socket writes). */
+  readonly reads: number
+  readonly writes: number
   readonly userUs: number
   readonly sysUs: number
   readonly commands: ReadonlyArray<{ readonly name: string; readonly calls: number; readonly us: number }>
@@ -55,6 +60,7 @@ const child = async (src: string, lib: LibName, url: string, n: number, bytes: n
         Array.from({ length: Math.min(200, count - i) }, (_, k) => ({ n: i + k, t: 0, s: payloadBody(bytes, i + k) }))
       )
     await admin.config("RESETSTAT")
+    const statsBefore = await admin.info("stats")
     const before = await admin.info("cpu")
     const cpu0 = process.cpuUsage()
     let seen = 0
@@ -67,6 +73,7 @@ const child = async (src: string, lib: LibName, url: string, n: number, bytes: n
     const cpu = process.cpuUsage(cpu0)
     const after = await admin.info("cpu")
     const stats = await admin.info("commandstats")
+    const statsAfter = await admin.info("stats")
     await worker.stop()
     const commands = stats
       .split("\n")
@@ -76,6 +83,8 @@ const child = async (src: string, lib: LibName, url: string, n: number, bytes: n
       .sort((a, b) => b.us - a.us)
     return {
       nodeUs: (cpu.user + cpu.system) / count,
+      reads: (stat(statsAfter, "total_reads_processed") - stat(statsBefore, "total_reads_processed")) / count,
+      writes: (stat(statsAfter, "total_writes_processed") - stat(statsBefore, "total_writes_processed")) / count,
       userUs: ((stat(after, "used_cpu_user") - stat(before, "used_cpu_user")) * 1e6) / count,
       sysUs: ((stat(after, "used_cpu_sys") - stat(before, "used_cpu_sys")) * 1e6) / count,
       commands
@@ -137,7 +146,7 @@ const main = async () => {
           .map((c) => `${c.name} ${c.calls.toFixed(2)}× ${c.us.toFixed(1)} µs`)
           .join(", ")
         console.log(
-          `turn ${t + 1} ${name}: Node CPU ${m.nodeUs.toFixed(1)} µs/task; Redis CPU ${(m.userUs + m.sysUs).toFixed(1)} µs/task (user ${m.userUs.toFixed(1)}, sys ${m.sysUs.toFixed(1)}); ${top}`
+          `turn ${t + 1} ${name}: Node CPU ${m.nodeUs.toFixed(1)} µs/task; Redis reads ${m.reads.toFixed(2)}, writes ${m.writes.toFixed(2)} per task; Redis CPU ${(m.userUs + m.sysUs).toFixed(1)} µs/task (user ${m.userUs.toFixed(1)}, sys ${m.sysUs.toFixed(1)}); ${top}`
         )
       }
     const mean = (xs: ReadonlyArray<number>) => xs.reduce((x, y) => x + y, 0) / xs.length
