@@ -1,6 +1,6 @@
 /**
  * `tsx bench/workflowCpuLoop.ts [--flows=3000] [--warmup=2000] [--concurrency=50] [--callers=50] [--turns=3]
- *  [--cachegrind [--flows2=6000]]`
+ *  [--cachegrind [--flows2=6000] [--default-gc]]`
  * — the Node CPU effect-asynq/workflow spends per flow of the "workflow3" shape (three activities,
  * started with `execute(…, { discard: true })` by `--callers` callers, run by the same process's
  * engine at `--concurrency`) once warm, through this checkout's `bench/libs/effectAsynq.ts` adapter,
@@ -19,6 +19,9 @@
  * with `--flows` and one with `--flows2` measured flows after the same warm-up, and prints the
  * difference of their instruction counts divided by the difference of the flow counts: the
  * instructions of one warm flow, with Node's startup, the warm-up and the shutdown cancelled out.
+ * Under cachegrind Node also runs with V8's `--predictable-gc-schedule` (unless `--default-gc`):
+ * V8 otherwise schedules collections by time too (its memory reducer runs full collections when
+ * little is allocated per millisecond, as under valgrind), which differs from run to run.
  */
 import { spawn } from "node:child_process"
 import { readFileSync, rmSync } from "node:fs"
@@ -141,7 +144,8 @@ const runChild = async (
   warmup: number,
   concurrency: number,
   callers: number,
-  outFile: string | undefined
+  outFile: string | undefined,
+  nodeFlags: ReadonlyArray<string> = []
 ): Promise<ChildResult & { instructions?: number }> => {
   const nodeArgs = [script, "--child", url, String(flows), String(warmup), String(concurrency), String(callers)]
   const [cmd, cmdArgs] =
@@ -155,6 +159,7 @@ const runChild = async (
             `--cachegrind-out-file=${outFile}`,
             process.execPath,
             "--single-threaded",
+            ...nodeFlags,
             ...nodeArgs
           ]
         ]
@@ -181,6 +186,7 @@ const main = async () => {
   const callers = Number(arg("callers", "50"))
   const turns = Number(arg("turns", "3"))
   const cachegrind = args.includes("--cachegrind")
+  const nodeFlags = args.includes("--default-gc") ? [] : ["--predictable-gc-schedule"]
   const flows2 = Number(arg("flows2", String(flows * 2)))
   const script = await bundle()
   const redis = await startBenchRedis()
@@ -204,9 +210,9 @@ const main = async () => {
         continue
       }
       const out = `/tmp/wfcpuloop-${process.pid}.out`
-      const a = await runChild(script, redis.url, flows, warmup, concurrency, callers, out)
+      const a = await runChild(script, redis.url, flows, warmup, concurrency, callers, out, nodeFlags)
       await reset()
-      const b = await runChild(script, redis.url, flows2, warmup, concurrency, callers, out)
+      const b = await runChild(script, redis.url, flows2, warmup, concurrency, callers, out, nodeFlags)
       const ipf = (b.instructions! - a.instructions!) / (flows2 - flows)
       perFlow.push(ipf)
       commands.push(b.commands)
