@@ -29,6 +29,7 @@ import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
 import { Redis as IORedis } from "ioredis"
 import { make } from "./libs/effectAsynq.js"
+import { flowValue } from "./libs/types.js"
 import { startBenchRedis } from "./redisServer.js"
 
 const args = process.argv.slice(2)
@@ -74,7 +75,12 @@ const child = async (url: string, flows: number, warmup: number, concurrency: nu
   let target = 0
   let done!: () => void
   let all = Promise.resolve()
-  const worker = await runner.startWorker(concurrency, () => {
+  // Every flow's final code must have seen its three results (as the workflow3 scenario checks).
+  const worker = await runner.startWorker(concurrency, (n, value) => {
+    if (value !== flowValue(n)) {
+      console.error(`flow ${n}: ${value}, expected ${flowValue(n)}`)
+      process.exit(1)
+    }
     if (++seen === target) done()
   })
   const run = async (from: number, n: number) => {
