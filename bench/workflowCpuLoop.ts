@@ -1,6 +1,6 @@
 /**
  * `tsx bench/workflowCpuLoop.ts [--flows=3000] [--warmup=2000] [--concurrency=50] [--callers=50] [--turns=3]
- *  [--cachegrind [--flows2=6000] [--default-gc]]`
+ *  [--cachegrind [--flows2=6000] [--default-gc] [--keep=DIR]]`
  * — the Node CPU effect-asynq/workflow spends per flow of the "workflow3" shape (three activities,
  * started with `execute(…, { discard: true })` by `--callers` callers, run by the same process's
  * engine at `--concurrency`) once warm, through this checkout's `bench/libs/effectAsynq.ts` adapter,
@@ -22,6 +22,8 @@
  * Under cachegrind Node also runs with V8's `--predictable-gc-schedule` (unless `--default-gc`):
  * V8 otherwise schedules collections by time too (its memory reducer runs full collections when
  * little is allocated per millisecond, as under valgrind), which differs from run to run.
+ * `--keep=DIR` keeps each turn's two cachegrind files there (`cg_diff` of the two, then
+ * `cg_annotate`, gives the instructions of the extra flows by function).
  */
 import { spawn } from "node:child_process"
 import { readFileSync, rmSync } from "node:fs"
@@ -38,6 +40,7 @@ const arg = (name: string, fallback: string): string => {
   return hit === undefined ? fallback : hit.slice(name.length + 3)
 }
 const here = fileURLToPath(new URL("..", import.meta.url))
+const keep = args.find((a) => a.startsWith("--keep="))?.slice(7)
 
 interface ChildResult {
   readonly cpuUs: number
@@ -180,7 +183,7 @@ const runChild = async (
   const r = JSON.parse(out.trim().split("\n").at(-1)!) as ChildResult
   if (outFile === undefined) return r
   const summary = /^summary:\s+(\d+)/m.exec(readFileSync(outFile, "utf8"))
-  rmSync(outFile, { force: true })
+  if (keep === undefined) rmSync(outFile, { force: true })
   if (!summary) throw new Error(`no summary line in ${outFile}`)
   return { ...r, instructions: Number(summary[1]) }
 }
@@ -215,10 +218,11 @@ const main = async () => {
         )
         continue
       }
-      const out = `/tmp/wfcpuloop-${process.pid}.out`
-      const a = await runChild(script, redis.url, flows, warmup, concurrency, callers, out, nodeFlags)
+      const out = (n: number) =>
+        keep === undefined ? `/tmp/wfcpuloop-${process.pid}.out` : `${keep}/wfcpuloop-turn${t + 1}-${n}.out`
+      const a = await runChild(script, redis.url, flows, warmup, concurrency, callers, out(flows), nodeFlags)
       await reset()
-      const b = await runChild(script, redis.url, flows2, warmup, concurrency, callers, out, nodeFlags)
+      const b = await runChild(script, redis.url, flows2, warmup, concurrency, callers, out(flows2), nodeFlags)
       const ipf = (b.instructions! - a.instructions!) / (flows2 - flows)
       perFlow.push(ipf)
       commands.push(b.commands)
