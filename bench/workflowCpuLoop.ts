@@ -20,8 +20,10 @@
  * difference of their instruction counts divided by the difference of the flow counts: the
  * instructions of one warm flow, with Node's startup, the warm-up and the shutdown cancelled out.
  * Under cachegrind Node also runs with V8's `--predictable-gc-schedule` (unless `--default-gc`):
- * V8 otherwise schedules collections by time too (its memory reducer runs full collections when
- * little is allocated per millisecond, as under valgrind), which differs from run to run.
+ * V8 otherwise schedules collections by elapsed time too (its memory reducer runs full collections
+ * when little is allocated per millisecond, as under valgrind). The counts still vary by a few %
+ * from run to run (the flows' batching on the connection follows timing: commands per flow move
+ * with it), so compare several turns, or runs of two trees side by side, with a large --flows2.
  * `--keep=DIR` keeps each turn's two cachegrind files there (`cg_diff` of the two, then
  * `cg_annotate`, gives the instructions of the extra flows by function).
  */
