@@ -1,5 +1,5 @@
 /**
- * `tsx bench/workflowCpuLoop.ts [--flows=3000] [--warmup=2000] [--concurrency=50] [--callers=50] [--turns=3]
+ * `tsx bench/workflowCpuLoop.ts [--flows=3000] [--warmup=3000] [--concurrency=50] [--callers=50] [--turns=3]
  *  [--cachegrind [--flows2=6000] [--default-gc] [--keep=DIR]]`
  * — the Node CPU effect-asynq/workflow spends per flow of the "workflow3" shape (three activities,
  * started with `execute(…, { discard: true })` by `--callers` callers, run by the same process's
@@ -24,6 +24,9 @@
  * when little is allocated per millisecond, as under valgrind). The counts still vary by a few %
  * from run to run (the flows' batching on the connection follows timing: commands per flow move
  * with it), so compare several turns, or runs of two trees side by side, with a large --flows2.
+ * V8 goes on optimizing functions for thousands of flows: after a 1,000-flow warm-up a sixth of a
+ * flow's instructions was Turbofan compiling; a 3,000-flow warm-up (the default) took the figure
+ * from ~3.0 M to ~2.7 M instructions per flow and two trees run side by side agreed within 0.5 %.
  * `--keep=DIR` keeps each turn's two cachegrind files there (`cg_diff` of the two, then
  * `cg_annotate`, gives the instructions of the extra flows by function).
  */
@@ -192,7 +195,7 @@ const runChild = async (
 
 const main = async () => {
   const flows = Number(arg("flows", "3000"))
-  const warmup = Number(arg("warmup", "2000"))
+  const warmup = Number(arg("warmup", "3000"))
   const concurrency = Number(arg("concurrency", "50"))
   const callers = Number(arg("callers", "50"))
   const turns = Number(arg("turns", "3"))
