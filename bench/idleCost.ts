@@ -12,11 +12,9 @@ import { pathToFileURL } from "node:url"
 import { Redis } from "ioredis"
 import { startBenchRedis } from "./redisServer.js"
 import { redisDelta, redisSnapshot } from "./measure.js"
+import { optionOf } from "./toolCli.js"
 
-const arg = (name: string, fallback: string): string => {
-  const hit = process.argv.find((a) => a.startsWith(`--${name}=`))
-  return hit === undefined ? fallback : hit.slice(name.length + 3)
-}
+const arg = optionOf(process.argv)
 
 /** Commands a client sends itself; the others in commandstats were run by scripts. */
 const clientCommands = new Set([

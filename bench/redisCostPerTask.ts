@@ -18,14 +18,11 @@ import { Redis } from "ioredis"
 import { startBenchRedis } from "./redisServer.js"
 import { payloadBody } from "./scenarios.js"
 import type { LibAdapter, LibName } from "./libs/types.js"
+import { optionOf, optionsOf, runTool } from "./toolCli.js"
 
 const args = process.argv.slice(2)
-const arg = (name: string, fallback: string): string => {
-  const hit = args.find((a) => a.startsWith(`--${name}=`))
-  return hit === undefined ? fallback : hit.slice(name.length + 3)
-}
-const all = (name: string): Array<string> =>
-  args.filter((a) => a.startsWith(`--${name}=`)).map((a) => a.slice(name.length + 3))
+const arg = optionOf(args)
+const all = optionsOf(args)
 const here = fileURLToPath(new URL("..", import.meta.url))
 const adapterFile: Record<string, string> = {
   "effect-asynq": "effectAsynq",
@@ -160,14 +157,5 @@ const main = async () => {
 }
 
 if (args[0] === "--child")
-  void child(args[1]!, args[2] as LibName, args[3]!, Number(args[4]), Number(args[5]), Number(args[6])).catch(
-    (e: unknown) => {
-      console.error(e)
-      process.exit(1)
-    }
-  )
-else
-  void main().catch((e: unknown) => {
-    console.error(e)
-    process.exit(1)
-  })
+  runTool(() => child(args[1]!, args[2] as LibName, args[3]!, Number(args[4]), Number(args[5]), Number(args[6])))
+else runTool(main)

@@ -42,12 +42,10 @@ import { join, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { Redis } from "ioredis"
 import { startBenchRedis } from "./redisServer.js"
+import { optionOf, runTool } from "./toolCli.js"
 
 const args = process.argv.slice(2)
-const arg = (name: string, fallback: string): string => {
-  const hit = args.find((a) => a.startsWith(`--${name}=`))
-  return hit === undefined ? fallback : hit.slice(name.length + 3)
-}
+const arg = optionOf(args)
 const here = fileURLToPath(new URL("..", import.meta.url))
 
 /** The child's part: one checkout's worker, measured; prints one JSON line. */
@@ -254,14 +252,5 @@ const main = async () => {
 }
 
 if (args[0] === "--child")
-  void child(args[1]!, args[2]!, Number(args[3]), Number(args[4]), Number(args[5]), args[6] === "pre").catch(
-    (e: unknown) => {
-      console.error(e)
-      process.exit(1)
-    }
-  )
-else
-  void main().catch((e: unknown) => {
-    console.error(e)
-    process.exit(1)
-  })
+  runTool(() => child(args[1]!, args[2]!, Number(args[3]), Number(args[4]), Number(args[5]), args[6] === "pre"))
+else runTool(main)

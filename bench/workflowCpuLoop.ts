@@ -38,12 +38,10 @@ import { Redis as IORedis } from "ioredis"
 import { make } from "./libs/effectAsynq.js"
 import { flowValue } from "./libs/types.js"
 import { startBenchRedis } from "./redisServer.js"
+import { optionOf, runTool } from "./toolCli.js"
 
 const args = process.argv.slice(2)
-const arg = (name: string, fallback: string): string => {
-  const hit = args.find((a) => a.startsWith(`--${name}=`))
-  return hit === undefined ? fallback : hit.slice(name.length + 3)
-}
+const arg = optionOf(args)
 const here = fileURLToPath(new URL("..", import.meta.url))
 const keep = args.find((a) => a.startsWith("--keep="))?.slice(7)
 
@@ -251,12 +249,5 @@ const main = async () => {
 }
 
 if (args[0] === "--child")
-  void child(args[1]!, Number(args[2]), Number(args[3]), Number(args[4]), Number(args[5])).catch((e: unknown) => {
-    console.error(e)
-    process.exit(1)
-  })
-else
-  void main().catch((e: unknown) => {
-    console.error(e)
-    process.exit(1)
-  })
+  runTool(() => child(args[1]!, Number(args[2]), Number(args[3]), Number(args[4]), Number(args[5])))
+else runTool(main)
