@@ -58,6 +58,7 @@ import { floorScenarios } from "./libs/roundTripFloor.js"
 import { startBenchRedis } from "./redisServer.js"
 import { buildRows, renderMarkdown, renderTable, type Results } from "./report.js"
 import { bulkBatch, concurrentCallers } from "./scenarios.js"
+import { bundleChild } from "./childBundle.js"
 
 interface ScenarioSpec {
   readonly key: string
@@ -285,24 +286,14 @@ const medianOf = (rs: ReadonlyArray<Record<string, unknown>>): Record<string, un
  * the compiled JS they publish, so effect-asynq is measured the same way (as `npm run build` ships it),
  * without a TypeScript loader hook or source-map translation in the process.
  */
-const buildChild = async (fromDir?: string): Promise<string> => {
-  const { build } = await import("esbuild")
-  const outfile = fileURLToPath(
-    new URL(fromDir === undefined ? "./results/.build/child.mjs" : "./results/.build/child-base.mjs", import.meta.url)
+const buildChild = (fromDir?: string): Promise<string> =>
+  bundleChild(
+    fileURLToPath(new URL("./child.ts", import.meta.url)),
+    fileURLToPath(
+      new URL(fromDir === undefined ? "./results/.build/child.mjs" : "./results/.build/child-base.mjs", import.meta.url)
+    ),
+    fromDir === undefined ? [] : [libraryFrom(fromDir)]
   )
-  await build({
-    entryPoints: [fileURLToPath(new URL("./child.ts", import.meta.url))],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    packages: "external",
-    outfile,
-    logLevel: "warning",
-    plugins: fromDir === undefined ? [] : [libraryFrom(fromDir)]
-  })
-  return outfile
-}
 
 /**
  * An esbuild plugin for the baseline's child: this tree's harness (bench/), so both sides run the

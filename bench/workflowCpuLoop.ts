@@ -33,7 +33,7 @@
 import { spawn } from "node:child_process"
 import { readFileSync, rmSync } from "node:fs"
 import { fileURLToPath } from "node:url"
-import { build } from "esbuild"
+import { bundleChild } from "./childBundle.js"
 import { Redis as IORedis } from "ioredis"
 import { make } from "./libs/effectAsynq.js"
 import { flowValue } from "./libs/types.js"
@@ -131,22 +131,12 @@ const median = (xs: ReadonlyArray<number>) => {
   return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
 }
 
-/** This file bundled for the children (bench/main.ts's buildChild does the same for its child). */
-const bundle = async (): Promise<string> => {
-  // One per run: the tree may change while a run goes on (its children load this bundle).
-  const outfile = fileURLToPath(new URL(`./results/.build/workflowCpuLoop-${process.pid}.mjs`, import.meta.url))
-  await build({
-    entryPoints: [fileURLToPath(import.meta.url)],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    packages: "external",
-    outfile,
-    logLevel: "warning"
-  })
-  return outfile
-}
+/** This file bundled for the children (childBundle.ts); one bundle per run: the tree may change while a run goes on. */
+const bundle = (): Promise<string> =>
+  bundleChild(
+    fileURLToPath(import.meta.url),
+    fileURLToPath(new URL(`./results/.build/workflowCpuLoop-${process.pid}.mjs`, import.meta.url))
+  )
 
 /** Runs one child (under cachegrind when `outFile` is given); its JSON line, and its instructions when under cachegrind. */
 const runChild = async (
