@@ -76,9 +76,15 @@ describe("RateLimited with holdQueue (real Redis, two in-process workers, TestCl
       expect(await c.llen(k.pending)).toBe(4)
       // Past the hold (5 s after it began): everything runs, the rate-limited task too once due.
       await Promise.all(servers.map((s) => s.run(TestClock.adjust(3100))))
+      // Time goes on while we wait (100 ms of each server's clock per look): a background loop
+      // whose Redis call was still in flight when the clock jumped sleeps from the new time on, and
+      // would otherwise never wake (the retried task becomes due only as its forwarder looks again).
       await waitFor(
         "all five ran",
-        () => Promise.resolve(ran.length),
+        async () => {
+          await Promise.all(servers.map((s) => s.run(TestClock.adjust(100))))
+          return ran.length
+        },
         (n) => n === 5,
         { timeoutMs: 15_000 }
       )
