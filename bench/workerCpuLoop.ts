@@ -35,12 +35,12 @@
  * environment writes a .cpuprofile of its measured run only (summarize with `bench/cpuprofTop.ts`).
  */
 import { spawn } from "node:child_process"
-import { readFileSync, rmSync, writeFileSync } from "node:fs"
-import { Session } from "node:inspector/promises"
+import { readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { Redis } from "ioredis"
+import { startProfile } from "./cpuProfile.js"
 import { startBenchRedis } from "./redisServer.js"
 import { optionOf, runTool } from "./toolCli.js"
 
@@ -90,20 +90,6 @@ const child = async (
   await lib.close?.()
   process.stdout.write(`${JSON.stringify(r)}\n`)
   process.exit(0)
-}
-
-/** Starts V8's sampling profiler (100 µs); the function returned stops it and writes the .cpuprofile. */
-const startProfile = async () => {
-  const session = new Session()
-  session.connect()
-  await session.post("Profiler.enable")
-  await session.post("Profiler.setSamplingInterval", { interval: 100 })
-  await session.post("Profiler.start")
-  return async (file: string) => {
-    const { profile } = await session.post("Profiler.stop")
-    writeFileSync(file, JSON.stringify(profile))
-    session.disconnect()
-  }
 }
 
 /** `n` no-op tasks enqueued in batches of 1,000. */

@@ -27,6 +27,7 @@
  * V8 goes on optimizing functions for thousands of flows: after a 1,000-flow warm-up a sixth of a
  * flow's instructions was Turbofan compiling; a 3,000-flow warm-up (the default) took the figure
  * from ~3.0 M to ~2.7 M instructions per flow and two trees run side by side agreed within 0.5 %.
+ * `CPULOOP_CPUPROF=FILE` writes a .cpuprofile of a child's measured flows (each turn overwrites it).
  * `--keep=DIR` keeps each turn's two cachegrind files there (`cg_diff` of the two, then
  * `cg_annotate`, gives the instructions of the extra flows by function).
  */
@@ -34,6 +35,7 @@ import { spawn } from "node:child_process"
 import { readFileSync, rmSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { bundleChild } from "./childBundle.js"
+import { profileFile, startProfile } from "./cpuProfile.js"
 import { Redis as IORedis } from "ioredis"
 import { make } from "./libs/effectAsynq.js"
 import { flowValue } from "./libs/types.js"
@@ -102,6 +104,8 @@ const child = async (url: string, flows: number, warmup: number, concurrency: nu
   }
   if (warmup > 0) await run(0, warmup)
   const commands0 = await commandCalls(admin)
+  const file = profileFile()
+  const profile = file === undefined ? undefined : await startProfile()
   const io0 = syscalls()
   const cpu0 = process.cpuUsage()
   const t0 = performance.now()
@@ -109,6 +113,7 @@ const child = async (url: string, flows: number, warmup: number, concurrency: nu
   const ms = performance.now() - t0
   await worker.stop()
   const cpu = process.cpuUsage(cpu0)
+  if (profile !== undefined) await profile(file!)
   const io = syscalls()
   // Less the INFO that read commands0 (counted once it ran).
   const commands = (await commandCalls(admin)) - commands0 - 1

@@ -2,6 +2,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { RedisConnectionError } from "../redis/errors.js"
 import type { RedisClient } from "../redis/Redis.js"
+import { setCommandTimeout } from "../redis/commandDeadlines.js"
 import { queueKeys } from "../wire/keys.js"
 import { Broker } from "./Broker.js"
 
@@ -39,7 +40,7 @@ export const openHandoverConnection = Effect.fn("Broker.openHandoverConnection")
   // A blocked connection cannot QUIT (Redis reads nothing from it until the BLPOP ends): dropped at
   // once when the scope closes, before the duplicate's own QUIT.
   yield* Effect.addFinalizer(() => Effect.sync(() => client.disconnect()))
-  ;(client.options as { commandTimeout?: number }).commandTimeout = blockSeconds * 1000 + replyGraceMs
+  setCommandTimeout(client, blockSeconds * 1000 + replyGraceMs)
   // Connected by now: every "ready" from here on is a reconnect.
   client.on("ready", onReconnect)
   return { client, keys: queues.map((q) => queueKeys(q).pushList(server)) }

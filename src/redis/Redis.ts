@@ -6,6 +6,7 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import { RedisConnectionError, type RedisError, errorMessage } from "./errors.js"
 import { defaultCommandTimeoutMs, describeTarget, invalidTimeouts, type RedisOptions } from "./options.js"
 import { preventSubscriberListenerLeak } from "./clusterSubscriberLeak.js"
+import { watchCommandDeadlines } from "./commandDeadlines.js"
 import { type ConnectionState, type OutageEvents, reconnectDelayMs, reconnectMaxDelayMs } from "./reconnect.js"
 import { RedisService } from "./RedisService.js"
 import { type CommandClass, makeRedisService } from "./ioredisService.js"
@@ -55,8 +56,10 @@ const toIORedisOptions = (o: RedisOptions): { url: string | undefined; opts: IOR
   if (o.password !== undefined) opts.password = o.password
   if (o.db !== undefined) opts.db = o.db
   if (o.tls) opts.tls = o.tls === true ? {} : o.tls
-  // Every command is bounded by default; blocking reads set their own bound (pushReceiver.ts).
-  opts.commandTimeout = o.commandTimeoutMs ?? defaultCommandTimeoutMs
+  // Every command is bounded by default; blocking reads set their own bound (pushReceiver.ts). A
+  // Cluster's through ioredis's option (a timer per command); a single node's and Sentinel's
+  // through one timer per connection (commandDeadlines.ts), set up in `connect`.
+  if (o.cluster) opts.commandTimeout = o.commandTimeoutMs ?? defaultCommandTimeoutMs
   return { url: o.url, opts }
 }
 
@@ -149,6 +152,7 @@ const connect = (io: IoredisModule, o: RedisOptions): Effect.Effect<RedisClient,
       } else {
         c = url ? new io.Redis(url, opts as never) : new io.Redis({ host: "127.0.0.1", port: 6379, ...opts } as never)
       }
+      if (!(c instanceof io.Cluster)) watchCommandDeadlines(c, o.commandTimeoutMs ?? defaultCommandTimeoutMs)
       // Errors surface through the commands that fail; keep Node from printing them. The last one
       // seen while connecting says why (e.g. WRONGPASS), where connect() itself only says "closed".
       // ioredis selects the database once connected and reports a refused SELECT (index out of

@@ -5,6 +5,7 @@
  * ioredis is imported for its types only.
  */
 import type { Cluster, Redis as IORedis } from "ioredis"
+import { watchedTimeout } from "./commandDeadlines.js"
 import { CommandTimeout, errorMessage, type RedisError, redisError } from "./errors.js"
 import type { LoadingWait } from "./loading.js"
 import { keySlot } from "./keySlot.js"
@@ -125,8 +126,10 @@ const noArgs: Array<string> = []
 
 export const isNoScript = (e: unknown) => errorMessage(e).startsWith("NOSCRIPT")
 
-/** The command timeout an ioredis client was opened with (a Cluster's is in its nodes' options), if any. */
+/** The command timeout an ioredis client was opened with (watched, or a Cluster's in its nodes' options), if any. */
 export const configuredTimeout = (c: RedisClient): number | undefined => {
+  const watched = watchedTimeout(c)
+  if (watched !== undefined) return watched
   const o = (isClusterClient(c) ? c.options.redisOptions : c.options) as
     | { readonly commandTimeout?: unknown }
     | undefined
@@ -207,7 +210,7 @@ export const scriptError = (ctx: ServiceContext, name: LuaName, cause: unknown) 
 /**
  * On a Cluster, `p` bounded by the command timeout: while no node is reachable ioredis's Cluster
  * holds calls in a queue of its own that no timeout covers (a node's connection times out only
- * what it was handed). Single node and Sentinel: ioredis's commandTimeout covers its queue too.
+ * what it was handed). Single node and Sentinel: their command deadlines (commandDeadlines.ts) cover their queues too.
  */
 export const bounded = <A>(ctx: ServiceContext, p: Promise<A>): Promise<A> =>
   !ctx.isCluster
