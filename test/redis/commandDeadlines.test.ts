@@ -48,9 +48,7 @@ describe("command deadlines of a single node's ioredis connection", () => {
       expect(await Effect.runPromise(broker.redis.command("ping", ["PING"]))).toBe("PONG")
       server.process.kill("SIGSTOP")
       const before = timers()
-      const calls = Array.from({ length: 500 }, (_, i) =>
-        outcome(broker.redis.command("echo", ["ECHO", `late-${i}`]))
-      )
+      const calls = Array.from({ length: 500 }, (_, i) => outcome(broker.redis.command("echo", ["ECHO", `late-${i}`])))
       // The calls are written by now (the commands are sent synchronously); their timers would be armed.
       await new Promise((r) => setImmediate(r))
       expect(timers() - before).toBeLessThanOrEqual(1)
