@@ -10,11 +10,14 @@
  * of Redis's event loop per task (INFO stats: how many separate writes of the worker's arrived, and
  * how many socket writes Redis made). Each turn runs a short warm-up round first (its own
  * worker), as the benchmark's warm-up does, so the measured worker is a fresh one in a warm process.
+ * `CPULOOP_CPUPROF=PREFIX` writes a .cpuprofile of each measured worker (`PREFIX.<lib>.cpuprofile`,
+ * overwritten turn by turn).
  */
 import { spawn } from "node:child_process"
 import { resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { Redis } from "ioredis"
+import { profileFile, startProfile } from "./cpuProfile.js"
 import { startBenchRedis } from "./redisServer.js"
 import { payloadBody } from "./scenarios.js"
 import type { LibAdapter, LibName } from "./libs/types.js"
@@ -51,7 +54,7 @@ const child = async (src: string, lib: LibName, url: string, n: number, bytes: n
   const admin = new Redis(url)
   await admin.flushall()
   const adapter = await make({ redisUrl: url, queue: "cost" })
-  const round = async (count: number): Promise<Measured> => {
+  const round = async (count: number, profiled = false): Promise<Measured> => {
     for (let i = 0; i < count; i += 200)
       await adapter.enqueueBulk(
         Array.from({ length: Math.min(200, count - i) }, (_, k) => ({ n: i + k, t: 0, s: payloadBody(bytes, i + k) }))
@@ -59,6 +62,8 @@ const child = async (src: string, lib: LibName, url: string, n: number, bytes: n
     await admin.config("RESETSTAT")
     const statsBefore = await admin.info("stats")
     const before = await admin.info("cpu")
+    const file = profiled ? profileFile() : undefined
+    const profile = file === undefined ? undefined : await startProfile()
     const cpu0 = process.cpuUsage()
     let seen = 0
     let done!: () => void
@@ -68,6 +73,7 @@ const child = async (src: string, lib: LibName, url: string, n: number, bytes: n
     })
     await finished
     const cpu = process.cpuUsage(cpu0)
+    if (profile !== undefined) await profile(`${file}.${lib}.cpuprofile`)
     const after = await admin.info("cpu")
     const stats = await admin.info("commandstats")
     const statsAfter = await admin.info("stats")
@@ -88,7 +94,7 @@ const child = async (src: string, lib: LibName, url: string, n: number, bytes: n
     }
   }
   await round(Math.min(n, 500))
-  const r = await round(n)
+  const r = await round(n, true)
   await adapter.close?.()
   admin.disconnect()
   process.stdout.write(`${JSON.stringify(r)}\n`)
