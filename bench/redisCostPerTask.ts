@@ -1,6 +1,6 @@
 /**
  * `tsx bench/redisCostPerTask.ts [--lib=effect-asynq ...] [--src=DIR ...] [--bytes=102400] [--tasks=2000]
- * [--concurrency=100] [--turns=3]` — where a worker's Redis CPU goes, per processed task: each
+ * [--concurrency=100] [--turns=3] [--gc]` — where a worker's Redis CPU goes, per processed task: each
  * library (`--lib`, default effect-asynq and bee-queue; effect-asynq from each `--src` checkout,
  * default this one) processes `--tasks` pre-filled tasks whose payload carries a string of
  * `--bytes` (as the payload-size scenarios: `payloadBody`), with a fresh worker at `--concurrency`,
@@ -10,6 +10,10 @@
  * of Redis's event loop per task (INFO stats: how many separate writes of the worker's arrived, and
  * how many socket writes Redis made). Each turn runs a short warm-up round first (its own
  * worker), as the benchmark's warm-up does, so the measured worker is a fresh one in a warm process.
+ * `--gc`: the children run with V8's `--trace-gc`; each turn also prints the measured worker's
+ * scavenges and mark-compacts (count and pause ms) and the peak of its ArrayBuffer memory
+ * (`process.memoryUsage().arrayBuffers`, sampled every 25 ms): socket chunks and message bytes
+ * freed by scavenges keep that low; ones promoted to the old generation pile up until a mark-compact.
  * `CPULOOP_CPUPROF=PREFIX` writes a .cpuprofile of each measured worker (`PREFIX.<lib>.cpuprofile`,
  * overwritten turn by turn).
  */
@@ -42,6 +46,24 @@ interface Measured {
   readonly userUs: number
   readonly sysUs: number
   readonly commands: ReadonlyArray<{ readonly name: string; readonly calls: number; readonly us: number }>
+  /** Peak ArrayBuffer memory during the measured run (MB). */
+  readonly arrayBuffersPeakMb: number
+}
+
+/** Printed by a child around its measured run, so the parent can tell its --trace-gc lines apart. */
+const gcStart = "gc-window-start"
+const gcEnd = "gc-window-end"
+
+/** The scavenges and mark-compacts `--trace-gc` printed between the markers: counts and pause ms. */
+const gcSummary = (out: string): string => {
+  const lines = out.split("\n")
+  const window = lines.slice(lines.indexOf(gcStart) + 1, lines.indexOf(gcEnd))
+  const of = (kind: RegExp) => {
+    const hits = window.filter((l) => kind.test(l))
+    const ms = hits.reduce((a, l) => a + Number(/MB, ([\d.]+) \/ [\d.]+ ms/.exec(l)?.[1] ?? 0), 0)
+    return `${hits.length} (${ms.toFixed(1)} ms)`
+  }
+  return `scavenges ${of(/Scavenge/)}, mark-compacts ${of(/Mark-Compact/)}`
 }
 
 const stat = (info: string, key: string): number => Number(new RegExp(`${key}:([\\d.]+)`).exec(info)?.[1] ?? 0)
@@ -64,6 +86,11 @@ const child = async (src: string, lib: LibName, url: string, n: number, bytes: n
     const before = await admin.info("cpu")
     const file = profiled ? profileFile() : undefined
     const profile = file === undefined ? undefined : await startProfile()
+    if (profiled) process.stdout.write(`${gcStart}\n`)
+    let arrayBuffersPeak = 0
+    const sampler = setInterval(() => {
+      arrayBuffersPeak = Math.max(arrayBuffersPeak, process.memoryUsage().arrayBuffers)
+    }, 25)
     const cpu0 = process.cpuUsage()
     let seen = 0
     let done!: () => void
@@ -73,6 +100,8 @@ const child = async (src: string, lib: LibName, url: string, n: number, bytes: n
     })
     await finished
     const cpu = process.cpuUsage(cpu0)
+    clearInterval(sampler)
+    if (profiled) process.stdout.write(`${gcEnd}\n`)
     if (profile !== undefined) await profile(`${file}.${lib}.cpuprofile`)
     const after = await admin.info("cpu")
     const stats = await admin.info("commandstats")
@@ -90,7 +119,8 @@ const child = async (src: string, lib: LibName, url: string, n: number, bytes: n
       writes: (stat(statsAfter, "total_writes_processed") - stat(statsBefore, "total_writes_processed")) / count,
       userUs: ((stat(after, "used_cpu_user") - stat(before, "used_cpu_user")) * 1e6) / count,
       sysUs: ((stat(after, "used_cpu_sys") - stat(before, "used_cpu_sys")) * 1e6) / count,
-      commands
+      commands,
+      arrayBuffersPeakMb: arrayBuffersPeak / 1e6
     }
   }
   await round(Math.min(n, 500))
@@ -109,6 +139,7 @@ const main = async () => {
   const bytes = Number(arg("bytes", "102400"))
   const concurrency = Number(arg("concurrency", "100"))
   const turns = Number(arg("turns", "3"))
+  const gc = args.includes("--gc")
   const runs = libs.flatMap(
     (lib): Array<{ lib: LibName; src: string }> =>
       lib === "effect-asynq" ? srcs.map((src) => ({ lib, src })) : [{ lib, src: here }]
@@ -123,6 +154,7 @@ const main = async () => {
           const p = spawn(
             process.execPath,
             [
+              ...(gc ? ["--trace-gc"] : []),
               "--import",
               "tsx",
               fileURLToPath(import.meta.url),
@@ -140,7 +172,13 @@ const main = async () => {
           p.stdout.on("data", (d: Buffer) => (text += d.toString()))
           p.on("exit", (code) => (code === 0 ? ok(text) : fail(new Error(`${lib} ${src}: exit ${code}`))))
         })
-        const m = JSON.parse(out.trim().split("\n").at(-1)!) as Measured
+        const m = JSON.parse(
+          out
+            .trim()
+            .split("\n")
+            .filter((l) => l.startsWith("{"))
+            .at(-1)!
+        ) as Measured
         const name = lib === "effect-asynq" && srcs.length > 1 ? `${lib} (${src})` : lib
         totals.set(name, [...(totals.get(name) ?? []), m.userUs + m.sysUs])
         nodeTotals.set(name, [...(nodeTotals.get(name) ?? []), m.nodeUs])
@@ -151,6 +189,8 @@ const main = async () => {
         console.log(
           `turn ${t + 1} ${name}: Node CPU ${m.nodeUs.toFixed(1)} µs/task; Redis reads ${m.reads.toFixed(2)}, writes ${m.writes.toFixed(2)} per task; Redis CPU ${(m.userUs + m.sysUs).toFixed(1)} µs/task (user ${m.userUs.toFixed(1)}, sys ${m.sysUs.toFixed(1)}); ${top}`
         )
+        if (gc)
+          console.log(`  gc ${name}: ${gcSummary(out)}; ArrayBuffer memory peak ${m.arrayBuffersPeakMb.toFixed(1)} MB`)
       }
     const mean = (xs: ReadonlyArray<number>) => xs.reduce((x, y) => x + y, 0) / xs.length
     for (const [name, xs] of totals)
