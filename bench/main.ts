@@ -59,6 +59,7 @@ import { startBenchRedis } from "./redisServer.js"
 import { buildRows, renderMarkdown, renderTable, type Results } from "./report.js"
 import { bulkBatch, concurrentCallers } from "./scenarios.js"
 import { bundleChild } from "./childBundle.js"
+import { median } from "./toolCli.js"
 
 interface ScenarioSpec {
   readonly key: string
@@ -273,9 +274,7 @@ const medianOf = (rs: ReadonlyArray<Record<string, unknown>>): Record<string, un
   const out: Record<string, unknown> = { ...rs[0] }
   for (const k of Object.keys(out)) {
     if (typeof out[k] !== "number") continue
-    const xs = rs.map((r) => r[k] as number).sort((a, b) => a - b)
-    const m = xs.length >> 1
-    out[k] = xs.length % 2 === 1 ? xs[m] : (xs[m - 1]! + xs[m]!) / 2
+    out[k] = median(rs.map((r) => r[k] as number))
   }
   return out
 }

@@ -25,3 +25,10 @@ export const runTool = (entry: () => Promise<unknown>): void => {
     process.exit(1)
   })
 }
+
+/** The median of some numbers (the mean of the middle two for an even count). */
+export const median = (xs: ReadonlyArray<number>): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = s.length >> 1
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+}

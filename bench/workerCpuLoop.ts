@@ -42,7 +42,7 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 import { Redis } from "ioredis"
 import { startProfile } from "./cpuProfile.js"
 import { startBenchRedis } from "./redisServer.js"
-import { optionOf, runTool } from "./toolCli.js"
+import { median, optionOf, runTool } from "./toolCli.js"
 
 const args = process.argv.slice(2)
 const arg = optionOf(args)
@@ -120,11 +120,6 @@ const straceTotal = (file: string) => {
     .split("\n")
     .find((l) => /\stotal\s*$/.test(l))!
   return Number(line.trim().split(/\s+/)[3])
-}
-
-const median = (xs: ReadonlyArray<number>) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
 }
 
 /**

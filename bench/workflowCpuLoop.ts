@@ -40,7 +40,7 @@ import { Redis as IORedis } from "ioredis"
 import { make } from "./libs/effectAsynq.js"
 import { flowValue } from "./libs/types.js"
 import { startBenchRedis } from "./redisServer.js"
-import { optionOf, runTool } from "./toolCli.js"
+import { median, optionOf, runTool } from "./toolCli.js"
 
 const args = process.argv.slice(2)
 const arg = optionOf(args)
@@ -129,11 +129,6 @@ const child = async (url: string, flows: number, warmup: number, concurrency: nu
   }
   process.stdout.write(`${JSON.stringify(r)}\n`)
   process.exit(0)
-}
-
-const median = (xs: ReadonlyArray<number>) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
 }
 
 /** This file bundled for the children (childBundle.ts); one bundle per run: the tree may change while a run goes on. */
