@@ -12,16 +12,13 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Exit, Layer, Scope } from "effect"
-import * as Context from "effect/Context"
+import { Effect } from "effect"
 import { Redis as IORedis } from "ioredis"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { Broker } from "../../src/broker/Broker.js"
 import { isLostReply } from "../../src/broker/lostReply.js"
 import { createClient } from "../../src/client.js"
 import { CommandTimeout, isCommandTimeout, type RedisError } from "../../src/redis/errors.js"
-import { defaultCommandTimeoutMs, type RedisOptions } from "../../src/redis/options.js"
-import { Redis } from "../../src/redis/Redis.js"
+import { defaultCommandTimeoutMs } from "../../src/redis/options.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import {
   freePort,
@@ -30,16 +27,8 @@ import {
   startRedisServer,
   waitForPing
 } from "../support/redis-server.js"
+import { openBroker } from "../support/redis.js"
 import { waitFor } from "../support/waitFor.js"
-
-/** Opens Broker + Redis (ioredis, as a worker has them) with `options`; closed with the returned scope. */
-const openBroker = async (options: RedisOptions) => {
-  const scope = await Effect.runPromise(Scope.make())
-  const context = (await Effect.runPromise(
-    Layer.buildWithScope(Broker.layer.pipe(Layer.provideMerge(Redis.layer(options))), scope)
-  )) as Context.Context<Broker>
-  return { broker: Context.get(context, Broker), close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
-}
 
 const failure = <A>(p: Promise<A>): Promise<unknown> =>
   p.then(

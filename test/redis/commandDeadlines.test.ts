@@ -5,25 +5,13 @@
  * deadline, late replies dropped in order (the next command reads its own reply), and commands
  * queued while the connection is down bounded too.
  */
-import { Effect, Exit, Layer, Scope } from "effect"
-import * as Context from "effect/Context"
+import { Effect } from "effect"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { Broker } from "../../src/broker/Broker.js"
 import { isCommandTimeout } from "../../src/redis/errors.js"
-import type { RedisOptions } from "../../src/redis/options.js"
-import { Redis } from "../../src/redis/Redis.js"
+import { openBroker } from "../support/redis.js"
 import { type RedisServerHandle, startRedisServer } from "../support/redis-server.js"
 
 const timeoutMs = 1500
-
-/** Opens Broker + Redis (ioredis, as a worker has them) with `options`; closed with the returned scope. */
-const openBroker = async (options: RedisOptions) => {
-  const scope = await Effect.runPromise(Scope.make())
-  const context = (await Effect.runPromise(
-    Layer.buildWithScope(Broker.layer.pipe(Layer.provideMerge(Redis.layer(options))), scope)
-  )) as Context.Context<Broker>
-  return { broker: Context.get(context, Broker), close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
-}
 
 /** Node timers alive in this process. */
 const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length

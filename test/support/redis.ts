@@ -5,7 +5,10 @@
  */
 import { inject } from "vitest"
 import { Redis as IORedis } from "ioredis"
-import { Effect, type Layer } from "effect"
+import { Effect, Exit, Layer, Scope } from "effect"
+import * as Context from "effect/Context"
+import { Broker } from "../../src/broker/Broker.js"
+import type { RedisOptions } from "../../src/redis/options.js"
 import { Redis } from "../../src/redis/Redis.js"
 
 export const baseRedisUrl = (): string => inject("redisUrl")
@@ -44,3 +47,12 @@ export const testRedisLayer = (): Layer.Layer<Redis, unknown> => Redis.layer({ u
 /** Runs an Effect needing Redis against this file's database (a fresh connection, closed after). */
 export const runWithRedis = <A, E>(eff: Effect.Effect<A, E, Redis>): Promise<A> =>
   Effect.runPromise(eff.pipe(Effect.provide(testRedisLayer())) as Effect.Effect<A, unknown>)
+
+/** Opens Broker + Redis (ioredis, as a worker has them) with `options`; closed with the returned `close`. */
+export const openBroker = async (options: RedisOptions) => {
+  const scope = await Effect.runPromise(Scope.make())
+  const context = (await Effect.runPromise(
+    Layer.buildWithScope(Broker.layer.pipe(Layer.provideMerge(Redis.layer(options))), scope)
+  )) as Context.Context<Broker>
+  return { broker: Context.get(context, Broker), close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+}
