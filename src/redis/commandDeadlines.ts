@@ -41,8 +41,11 @@ interface Watch {
 
 const watches = new WeakMap<object, Watch>()
 
+/** ioredis's own timeout error: the service turns it into a CommandTimeout naming the server (ioredisContext `failure`). */
+const timedOut = () => new Error("Command timed out")
+
 /** Fails the commands of `queue` past their deadline; the earliest deadline still to come (or Infinity). */
-const expire = (queue: QueueLike | undefined, now: number, timedOut: () => Error): number => {
+const expire = (queue: QueueLike | undefined, now: number): number => {
   let next = Infinity
   if (queue === undefined) return next
   for (let i = 0; i < queue.length; i++) {
@@ -56,9 +59,6 @@ const expire = (queue: QueueLike | undefined, now: number, timedOut: () => Error
   return next
 }
 
-/** ioredis's own timeout error: the service turns it into a CommandTimeout naming the server (ioredisContext `failure`). */
-const timedOut = () => new Error("Command timed out")
-
 const arm = (client: ClientLike, watch: Watch, ms: number) => {
   watch.timer = setTimeout(() => sweep(client, watch), Math.max(1, ms))
   watch.timer.unref()
@@ -67,7 +67,7 @@ const arm = (client: ClientLike, watch: Watch, ms: number) => {
 const sweep = (client: ClientLike, watch: Watch) => {
   watch.timer = undefined
   const now = Date.now()
-  const next = Math.min(expire(client.commandQueue, now, timedOut), expire(client.offlineQueue, now, timedOut))
+  const next = Math.min(expire(client.commandQueue, now), expire(client.offlineQueue, now))
   if (next !== Infinity) arm(client, watch, next - now)
 }
 
