@@ -101,19 +101,27 @@ export interface Parking {
   readonly room?: (queue: string, token: string, room: number) => void
 }
 
+/** How a worker's fetch leases, beyond what the `dequeueLease` step does. */
+export interface LeaseFromOptions {
+  /** The worker parks on the queues that come back short. */
+  readonly parking?: Parking | undefined
+  /**
+   * A queue whose message sizes this connection does not know yet is asked for a few tasks first
+   * (MessageSizes.fetchCount), then, when they all came, for the rest. The `dequeueLease` step
+   * always asks for `count` at once.
+   */
+  readonly firstLook?: boolean | undefined
+}
+
 /**
  * `dequeueLease` with checked arguments (count >= 1, leaseMs >= 1000) and no span of its own: what
- * a worker's fetch runs (its options were checked when it started); with `parking`, the worker
- * parks on the queues that come back short. `workerFetch`: a worker's fetch, which asks a queue for
- * a few tasks only until it knows the size of the queue's messages (MessageSizes.fetchCount); the
- * `dequeueLease` step always asks for `count`.
+ * a worker's fetch runs (its options were checked when it started), with its `options`.
  */
 export const leaseFrom = (
   queues: ReadonlyArray<string>,
   count: number,
   leaseMs: number,
-  parking?: Parking,
-  workerFetch = false
+  options: LeaseFromOptions = {}
 ): Effect.Effect<DequeueLeaseResult, RedisError, Broker> =>
   Effect.flatMap(Broker, (broker) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
@@ -123,6 +131,7 @@ export const leaseFrom = (
       const failures = queueFailures<RedisError>()
       const visited: Array<string> = []
       let limited: FlowLimited | undefined
+      const { parking, firstLook = false } = options
       const outages = () => broker.redis.connectionState().outages
       /** Visits queues[i] and the ones after it while tasks are wanted. */
       const visit = (i: number): Effect.Effect<void, never, Broker> => {
@@ -131,7 +140,7 @@ export const leaseFrom = (
         const queue = queues[i]!
         // A worker's fetch asks a queue whose message sizes this connection does not know yet for a
         // few tasks first (MessageSizes.fetchCount), then, when they all came, for the rest (below).
-        const want = workerFetch ? broker.messageSizes.fetchCount(queue, wanted) : wanted
+        const want = firstLook ? broker.messageSizes.fetchCount(queue, wanted) : wanted
         if (visited[visited.length - 1] !== queue) visited.push(queue)
         const score = leaseScore(expiresSec)
         const outagesBefore = outages()

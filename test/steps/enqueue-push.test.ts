@@ -79,7 +79,9 @@ const markAlive = (queue: string, as = server) => admin.set(queueKeys(queue).ali
  */
 const park = async (queue: string, as = server, slots = 1) => {
   const tokens: Array<string> = []
-  const got = await run(leaseFrom([queue], slots, 30_000, { server: as, parked: (_q, t) => tokens.push(t) }))
+  const got = await run(
+    leaseFrom([queue], slots, 30_000, { parking: { server: as, parked: (_q, t) => tokens.push(t) } })
+  )
   expect(got.tasks).toEqual([])
   expect(tokens).toHaveLength(1)
   await markAlive(queue, as)
@@ -94,14 +96,16 @@ describe("dequeue parks its worker", () => {
     // A full dequeue (one task for one slot) takes the token back.
     await putPending(admin, makeMsg("push-park", "p1"), Date.now())
     const tokens: Array<string> = []
-    const got = await run(leaseFrom(["push-park"], 1, 30_000, { server, parked: (_q, t) => tokens.push(t) }))
+    const got = await run(
+      leaseFrom(["push-park"], 1, 30_000, { parking: { server, parked: (_q, t) => tokens.push(t) } })
+    )
     expect(got.tasks).toHaveLength(1)
     // The worker hears of the call's token before it goes out; the full call left no park under it.
     expect(tokens).toHaveLength(1)
     expect(await admin.hexists(k.parked, server)).toBe(0)
 
     await admin.set(k.paused, Date.now())
-    await run(leaseFrom(["push-park"], 1, 30_000, { server, parked: () => {} }))
+    await run(leaseFrom(["push-park"], 1, 30_000, { parking: { server, parked: () => {} } }))
     expect(await admin.hexists(k.parked, server)).toBe(0)
   })
 })
@@ -149,9 +153,11 @@ describe("enqueue hands a task to a parked worker", () => {
       const rooms: Array<number> = []
       const got = await run(
         leaseFrom(["push-room"], 3, 30_000, {
-          server,
-          parked: (_q, t) => tokens.push(t),
-          room: (_q, _t, room) => rooms.push(room)
+          parking: {
+            server,
+            parked: (_q, t) => tokens.push(t),
+            room: (_q, _t, room) => rooms.push(room)
+          }
         })
       )
       expect(got.tasks.map((t) => t.msg.id)).toEqual(["r0"])
@@ -268,7 +274,9 @@ describe("enqueue hands a task to a parked worker", () => {
     const info = await run(enqueue("t", "x", { queue: "push-wrongtype" }))
     expect(await admin.lrange(k.pending, 0, -1)).toEqual([info.id])
     const tokens: Array<string> = []
-    const got = await run(leaseFrom(["push-wrongtype"], 2, 30_000, { server, parked: (_q, t) => tokens.push(t) }))
+    const got = await run(
+      leaseFrom(["push-wrongtype"], 2, 30_000, { parking: { server, parked: (_q, t) => tokens.push(t) } })
+    )
     expect(got.failedQueues).toEqual([])
     expect(got.tasks.map((t) => t.msg.id)).toEqual([info.id])
     expect(await admin.get(k.parked)).toBe("not a hash")
@@ -311,7 +319,7 @@ describe("a hand-over goes only to a worker alive now, under a lease safely ahea
       // A park for 30 s (the default lease) at parkedAt; its expiry second is parkedAt + 30 s.
       const parkAt = async () => {
         const tokens: Array<string> = []
-        await runAt(parkedAt, leaseFrom([queue], 1, 30_000, { server, parked: (_q, t) => tokens.push(t) }))
+        await runAt(parkedAt, leaseFrom([queue], 1, 30_000, { parking: { server, parked: (_q, t) => tokens.push(t) } }))
         await markAlive(queue)
         return tokens[0]!
       }
@@ -364,7 +372,10 @@ describe("a hand-over is confirmed by its worker, or goes back to pending", () =
   /** Parks `server` on `queue` at `atMs` with room for `slots`, and hands it one task per payload at `atMs`; returns the token and the ids. */
   const handOverAt = async (queue: string, atMs: number, payloads: ReadonlyArray<number>) => {
     const tokens: Array<string> = []
-    await runAt(atMs, leaseFrom([queue], payloads.length, 30_000, { server, parked: (_q, t) => tokens.push(t) }))
+    await runAt(
+      atMs,
+      leaseFrom([queue], payloads.length, 30_000, { parking: { server, parked: (_q, t) => tokens.push(t) } })
+    )
     await markAlive(queue)
     const ids: Array<string> = []
     for (const n of payloads) ids.push((await runAt(atMs, enqueue("t", n, { queue }))).id)

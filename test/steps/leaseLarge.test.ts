@@ -147,7 +147,7 @@ layer(countingBroker)("the worker's lease picks its way by message size (real Re
         yield* putTasks("ll-cold", 30, 100 * 1024)
         sortedCalls.length = 0
         scriptOnlyCounts.length = 0
-        const got = yield* leaseFrom(["ll-cold"], 20, 30_000, undefined, true)
+        const got = yield* leaseFrom(["ll-cold"], 20, 30_000, { firstLook: true })
         expect(got.tasks.map((t) => t.msg.id)).toEqual(Array.from({ length: 20 }, (_, i) => `t${i}`))
         expect(got.tasks[19]!.msg.payload?.length).toBe(100 * 1024)
         // one look at coldLeaseCount tasks (their messages copied through Lua), the other 12 with SORT
@@ -157,7 +157,7 @@ layer(countingBroker)("the worker's lease picks its way by message size (real Re
         expect(yield* io(() => c.llen("asynq:{ll-cold}:pending"))).toBe(10)
         // small messages: the look, then the rest through the script too; a short look ends the visit
         yield* putTasks("ll-cold-small", 12, 100)
-        const small = yield* leaseFrom(["ll-cold-small"], 20, 30_000, undefined, true)
+        const small = yield* leaseFrom(["ll-cold-small"], 20, 30_000, { firstLook: true })
         expect(small.tasks.length).toBe(12)
         expect(scriptOnlyCounts).toEqual([coldLeaseCount, coldLeaseCount, 20 - coldLeaseCount])
         expect(sortedCalls).toEqual(["asynq:{ll-cold}:leasing"])

@@ -206,7 +206,7 @@ layer(testBrokerLayer())("queue limits (real Redis)", (it) => {
         yield* TestClock.setTime(now)
         const parkOn = (queue: string) =>
           Effect.gen(function* () {
-            const got = yield* leaseFrom([queue], 1, 30_000, { server, parked: () => {} })
+            const got = yield* leaseFrom([queue], 1, 30_000, { parking: { server, parked: () => {} } })
             expect(got.tasks).toEqual([])
             yield* io(() => c.set(queueKeys(queue).alive(server), "1", "PX", 60_000))
           })

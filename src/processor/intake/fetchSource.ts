@@ -61,14 +61,16 @@ export const fetchPass = <R>(
   request: FetchRequest
 ): Effect.Effect<Fetched, RedisError, R | Broker> =>
   Effect.uninterruptible(
-    Effect.flatMap(leaseFrom(request.queues, request.count, leaseMs, request.parking, true), (got) =>
-      Effect.map(
-        start(got),
-        (started): Fetched =>
-          got.limited
-            ? { started, corrupt: got.corrupt.length, failedQueues: got.failedQueues, limited: got.limited }
-            : { started, corrupt: got.corrupt.length, failedQueues: got.failedQueues }
-      )
+    Effect.flatMap(
+      leaseFrom(request.queues, request.count, leaseMs, { parking: request.parking, firstLook: true }),
+      (got) =>
+        Effect.map(
+          start(got),
+          (started): Fetched =>
+            got.limited
+              ? { started, corrupt: got.corrupt.length, failedQueues: got.failedQueues, limited: got.limited }
+              : { started, corrupt: got.corrupt.length, failedQueues: got.failedQueues }
+        )
     )
   )
 
