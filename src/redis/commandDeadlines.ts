@@ -77,10 +77,6 @@ const sweep = (client: ClientLike, watch: Watch) => {
  */
 export const watchCommandDeadlines = (client: object, timeoutMs: number): void => {
   const c = client as ClientLike
-  if (watches.has(c)) {
-    setCommandTimeout(c, timeoutMs)
-    return
-  }
   const watch: Watch = { timeoutMs, timer: undefined }
   watches.set(c, watch)
   const send = c.sendCommand
@@ -102,6 +98,3 @@ export const setCommandTimeout = (client: object, timeoutMs: number): void => {
   if (watch !== undefined) watch.timeoutMs = timeoutMs
   else (client as { options: { commandTimeout?: number } }).options.commandTimeout = timeoutMs
 }
-
-/** The timeout of a watched client's commands, or undefined when it is not watched. */
-export const watchedTimeout = (client: object): number | undefined => watches.get(client)?.timeoutMs

@@ -5,7 +5,6 @@
  * ioredis is imported for its types only.
  */
 import type { Cluster, Redis as IORedis } from "ioredis"
-import { watchedTimeout } from "./commandDeadlines.js"
 import { CommandTimeout, errorMessage, type RedisError, redisError } from "./errors.js"
 import type { LoadingWait } from "./loading.js"
 import { keySlot } from "./keySlot.js"
@@ -126,10 +125,8 @@ const noArgs: Array<string> = []
 
 export const isNoScript = (e: unknown) => errorMessage(e).startsWith("NOSCRIPT")
 
-/** The command timeout an ioredis client was opened with (watched, or a Cluster's in its nodes' options), if any. */
+/** The command timeout an ioredis client was opened with (a Cluster's is in its nodes' options), if any. */
 export const configuredTimeout = (c: RedisClient): number | undefined => {
-  const watched = watchedTimeout(c)
-  if (watched !== undefined) return watched
   const o = (isClusterClient(c) ? c.options.redisOptions : c.options) as
     | { readonly commandTimeout?: unknown }
     | undefined
