@@ -51,27 +51,34 @@ export const mergeLeasedMessages = (ids: unknown, messages: unknown): Array<unkn
 export const canLeaseByIds = (broker: { readonly redis: { readonly scriptSorted?: unknown } }): boolean =>
   broker.redis.scriptSorted !== undefined
 
+/** The SORT read that goes with an ids-mode lease of `queue` in its MULTI (`ScriptCall.sorted`). */
+export const sortedLeaseRead = (queue: string) => ({
+  list: leasingListKey(queue),
+  get: leasedMessagePattern(queue)
+})
+
 /**
- * dequeueLease the large-message way (the module comment): the same reply as `dequeueLeaseScript`
- * for the same input and Redis state. Falls back to the script alone where the transport has no
- * `scriptSorted`. When Redis refuses SORT's GET option (an ACL user without read access to every
- * key, which Redis 7 requires for GET patterns), the messages of the tasks the script leased are
- * read by id, and this connection leases the script-only way from then on (MessageSizes.refuseSort).
+ * An ids-mode lease's reply and its SORT read's (`[ids, sorted]`) read as the script-only reply.
+ * When Redis refused SORT's GET option (an ACL user without read access to every key, which Redis 7
+ * requires for GET patterns), the messages of the tasks the script leased are read by id (they are
+ * this call's now), and this connection leases the script-only way from then on
+ * (MessageSizes.refuseSort).
  */
-export const dequeueLeaseByIds = (input: DequeueLeaseInput): Effect.Effect<DequeueLeaseReply, RedisError, Broker> =>
+export const landSortedLease = (
+  queue: string,
+  ids: unknown,
+  sorted: unknown
+): Effect.Effect<DequeueLeaseReply, RedisError, Broker> =>
   Effect.flatMap(Broker, ({ redis, messageSizes }) => {
-    // SORT refused (an ACL user without read access to every key): the script has leased the
-    // tasks; their messages are read by id (they are this call's now), and this connection leases
-    // the script-only way from then on.
-    const refused = (ids: unknown, error: Error) =>
+    const refused = (error: Error) =>
       Effect.logWarning(
-        `queue "${input.queue}": Redis refused SORT … GET (${error.message}); large messages are leased through the script from now on`
+        `queue "${queue}": Redis refused SORT … GET (${error.message}); large messages are leased through the script from now on`
       ).pipe(
         Effect.andThen(Effect.sync(() => messageSizes.refuseSort())),
         Effect.andThen(
           redis.use("script dequeueLease", async (c) => {
             const p = c.pipeline()
-            const prefix = queueKeys(input.queue).taskPrefix
+            const prefix = queueKeys(queue).taskPrefix
             if (Array.isArray(ids))
               for (const id of ids) if (typeof id !== "number") p.hgetBuffer(prefix + String(id), "msg")
             const replies = (await p.exec()) ?? []
@@ -82,21 +89,30 @@ export const dequeueLeaseByIds = (input: DequeueLeaseInput): Effect.Effect<Deque
           })
         )
       )
-    const withIds: DequeueLeaseInput = { ...input, idsOnly: true }
+    return Effect.flatMap(sorted instanceof Error ? refused(sorted) : Effect.succeed(sorted), (messages) => {
+      const merged = mergeLeasedMessages(ids, messages)
+      return merged === undefined
+        ? Effect.fail(unexpectedReply("dequeueLease", [ids, messages], "the leased ids and as many messages"))
+        : Effect.fromResult(dequeueLeaseReply(merged))
+    })
+  })
+
+/**
+ * dequeueLease the large-message way (the module comment): the same reply as `dequeueLeaseScript`
+ * for the same input and Redis state. Falls back to the script alone where the transport has no
+ * `scriptSorted`; a refused SORT is handled as `landSortedLease` says.
+ */
+export const dequeueLeaseByIds = (input: DequeueLeaseInput): Effect.Effect<DequeueLeaseReply, RedisError, Broker> =>
+  Effect.flatMap(Broker, ({ redis }) => {
     if (redis.scriptSorted === undefined) return runScript(dequeueLeaseScript, { ...input, idsOnly: false })
+    const withIds: DequeueLeaseInput = { ...input, idsOnly: true }
+    const read = sortedLeaseRead(input.queue)
     const sent = redis.scriptSorted(
       dequeueLeaseScript.name,
       dequeueLeaseScript.keys(withIds),
       dequeueLeaseScript.args(withIds),
-      leasingListKey(input.queue),
-      leasedMessagePattern(input.queue)
+      read.list,
+      read.get
     )
-    return Effect.flatMap(sent, ([ids, sorted]) =>
-      Effect.flatMap(sorted instanceof Error ? refused(ids, sorted) : Effect.succeed(sorted), (messages) => {
-        const merged = mergeLeasedMessages(ids, messages)
-        return merged === undefined
-          ? Effect.fail(unexpectedReply("dequeueLease", [ids, messages], "the leased ids and as many messages"))
-          : Effect.fromResult(dequeueLeaseReply(merged))
-      })
-    )
+    return Effect.flatMap(sent, ([ids, sorted]) => landSortedLease(input.queue, ids, sorted))
   })

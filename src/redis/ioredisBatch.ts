@@ -3,6 +3,8 @@
  * (one plain call when it holds one), one pipeline per hash slot on a Cluster (after loading the
  * scripts its masters have not seen), each call its own reply. NOSCRIPT calls are sent again once
  * (after loading the script), LOADING ones while the server loads; the rest of the batch is not.
+ * A call with a SORT read (`ScriptCall.sorted`, single node only) goes as its own MULTI right
+ * after the pipeline, on the same connection: Redis runs it after the batch's other calls.
  */
 import * as Effect from "effect/Effect"
 import type { ChainableCommander } from "ioredis"
@@ -18,6 +20,8 @@ import {
   scriptError,
   sendSource
 } from "./ioredisContext.js"
+import { RedisError } from "./errors.js"
+import { runScriptSortedPromise } from "./ioredisScript.js"
 import { keySlot } from "./keySlot.js"
 import { type LuaName, luaScript } from "./scripts.js"
 import type { RedisClient } from "./Redis.js"
@@ -245,7 +249,9 @@ const clusterBatch = (
   calls: ReadonlyArray<ScriptCall>,
   buffers: boolean,
   replies: Array<BatchReply>,
-  handedOver: () => void
+  handedOver: () => void,
+  /** The calls' slots in `replies` (default: their own indexes). */
+  at?: ReadonlyArray<number>
 ) =>
   // Bounded as a whole: calls (and script loads) held while no node is reachable time out.
   bounded(
@@ -255,7 +261,7 @@ const clusterBatch = (
       const groups = bySlot(calls)
       const done =
         groups.length === 1
-          ? pipelined(ctx, ctx.client, calls, buffers, replies, undefined)
+          ? pipelined(ctx, ctx.client, calls, buffers, replies, at)
           : Promise.all(
               groups.map((idx) =>
                 pipelined(
@@ -264,7 +270,7 @@ const clusterBatch = (
                   idx.map((i) => calls[i]!),
                   buffers,
                   replies,
-                  idx
+                  at ? idx.map((i) => at[i]!) : idx
                 )
               )
             )
@@ -272,6 +278,67 @@ const clusterBatch = (
       await done
     })()
   )
+
+/** Fails the calls with a SORT read (`because` they cannot go here); returns the indexes of the others. */
+const failSortedReads = (
+  ctx: ServiceContext,
+  calls: ReadonlyArray<ScriptCall>,
+  replies: Array<BatchReply>,
+  because: string
+): Array<number> => {
+  const plain: Array<number> = []
+  calls.forEach((call, i) => {
+    if (call.sorted === undefined) plain.push(i)
+    else
+      replies[i] = {
+        ok: false,
+        error: scriptError(ctx, call.script, new Error(`a script's SORT read cannot be sent: ${because}`))
+      }
+  })
+  return plain
+}
+
+/**
+ * A single node's batch holding calls with a SORT read: the other calls in one pipeline, then each
+ * of those as its own MULTI (runScriptSortedPromise), all handed to the connection before the
+ * first await, in that order. A MULTI's reply is `[scriptReply, sortReply]`.
+ */
+const withSortedReads = (
+  ctx: ServiceContext,
+  calls: ReadonlyArray<ScriptCall>,
+  buffers: boolean,
+  replies: Array<BatchReply>
+): Promise<unknown> => {
+  const plain: Array<number> = []
+  const sorted: Array<number> = []
+  calls.forEach((call, i) => (call.sorted === undefined ? plain : sorted).push(i))
+  const done: Array<Promise<unknown>> = []
+  if (plain.length > 0)
+    done.push(
+      pipelined(
+        ctx,
+        ctx.client,
+        plain.map((i) => calls[i]!),
+        buffers,
+        replies,
+        plain
+      )
+    )
+  for (const i of sorted) {
+    const call = calls[i]!
+    done.push(
+      runScriptSortedPromise(ctx, call.script, call.keys, call.args, call.sorted!.list, call.sorted!.get).then(
+        (value) => {
+          replies[i] = { ok: true, value }
+        },
+        (err: unknown) => {
+          replies[i] = { ok: false, error: err instanceof RedisError ? err : scriptError(ctx, call.script, err) }
+        }
+      )
+    )
+  }
+  return Promise.all(done)
+}
 
 /** Runs a batch: each call its own reply (never fails as a whole). */
 export const scriptBatch = (
@@ -296,10 +363,22 @@ export const scriptBatch = (
         }
         try {
           if (!ctx.isCluster) {
-            const done = pipelined(ctx, ctx.client, calls, buffers, replies, undefined)
+            const done = calls.some((call) => call.sorted !== undefined)
+              ? withSortedReads(ctx, calls, buffers, replies)
+              : pipelined(ctx, ctx.client, calls, buffers, replies, undefined)
             handedOver()
             await done
-          } else await clusterBatch(ctx, calls, buffers, replies, handedOver)
+          } else {
+            const plain = failSortedReads(ctx, calls, replies, "a Cluster denies SORT's GET option")
+            await clusterBatch(
+              ctx,
+              plain.map((i) => calls[i]!),
+              buffers,
+              replies,
+              handedOver,
+              plain.length === calls.length ? undefined : plain
+            )
+          }
         } catch (err) {
           // A Cluster batch that timed out (or, defensively, any failure): each call left without
           // a reply gets the error; a copy is returned, as the calls still running may fill theirs.

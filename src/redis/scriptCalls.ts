@@ -78,7 +78,13 @@ const runCalls = async (
   buffers: boolean
 ): Promise<Array<BatchReply>> => {
   const replies: Array<BatchReply> = new Array(calls.length)
-  let pending = calls.map((_, i) => i)
+  // A call with a SORT read (ScriptCall.sorted) needs a MULTI in one round trip, which this transport has not.
+  let pending: Array<number> = []
+  calls.forEach((call, i) => {
+    if (call.sorted === undefined) pending.push(i)
+    else
+      replies[i] = failure(call, new Error("this transport cannot read a script's SORT in a MULTI (ScriptCall.sorted)"))
+  })
   let wait: LoadingWait | undefined
   for (let attempt = 0; pending.length > 0; attempt++) {
     const sourced = new Set<LuaName>()

@@ -18,6 +18,19 @@ export interface ScriptCall {
   readonly args: ReadonlyArray<ScriptArg>
   /** Read this call's bulk replies as bytes (default: the batch's `buffers` option, else strings). */
   readonly buffers?: boolean
+  /**
+   * Also read, in one MULTI with the script, `SORT list BY nosort GET get` and `DEL list` (the
+   * large-message lease: broker/leaseByIds.ts); the call's reply is then `[scriptReply,
+   * sortReply]`, bytes, with SORT's own error answer in its place. Only on a transport that has
+   * `scriptSorted`; elsewhere the call fails.
+   */
+  readonly sorted?: SortedRead
+}
+
+/** The read that goes with a script call in its MULTI (`ScriptCall.sorted`). */
+export interface SortedRead {
+  readonly list: string
+  readonly get: string
 }
 
 /** Options of `scriptBatch`. */

@@ -57,7 +57,8 @@ export const completeMany = (
     })
     const batches = [...groups.values()]
     // A dequeueLease riding along for a queue completed here goes in that queue's call (completeAndLease):
-    // one script call instead of two (at concurrency 1, one call per task).
+    // one script call instead of two (at concurrency 1, one call per task). Not one that reads its
+    // messages with SORT (ScriptCall.sorted): it goes in its own MULTI after the batch.
     let merged:
       | {
           readonly batch: number
@@ -68,7 +69,7 @@ export const completeMany = (
       | undefined
     for (let e = 0; e < extra.length && merged === undefined; e++) {
       const lease = leases[e]
-      const g = lease && groups.get(lease.queue)
+      const g = lease && extra[e]!.sorted === undefined && groups.get(lease.queue)
       if (lease && g)
         merged = { batch: batches.indexOf(g), extraAt: e, count: lease.count, leaseScore: lease.leaseScore }
     }

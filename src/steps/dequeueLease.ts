@@ -2,9 +2,9 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { Broker } from "../broker/Broker.js"
-import type { IdAndBytes } from "../broker/decode.js"
-import { dequeueLeaseScript, type FlowWait } from "../broker/dequeueLease.js"
-import { canLeaseByIds, dequeueLeaseByIds } from "../broker/leaseByIds.js"
+import { type IdAndBytes, unexpectedReply } from "../broker/decode.js"
+import { type DequeueLeaseReply, dequeueLeaseScript, type FlowWait } from "../broker/dequeueLease.js"
+import { canLeaseByIds, dequeueLeaseByIds, landSortedLease, sortedLeaseRead } from "../broker/leaseByIds.js"
 import type { MessageSizes } from "../broker/messageSizes.js"
 import { connectionOutages, isLostReply } from "../broker/lostReply.js"
 import type { RidingLease } from "../broker/completeAndLease.js"
@@ -308,7 +308,12 @@ export const dequeueLeaseCall = (
   nowMs: number,
   outagesAtSend?: number,
   /** The worker's message sizes, told the size of the messages the call brings (the ride's). */
-  sizes?: MessageSizes
+  sizes?: MessageSizes,
+  /**
+   * Lease the large-message way (broker/leaseByIds.ts): the script in ids mode and the messages read
+   * with SORT in the same MULTI (`ScriptCall.sorted`; only where the transport has `scriptSorted`).
+   */
+  byIds = false
 ): DequeueLeaseCall => {
   const expiresSec = unixSeconds(nowMs + leaseMs)
   const score = leaseScore(expiresSec)
@@ -317,21 +322,27 @@ export const dequeueLeaseCall = (
     count,
     leaseExpiresAtSec: expiresSec,
     nowMs,
-    leaseScore: score
+    leaseScore: score,
+    idsOnly: byIds
   })
+  // An ids-mode reply is [ids, SORT's messages]: read as the script-only reply would be.
+  const decode = (reply: unknown): Effect.Effect<DequeueLeaseReply, RedisError, Broker> =>
+    byIds
+      ? Array.isArray(reply) && reply.length === 2
+        ? landSortedLease(queue, reply[0], reply[1])
+        : Effect.fail(unexpectedReply("dequeueLease", reply, "the leased ids and SORT's messages"))
+      : Effect.fromResult(bound.decode(reply))
   return {
-    call: bound.call,
+    call: byIds ? { ...bound.call, sorted: sortedLeaseRead(queue) } : bound.call,
     lease: { queue, count, leaseScore: score },
     lost: (error) =>
       (isLostReply(error) ? releaseLeasedToNobody(queue, score, [], nowMs) : Effect.void).pipe(
         Effect.andThen(Effect.fail(error))
       ),
     land: (reply) =>
-      Effect.suspend(() => {
-        const decoded = bound.decode(reply)
-        if (Result.isFailure(decoded)) return Effect.fail(decoded.failure)
-        const pairs = decoded.success.pairs
-        const wait = decoded.success.limited
+      Effect.flatMap(decode(reply), (decoded) => {
+        const pairs = decoded.pairs
+        const wait = decoded.limited
         const tasks: Array<LeasedTask> = []
         const corrupt: Array<CorruptTask> = []
         const failures = queueFailures<RedisError>()

@@ -106,6 +106,20 @@ describe("light Redis transport", () => {
     }
   })
 
+  it("fails a call with a SORT read (it needs a MULTI, which this client does not send) and runs the others", async () => {
+    const r = await light({ url: `redis://127.0.0.1:${server.port}` })
+    const replies = await run(
+      r.scriptBatch([
+        { script: "registerQueue", keys: ["t:sorted"], args: ["a"] },
+        { script: "registerQueue", keys: ["t:sorted"], args: ["b"], sorted: { list: "t:list", get: "t:*->msg" } }
+      ])
+    )
+    expect(replies[0]).toEqual({ ok: true, value: 1 })
+    expect(replies[1]!.ok).toBe(false)
+    expect((replies[1] as { error: RedisError }).error.message).toContain("cannot read a script's SORT in a MULTI")
+    expect(await raw.smembers("t:sorted")).toEqual(["a"])
+  })
+
   it("recovers from NOSCRIPT after SCRIPT FLUSH: the call (and a batch's calls) are sent again as EVAL", async () => {
     const proxy = await startRoundTripProxy({ host: "127.0.0.1", port: server.port })
     try {

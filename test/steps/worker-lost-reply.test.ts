@@ -11,7 +11,8 @@ import { complete, completeMany } from "../../src/steps/complete.js"
 import { retry } from "../../src/steps/retry.js"
 import { archive } from "../../src/steps/archive.js"
 import { requeue } from "../../src/steps/requeue.js"
-import { dequeueLease } from "../../src/steps/dequeueLease.js"
+import { dequeueLease, dequeueLeaseCall } from "../../src/steps/dequeueLease.js"
+import { Broker } from "../../src/broker/Broker.js"
 import { type LuaName, luaScript } from "../../src/redis/scripts.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import { brokerLayerAt, makeMsg, putActive, putPending } from "../support/arrange.js"
@@ -219,6 +220,45 @@ describe("dequeue across a lost reply", () => {
     expect(await c.zrange(k.lease, "0", "-1")).toEqual(["l0"])
     const pending = await c.lrange(k.pending, 0, -1)
     expect(pending.length).toBe(9)
+    for (const id of pending) expect(await c.hget(k.task(id), "state")).toBe("pending")
+    expect(await c.exists(k.prefix + "leasing")).toBe(0)
+  })
+
+  it("a ride of large messages (its own MULTI after the completions): a lost EXEC reply gives back what it leased; the completions stand", async () => {
+    const queue = "wlr-ride-large"
+    const k = queueKeys(queue)
+    const big = new Uint8Array(100 * 1024).fill(120)
+    const done = [makeMsg(queue, "d0", { payload: big }), makeMsg(queue, "d1", { payload: big })]
+    for (const m of done) await putActive(c, m, Math.floor(Date.now() / 1000) + leaseIn)
+    for (let i = 0; i < 6; i++) await putPending(c, makeMsg(queue, `r${i}`, { payload: big }), Date.now())
+    const before = proxy.dropped()
+    const outcome = await viaProxy(
+      Effect.gen(function* () {
+        const { messageSizes } = yield* Broker
+        messageSizes.record(queue, 1, big.length)
+        const ride = dequeueLeaseCall(queue, 3, 30_000, Date.now(), undefined, messageSizes, true)
+        const dropped = proxy.dropReplyOf((argv) => argv[0]?.toUpperCase() === "EXEC")
+        const r = yield* completeMany(done, [ride.call], [ride.lease])
+        const reply = r.extra[0]!
+        // As the acker lands a ride: a reply that failed goes to `lost`, which gives back what the call may have leased.
+        const got = yield* (reply.ok ? ride.land(reply.value) : ride.lost(reply.error)).pipe(
+          Effect.map((g) => g.tasks.map((t) => t.msg.id)),
+          Effect.catch(() => Effect.succeed([] as Array<string>))
+        )
+        yield* Effect.promise(() => dropped)
+        return { completed: r.results.map((x) => x._tag), got, rideOk: reply.ok }
+      })
+    )
+    expect(proxy.dropped() - before).toBe(1)
+    expect(outcome.completed).toEqual(["Success", "Success"])
+    expect(outcome.rideOk).toBe(false)
+    expect(outcome.got).toEqual([])
+    // The completions ran; what the ride leased is pending again, none leased to nobody, no leasing list left.
+    expect(await c.exists(k.task("d0"), k.task("d1"))).toBe(0)
+    expect(await c.lrange(k.active, 0, -1)).toEqual([])
+    expect(await c.zcard(k.lease)).toBe(0)
+    const pending = await c.lrange(k.pending, 0, -1)
+    expect([...pending].sort()).toEqual(["r0", "r1", "r2", "r3", "r4", "r5"])
     for (const id of pending) expect(await c.hget(k.task(id), "state")).toBe("pending")
     expect(await c.exists(k.prefix + "leasing")).toBe(0)
   })

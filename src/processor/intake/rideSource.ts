@@ -29,7 +29,7 @@ export interface RideSourceDeps<R> {
   /** The hand-overs, when the worker parks: one waiting for the slots a ride held is decided again when it lands. */
   readonly parking: ParkingState | undefined
   readonly start: StartLeased<R>
-  /** The connection leases large messages with SORT (broker/leaseByIds.ts canLeaseByIds): rides leave such queues to the fetch loop. */
+  /** The connection leases large messages with SORT (broker/leaseByIds.ts canLeaseByIds): so do rides, for a queue whose messages are large. */
   readonly byIds: boolean
 }
 
@@ -42,22 +42,20 @@ export const makeRideSource =
       if (free <= 0) return Effect.undefined
       deps.slots.reserved += free
       return Effect.flatMap(queueOrder(deps.options.queues, deps.options.strictPriority), (order) => {
-        // A queue of large messages is leased by the fetch loop (its MULTI reads them with SORT:
-        // broker/leaseByIds.ts), not in the batch's script call, which would copy them through Lua.
-        if (deps.byIds && deps.broker.messageSizes.large(order[0]!, free)) {
-          deps.slots.reserved -= free
-          return Effect.undefined
-        }
         // A queue whose message sizes this connection does not know yet: a few tasks only, as a
         // fetch's first look (MessageSizes.fetchCount); the fetch loop takes the rest.
         const n = deps.broker.messageSizes.fetchCount(order[0]!, free)
         deps.slots.reserved -= free - n
-        return Effect.map(Clock.currentTimeMillis, (now): Ride => ride(deps, order[0]!, n, now))
+        // A queue of large messages is leased the large-message way (broker/leaseByIds.ts): the
+        // lease and a SORT of the messages in a MULTI sent right after the batch's completions,
+        // not in the batch's script call, which would copy them through Lua.
+        const byIds = deps.byIds && deps.broker.messageSizes.large(order[0]!, n)
+        return Effect.map(Clock.currentTimeMillis, (now): Ride => ride(deps, order[0]!, n, now, byIds))
       })
     })
 
 /** A ride leasing up to `free` tasks of `queue`, whose slots stay reserved until its tasks are registered. */
-const ride = <R>(deps: RideSourceDeps<R>, queue: string, free: number, now: number): Ride => {
+const ride = <R>(deps: RideSourceDeps<R>, queue: string, free: number, now: number, byIds: boolean): Ride => {
   deps.wake.clear()
   const fetch = dequeueLeaseCall(
     queue,
@@ -65,7 +63,8 @@ const ride = <R>(deps: RideSourceDeps<R>, queue: string, free: number, now: numb
     deps.options.leaseMs,
     now,
     deps.broker.redis.connectionState().outages,
-    deps.broker.messageSizes
+    deps.broker.messageSizes,
+    byIds
   )
   return {
     call: fetch.call,
