@@ -279,6 +279,12 @@ const clusterBatch = (
     })()
   )
 
+/** Whether a call of the batch has a SORT read (a plain loop: this runs for every batch). */
+const hasSortedRead = (calls: ReadonlyArray<ScriptCall>): boolean => {
+  for (let i = 0; i < calls.length; i++) if (calls[i]!.sorted !== undefined) return true
+  return false
+}
+
 /** Fails the calls with a SORT read (`because` they cannot go here); returns the indexes of the others. */
 const failSortedReads = (
   ctx: ServiceContext,
@@ -363,7 +369,7 @@ export const scriptBatch = (
         }
         try {
           if (!ctx.isCluster) {
-            const done = calls.some((call) => call.sorted !== undefined)
+            const done = hasSortedRead(calls)
               ? withSortedReads(ctx, calls, buffers, replies)
               : pipelined(ctx, ctx.client, calls, buffers, replies, undefined)
             handedOver()

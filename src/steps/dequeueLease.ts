@@ -325,13 +325,39 @@ export const dequeueLeaseCall = (
     leaseScore: score,
     idsOnly: byIds
   })
-  // An ids-mode reply is [ids, SORT's messages]: read as the script-only reply would be.
-  const decode = (reply: unknown): Effect.Effect<DequeueLeaseReply, RedisError, Broker> =>
-    byIds
-      ? Array.isArray(reply) && reply.length === 2
-        ? landSortedLease(queue, reply[0], reply[1])
-        : Effect.fail(unexpectedReply("dequeueLease", reply, "the leased ids and SORT's messages"))
-      : Effect.fromResult(bound.decode(reply))
+  /** Starts the tasks of a decoded reply (as `dequeueLease` would). */
+  const landDecoded = (decoded: DequeueLeaseReply): Effect.Effect<DequeueLeaseResult, never, Broker> => {
+    const pairs = decoded.pairs
+    const wait = decoded.limited
+    const tasks: Array<LeasedTask> = []
+    const corrupt: Array<CorruptTask> = []
+    const failures = queueFailures<RedisError>()
+    const sorted = Effect.as(
+      sortLeased(queue, pairs, expiresSec, nowMs, tasks, corrupt, failures),
+      (wait
+        ? { tasks, corrupt, failedQueues: failures.failedQueues, limited: addLimited(undefined, wait, nowMs) }
+        : {
+            tasks,
+            corrupt,
+            failedQueues: failures.failedQueues
+          }) satisfies DequeueLeaseResult as DequeueLeaseResult
+    )
+    if (sizes !== undefined) recordSizes(sizes, queue, pairs)
+    if (outagesAtSend === undefined) return sorted
+    return Effect.flatMap(connectionOutages, (outages) =>
+      outages !== outagesAtSend
+        ? Effect.andThen(
+            releaseLeasedToNobody(
+              queue,
+              score,
+              pairs.map((p) => p.id),
+              nowMs
+            ),
+            sorted
+          )
+        : sorted
+    )
+  }
   return {
     call: byIds ? { ...bound.call, sorted: sortedLeaseRead(queue) } : bound.call,
     lease: { queue, count, leaseScore: score },
@@ -340,37 +366,14 @@ export const dequeueLeaseCall = (
         Effect.andThen(Effect.fail(error))
       ),
     land: (reply) =>
-      Effect.flatMap(decode(reply), (decoded) => {
-        const pairs = decoded.pairs
-        const wait = decoded.limited
-        const tasks: Array<LeasedTask> = []
-        const corrupt: Array<CorruptTask> = []
-        const failures = queueFailures<RedisError>()
-        const sorted = Effect.as(
-          sortLeased(queue, pairs, expiresSec, nowMs, tasks, corrupt, failures),
-          (wait
-            ? { tasks, corrupt, failedQueues: failures.failedQueues, limited: addLimited(undefined, wait, nowMs) }
-            : {
-                tasks,
-                corrupt,
-                failedQueues: failures.failedQueues
-              }) satisfies DequeueLeaseResult as DequeueLeaseResult
-        )
-        if (sizes !== undefined) recordSizes(sizes, queue, pairs)
-        if (outagesAtSend === undefined) return sorted
-        return Effect.flatMap(connectionOutages, (outages) =>
-          outages !== outagesAtSend
-            ? Effect.andThen(
-                releaseLeasedToNobody(
-                  queue,
-                  score,
-                  pairs.map((p) => p.id),
-                  nowMs
-                ),
-                sorted
-              )
-            : sorted
-        )
-      })
+      byIds
+        ? // An ids-mode reply is [ids, SORT's messages]: read as the script-only reply would be.
+          Array.isArray(reply) && reply.length === 2
+          ? Effect.flatMap(landSortedLease(queue, reply[0], reply[1]), landDecoded)
+          : Effect.fail(unexpectedReply("dequeueLease", reply, "the leased ids and SORT's messages"))
+        : Effect.suspend(() => {
+            const decoded = bound.decode(reply)
+            return Result.isFailure(decoded) ? Effect.fail(decoded.failure) : landDecoded(decoded.success)
+          })
   }
 }
