@@ -374,7 +374,8 @@ export const scriptBatch = (
               : pipelined(ctx, ctx.client, calls, buffers, replies, undefined)
             handedOver()
             await done
-          } else {
+          } else if (!hasSortedRead(calls)) await clusterBatch(ctx, calls, buffers, replies, handedOver)
+          else {
             const plain = failSortedReads(ctx, calls, replies, "a Cluster denies SORT's GET option")
             await clusterBatch(
               ctx,
@@ -382,7 +383,7 @@ export const scriptBatch = (
               buffers,
               replies,
               handedOver,
-              plain.length === calls.length ? undefined : plain
+              plain
             )
           }
         } catch (err) {

@@ -37,6 +37,33 @@ beforeAll(async () => {
 }, 60_000)
 afterAll(() => cluster?.stop())
 
+describe("a call with a SORT read on a Redis Cluster (which denies SORT's GET option)", () => {
+  it("fails alone, saying why; the batch's other calls (on several masters) get their replies in their places", async () => {
+    expect(placed).toHaveLength(3)
+    const [a, b] = placed as [(typeof placed)[0], (typeof placed)[0]]
+    const replies = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const r = yield* Redis
+          return yield* r.scriptBatch([
+            { script: "unpauseQueue", keys: [queueKeys(a.queue).paused], args: [] },
+            {
+              script: "unpauseQueue",
+              keys: [queueKeys(b.queue).paused],
+              args: [],
+              sorted: { list: queueKeys(b.queue).prefix + "leasing", get: queueKeys(b.queue).taskPrefix + "*->msg" }
+            },
+            { script: "pauseQueue", keys: [queueKeys(b.queue).paused], args: [1] },
+            { script: "unpauseQueue", keys: [queueKeys(b.queue).paused], args: [] }
+          ])
+        }).pipe(Effect.provide(Redis.layer({ cluster: cluster.nodes })))
+      )
+    )
+    expect(replies.map((x) => (x.ok ? x.value : x.error._tag))).toEqual([0, "RedisError", 1, 1])
+    expect(replies[1]!.ok ? "" : replies[1]!.error.message).toContain("a Cluster denies SORT's GET option")
+  }, 60_000)
+})
+
 describe("Redis service batches on a Redis Cluster with a master down", () => {
   it("fails only the calls of the unreachable master's slot; the other slots' calls get their replies, in order", async () => {
     expect(placed).toHaveLength(3)
