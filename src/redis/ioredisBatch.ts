@@ -285,23 +285,12 @@ const hasSortedRead = (calls: ReadonlyArray<ScriptCall>): boolean => {
   return false
 }
 
-/** Fails the calls with a SORT read (`because` they cannot go here); returns the indexes of the others. */
-const failSortedReads = (
-  ctx: ServiceContext,
-  calls: ReadonlyArray<ScriptCall>,
-  replies: Array<BatchReply>,
-  because: string
-): Array<number> => {
+/** The batch's calls split into those without a SORT read and those with one (indexes, in call order). */
+const splitSortedReads = (calls: ReadonlyArray<ScriptCall>) => {
   const plain: Array<number> = []
-  calls.forEach((call, i) => {
-    if (call.sorted === undefined) plain.push(i)
-    else
-      replies[i] = {
-        ok: false,
-        error: scriptError(ctx, call.script, new Error(`a script's SORT read cannot be sent: ${because}`))
-      }
-  })
-  return plain
+  const sorted: Array<number> = []
+  calls.forEach((call, i) => (call.sorted === undefined ? plain : sorted).push(i))
+  return { plain, sorted }
 }
 
 /**
@@ -315,9 +304,7 @@ const withSortedReads = (
   buffers: boolean,
   replies: Array<BatchReply>
 ): Promise<unknown> => {
-  const plain: Array<number> = []
-  const sorted: Array<number> = []
-  calls.forEach((call, i) => (call.sorted === undefined ? plain : sorted).push(i))
+  const { plain, sorted } = splitSortedReads(calls)
   const done: Array<Promise<unknown>> = []
   if (plain.length > 0)
     done.push(
@@ -376,7 +363,17 @@ export const scriptBatch = (
             await done
           } else if (!hasSortedRead(calls)) await clusterBatch(ctx, calls, buffers, replies, handedOver)
           else {
-            const plain = failSortedReads(ctx, calls, replies, "a Cluster denies SORT's GET option")
+            // A Cluster denies SORT's GET option: such a call fails alone, the others go as usual.
+            const { plain, sorted } = splitSortedReads(calls)
+            for (const i of sorted)
+              replies[i] = {
+                ok: false,
+                error: scriptError(
+                  ctx,
+                  calls[i]!.script,
+                  new Error("a script's SORT read cannot be sent: a Cluster denies SORT's GET option")
+                )
+              }
             await clusterBatch(
               ctx,
               plain.map((i) => calls[i]!),

@@ -296,6 +296,19 @@ export interface DequeueLeaseCall {
   readonly lost: (error: RedisError) => Effect.Effect<never, RedisError, Broker>
 }
 
+/** How a ride's `dequeueLeaseCall` leases, beyond the `dequeueLease` step. */
+export interface DequeueLeaseCallOptions {
+  /** `connectionOutages` when the batch goes out (see `dequeueLeaseCall`). */
+  readonly outagesAtSend?: number | undefined
+  /** The worker's message sizes, told the size of the messages the call brings. */
+  readonly sizes?: MessageSizes | undefined
+  /**
+   * Lease the large-message way (broker/leaseByIds.ts): the script in ids mode and the messages read
+   * with SORT in the same MULTI (`ScriptCall.sorted`; only where the transport has `scriptSorted`).
+   */
+  readonly byIds?: boolean | undefined
+}
+
 /**
  * Prepares `dequeueLease({ queues: [queue], count, leaseMs })` for a batch; count >= 1, leaseMs >= 1000.
  * `outagesAtSend` (connectionOutages when the batch goes out): a reply landing after a reconnect
@@ -306,15 +319,9 @@ export const dequeueLeaseCall = (
   count: number,
   leaseMs: number,
   nowMs: number,
-  outagesAtSend?: number,
-  /** The worker's message sizes, told the size of the messages the call brings (the ride's). */
-  sizes?: MessageSizes,
-  /**
-   * Lease the large-message way (broker/leaseByIds.ts): the script in ids mode and the messages read
-   * with SORT in the same MULTI (`ScriptCall.sorted`; only where the transport has `scriptSorted`).
-   */
-  byIds = false
+  options: DequeueLeaseCallOptions = {}
 ): DequeueLeaseCall => {
+  const { outagesAtSend, sizes, byIds = false } = options
   const expiresSec = unixSeconds(nowMs + leaseMs)
   const score = leaseScore(expiresSec)
   const bound = bindScript(dequeueLeaseScript, {

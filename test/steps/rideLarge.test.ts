@@ -54,7 +54,7 @@ const completeWithRide = (done: ReadonlyArray<ReturnType<typeof makeMsg>>, count
   Effect.gen(function* () {
     const { messageSizes } = yield* Broker
     const queue = done[0]!.queue
-    const ride = dequeueLeaseCall(queue, count, 30_000, baseNowMs, undefined, messageSizes, byIds)
+    const ride = dequeueLeaseCall(queue, count, 30_000, baseNowMs, { sizes: messageSizes, byIds })
     const r = yield* completeMany(done, [ride.call], [ride.lease])
     for (const result of r.results) expect(result._tag).toBe("Success")
     const reply = r.extra[0]!

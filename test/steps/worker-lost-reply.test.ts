@@ -236,7 +236,7 @@ describe("dequeue across a lost reply", () => {
       Effect.gen(function* () {
         const { messageSizes } = yield* Broker
         messageSizes.record(queue, 1, big.length)
-        const ride = dequeueLeaseCall(queue, 3, 30_000, Date.now(), undefined, messageSizes, true)
+        const ride = dequeueLeaseCall(queue, 3, 30_000, Date.now(), { sizes: messageSizes, byIds: true })
         const dropped = proxy.dropReplyOf((argv) => argv[0]?.toUpperCase() === "EXEC")
         const r = yield* completeMany(done, [ride.call], [ride.lease])
         const reply = r.extra[0]!

@@ -57,15 +57,11 @@ export const makeRideSource =
 /** A ride leasing up to `free` tasks of `queue`, whose slots stay reserved until its tasks are registered. */
 const ride = <R>(deps: RideSourceDeps<R>, queue: string, free: number, now: number, byIds: boolean): Ride => {
   deps.wake.clear()
-  const fetch = dequeueLeaseCall(
-    queue,
-    free,
-    deps.options.leaseMs,
-    now,
-    deps.broker.redis.connectionState().outages,
-    deps.broker.messageSizes,
+  const fetch = dequeueLeaseCall(queue, free, deps.options.leaseMs, now, {
+    outagesAtSend: deps.broker.redis.connectionState().outages,
+    sizes: deps.broker.messageSizes,
     byIds
-  )
+  })
   return {
     call: fetch.call,
     lease: fetch.lease,
