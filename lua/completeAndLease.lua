@@ -17,9 +17,7 @@
 --         just under it (src/broker/releaseLeases.ts leaseScore), as dequeueLease's ARGV[1]
 -- ARGV[3] most tasks to lease (>= 1)
 -- ARGV[4] now, unix ms (the clock of the queue's flow-control limit, if it has one: includes/leaseTasks.lua)
--- ARGV[5] "ids" for ids mode (includes/leaseTasks.lua: the lease part has the ids alone and they are
---         appended to asynq:{q}:leasing for a SORT in the same MULTI, src/broker/leaseByIds.ts), else ""
--- ARGV[6..] five entries per task to complete, as completeBatch's ARGV[2..]
+-- ARGV[5..] five entries per task to complete, as completeBatch's ARGV[2..]
 -- Returns: a two-element array: the completions (one entry per task, in order: 1 done, 2 already done, 0 not active
 -- under a lease) and the leased tasks as dequeueLease returns them (flat id1, msg1, ...; msg false
 -- for a dangling id; when the queue's flow limit cut the lease short, one more element ends it:
@@ -28,14 +26,14 @@
 --- @include "includes/completeTasks.lua"
 --- @include "includes/leaseTasks.lua"
 local activeKey, leaseKey, completedKey, taskKeyPrefix, processedDayKey, processedTotalKey, pendingKey, pausedKey = unpack(KEYS)
-local statExpireAt, leaseExpiry, maxTasks, nowMs, mode = unpack(ARGV)
+local statExpireAt, leaseExpiry, maxTasks, nowMs = unpack(ARGV)
 local lockKeys = {}
 for i = 9, #KEYS do
   table.insert(lockKeys, KEYS[i])
 end
-local completed = completeTasks(activeKey, leaseKey, completedKey, taskKeyPrefix, processedDayKey, processedTotalKey, statExpireAt, ARGV, 6, lockKeys)
+local completed = completeTasks(activeKey, leaseKey, completedKey, taskKeyPrefix, processedDayKey, processedTotalKey, statExpireAt, ARGV, 5, lockKeys)
 local leased = {}
-local wait = leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix, leaseExpiry, tonumber(maxTasks), leased, nowMs, mode == "ids")
+local wait = leaseTasks(pendingKey, pausedKey, activeKey, leaseKey, taskKeyPrefix, leaseExpiry, tonumber(maxTasks), leased, nowMs, false)
 if wait then
   table.insert(leased, wait)
 end

@@ -15,12 +15,6 @@ export interface CompleteAndLeaseInput {
   readonly count: number
   /** The leases' score: the lease expiry in unix seconds, or the dequeue call's own score (`leaseScore`, releaseLeases.ts). */
   readonly leaseScore: string | number
-  /**
-   * Ids mode for the lease part (lua/includes/leaseTasks.lua): it has the ids alone, also written
-   * into asynq:{q}:leasing for a SORT in the same MULTI (leaseByIds.ts). Not used by rides yet:
-   * they go in a pipelined batch, not a MULTI.
-   */
-  readonly idsOnly?: boolean
 }
 
 export interface CompleteAndLeaseResult {
@@ -51,8 +45,8 @@ export const completeAndLeaseScript = defineScript<CompleteAndLeaseInput, Comple
       k.paused
     ])
   },
-  args: ({ msgs, nowMs, count, leaseScore, idsOnly }) =>
-    completionArgs([statsExpireAt(nowMs), leaseScore, count, nowMs, idsOnly ? "ids" : ""], msgs, nowMs),
+  args: ({ msgs, nowMs, count, leaseScore }) =>
+    completionArgs([statsExpireAt(nowMs), leaseScore, count, nowMs], msgs, nowMs),
   decode: (reply, { msgs }) => {
     if (!Array.isArray(reply) || reply.length !== 2)
       return Result.fail(unexpectedReply("completeAndLease", reply, "an array of two arrays"))

@@ -5,16 +5,10 @@
  * replies and the whole of each queue's keys afterwards (names normalized).
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer, Result } from "effect"
+import { Effect, Layer } from "effect"
 import type { Redis as IORedis } from "ioredis"
 import { Broker } from "../../src/broker/Broker.js"
-import { completeAndLeaseScript } from "../../src/broker/completeAndLease.js"
-import {
-  type DequeueLeaseInput,
-  type DequeueLeaseReply,
-  dequeueLeaseReply,
-  dequeueLeaseScript
-} from "../../src/broker/dequeueLease.js"
+import { type DequeueLeaseInput, type DequeueLeaseReply, dequeueLeaseScript } from "../../src/broker/dequeueLease.js"
 import { canLeaseByIds, dequeueLeaseByIds, leasingListKey, mergeLeasedMessages } from "../../src/broker/leaseByIds.js"
 import { runScript } from "../../src/broker/script.js"
 import { Redis } from "../../src/redis/Redis.js"
@@ -232,44 +226,6 @@ layer(testBrokerLayer())("dequeueLease, the large-message way (real Redis)", (it
         expect(r.b).toEqual(a)
         expect(yield* io(() => dumpQueue("lb8-new"))).toEqual(yield* io(() => dumpQueue("lb8-old")))
         expect(r.largeAfter).toBe(false)
-      })
-  )
-
-  it.effect(
-    "completeAndLease's ids mode: the same completions, and its lease part with SORT's messages is the script-only lease part; same Redis state",
-    () =>
-      Effect.gen(function* () {
-        const { redis } = yield* Broker
-        yield* io(() => arrange(["lb9-old", "lb9-new"], ["a", "b", "c", "d", "e"], 20 * 1024))
-        // Lease two in each queue the script-only way, then complete them and lease the rest in one call.
-        const firsts = [
-          yield* runScript(dequeueLeaseScript, input("lb9-old", { count: 2 })),
-          yield* runScript(dequeueLeaseScript, input("lb9-new", { count: 2 }))
-        ]
-        const msgs = (q: string) => ["a", "b"].map((id) => makeMsg(q, id))
-        const at = { nowMs: baseNowMs, count: 10, leaseScore: `${baseNowMs / 1000 + 29}.25` }
-        expect(firsts.map((f) => f.pairs.length)).toEqual([2, 2])
-        const a = yield* runScript(completeAndLeaseScript, { msgs: msgs("lb9-old"), ...at })
-        const ids = { msgs: msgs("lb9-new"), ...at, idsOnly: true }
-        const [reply, sorted] = yield* redis.scriptSorted!(
-          completeAndLeaseScript.name,
-          completeAndLeaseScript.keys(ids),
-          completeAndLeaseScript.args(ids),
-          leasingListKey("lb9-new"),
-          `${queueKeys("lb9-new").taskPrefix}*->msg`
-        )
-        const b = completeAndLeaseScript.decode(
-          [(reply as Array<unknown>)[0], mergeLeasedMessages((reply as Array<unknown>)[1], sorted)],
-          ids
-        )
-        if (!Result.isSuccess(b)) throw new Error("completeAndLease ids reply did not decode")
-        expect(b.success.completions).toEqual(a.completions)
-        const leaseA = Result.getOrThrow(dequeueLeaseReply(a.leaseReply))
-        const leaseB = Result.getOrThrow(dequeueLeaseReply(b.success.leaseReply))
-        expect(plain(leaseB).pairs.map((p) => p.id)).toEqual(["c", "d", "e"])
-        expect(plain(leaseB)).toEqual(plain(leaseA))
-        // The processed counters are per queue; everything else matches key for key.
-        expect(yield* io(() => dumpQueue("lb9-new"))).toEqual(yield* io(() => dumpQueue("lb9-old")))
       })
   )
 })

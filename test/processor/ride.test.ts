@@ -195,8 +195,8 @@ it("Redis never holds more leases than the concurrency, in the order it runs the
       else if (name === "complete") active -= 1
       else if (name === "completeBatch") active -= (argv.length - 1) / 5
       else {
-        // completeAndLease: stat expiry, lease score, count, now, lease mode, then five entries per task.
-        active -= (argv.length - 5) / 5
+        // completeAndLease: stat expiry, lease score, count, now, then five entries per task.
+        active -= (argv.length - 4) / 5
         lease(argv[2]!)
       }
       most = Math.max(most, active)
