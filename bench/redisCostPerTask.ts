@@ -5,7 +5,9 @@
  * default this one) processes `--tasks` pre-filled tasks whose payload carries a string of
  * `--bytes` (as the payload-size scenarios: `payloadBody`), with a fresh worker at `--concurrency`,
  * in turns on one private redis-server. Prints the worker's Node CPU and Redis CPU per task (user
- * and sys, from INFO cpu) and the commands that took the most of Redis's (INFO commandstats: calls
+ * and sys, from INFO cpu; and how much of it Redis's main thread used, the rest being its background
+ * threads: jemalloc's purging, lazy frees), the minor page faults of redis-server per task (memory
+ * touched for the first time, or again after Redis gave it back), and the commands that took the most of Redis's (INFO commandstats: calls
  * and µs per task; EXEC's time includes the commands inside its MULTI), with the reads and writes
  * of Redis's event loop per task (INFO stats: how many separate writes of the worker's arrived, and
  * how many socket writes Redis made). Each turn runs a short warm-up round first (its own
@@ -18,6 +20,7 @@
  * overwritten turn by turn).
  */
 import { spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
 import { resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { Redis } from "ioredis"
@@ -45,6 +48,10 @@ interface Measured {
   readonly writes: number
   readonly userUs: number
   readonly sysUs: number
+  /** Of user + sys, what Redis's main thread (the one that runs commands) used; the rest is its background threads (jemalloc's purging, lazy frees). */
+  readonly mainUs: number
+  /** Minor page faults of the redis-server process per task (/proc/<pid>/stat): memory Redis touched for the first time, or again after giving it back. */
+  readonly faults: number
   readonly commands: ReadonlyArray<{ readonly name: string; readonly calls: number; readonly us: number }>
   /** Peak ArrayBuffer memory during the measured run (MB). */
   readonly arrayBuffersPeakMb: number
@@ -68,6 +75,16 @@ const gcSummary = (out: string): string => {
 
 const stat = (info: string, key: string): number => Number(new RegExp(`${key}:([\\d.]+)`).exec(info)?.[1] ?? 0)
 
+/** The minor page faults of process `pid` so far (field 10 of /proc/<pid>/stat), or NaN where there is no /proc. */
+const minorFaults = (pid: number): number => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[7])
+  } catch {
+    return Number.NaN
+  }
+}
+
 /** The child's part: one library's worker over `n` tasks, measured; prints one JSON line. */
 const child = async (src: string, lib: LibName, url: string, n: number, bytes: number, concurrency: number) => {
   const { make } = (await import(pathToFileURL(`${src}/bench/libs/${adapterFile[lib]}.ts`).href)) as {
@@ -75,6 +92,7 @@ const child = async (src: string, lib: LibName, url: string, n: number, bytes: n
   }
   const admin = new Redis(url)
   await admin.flushall()
+  const redisPid = Number(/process_id:(\d+)/.exec(await admin.info("server"))?.[1])
   const adapter = await make({ redisUrl: url, queue: "cost" })
   const round = async (count: number, profiled = false): Promise<Measured> => {
     for (let i = 0; i < count; i += 200)
@@ -83,6 +101,7 @@ const child = async (src: string, lib: LibName, url: string, n: number, bytes: n
       )
     await admin.config("RESETSTAT")
     const statsBefore = await admin.info("stats")
+    const faults0 = minorFaults(redisPid)
     const before = await admin.info("cpu")
     const file = profiled ? profileFile() : undefined
     const profile = file === undefined ? undefined : await startProfile()
@@ -104,6 +123,7 @@ const child = async (src: string, lib: LibName, url: string, n: number, bytes: n
     if (profiled) process.stdout.write(`${gcEnd}\n`)
     if (profile !== undefined) await profile(`${file}.${lib}.cpuprofile`)
     const after = await admin.info("cpu")
+    const faults1 = minorFaults(redisPid)
     const stats = await admin.info("commandstats")
     const statsAfter = await admin.info("stats")
     await worker.stop()
@@ -119,6 +139,14 @@ const child = async (src: string, lib: LibName, url: string, n: number, bytes: n
       writes: (stat(statsAfter, "total_writes_processed") - stat(statsBefore, "total_writes_processed")) / count,
       userUs: ((stat(after, "used_cpu_user") - stat(before, "used_cpu_user")) * 1e6) / count,
       sysUs: ((stat(after, "used_cpu_sys") - stat(before, "used_cpu_sys")) * 1e6) / count,
+      faults: (faults1 - faults0) / count,
+      mainUs:
+        ((stat(after, "used_cpu_user_main_thread") -
+          stat(before, "used_cpu_user_main_thread") +
+          stat(after, "used_cpu_sys_main_thread") -
+          stat(before, "used_cpu_sys_main_thread")) *
+          1e6) /
+        count,
       commands,
       arrayBuffersPeakMb: arrayBuffersPeak / 1e6
     }
@@ -187,7 +215,7 @@ const main = async () => {
           .map((c) => `${c.name} ${c.calls.toFixed(2)}× ${c.us.toFixed(1)} µs`)
           .join(", ")
         console.log(
-          `turn ${t + 1} ${name}: Node CPU ${m.nodeUs.toFixed(1)} µs/task; Redis reads ${m.reads.toFixed(2)}, writes ${m.writes.toFixed(2)} per task; Redis CPU ${(m.userUs + m.sysUs).toFixed(1)} µs/task (user ${m.userUs.toFixed(1)}, sys ${m.sysUs.toFixed(1)}); ${top}`
+          `turn ${t + 1} ${name}: Node CPU ${m.nodeUs.toFixed(1)} µs/task; Redis reads ${m.reads.toFixed(2)}, writes ${m.writes.toFixed(2)} per task; Redis CPU ${(m.userUs + m.sysUs).toFixed(1)} µs/task (user ${m.userUs.toFixed(1)}, sys ${m.sysUs.toFixed(1)}; main thread ${m.mainUs.toFixed(1)}; ${m.faults.toFixed(1)} page faults); ${top}`
         )
         if (gc)
           console.log(`  gc ${name}: ${gcSummary(out)}; ArrayBuffer memory peak ${m.arrayBuffersPeakMb.toFixed(1)} MB`)
