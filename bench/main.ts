@@ -59,6 +59,7 @@ import { startBenchRedis } from "./redisServer.js"
 import { buildRows, renderMarkdown, renderTable, type Results } from "./report.js"
 import { bulkBatch, concurrentCallers } from "./scenarios.js"
 import { bundleChild } from "./childBundle.js"
+import { pairedRatios, summarizePairs } from "./pairedRounds.js"
 import { median } from "./toolCli.js"
 
 interface ScenarioSpec {
@@ -224,17 +225,34 @@ const breakdownFields = (file: string, tasks: number): Record<string, number> =>
   return out
 }
 
-/** This tree's effect-asynq against the baseline's, per scenario: rate, Node and Redis CPU and commands per task. */
+/**
+ * This tree's effect-asynq against the baseline's, per scenario: rate, Node and Redis CPU and
+ * commands per task, the medians' ratio; with several rounds also the round-by-round ratios
+ * (bench/pairedRounds.ts: their median and range, the rounds this tree was ahead in, and the sign
+ * test's p: a p above ~0.1 is a difference the rounds' own noise makes as often).
+ */
 const renderAB = (results: Results): string => {
-  const lines = ["| scenario | figure | this tree | base | ÷ base |", "|---|---|---:|---:|---:|"]
+  const lines = [
+    "| scenario | figure | this tree | base | ÷ base | paired ÷ (median, range) | this tree ahead | sign test p |",
+    "|---|---|---:|---:|---:|---:|---:|---:|"
+  ]
   const figures = ["perSecond", "nodeCpuUs", "redisCpuUs", "redisCalls", "p50Ms", "p99Ms"]
   for (const [scenario, byLib] of Object.entries(results)) {
-    const a = (byLib as Record<string, unknown>)["effect-asynq"] as Record<string, number> | undefined
-    const b = (byLib as Record<string, unknown>)[baseName] as Record<string, number> | undefined
+    const a = (byLib as Record<string, unknown>)["effect-asynq"] as Record<string, unknown> | undefined
+    const b = (byLib as Record<string, unknown>)[baseName] as Record<string, unknown> | undefined
     if (typeof a !== "object" || typeof b !== "object") continue
+    const roundsOf = (r: Record<string, unknown>) =>
+      Array.isArray(r.rounds) ? (r.rounds as ReadonlyArray<Record<string, unknown>>) : []
     for (const f of figures) {
-      if (typeof a[f] !== "number" || typeof b[f] !== "number") continue
-      lines.push(`| ${scenario} | ${f} | ${a[f]} | ${b[f]} | ${(a[f]! / b[f]!).toFixed(2)}× |`)
+      const x = a[f]
+      const y = b[f]
+      if (typeof x !== "number" || typeof y !== "number") continue
+      const pairs = summarizePairs(pairedRatios(roundsOf(a), roundsOf(b), f), f === "perSecond")
+      const paired =
+        pairs === undefined || pairs.decided < 2
+          ? "| | |"
+          : `| ${pairs.median.toFixed(2)}× (${pairs.min.toFixed(2)}–${pairs.max.toFixed(2)}) | ${pairs.ahead} of ${pairs.decided} | ${pairs.p.toFixed(3)}`
+      lines.push(`| ${scenario} | ${f} | ${x} | ${y} | ${(x / y).toFixed(2)}× ${paired} |`)
     }
   }
   return lines.join("\n")
