@@ -6,14 +6,13 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import type { Redis as IORedis } from "ioredis"
 import { Broker } from "../../src/broker/Broker.js"
 import { type DequeueLeaseInput, type DequeueLeaseReply, dequeueLeaseScript } from "../../src/broker/dequeueLease.js"
 import { canLeaseByIds, dequeueLeaseByIds, leasingListKey, mergeLeasedMessages } from "../../src/broker/leaseByIds.js"
 import { runScript } from "../../src/broker/script.js"
 import { Redis } from "../../src/redis/Redis.js"
 import { queueKeys } from "../../src/wire/keys.js"
-import { baseNowMs, io, makeMsg, putPendingBytes, stepsTestDb, testBrokerLayer } from "../support/arrange.js"
+import { baseNowMs, io, putPendingBytes, stepsTestDb, testBrokerLayer } from "../support/arrange.js"
 import { testRedisUrl } from "../support/redis.js"
 
 const c = stepsTestDb()
