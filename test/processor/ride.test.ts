@@ -3,6 +3,7 @@ import { Effect, Exit, Layer, References, Scope } from "effect"
 import { type Redis as IORedis, Redis as IORedisClient } from "ioredis"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { Broker } from "../../src/broker/Broker.js"
+import { leasingListKey } from "../../src/broker/leaseByIds.js"
 import * as Server from "../../src/processor/Server.js"
 import { enqueue, enqueueMany } from "../../src/steps/enqueue.js"
 import { queueKeys } from "../../src/wire/keys.js"
@@ -303,7 +304,7 @@ it("a queue of large messages rides too: the lease and a SORT of its messages in
     }
     const scriptRides = batches.flat().filter((x) => x === "dequeueLease" || x === "completeAndLease")
     expect(scriptRides.length).toBeLessThanOrEqual(1) // the first ride, before the size was known
-    expect(await c.exists(queueKeys("big").prefix + "leasing")).toBe(0)
+    expect(await c.exists(leasingListKey("big"))).toBe(0)
   } finally {
     await Effect.runPromise(Scope.close(scope, Exit.void))
   }

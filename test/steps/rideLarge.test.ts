@@ -10,6 +10,7 @@ import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { Broker } from "../../src/broker/Broker.js"
 import { KnownQueues } from "../../src/broker/knownQueues.js"
+import { leasingListKey } from "../../src/broker/leaseByIds.js"
 import { MessageSizes } from "../../src/broker/messageSizes.js"
 import { RedisService } from "../../src/redis/RedisService.js"
 import { completeMany } from "../../src/steps/complete.js"
@@ -49,6 +50,15 @@ const arrange = (queue: string, done: number, pending: number) =>
     return Array.from({ length: done }, (_, i) => makeMsg(queue, `d${i}`, { payload }))
   })
 
+/** A case's start: the clock at the arranged tasks' time, `arrange`'s tasks, no batch recorded yet. */
+const setUp = (queue: string, done: number, pending: number) =>
+  Effect.gen(function* () {
+    yield* TestClock.setTime(baseNowMs)
+    const completed = yield* arrange(queue, done, pending)
+    batches.length = 0
+    return completed
+  })
+
 /** Completes `done` with a ride of `count` tasks of their queue riding along (the ids-mode way when `byIds`), as the acker does. */
 const completeWithRide = (done: ReadonlyArray<ReturnType<typeof makeMsg>>, count: number, byIds: boolean) =>
   Effect.gen(function* () {
@@ -65,11 +75,9 @@ const completeWithRide = (done: ReadonlyArray<ReturnType<typeof makeMsg>>, count
 layer(recordingBroker)("a ride on a queue of large messages (real Redis)", (it) => {
   it.effect("goes as its own MULTI with SORT after the completions: the tasks come whole, in order, leased", () =>
     Effect.gen(function* () {
-      yield* TestClock.setTime(baseNowMs)
       const queue = "rl-sorted"
       const k = queueKeys(queue)
-      const done = yield* arrange(queue, 2, 6)
-      batches.length = 0
+      const done = yield* setUp(queue, 2, 6)
       const got = yield* completeWithRide(done, 4, true)
       // The completions in the pipeline (completeBatch), the ride in a MULTI of its own: not merged into completeAndLease.
       expect(batches).toEqual([["completeBatch", "dequeueLease+sort"]])
@@ -85,16 +93,13 @@ layer(recordingBroker)("a ride on a queue of large messages (real Redis)", (it) 
       expect((yield* io(() => c.zrange(k.lease, "0", "-1"))).sort()).toEqual(["t0", "t1", "t2", "t3"])
       expect(yield* io(() => c.lrange(k.pending, 0, -1))).toEqual(["t5", "t4"])
       for (const id of ["t0", "t3"]) expect(yield* io(() => c.hget(k.task(id), "state"))).toBe("active")
-      expect(yield* io(() => c.exists(k.prefix + "leasing"))).toBe(0)
+      expect(yield* io(() => c.exists(leasingListKey(queue)))).toBe(0)
     })
   )
 
   it.effect("the script-only ride (small messages) still goes in the completion's own call", () =>
     Effect.gen(function* () {
-      yield* TestClock.setTime(baseNowMs)
-      const queue = "rl-merged"
-      const done = yield* arrange(queue, 2, 3)
-      batches.length = 0
+      const done = yield* setUp("rl-merged", 2, 3)
       const got = yield* completeWithRide(done, 2, false)
       expect(batches).toEqual([["completeAndLease"]])
       expect(got.tasks.map((t) => t.msg.id)).toEqual(["t0", "t1"])
@@ -103,10 +108,9 @@ layer(recordingBroker)("a ride on a queue of large messages (real Redis)", (it) 
 
   it.effect("works when Redis has lost its scripts (NOSCRIPT inside the MULTI: sent again with the source)", () =>
     Effect.gen(function* () {
-      yield* TestClock.setTime(baseNowMs)
       const queue = "rl-noscript"
       const k = queueKeys(queue)
-      const done = yield* arrange(queue, 1, 3)
+      const done = yield* setUp(queue, 1, 3)
       // Cached on this connection first, then flushed: the batch goes as EVALSHA and meets NOSCRIPT.
       yield* completeWithRide(yield* arrange("rl-warm", 1, 1), 1, true)
       yield* io(() => c.script("FLUSH"))
@@ -115,7 +119,7 @@ layer(recordingBroker)("a ride on a queue of large messages (real Redis)", (it) 
       expect(got.tasks[1]!.msg.payload?.length).toBe(big)
       expect(yield* io(() => c.exists(k.task("d0")))).toBe(0)
       expect(yield* io(() => c.lrange(k.pending, 0, -1))).toEqual(["t2"])
-      expect(yield* io(() => c.exists(k.prefix + "leasing"))).toBe(0)
+      expect(yield* io(() => c.exists(leasingListKey(queue)))).toBe(0)
     })
   )
 })
