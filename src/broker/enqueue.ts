@@ -219,6 +219,18 @@ export const enqueueBatchScript = defineScript<
 const maxBatchWrite = 1000
 
 /**
+ * Most message bytes in one enqueueBatch call (a call holding one larger message still goes). A
+ * script runs alone in Redis, and Redis 7 hashes every byte of every argument it hands a script: a
+ * call of a thousand 100 KB messages would hold every other client for about a second (and cost
+ * Redis twice the CPU per task of calls of a few). The calls of one enqueueMany still go in one
+ * round trip.
+ */
+const maxBatchBytes = 1024 * 1024
+
+/** A write's message size, for `maxBatchBytes`: its bytes when encoded already, else its payload's. */
+const writeBytes = (w: TaskWrite): number => w.encoded?.length ?? w.msg.payload?.length ?? 0
+
+/**
  * The script calls of a call's writes: the pending writes of one queue and write time (two or more)
  * in enqueueBatch calls, each other write in its own call. `at` maps each call back to its writes.
  */
@@ -240,8 +252,16 @@ const bindWrites = (ws: ReadonlyArray<TaskWrite>) => {
   const batched = new Uint8Array(ws.length)
   for (const g of groups.values()) {
     if (g.length < 2) continue
-    for (let from = 0; from < g.length; from += maxBatchWrite) {
-      const part = g.length <= maxBatchWrite ? g : g.slice(from, from + maxBatchWrite)
+    for (let from = 0; from < g.length; ) {
+      let to = from
+      let bytes = 0
+      while (to < g.length && to - from < maxBatchWrite) {
+        bytes += writeBytes(ws[g[to]!]!)
+        if (bytes > maxBatchBytes && to > from) break
+        to++
+      }
+      const part = from === 0 && to === g.length ? g : g.slice(from, to)
+      from = to
       const batch: Array<TaskWrite> = new Array(part.length)
       for (let j = 0; j < part.length; j++) {
         batch[j] = ws[part[j]!]!

@@ -5,6 +5,7 @@ import type { Redis as IORedis } from "ioredis"
 import { describe, it } from "vitest"
 import { Broker } from "../../src/broker/Broker.js"
 import { Redis } from "../../src/redis/Redis.js"
+import { luaScript } from "../../src/redis/scripts.js"
 import { enqueue, enqueueMany } from "../../src/steps/enqueue.js"
 import { queueKeys } from "../../src/wire/keys.js"
 import {
@@ -27,12 +28,15 @@ const countWrites = <A, E, R>(eff: Effect.Effect<A, E, R>) =>
     const stream = (redis.client as IORedis).stream
     const original = stream.write
     let writes = 0
+    let sent = ""
     stream.write = function (this: typeof stream, ...args: Parameters<typeof original>) {
       writes++
+      const chunk = args[0]
+      sent += typeof chunk === "string" ? chunk : Buffer.from(chunk as Uint8Array).toString("latin1")
       return original.apply(this, args)
     } as typeof original
     const a = yield* eff.pipe(Effect.ensuring(Effect.sync(() => (stream.write = original))))
-    return { result: a, writes }
+    return { result: a, writes, sent }
   })
 
 const tag = (r: Result.Result<unknown, { readonly _tag: string }>) => (Result.isSuccess(r) ? "ok" : r.failure._tag)
@@ -148,6 +152,35 @@ layer(testBrokerLayer())("enqueueMany (real Redis)", (it) => {
         expect(result.every(Result.isSuccess)).toBe(true)
         const pending = yield* io(() => c.lrange(queueKeys(q).pending, 0, -1))
         expect(pending).toEqual([...items.map((it) => it.options.taskId).reverse(), "first"])
+      })
+  )
+
+  it.effect(
+    "40 pending tasks of 100 KB: enqueueBatch calls of at most 1 MiB of messages (four), still one round trip, every task whole and in order",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(baseNowMs)
+        const q = "lq100k"
+        yield* enqueueMany([
+          { type: "b", options: { queue: q, taskId: "first" } },
+          { type: "b", options: { queue: q, taskId: "second" } }
+        ]) // queue known, script loaded
+        const body = "x".repeat(100 * 1024)
+        const items = Array.from({ length: 40 }, (_, i) => ({
+          type: "b",
+          payload: { i, body },
+          options: { queue: q, taskId: `big${i}` }
+        }))
+        const sha = luaScript("enqueueBatch").sha
+        const { result, writes, sent } = yield* countWrites(enqueueMany(items))
+        expect(writes).toBe(1)
+        // Each message is a little over 100 KB: ten fit in 1 MiB, so four calls of ten.
+        expect(sent.split(sha).length - 1).toBe(4)
+        expect(result.every(Result.isSuccess)).toBe(true)
+        const pending = yield* io(() => c.lrange(queueKeys(q).pending, 0, -1))
+        expect(pending).toEqual([...items.map((it) => it.options.taskId).reverse(), "second", "first"])
+        const last = yield* io(() => readTask(c, q, "big39"))
+        expect(JSON.parse(new TextDecoder().decode(last.msg!.payload))).toEqual({ i: 39, body })
       })
   )
 
