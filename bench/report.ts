@@ -401,7 +401,12 @@ export interface TableRow {
   readonly better: Better
   readonly values: Partial<Record<LibName, number | string>>
   readonly ratios: Partial<Record<LibName, number>>
-  readonly targets: ReadonlyArray<{ readonly text: string; readonly met: boolean | undefined }>
+  readonly targets: ReadonlyArray<{
+    readonly text: string
+    readonly met: boolean | undefined
+    /** With several rounds: in how many of the round-by-round ratios (round i against round i) the target held. */
+    readonly rounds?: { readonly met: number; readonly of: number } | undefined
+  }>
   readonly digits: number
 }
 
@@ -429,13 +434,21 @@ export const buildRows = (results: Results, libs: ReadonlyArray<LibName>): Table
         if (peer === "effect-asynq" || typeof own !== "number" || typeof v !== "number" || v === 0) continue
         ratios[peer] = own / v
       }
+      const meets = (ratio: number, factor: number) => (spec.better === "higher" ? ratio >= factor : ratio <= factor)
       const targets = (spec.targets ?? [])
         .filter((t) => libs.includes(t.peer) && libs.includes("effect-asynq"))
         .map((t) => {
           const ratio = ratios[t.peer]
           const sign = spec.better === "higher" ? "≥" : "≤"
-          const met = ratio === undefined ? undefined : spec.better === "higher" ? ratio >= t.factor : ratio <= t.factor
-          return { text: `${sign}${t.factor}× ${shortName[t.peer]}`, met }
+          const met = ratio === undefined ? undefined : meets(ratio, t.factor)
+          const pairs = roundRatios(
+            results[spec.scenario]?.["effect-asynq"],
+            results[spec.scenario]?.[t.peer],
+            spec.pick
+          )
+          const rounds =
+            pairs.length > 1 ? { met: pairs.filter((r) => meets(r, t.factor)).length, of: pairs.length } : undefined
+          return { text: `${sign}${t.factor}× ${shortName[t.peer]}`, met, rounds }
         })
       return {
         metric: spec.label,
@@ -447,6 +460,30 @@ export const buildRows = (results: Results, libs: ReadonlyArray<LibName>): Table
         digits: spec.digits ?? 0
       }
     })
+
+/**
+ * A figure's round-by-round ratios, effect-asynq's round i ÷ the peer's round i (the libraries of a
+ * round run one after the other, so a pair shares the machine's slow swings): empty without rounds.
+ */
+const roundRatios = (own: unknown, peer: unknown, pick: RowSpec["pick"]): Array<number> => {
+  const roundsOf = (r: unknown): ReadonlyArray<unknown> =>
+    typeof r === "object" && r !== null && Array.isArray((r as { rounds?: unknown }).rounds)
+      ? (r as { rounds: ReadonlyArray<unknown> }).rounds
+      : []
+  const a = roundsOf(own)
+  const b = roundsOf(peer)
+  const out: Array<number> = []
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const x = (pick as (r: unknown) => number)(a[i])
+    const y = (pick as (r: unknown) => number)(b[i])
+    if (Number.isFinite(x) && Number.isFinite(y) && y !== 0) out.push(x / y)
+  }
+  return out
+}
+
+/** A target's verdict (on the medians' ratio), with how many rounds met it when there were several. */
+const verdict = (t: TableRow["targets"][number], missed: string): string =>
+  `${t.text} ${t.met === undefined ? "?" : t.met ? "met" : missed}${t.rounds ? ` (${t.rounds.met} of ${t.rounds.of} rounds)` : ""}`
 
 const fmt = (v: number | string | undefined, digits = 0): string => {
   if (v === undefined) return "—"
@@ -473,7 +510,7 @@ export const renderTable = (tableRows: ReadonlyArray<TableRow>, libs: ReadonlyAr
     const ratioCells = libs.includes("effect-asynq")
       ? peers.map((p) => (r.ratios[p] === undefined ? "—" : `${r.ratios[p]!.toFixed(2)}×`))
       : []
-    const target = r.targets.map((t) => `${t.text} ${t.met === undefined ? "?" : t.met ? "met" : "MISSED"}`).join(", ")
+    const target = r.targets.map((t) => verdict(t, "MISSED")).join(", ")
     return [r.metric + arrow, r.unit, ...cells, ...ratioCells, target]
   })
   const all = [header, ...body]
@@ -508,9 +545,7 @@ export const renderMarkdown = (tableRows: ReadonlyArray<TableRow>, libs: Readonl
     const ratioCells = withRatios
       ? peers.map((p) => (r.ratios[p] === undefined ? "—" : `${r.ratios[p]!.toFixed(2)}×`))
       : []
-    const target = r.targets
-      .map((t) => `${t.text} ${t.met === undefined ? "?" : t.met ? "met" : "**missed**"}`)
-      .join(", ")
+    const target = r.targets.map((t) => verdict(t, "**missed**")).join(", ")
     out.push(`| ${[r.metric + arrow, r.unit, ...cells, ...ratioCells, target].join(" | ")} |`)
   }
   return out.join("\n")
