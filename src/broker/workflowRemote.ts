@@ -25,7 +25,8 @@ export interface WorkflowRemoteScheduleInput {
   /** `r:<name>/<attempt>`: the dispatch marker. */
   readonly markerField: string
   readonly markerValue: string
-  readonly mode: "first" | "next"
+  /** "first": the dispatch; "next": the task is not done; "stop": it runs, its execution completed (remoteStop.ts). */
+  readonly mode: "first" | "next" | "stop"
   readonly taskId: string
   readonly taskMessage: ScriptArg
   readonly dueMs: number

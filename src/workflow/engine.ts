@@ -66,6 +66,7 @@ import { activityCodecsOf, codecsOf, decodeExit, decodeExitText, encodeExit, enc
 import { type WorkflowCap, WorkflowCapExceeded, type RemoteStepFailed } from "./errors.js"
 import { engineExtras, type RemoteDispatch } from "./internal.js"
 import { remoteCheckTaskType, remoteControlQueueHeader, remoteTaskId, remoteTokenHeader } from "./remoteStep.js"
+import { outstandingRemoteSteps, stopRemoteTask } from "./remoteStop.js"
 import { Version } from "./version.js"
 import { readRemoteTask, workflowRemoteScheduleScript } from "../broker/workflowRemote.js"
 import { enqueue } from "../steps/enqueue.js"
@@ -588,8 +589,31 @@ export const make = (options?: WorkflowLayerOptions) =>
           retentionMs: opts.completedRetentionMs,
           waiting: outcome === "complete" ? undefined : awaitedNow(instance, fields)
         })
-        if (ended === "recorded" && outcome === "complete") yield* wakeParent(fields)
+        if (ended === "recorded" && outcome === "complete") {
+          yield* wakeParent(fields)
+          yield* stopOutstandingRemoteSteps(name, executionId, fields)
+        }
       })
+
+    /**
+     * The remote steps of a just completed execution whose outcome is not in: their tasks are
+     * deleted while they wait (remoteStop.ts). Best effort: a task this misses (or one a server runs)
+     * is seen to by the step's check, which keeps coming while the task runs.
+     */
+    const stopOutstandingRemoteSteps = (name: string, executionId: string, fields: ReadonlyMap<string, string>) =>
+      Effect.forEach(
+        outstandingRemoteSteps(fields),
+        (step) =>
+          stopRemoteTask(step.queue, step.taskId).pipe(
+            Effect.provideService(Broker, broker),
+            Effect.catch((e) =>
+              Effect.logWarning(
+                `workflow "${name}" execution "${executionId}": could not stop remote task "${step.taskId}" on queue "${step.queue}" (its check will): ${e.message}`
+              )
+            )
+          ),
+        { discard: true }
+      )
 
     /** A durable clock that is due: completes its deferred (first write wins), which wakes the execution. */
     const clockTask = (task: Task) =>
@@ -661,7 +685,7 @@ export const make = (options?: WorkflowLayerOptions) =>
       })
 
     /** Schedules check number `check.n` of a remote step, due after its interval. */
-    const scheduleRemoteCheck = (queue: string, check: RemoteCheck, mode: "first" | "next", marker: string) =>
+    const scheduleRemoteCheck = (queue: string, check: RemoteCheck, mode: "first" | "next" | "stop", marker: string) =>
       Effect.gen(function* () {
         const nowMs = yield* Clock.currentTimeMillis
         const taskId = `rcheck:${check.executionId}:${check.markerField.slice(2)}#${check.n}`
@@ -687,12 +711,19 @@ export const make = (options?: WorkflowLayerOptions) =>
     const remoteCheckTask = (task: Task) =>
       Effect.gen(function* () {
         const check = task.json<RemoteCheck>()
-        // Nothing to do once the outcome is in (reported by the server) or the execution is over
-        // (complete, or its state expired: a wake would leave a stray hash behind).
+        // Nothing to do once the outcome is in (reported by the server) or the execution's state
+        // expired (a wake would leave a stray hash behind); a complete execution's task is stopped.
         const [state, recorded] = yield* call(
           readExecutionFields(task.queue, check.executionId, ["state", check.deferredField])
         )
-        if (state === undefined || state === "complete" || recorded !== undefined) return
+        if (state === undefined || recorded !== undefined) return
+        if (state === "complete") {
+          // Completed without this step's outcome: its task does not run for nobody (remoteStop.ts).
+          // One a server runs is left to finish, and followed: a failed attempt's retry is deleted.
+          const stop = yield* call(stopRemoteTask(check.queue, check.taskId))
+          if (stop === "running") yield* scheduleRemoteCheck(task.queue, { ...check, n: check.n + 1 }, "stop", "")
+          return
+        }
         const remote = yield* call(readRemoteTask(check.queue, check.taskId))
         const failed = (reason: RemoteStepFailed["reason"], message: string) =>
           Exit.fail({

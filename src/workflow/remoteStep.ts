@@ -22,6 +22,10 @@
  * execution. A server may also report it at once: the task carries the deferred's token and the
  * control queue in headers, and enqueueing the control task `effect-asynq:wf:deferred` with them
  * completes the step before the next check (the first completion wins).
+ *
+ * An execution that completes before the step's outcome is in (interrupted, or no longer waiting
+ * for the step) stops its task: deleted while it waits, followed while a server runs it
+ * (remoteStop.ts).
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"

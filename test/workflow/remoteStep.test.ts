@@ -7,8 +7,8 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import { Effect, Exit, Layer, Schema } from "effect"
-import { Workflow, type WorkflowEngine } from "effect/workflow"
+import { Effect, Exit, Layer, Option, Schedule, Schema } from "effect"
+import { DurableClock, Workflow, type WorkflowEngine } from "effect/workflow"
 import type { Redis as IORedis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { InvalidArgument } from "../../src/broker/errors.js"
@@ -23,7 +23,7 @@ import { controlQueueOf, RemoteStep } from "../../src/workflow/index.js"
 import { testBrokerLayer } from "../support/arrange.js"
 import { flushTestDb, rawClient, testRedisUrl } from "../support/redis.js"
 import { waitFor } from "../support/waitFor.js"
-import { engineLayer, normalize, runProgram } from "./support.js"
+import { engineLayer, makeRuntime, normalize, runProgram } from "./support.js"
 
 const root = fileURLToPath(new URL("../../", import.meta.url))
 let c: IORedis
@@ -315,6 +315,132 @@ describe("a remote step served by a process that speaks only asynq's data model"
       })
     )
     expect(normalize(exit)).toMatchObject({ success: expect.stringMatching(/^failed \(task-gone\): /) })
+  })
+})
+
+describe("a remote step whose execution completes without its outcome", () => {
+  /** Polls `id` until its execution is complete; its exit as plain data. */
+  const completed = (id: string) =>
+    Calc.poll(id).pipe(
+      Effect.repeat({
+        schedule: Schedule.spaced("20 millis"),
+        until: (r) => Option.isSome(r) && r.value._tag === "Complete"
+      }),
+      Effect.map((r) => (Option.isSome(r) && r.value._tag === "Complete" ? normalize(r.value.exit) : "not complete"))
+    )
+
+  /** The remote task's key, once it is enqueued and the execution suspended on it. */
+  const dispatched = (prefix: string, queue: string, id: string) =>
+    Effect.promise(async () => {
+      const x = workflowExecutionKey(controlQueueOf({ queue: prefix, shards: 1 }, "Wf.RemoteCalc", id), id)
+      await waitFor(
+        "the step dispatched and the execution suspended",
+        () => c.hmget(x, "r:double/1", "state"),
+        ([m, s]) => m !== null && s === "suspended"
+      )
+      return queueKeys(queue).task(RemoteStep.remoteTaskId(id, "double", 1))
+    })
+
+  it("interrupted while the task waits (no server has taken it): the task is deleted, never to run", async () => {
+    const queue = "remote-stop-pending"
+    const prefix = "remote-stop"
+    const out = await runProgram(
+      engineLayer("redis", prefix),
+      CalcLive,
+      Effect.gen(function* () {
+        const id = yield* Calc.execute({ n: 3, queue }, { discard: true })
+        const taskKey = yield* dispatched(prefix, queue, id)
+        expect(yield* Effect.promise(() => c.hget(taskKey, "state"))).toBe("pending")
+        yield* Calc.interrupt(id)
+        return { exit: yield* completed(id), taskKey, taskId: RemoteStep.remoteTaskId(id, "double", 1) }
+      })
+    )
+    expect(Exit.isSuccess(out)).toBe(true)
+    const { exit, taskKey, taskId } = (out as Exit.Success<{ exit: unknown; taskKey: string; taskId: string }>).value
+    expect(exit).toEqual({ failure: [{ interrupt: true }] })
+    await waitFor(
+      "the remote task deleted",
+      () => c.exists(taskKey),
+      (n) => n === 0
+    )
+    expect(await c.lrange(queueKeys(queue).pending, 0, -1)).not.toContain(taskId)
+  })
+
+  it("a race the step lost (a durable clock fired first): the workflow's result stands and the waiting task is deleted", async () => {
+    const queue = "remote-stop-race"
+    const Raced = Calc.toLayer(({ n, queue }) =>
+      Effect.race(
+        Effect.map(stepOn(queue).run({ n }), ({ doubled }) => `doubled: ${doubled}`).pipe(Effect.orDie),
+        Effect.as(DurableClock.sleep({ name: "give-up", duration: "300 millis" }), "gave up")
+      )
+    )
+    const out = await runProgram(
+      engineLayer("redis", "remote-race"),
+      Raced,
+      Effect.gen(function* () {
+        const id = yield* Calc.execute({ n: 5, queue }, { discard: true })
+        const result = yield* Calc.execute({ n: 5, queue })
+        return { result, taskKey: queueKeys(queue).task(RemoteStep.remoteTaskId(id, "double", 1)) }
+      })
+    )
+    expect(Exit.isSuccess(out)).toBe(true)
+    const { result, taskKey } = (out as Exit.Success<{ result: string; taskKey: string }>).value
+    expect(result).toBe("gave up")
+    await waitFor(
+      "the remote task deleted",
+      () => c.exists(taskKey),
+      (n) => n === 0
+    )
+  })
+
+  it("interrupted while a server runs the task: that attempt finishes, and when it fails its retry is deleted instead of run again", async () => {
+    const queue = "remote-stop-active"
+    const prefix = "remote-stop-active"
+    let runs = 0
+    let started!: () => void
+    const running = new Promise<void>((resolve) => (started = resolve))
+    let fail!: () => void
+    const failing = new Promise<void>((resolve) => (fail = resolve))
+    const Serve = Layer.effectDiscard(
+      Server.start(
+        {
+          [Double.type]: () =>
+            Effect.gen(function* () {
+              runs++
+              started()
+              yield* Effect.promise(() => failing)
+              return yield* Effect.fail(new Error("the resize failed"))
+            })
+        },
+        { queues: { [queue]: 1 }, retryDelay: () => 1500, shutdownTimeoutMs: 500 }
+      )
+    ).pipe(Layer.provide(testBrokerLayer() as Layer.Layer<Broker>), Layer.orDie) as Layer.Layer<
+      never,
+      never,
+      WorkflowEngine.WorkflowEngine
+    >
+    const rt = makeRuntime(engineLayer("redis", prefix), Layer.merge(CalcLive, Serve))
+    try {
+      const id = await rt.runPromise(Calc.execute({ n: 9, queue }, { discard: true }))
+      const taskKey = queueKeys(queue).task(RemoteStep.remoteTaskId(id, "double", 1))
+      await running
+      expect(await c.hget(taskKey, "state")).toBe("active")
+      await rt.runPromise(Calc.interrupt(id))
+      expect(await rt.runPromise(completed(id))).toEqual({ failure: [{ interrupt: true }] })
+      // Still running: left to finish.
+      expect(await c.hget(taskKey, "state")).toBe("active")
+      fail()
+      await waitFor(
+        "the failed attempt's retry deleted",
+        () => c.exists(taskKey),
+        (n) => n === 0
+      )
+      expect(await c.zrange(queueKeys(queue).retry, "0", "-1")).toEqual([])
+      expect(runs).toBe(1)
+    } finally {
+      fail()
+      await rt.dispose()
+    }
   })
 })
 
