@@ -412,7 +412,7 @@ describe("a remote step whose execution completes without its outcome", () => {
               return yield* Effect.fail(new Error("the resize failed"))
             })
         },
-        { queues: { [queue]: 1 }, retryDelay: () => 1500, shutdownTimeoutMs: 500 }
+        { queues: { [queue]: 1 }, retryDelay: () => 5_000, shutdownTimeoutMs: 500 }
       )
     ).pipe(Layer.provide(testBrokerLayer() as Layer.Layer<Broker>), Layer.orDie) as Layer.Layer<
       never,
