@@ -24,11 +24,11 @@ export type RemoteStop = "deleted" | "running" | "done"
  * Deletes the remote task `taskId` of `queue` if it is waiting; says "running" if a server runs it
  * (also when it started between the read and the delete), "done" otherwise.
  */
-export const stopRemoteTask = (queue: string, taskId: string): Effect.Effect<RemoteStop, RedisError, Broker> =>
-  Effect.gen(function* () {
+export const stopRemoteTask: (queue: string, taskId: string) => Effect.Effect<RemoteStop, RedisError, Broker> =
+  Effect.fn("Workflow.stopRemoteTask")(function* (queue: string, taskId: string) {
     const { state } = yield* readRemoteTask(queue, taskId)
-    if (state === "active") return "running"
-    if (state === undefined || !waiting.has(state)) return "done"
+    if (state === "active") return "running" as RemoteStop
+    if (state === undefined || !waiting.has(state)) return "done" as RemoteStop
     const nowMs = yield* Clock.currentTimeMillis
     return yield* runScript(deleteTaskScript, { queue, id: taskId, nowMs }).pipe(
       Effect.as<RemoteStop>("deleted"),
