@@ -25,8 +25,8 @@ export interface WorkflowRemoteScheduleInput {
   /** `r:<name>/<attempt>`: the dispatch marker. */
   readonly markerField: string
   readonly markerValue: string
-  /** "first": the dispatch; "next": the task is not done; "stop": it runs, its execution completed (remoteStop.ts). */
-  readonly mode: "first" | "next" | "stop"
+  /** "first": the dispatch; "next": the task is not done (or still runs after its execution completed: remoteStop.ts). */
+  readonly mode: "first" | "next"
   readonly taskId: string
   readonly taskMessage: ScriptArg
   readonly dueMs: number

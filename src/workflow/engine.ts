@@ -685,7 +685,7 @@ export const make = (options?: WorkflowLayerOptions) =>
       })
 
     /** Schedules check number `check.n` of a remote step, due after its interval. */
-    const scheduleRemoteCheck = (queue: string, check: RemoteCheck, mode: "first" | "next" | "stop", marker: string) =>
+    const scheduleRemoteCheck = (queue: string, check: RemoteCheck, mode: "first" | "next", marker: string) =>
       Effect.gen(function* () {
         const nowMs = yield* Clock.currentTimeMillis
         const taskId = `rcheck:${check.executionId}:${check.markerField.slice(2)}#${check.n}`
@@ -721,7 +721,7 @@ export const make = (options?: WorkflowLayerOptions) =>
           // Completed without this step's outcome: its task does not run for nobody (remoteStop.ts).
           // One a server runs is left to finish, and followed: a failed attempt's retry is deleted.
           const stop = yield* call(stopRemoteTask(check.queue, check.taskId))
-          if (stop === "running") yield* scheduleRemoteCheck(task.queue, { ...check, n: check.n + 1 }, "stop", "")
+          if (stop === "running") yield* scheduleRemoteCheck(task.queue, { ...check, n: check.n + 1 }, "next", "")
           return
         }
         const remote = yield* call(readRemoteTask(check.queue, check.taskId))
