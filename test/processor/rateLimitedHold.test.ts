@@ -196,7 +196,9 @@ describe("a drain and a hold", () => {
         )
         while (fiber.pollUnsafe() === undefined) {
           yield* Effect.promise(() => new Promise((r) => setTimeout(r, 2)))
-          yield* TestClock.adjust(20)
+          // The clock moves once the first attempt has started (at 0): on a loaded machine the drain
+          // may take longer than a few turns of this loop to get there.
+          if (starts.length > 0) yield* TestClock.adjust(20)
         }
         return yield* Fiber.join(fiber)
       }).pipe(Effect.provide(Layer.merge(brokerTestLayer(), TestClock.layer()))) as Effect.Effect<DrainSummary>
