@@ -60,7 +60,7 @@ import { startBenchRedis } from "./redisServer.js"
 import { buildRows, renderMarkdown, renderTable, type Results } from "./report.js"
 import { bulkBatch, concurrentCallers } from "./scenarios.js"
 import { bundleChild } from "./childBundle.js"
-import { pairedRatios, summarizePairs } from "./pairedRounds.js"
+import { pairedRatios, roundsOf, summarizePairs } from "./pairedRounds.js"
 import { median } from "./toolCli.js"
 
 interface ScenarioSpec {
@@ -244,8 +244,6 @@ const renderAB = (results: Results): string => {
     const a = (byLib as Record<string, unknown>)["effect-asynq"] as Record<string, unknown> | undefined
     const b = (byLib as Record<string, unknown>)[baseName] as Record<string, unknown> | undefined
     if (typeof a !== "object" || typeof b !== "object") continue
-    const roundsOf = (r: Record<string, unknown>) =>
-      Array.isArray(r.rounds) ? (r.rounds as ReadonlyArray<Record<string, unknown>>) : []
     for (const f of figures) {
       const x = a[f]
       const y = b[f]

@@ -7,16 +7,26 @@
  */
 import { median } from "./toolCli.js"
 
-/** Round-by-round ratios a[i] / b[i] of one figure (rounds where either side lacks it are left out). */
+/** The rounds a result of several rounds carries (its `rounds`); empty for a single round's result. */
+export const roundsOf = (r: unknown): ReadonlyArray<Record<string, unknown>> =>
+  typeof r === "object" && r !== null && Array.isArray((r as { rounds?: unknown }).rounds)
+    ? (r as { rounds: ReadonlyArray<Record<string, unknown>> }).rounds
+    : []
+
+/**
+ * Round-by-round ratios a[i] / b[i] of one figure: a field of each round, or what `figure` reads
+ * from it (rounds where either side lacks it are left out).
+ */
 export const pairedRatios = (
   a: ReadonlyArray<Record<string, unknown>>,
   b: ReadonlyArray<Record<string, unknown>>,
-  figure: string
+  figure: string | ((round: Record<string, unknown>) => unknown)
 ): Array<number> => {
+  const read = typeof figure === "string" ? (r: Record<string, unknown>) => r[figure] : figure
   const out: Array<number> = []
   for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    const x = a[i]![figure]
-    const y = b[i]![figure]
+    const x = read(a[i]!)
+    const y = read(b[i]!)
     if (typeof x === "number" && typeof y === "number" && y !== 0) out.push(x / y)
   }
   return out

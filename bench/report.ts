@@ -3,6 +3,7 @@
  * target of issue 12, "Engine speed", where there is one) and prints them. Targets are reported, never asserted.
  */
 import type { LibName } from "./libs/types.js"
+import { pairedRatios, roundsOf } from "./pairedRounds.js"
 import type { BulkResult, FlowResult, LatencyResult, LatenessResult, RateResult } from "./scenarios.js"
 
 /** results[scenarioKey][lib] = result object, or an error string when the scenario failed/was pending. */
@@ -441,10 +442,12 @@ export const buildRows = (results: Results, libs: ReadonlyArray<LibName>): Table
           const ratio = ratios[t.peer]
           const sign = spec.better === "higher" ? "≥" : "≤"
           const met = ratio === undefined ? undefined : meets(ratio, t.factor)
-          const pairs = roundRatios(
-            results[spec.scenario]?.["effect-asynq"],
-            results[spec.scenario]?.[t.peer],
-            spec.pick
+          // Round i of effect-asynq against round i of the peer: the libraries of a round run one
+          // after the other, so a pair shares the machine's slow swings.
+          const pairs = pairedRatios(
+            roundsOf(results[spec.scenario]?.["effect-asynq"]),
+            roundsOf(results[spec.scenario]?.[t.peer]),
+            spec.pick as (round: Record<string, unknown>) => number
           )
           const rounds =
             pairs.length > 1 ? { met: pairs.filter((r) => meets(r, t.factor)).length, of: pairs.length } : undefined
@@ -460,26 +463,6 @@ export const buildRows = (results: Results, libs: ReadonlyArray<LibName>): Table
         digits: spec.digits ?? 0
       }
     })
-
-/**
- * A figure's round-by-round ratios, effect-asynq's round i ÷ the peer's round i (the libraries of a
- * round run one after the other, so a pair shares the machine's slow swings): empty without rounds.
- */
-const roundRatios = (own: unknown, peer: unknown, pick: RowSpec["pick"]): Array<number> => {
-  const roundsOf = (r: unknown): ReadonlyArray<unknown> =>
-    typeof r === "object" && r !== null && Array.isArray((r as { rounds?: unknown }).rounds)
-      ? (r as { rounds: ReadonlyArray<unknown> }).rounds
-      : []
-  const a = roundsOf(own)
-  const b = roundsOf(peer)
-  const out: Array<number> = []
-  for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    const x = (pick as (r: unknown) => number)(a[i])
-    const y = (pick as (r: unknown) => number)(b[i])
-    if (Number.isFinite(x) && Number.isFinite(y) && y !== 0) out.push(x / y)
-  }
-  return out
-}
 
 /** A target's verdict (on the medians' ratio), with how many rounds met it when there were several. */
 const verdict = (t: TableRow["targets"][number], missed: string): string =>
