@@ -40,9 +40,8 @@ export const stopRemoteTask: (queue: string, taskId: string) => Effect.Effect<Re
     )
   })
 
-/** A dispatched remote step: its marker field (`r:<name>/<attempt>`) and its task. */
+/** A dispatched remote step's task. */
 export interface DispatchedStep {
-  readonly markerField: string
   readonly queue: string
   readonly taskId: string
 }
@@ -58,7 +57,7 @@ export const outstandingRemoteSteps = (fields: ReadonlyMap<string, string>): Arr
     try {
       const marker = JSON.parse(value) as { queue?: unknown; taskId?: unknown }
       if (typeof marker.queue === "string" && typeof marker.taskId === "string")
-        out.push({ markerField: field, queue: marker.queue, taskId: marker.taskId })
+        out.push({ queue: marker.queue, taskId: marker.taskId })
     } catch {
       // Not a marker of ours: left alone.
     }

@@ -92,6 +92,18 @@ const stepOptionsOf = (step: ReturnType<typeof stepOn>) => ({
   retentionMs: 3 * 3_600_000
 })
 
+/** The remote task's key, once it is enqueued and the execution suspended on it. */
+const dispatched = (prefix: string, queue: string, id: string) =>
+  Effect.promise(async () => {
+    const x = workflowExecutionKey(controlQueueOf({ queue: prefix, shards: 1 }, "Wf.RemoteCalc", id), id)
+    await waitFor(
+      "the step dispatched and the execution suspended",
+      () => c.hmget(x, "r:double/1", "state"),
+      ([m, s]) => m !== null && s === "suspended"
+    )
+    return queueKeys(queue).task(RemoteStep.remoteTaskId(id, "double", 1))
+  })
+
 const CalcLive = Calc.toLayer(({ n, queue }) =>
   Effect.gen(function* () {
     const step = stepOn(queue)
@@ -190,14 +202,7 @@ describe("a remote step served by a process that speaks only asynq's data model"
       CalcLive,
       Effect.gen(function* () {
         const id = yield* Calc.execute({ n: 50, queue }, { discard: true })
-        const x = workflowExecutionKey(controlQueueOf({ queue: prefix, shards: 1 }, "Wf.RemoteCalc", id), id)
-        yield* Effect.promise(() =>
-          waitFor(
-            "the step dispatched and the execution suspended",
-            () => c.hmget(x, "r:double/1", "state"),
-            ([m, s]) => m !== null && s === "suspended"
-          )
-        )
+        yield* dispatched(prefix, queue, id)
         return id
       })
     )
@@ -328,18 +333,6 @@ describe("a remote step whose execution completes without its outcome", () => {
       }),
       Effect.map((r) => (Option.isSome(r) && r.value._tag === "Complete" ? normalize(r.value.exit) : "not complete"))
     )
-
-  /** The remote task's key, once it is enqueued and the execution suspended on it. */
-  const dispatched = (prefix: string, queue: string, id: string) =>
-    Effect.promise(async () => {
-      const x = workflowExecutionKey(controlQueueOf({ queue: prefix, shards: 1 }, "Wf.RemoteCalc", id), id)
-      await waitFor(
-        "the step dispatched and the execution suspended",
-        () => c.hmget(x, "r:double/1", "state"),
-        ([m, s]) => m !== null && s === "suspended"
-      )
-      return queueKeys(queue).task(RemoteStep.remoteTaskId(id, "double", 1))
-    })
 
   it("interrupted while the task waits (no server has taken it): the task is deleted, never to run", async () => {
     const queue = "remote-stop-pending"
